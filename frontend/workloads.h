@@ -1,0 +1,47 @@
+// The workload library: named tensor programs with default shapes, every shape parameter
+// settable, in the dtypes each supports. Names follow the MetaSchedule paper (GMM, C1D, C2D,
+// C3D, DEP, DIL, GRP, T2D, CAP, NRM, SFM, CBR, TBG) plus GEMV, DENSE_BIAS_RELU, LAYER_NORM,
+// RMS_NORM, TRANSPOSE, REDUCE_SUM and ELEMENTWISE.
+#ifndef TESSERA_FRONTEND_WORKLOADS_H_
+#define TESSERA_FRONTEND_WORKLOADS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/function.h"
+
+namespace tessera {
+
+struct WorkloadParam {
+  std::string name;       // e.g. "M", "batch", "stride"
+  int64_t default_value;
+  std::string doc;        // one line
+};
+
+struct WorkloadInfo {
+  std::string name;         // "GMM"
+  std::string description;  // one line, e.g. "batched matrix multiply C[b,i,j] = sum_k A*B"
+  std::vector<WorkloadParam> params;
+  std::vector<std::string> dtypes;  // supported; the first is the default
+};
+
+// All workloads, in a fixed order.
+const std::vector<WorkloadInfo>& ListWorkloads();
+
+// kNotFound for an unknown name (listing the known ones); kInvalidArgument for an unknown
+// shape parameter, a non-positive or inconsistent value (e.g. a kernel larger than its
+// padded input), or a dtype the workload does not support. Names are case-insensitive.
+absl::StatusOr<WorkloadInfo> FindWorkload(const std::string& name);
+absl::StatusOr<PrimFunc> MakeWorkload(const std::string& name,
+                                      const std::map<std::string, int64_t>& shape = {},
+                                      const std::string& dtype = "");
+
+// Parses "M=64,N=32" into a map. kInvalidArgument on malformed text.
+absl::StatusOr<std::map<std::string, int64_t>> ParseShapeOverrides(const std::string& text);
+
+}  // namespace tessera
+
+#endif  // TESSERA_FRONTEND_WORKLOADS_H_
