@@ -1,0 +1,104 @@
+# Third-party packages, all from Debian 12 (scripts/setup.sh installs them). How each one is
+# found, and the traps T1..T9 referred to below, are in deps.md of the design notes.
+#
+# Targets for the rest of the build:
+#   protobuf::libprotobuf  gRPC::grpc++  gRPC::grpc_cpp_plugin   absl::status absl::statusor ...
+#   SQLite::SQLite3  GTest::gtest_main  Threads::Threads  OpenMP::OpenMP_C  OpenMP::OpenMP_CXX
+#   nlohmann_json::nlohmann_json  CLI11::CLI11  xgboost::xgboost
+#   tessera::openblas      (if found; benchmarks only, as the CPU anchor)
+#   tessera::nvrtc         (if TESSERA_WITH_CUDA) NVRTC, without the libcuda stub
+#   tessera::cuda_headers  (if TESSERA_WITH_CUDA) cuda.h & co.; libcuda itself is dlopen()ed
+# Both CUDA targets carry the compile definition TESSERA_WITH_CUDA=1.
+include_guard(GLOBAL)
+include(CMakeDependentOption)
+
+# Protobuf first, in module mode: Debian ships no protobuf CMake config, and gRPC's config
+# looks for it too.
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(absl CONFIG REQUIRED)  # 20220623: no absl::log; its own string_view (T4)
+find_package(SQLite3 REQUIRED)
+find_package(GTest REQUIRED)
+find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS C CXX)
+find_package(nlohmann_json 3 CONFIG REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+
+# XGBoost: Debian's CMake config is fatally broken (T2), so import the C API by hand.
+find_path(XGBOOST_INCLUDE_DIR xgboost/c_api.h REQUIRED)
+find_library(XGBOOST_LIBRARY xgboost REQUIRED)
+if(NOT TARGET xgboost::xgboost)
+  add_library(xgboost::xgboost UNKNOWN IMPORTED)
+  set_target_properties(xgboost::xgboost PROPERTIES
+    IMPORTED_LOCATION "${XGBOOST_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${XGBOOST_INCLUDE_DIR}")
+endif()
+set(TESSERA_XGBOOST_VERSION "found")
+if(EXISTS "${XGBOOST_INCLUDE_DIR}/xgboost/version_config.h")
+  file(STRINGS "${XGBOOST_INCLUDE_DIR}/xgboost/version_config.h" _xgb_ver
+       REGEX "#define XGBOOST_VER_(MAJOR|MINOR|PATCH) ")
+  string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*PATCH ([0-9]+).*" "\\1.\\2.\\3"
+         TESSERA_XGBOOST_VERSION "${_xgb_ver}")
+endif()
+
+# OpenBLAS: only the benchmarks use it, as the anchor for CPU matmul. Optional.
+find_library(OPENBLAS_LIBRARY openblas)
+find_path(OPENBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas)
+if(OPENBLAS_LIBRARY AND OPENBLAS_INCLUDE_DIR)
+  if(NOT TARGET tessera::openblas)
+    add_library(tessera::openblas UNKNOWN IMPORTED)
+    set_target_properties(tessera::openblas PROPERTIES
+      IMPORTED_LOCATION "${OPENBLAS_LIBRARY}"
+      INTERFACE_INCLUDE_DIRECTORIES "${OPENBLAS_INCLUDE_DIR}")
+  endif()
+  set(TESSERA_OPENBLAS_SUMMARY "yes")
+else()
+  set(TESSERA_OPENBLAS_SUMMARY "no (benchmarks without the BLAS anchor)")
+endif()
+
+# CUDA: optional. We need NVRTC (compile kernels, no GPU needed) and the headers (cuda.h);
+# the driver is dlopen("libcuda.so.1")ed at run time, so nothing ever links libcuda.
+find_package(CUDAToolkit QUIET)
+set(TESSERA_CUDA_AVAILABLE OFF)
+if(CUDAToolkit_FOUND)
+  find_path(TESSERA_NVRTC_INCLUDE_DIR nvrtc.h
+            HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include NO_DEFAULT_PATH)
+  if(NOT CUDA_nvrtc_LIBRARY)
+    find_library(CUDA_nvrtc_LIBRARY nvrtc HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+  endif()
+  if(TESSERA_NVRTC_INCLUDE_DIR AND CUDA_nvrtc_LIBRARY)
+    set(TESSERA_CUDA_AVAILABLE ON)
+  endif()
+endif()
+# ON by default where CUDA is there; -DTESSERA_WITH_CUDA=OFF builds the CPU-only system.
+cmake_dependent_option(TESSERA_WITH_CUDA "Build the CUDA target (NVRTC builder, CUDA runner)" ON
+                       "TESSERA_CUDA_AVAILABLE" OFF)
+if(TESSERA_WITH_CUDA)
+  # T1: CMake 3.25's CUDA::nvrtc depends on the libcuda *stub*; a binary that ends up with
+  # NEEDED libcuda.so.1 cannot start on a machine without a driver. Import libnvrtc alone.
+  if(NOT TARGET tessera::nvrtc)
+    add_library(tessera::nvrtc SHARED IMPORTED)
+    set_target_properties(tessera::nvrtc PROPERTIES
+      IMPORTED_LOCATION "${CUDA_nvrtc_LIBRARY}"
+      INTERFACE_INCLUDE_DIRECTORIES "${TESSERA_NVRTC_INCLUDE_DIR}"
+      INTERFACE_COMPILE_DEFINITIONS "TESSERA_WITH_CUDA=1")
+  endif()
+  if(NOT TARGET tessera::cuda_headers)
+    add_library(tessera::cuda_headers INTERFACE IMPORTED)
+    set_target_properties(tessera::cuda_headers PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${TESSERA_NVRTC_INCLUDE_DIR}"
+      INTERFACE_COMPILE_DEFINITIONS "TESSERA_WITH_CUDA=1"
+      INTERFACE_LINK_LIBRARIES "${CMAKE_DL_LIBS}")
+  endif()
+  set(TESSERA_CUDA_SUMMARY "ON (CUDA ${CUDAToolkit_VERSION}, NVRTC ${CUDA_nvrtc_LIBRARY})")
+elseif(TESSERA_CUDA_AVAILABLE)
+  set(TESSERA_CUDA_SUMMARY "OFF (turned off)")
+else()
+  set(TESSERA_CUDA_SUMMARY "OFF (no CUDA toolkit with NVRTC found)")
+endif()
+
+message(STATUS "Tessera dependencies: protobuf ${Protobuf_VERSION}, gRPC ${gRPC_VERSION}, "
+               "abseil ${absl_VERSION}, SQLite ${SQLite3_VERSION}, GTest ${GTest_VERSION}, "
+               "XGBoost ${TESSERA_XGBOOST_VERSION}, OpenMP ${OpenMP_CXX_VERSION}, "
+               "nlohmann_json ${nlohmann_json_VERSION}, CLI11 ${CLI11_VERSION}, "
+               "OpenBLAS ${TESSERA_OPENBLAS_SUMMARY}; CUDA ${TESSERA_CUDA_SUMMARY}")

@@ -1,0 +1,106 @@
+# Helpers that every folder uses to declare its targets (style.md 3.2, after abseil's
+# absl_cc_library). Sorted, explicit source lists; a target links only what it names.
+#
+#   tessera_cc_library(NAME schedule
+#     HDRS schedule.h trace.h
+#     SRCS schedule.cc trace.cc
+#     DEPS tessera::ir tessera::base absl::status absl::statusor)
+#       -> static library tessera_schedule, alias tessera::schedule. The repository root is a
+#          PUBLIC include directory (#include "schedule/trace.h"); DEPS are linked PUBLIC.
+#          Without SRCS (header-only) it is an INTERFACE library instead.
+#
+#   tessera_cc_test(NAME schedule_trace_test SRCS trace_test.cc DEPS tessera::schedule
+#     [LABELS gpu ...] [TIMEOUT seconds])
+#       -> executable build/tests/schedule_trace_test, linked with GTest::gtest_main; each TEST in
+#          it becomes one CTest test, discovered when ctest runs (the build never runs test
+#          binaries). TIMEOUT defaults to 600 s per test. GPU tests get LABELS gpu and skip
+#          themselves with GTEST_SKIP() where there is no device (reported as skipped).
+#          TESSERA_SOURCE_DIR is defined to the repository root (a string) for golden files.
+#
+#   tessera_cc_binary(NAME tessera SRCS main.cc DEPS tessera::tuner ...)
+#       -> executable build/bin/<NAME>.
+include_guard(GLOBAL)
+include(GoogleTest)
+
+set(TESSERA_TEST_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tests")
+
+function(_tessera_add_warnings target)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE ${TESSERA_WARNING_FLAGS})
+  endif()
+endfunction()
+
+function(tessera_cc_library)
+  cmake_parse_arguments(TCL "" "NAME" "HDRS;SRCS;DEPS" ${ARGN})
+  if(NOT TCL_NAME)
+    message(FATAL_ERROR "tessera_cc_library: NAME is required")
+  endif()
+  if(TCL_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tessera_cc_library(${TCL_NAME}): unknown arguments ${TCL_UNPARSED_ARGUMENTS}")
+  endif()
+  set(target tessera_${TCL_NAME})
+  if(TCL_SRCS)
+    add_library(${target} STATIC ${TCL_SRCS} ${TCL_HDRS})
+    target_include_directories(${target} PUBLIC "${PROJECT_SOURCE_DIR}")
+    target_link_libraries(${target} PUBLIC ${TCL_DEPS})
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    _tessera_add_warnings(${target})
+  else()
+    add_library(${target} INTERFACE ${TCL_HDRS})
+    target_include_directories(${target} INTERFACE "${PROJECT_SOURCE_DIR}")
+    target_link_libraries(${target} INTERFACE ${TCL_DEPS})
+  endif()
+  add_library(tessera::${TCL_NAME} ALIAS ${target})
+endfunction()
+
+function(tessera_cc_test)
+  cmake_parse_arguments(TCT "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  if(NOT TCT_NAME OR NOT TCT_SRCS)
+    message(FATAL_ERROR "tessera_cc_test: NAME and SRCS are required")
+  endif()
+  if(TCT_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tessera_cc_test(${TCT_NAME}): unknown arguments ${TCT_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TCT_TIMEOUT)
+    set(TCT_TIMEOUT 600)
+  endif()
+  add_executable(${TCT_NAME} ${TCT_SRCS})
+  target_include_directories(${TCT_NAME} PRIVATE "${PROJECT_SOURCE_DIR}")
+  target_compile_definitions(${TCT_NAME} PRIVATE TESSERA_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  target_link_libraries(${TCT_NAME} PRIVATE ${TCT_DEPS} GTest::gtest_main)
+  set_target_properties(${TCT_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${TESSERA_TEST_OUTPUT_DIRECTORY}")
+  _tessera_add_warnings(${TCT_NAME})
+
+  # PRE_TEST: the list of tests is read from the binary when ctest runs, never during the build
+  # (a binary that cannot start here must not break the build; deps.md T1).
+  gtest_discover_tests(${TCT_NAME}
+    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT 120
+    TEST_LIST ${TCT_NAME}_TESTS
+    PROPERTIES TIMEOUT ${TCT_TIMEOUT})
+
+  # LABELS is a list, which gtest_discover_tests(PROPERTIES ...) would flatten into separate
+  # arguments. Set it from a CTest include file that runs after discovery instead.
+  if(TCT_LABELS)
+    set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${TCT_NAME}_labels.cmake")
+    file(WRITE "${labels_file}"
+      "if(${TCT_NAME}_TESTS)\n"
+      "  set_tests_properties(\${${TCT_NAME}_TESTS} PROPERTIES LABELS \"${TCT_LABELS}\")\n"
+      "endif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
+  endif()
+endfunction()
+
+function(tessera_cc_binary)
+  cmake_parse_arguments(TCB "" "NAME" "SRCS;DEPS" ${ARGN})
+  if(NOT TCB_NAME OR NOT TCB_SRCS)
+    message(FATAL_ERROR "tessera_cc_binary: NAME and SRCS are required")
+  endif()
+  if(TCB_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tessera_cc_binary(${TCB_NAME}): unknown arguments ${TCB_UNPARSED_ARGUMENTS}")
+  endif()
+  add_executable(${TCB_NAME} ${TCB_SRCS})
+  target_include_directories(${TCB_NAME} PRIVATE "${PROJECT_SOURCE_DIR}")
+  target_link_libraries(${TCB_NAME} PRIVATE ${TCB_DEPS})
+  _tessera_add_warnings(${TCB_NAME})
+endfunction()

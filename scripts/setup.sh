@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12, as root), configures build/ once, and builds everything.
+# Idempotent and fast when nothing changed. Run from anywhere: bash scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+log() { echo "[setup] $*"; }
+start=$SECONDS
+
+packages=(
+  build-essential cmake ninja-build ccache pkgconf
+  libgtest-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libsqlite3-dev libxgboost-dev libabsl-dev libopenblas-dev
+  nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev
+)
+
+missing=()
+if command -v dpkg >/dev/null 2>&1; then
+  for p in "${packages[@]}"; do
+    # `dpkg -s` also succeeds for removed packages whose config files remain: check the status.
+    dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+  done
+else
+  log "no dpkg here (not Debian?): assuming the packages are installed: ${packages[*]}"
+fi
+
+if ((${#missing[@]} > 0)); then
+  if [[ $(id -u) -ne 0 ]]; then
+    log "missing packages: ${missing[*]}"
+    log "install them as root:  apt-get install -y --no-install-recommends ${missing[*]}"
+    exit 1
+  fi
+  log "installing ${#missing[@]} missing package(s): ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=300 update -qq
+  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}"
+else
+  log "packages: all ${#packages[@]} installed"
+fi
+
+if [[ ! -f build/build.ninja ]]; then
+  log "configuring build/ (Ninja, Release)"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+
+jobs=$(nproc)
+log "building (-j${jobs})"
+cmake --build build -j"${jobs}"
+log "done in $((SECONDS - start)) s"
