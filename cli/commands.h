@@ -1,0 +1,17 @@
+// The subcommands of `tessera`; each Register* adds one to the root parser.
+#ifndef TESSERA_CLI_COMMANDS_H_
+#define TESSERA_CLI_COMMANDS_H_
+
+#include "cli/common.h"
+
+namespace tessera {
+namespace cli {
+
+Command RegisterWorkloadsCommand(CLI::App* root);
+Command RegisterShowCommand(CLI::App* root);
+Command RegisterRunCommand(CLI::App* root);
+
+}  // namespace cli
+}  // namespace tessera
+
+#endif  // TESSERA_CLI_COMMANDS_H_

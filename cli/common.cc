@@ -1,0 +1,86 @@
+#include "cli/common.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "frontend/workloads.h"
+#include "ir/parser.h"
+#include "ir/serialize.h"
+
+namespace tessera {
+namespace cli {
+namespace {
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+absl::StatusOr<PrimFunc> LoadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<PrimFunc> func = EndsWith(path, ".json") ? LoadPrimFuncJson(text.str())
+                                                          : ParseFunc(text.str());
+  if (!func.ok()) {
+    return absl::Status(func.status().code(), absl::StrCat(path, ": ", func.status().message()));
+  }
+  return func;
+}
+
+}  // namespace
+
+void FunctionSource::AddOptions(CLI::App* app) {
+  app->add_option("workload", workload,
+                  "Workload name (see `tessera workloads`) or a file holding a function "
+                  "(.ir text or .json)")
+      ->required();
+  app->add_option("--shape", shape, "Shape parameters of the workload, e.g. M=64,N=32,K=16");
+  app->add_option("--dtype", dtype, "Data type of the workload (default: its first dtype)");
+}
+
+absl::StatusOr<PrimFunc> FunctionSource::Load(std::string* label) const {
+  if (IsRegularFile(workload)) {
+    if (!shape.empty() || !dtype.empty()) {
+      return absl::InvalidArgumentError("--shape and --dtype apply to workloads, not to files");
+    }
+    *label = workload;
+    return LoadFile(workload);
+  }
+  TESSERA_ASSIGN_OR_RETURN(WorkloadInfo info, FindWorkload(workload));
+  TESSERA_ASSIGN_OR_RETURN(auto overrides, ParseShapeOverrides(shape));
+  TESSERA_ASSIGN_OR_RETURN(PrimFunc func, MakeWorkload(info.name, overrides, dtype));
+  std::vector<std::string> params;
+  for (const WorkloadParam& p : info.params) {
+    auto it = overrides.find(p.name);
+    params.push_back(absl::StrCat(p.name, "=", it == overrides.end() ? p.default_value : it->second));
+  }
+  *label = absl::StrCat(info.name, "(", absl::StrJoin(params, ","), ") ",
+                        dtype.empty() ? info.dtypes.front() : dtype);
+  return func;
+}
+
+int ReportError(const absl::Status& status) {
+  std::fprintf(stderr, "tessera: error: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+std::string FormatSeconds(double seconds) {
+  if (seconds < 1e-3) return absl::StrFormat("%.2f us", seconds * 1e6);
+  if (seconds < 1) return absl::StrFormat("%.3f ms", seconds * 1e3);
+  return absl::StrFormat("%.3f s", seconds);
+}
+
+}  // namespace cli
+}  // namespace tessera

@@ -1,0 +1,45 @@
+// Pieces every `tessera` subcommand shares: loading a function from a workload name or a
+// file, resolving targets, printing errors, and output formatting.
+#ifndef TESSERA_CLI_COMMON_H_
+#define TESSERA_CLI_COMMON_H_
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/function.h"
+
+namespace tessera {
+namespace cli {
+
+// A subcommand: its parser node and the function that runs it (returns the exit code).
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+// Where a function comes from: a workload name with optional shape/dtype, or a file.
+struct FunctionSource {
+  std::string workload;  // workload name, or path to a .ir (text) / .json file
+  std::string shape;     // "M=64,N=32"
+  std::string dtype;
+
+  // Adds the positional WORKLOAD argument and --shape/--dtype options to `app`.
+  void AddOptions(CLI::App* app);
+  // The function, and a human-readable label such as "GMM(B=1,M=512,N=512,K=512) float32".
+  absl::StatusOr<PrimFunc> Load(std::string* label) const;
+};
+
+// Prints "tessera: error: <message>" to stderr; returns the exit code 1.
+int ReportError(const absl::Status& status);
+
+// "12.3 us", "4.56 ms", "1.23 s".
+std::string FormatSeconds(double seconds);
+
+}  // namespace cli
+}  // namespace tessera
+
+#endif  // TESSERA_CLI_COMMON_H_

@@ -1,0 +1,21 @@
+// `tessera`: the command-line front door (see docs/cli.md).
+#include <vector>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using tessera::cli::Command;
+  CLI::App app{"Tessera: an auto-tuning service for tensor programs", "tessera"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tessera 0.1.0");
+  std::vector<Command> commands = {
+      tessera::cli::RegisterWorkloadsCommand(&app),
+      tessera::cli::RegisterShowCommand(&app),
+      tessera::cli::RegisterRunCommand(&app),
+  };
+  CLI11_PARSE(app, argc, argv);
+  for (const Command& command : commands) {
+    if (command.app->parsed()) return command.run();
+  }
+  return 1;
+}

@@ -1,0 +1,135 @@
+// The workload table (gathered from the per-family files), lookup, parameter resolution and
+// validation common to all workloads, and the shape-override parser.
+#include "frontend/workloads.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/status_macros.h"
+#include "frontend/workloads_internal.h"
+
+namespace tessera {
+namespace {
+
+using workloads_internal::ShapeMap;
+using workloads_internal::WorkloadDef;
+
+// The paper's operators first, in its order, then the extra ones.
+constexpr const char* kOrder[] = {
+    "GMM",        "C1D",      "C2D",       "C3D",        "DEP",
+    "DIL",        "GRP",      "T2D",       "CAP",        "NRM",
+    "SFM",        "CBR",      "TBG",       "GEMV",       "DENSE_BIAS_RELU",
+    "LAYER_NORM", "RMS_NORM", "TRANSPOSE", "REDUCE_SUM", "ELEMENTWISE"};
+
+const std::vector<WorkloadDef>& Defs() {
+  static const std::vector<WorkloadDef>* defs = [] {
+    auto* all = new std::vector<WorkloadDef>();
+    for (auto family : {workloads_internal::MatmulWorkloads, workloads_internal::ConvWorkloads,
+                        workloads_internal::NormWorkloads}) {
+      for (WorkloadDef& def : family()) all->push_back(std::move(def));
+    }
+    auto rank = [](const WorkloadDef& d) {
+      return std::find_if(std::begin(kOrder), std::end(kOrder),
+                          [&](const char* n) { return d.info.name == n; }) -
+             std::begin(kOrder);
+    };
+    std::stable_sort(all->begin(), all->end(),
+                     [&](const WorkloadDef& a, const WorkloadDef& b) { return rank(a) < rank(b); });
+    return all;
+  }();
+  return *defs;
+}
+
+absl::StatusOr<const WorkloadDef*> FindDef(const std::string& name) {
+  const std::string upper = absl::AsciiStrToUpper(name);
+  for (const WorkloadDef& def : Defs()) {
+    if (def.info.name == upper) return &def;
+  }
+  std::vector<std::string> names;
+  for (const WorkloadDef& def : Defs()) names.push_back(def.info.name);
+  return absl::NotFoundError(
+      absl::StrCat("unknown workload '", name, "' (known: ", absl::StrJoin(names, ", "), ")"));
+}
+
+// The minimum value of a parameter: padding may be zero, everything else is positive.
+int64_t MinimumOf(const std::string& param) { return param == "padding" ? 0 : 1; }
+
+}  // namespace
+
+const std::vector<WorkloadInfo>& ListWorkloads() {
+  static const std::vector<WorkloadInfo>* infos = [] {
+    auto* out = new std::vector<WorkloadInfo>();
+    for (const WorkloadDef& def : Defs()) out->push_back(def.info);
+    return out;
+  }();
+  return *infos;
+}
+
+absl::StatusOr<WorkloadInfo> FindWorkload(const std::string& name) {
+  TESSERA_ASSIGN_OR_RETURN(const WorkloadDef* def, FindDef(name));
+  return def->info;
+}
+
+absl::StatusOr<PrimFunc> MakeWorkload(const std::string& name,
+                                      const std::map<std::string, int64_t>& shape,
+                                      const std::string& dtype) {
+  TESSERA_ASSIGN_OR_RETURN(const WorkloadDef* def, FindDef(name));
+  const WorkloadInfo& info = def->info;
+  ShapeMap values;
+  for (const WorkloadParam& p : info.params) values[p.name] = p.default_value;
+  for (const auto& [key, value] : shape) {
+    if (!values.count(key)) {
+      std::vector<std::string> names;
+      for (const WorkloadParam& p : info.params) names.push_back(p.name);
+      return absl::InvalidArgumentError(absl::StrCat(info.name, ": unknown shape parameter '", key,
+                                                     "' (parameters: ", absl::StrJoin(names, ", "),
+                                                     ")"));
+    }
+    if (value < MinimumOf(key)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(info.name, ": ", key, "=", value, " must be ",
+                       MinimumOf(key) == 0 ? "non-negative" : "positive"));
+    }
+    values[key] = value;
+  }
+  const std::string dtype_name = dtype.empty() ? info.dtypes.front() : dtype;
+  if (std::find(info.dtypes.begin(), info.dtypes.end(), dtype_name) == info.dtypes.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(info.name, ": dtype '", dtype_name,
+                     "' not supported (supported: ", absl::StrJoin(info.dtypes, ", "), ")"));
+  }
+  TESSERA_ASSIGN_OR_RETURN(DataType parsed, DataType::Parse(dtype_name));
+  return def->build(values, parsed);
+}
+
+absl::StatusOr<std::map<std::string, int64_t>> ParseShapeOverrides(const std::string& text) {
+  std::map<std::string, int64_t> out;
+  if (absl::StripAsciiWhitespace(text).empty()) return out;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    item = absl::StripAsciiWhitespace(item);
+    std::vector<absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape override '", std::string(item), "' is not of the form NAME=VALUE"));
+    }
+    std::string key(absl::StripAsciiWhitespace(kv[0]));
+    absl::string_view value_text = absl::StripAsciiWhitespace(kv[1]);
+    int64_t value = 0;
+    if (key.empty() || !absl::SimpleAtoi(value_text, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("shape override '", std::string(item),
+                                                     "' needs a name and an integer value"));
+    }
+    if (!out.emplace(key, value).second) {
+      return absl::InvalidArgumentError(absl::StrCat("shape override '", key, "' is given twice"));
+    }
+  }
+  return out;
+}
+
+}  // namespace tessera

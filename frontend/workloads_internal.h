@@ -1,0 +1,43 @@
+// Internal to the workload library: the table entry of one workload and helpers shared by
+// the files that define them (workloads_{conv,matmul,norm}.cc).
+#ifndef TESSERA_FRONTEND_WORKLOADS_INTERNAL_H_
+#define TESSERA_FRONTEND_WORKLOADS_INTERNAL_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "frontend/workloads.h"
+#include "ir/dtype.h"
+#include "ir/function.h"
+
+namespace tessera {
+namespace workloads_internal {
+
+// Every parameter of the workload, defaults filled in and checked positive (padding may
+// be 0) by MakeWorkload before a builder runs.
+using ShapeMap = std::map<std::string, int64_t>;
+// Builds the function; `dtype` is one of the workload's supported dtypes. Consistency checks
+// between parameters (kernel vs input, divisibility) are the builder's: kInvalidArgument
+// with a message starting with the workload's name.
+using Builder = absl::StatusOr<PrimFunc> (*)(const ShapeMap& shape, DataType dtype);
+
+struct WorkloadDef {
+  WorkloadInfo info;
+  Builder build;
+};
+
+std::vector<WorkloadDef> ConvWorkloads();
+std::vector<WorkloadDef> MatmulWorkloads();
+std::vector<WorkloadDef> NormWorkloads();
+
+// The name every workload's function carries (TVM's convention for single functions).
+inline constexpr char kFunctionName[] = "main";
+
+}  // namespace workloads_internal
+}  // namespace tessera
+
+#endif  // TESSERA_FRONTEND_WORKLOADS_INTERNAL_H_

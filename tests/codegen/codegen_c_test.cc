@@ -1,0 +1,163 @@
+// Tests of the C emitter's output text: ABI, pragmas per loop kind, dtypes, allocations and
+// errors. Compiling and running generated code is tested in tests/worker.
+#include "codegen/codegen_c.h"
+
+#include "gtest/gtest.h"
+#include "tests/codegen/test_funcs.h"
+
+namespace tessera {
+namespace {
+
+using testing_funcs::ElementwiseNest;
+using testing_funcs::MakeFunc;
+using testing_funcs::Matmul;
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(CodegenCTest, MatmulHasTheAbiAndReadableLoops) {
+  absl::StatusOr<std::string> code = GenerateC(Matmul(8, 4, 16), "mm");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "int32_t mm(void** args) {")) << *code;
+  EXPECT_TRUE(Contains(*code, "float* restrict A = (float*)args[0];")) << *code;
+  EXPECT_TRUE(Contains(*code, "float* restrict C = (float*)args[2];")) << *code;
+  EXPECT_TRUE(Contains(*code, "for (int64_t k = 0; k < 16; ++k) {")) << *code;
+  EXPECT_TRUE(Contains(*code, "if (k == 0) {")) << *code;
+  EXPECT_TRUE(Contains(*code, "C[(i * 4) + j] = 0.0f;")) << *code;
+  EXPECT_TRUE(Contains(*code, "return 0;")) << *code;
+}
+
+TEST(CodegenCTest, LoopKindsBecomePragmas) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {8, 16});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {8, 16});
+  Stmt s = ElementwiseNest("B", b, {ForKind::kParallel, ForKind::kVectorized},
+                           [&](const std::vector<Var>& v) {
+                             return Call(CallOp::kSigmoid, {a.Load({v[0], v[1]})});
+                           });
+  absl::StatusOr<std::string> code = GenerateC(MakeFunc("ew", {a, b}, s), "ew");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "#pragma omp parallel for\n")) << *code;
+  EXPECT_TRUE(Contains(*code, "#pragma omp simd\n")) << *code;
+  EXPECT_TRUE(Contains(*code, "B[(i * 16) + j] = 1.0f / (1.0f + expf(-A[(i * 16) + j]));"))
+      << *code;
+
+  PrimFunc unrolled = Matmul(4, 4, 4, DataType::Float32(), DataType::Float32(),
+                             {ForKind::kParallel, ForKind::kParallel, ForKind::kUnrolled});
+  code = GenerateC(unrolled, "mm");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "#pragma omp parallel for collapse(2)")) << *code;
+  EXPECT_TRUE(Contains(*code, "#pragma GCC unroll 4")) << *code;
+}
+
+TEST(CodegenCTest, AutoUnrollAnnotationUnrollsSmallInnerLoops) {
+  Annotations ann = {{"pragma_auto_unroll_max_step", int64_t{64}}};
+  absl::StatusOr<std::string> code =
+      GenerateC(Matmul(4, 8, 4, DataType::Float32(), DataType::Float32(),
+                       {ForKind::kSerial, ForKind::kSerial, ForKind::kSerial}, ann),
+                "mm");
+  ASSERT_TRUE(code.ok()) << code.status();
+  // j * k = 32 <= 64: j and k unroll; i carries the annotation itself and is left alone.
+  EXPECT_TRUE(Contains(*code, "#pragma GCC unroll 8\n")) << *code;
+  EXPECT_TRUE(Contains(*code, "#pragma GCC unroll 4\n")) << *code;
+  EXPECT_FALSE(Contains(*code, "#pragma GCC unroll 4\n  for (int64_t i")) << *code;
+}
+
+TEST(CodegenCTest, VectorizedLoopWithLoopInvariantStoreHasNoSimdPragma) {
+  // The reduction loop k vectorized: C[i, j] is stored in every iteration of k.
+  PrimFunc f = Matmul(4, 4, 4, DataType::Float32(), DataType::Float32(),
+                      {ForKind::kSerial, ForKind::kSerial, ForKind::kVectorized});
+  absl::StatusOr<std::string> code = GenerateC(f, "mm");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_FALSE(Contains(*code, "#pragma omp simd")) << *code;
+}
+
+TEST(CodegenCTest, ThreadBoundLoopIsAnError) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {32});
+  Stmt s = ElementwiseNest(
+      "A", a, {}, [&](const std::vector<Var>& v) { return Cast(DataType::Float32(), v[0]); });
+  const auto* loop = s.as<ForNode>();
+  Stmt bound =
+      For(loop->loop_var, loop->extent, ForKind::kThreadBinding, loop->body, "threadIdx.x");
+  absl::StatusOr<std::string> code = GenerateC(MakeFunc("f", {a}, bound), "f");
+  ASSERT_FALSE(code.ok());
+  EXPECT_EQ(code.status().message(), "cpu codegen: loop i bound to threadIdx.x");
+}
+
+TEST(CodegenCTest, HalfTypesComputeInFloat) {
+  Buffer a = Buffer::Make("A", DataType::Float16(), {16});
+  Buffer b = Buffer::Make("B", DataType::BFloat16(), {16});
+  Stmt s = ElementwiseNest("B", b, {}, [&](const std::vector<Var>& v) {
+    return Cast(DataType::BFloat16(), a.Load({v[0]})) * 2;
+  });
+  absl::StatusOr<std::string> code = GenerateC(MakeFunc("half", {a, b}, s), "half");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "_Float16* restrict A = (_Float16*)args[0];")) << *code;
+  EXPECT_TRUE(Contains(*code, "uint16_t* restrict B = (uint16_t*)args[1];")) << *code;
+  EXPECT_TRUE(Contains(*code, "B[i] = tessera_f32_to_bf16(")) << *code;
+  EXPECT_TRUE(Contains(*code, "tessera_bf16_round((float)A[i])")) << *code;
+}
+
+TEST(CodegenCTest, SignedFloorDivUsesHelpers) {
+  Buffer a = Buffer::Make("A", DataType::Int32(), {16});
+  Buffer b = Buffer::Make("B", DataType::Int32(), {16});
+  Stmt s = ElementwiseNest("B", b, {}, [&](const std::vector<Var>& v) {
+    return FloorDiv(a.Load({v[0]}), IntImm(DataType::Int32(), 3)) +
+           Div(a.Load({v[0]}), IntImm(DataType::Int32(), 3));
+  });
+  absl::StatusOr<std::string> code = GenerateC(MakeFunc("fd", {a, b}, s), "fd");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "((int32_t)tessera_floordiv_i64(A[i], 3))")) << *code;
+  EXPECT_TRUE(Contains(*code, "(A[i] / 3)")) << *code;
+}
+
+TEST(CodegenCTest, SmallAllocationsOnStackLargeOnHeap) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {128, 128});
+  Buffer big = Buffer::Make("T", DataType::Float32(), {128, 128});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {128, 128});
+  Buffer small = Buffer::Make("acc", DataType::Float32(), {4}, "local");
+  Stmt t = ElementwiseNest("T", big, {ForKind::kParallel}, [&](const std::vector<Var>& v) {
+    return a.Load({v[0], v[1]}) + 1;
+  });
+  Stmt out = ElementwiseNest("B", b, {ForKind::kParallel},
+                             [&](const std::vector<Var>& v) {
+                               return big.Load({v[0], v[1]}) * 2;
+                             },
+                             {small});
+  absl::StatusOr<std::string> code =
+      GenerateC(MakeFunc("two", {a, b}, SeqStmt({t, out}), {big}), "two");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "float* restrict T = (float*)tessera_alloc(65536);")) << *code;
+  EXPECT_TRUE(Contains(*code, "if (T == NULL) return -1;")) << *code;
+  EXPECT_TRUE(Contains(*code, "free(T);")) << *code;
+  EXPECT_TRUE(Contains(*code, "float acc[4] __attribute__((aligned(64)));")) << *code;
+}
+
+TEST(CodegenCTest, ModuleHoldsSeveralFunctionsAndRejectsDuplicates) {
+  absl::StatusOr<std::string> code =
+      GenerateCModule({{Matmul(2, 2, 2), "first"}, {Matmul(4, 4, 4), "second"}});
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "int32_t first(void** args)"));
+  EXPECT_TRUE(Contains(*code, "int32_t second(void** args)"));
+  EXPECT_EQ(code->find("#include <math.h>"), code->rfind("#include <math.h>"));
+
+  EXPECT_FALSE(GenerateCModule({{Matmul(2, 2, 2), "f"}, {Matmul(2, 2, 2), "f"}}).ok());
+  EXPECT_FALSE(GenerateC(Matmul(2, 2, 2), "not an identifier").ok());
+  EXPECT_FALSE(GenerateC(Matmul(2, 2, 2), "tessera_alloc").ok());
+}
+
+TEST(CodegenCTest, NamesAreMadeValidAndUnique) {
+  Buffer a = Buffer::Make("in.0", DataType::Float32(), {4});
+  Buffer b = Buffer::Make("exp", DataType::Float32(), {4});
+  Stmt s = ElementwiseNest("exp", b, {}, [&](const std::vector<Var>& v) {
+    return Call(CallOp::kExp, {a.Load({v[0]})});
+  });
+  absl::StatusOr<std::string> code = GenerateC(MakeFunc("names", {a, b}, s), "names");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "float* restrict in_0 = (float*)args[0];")) << *code;
+  EXPECT_TRUE(Contains(*code, "float* restrict exp_1 = (float*)args[1];")) << *code;
+  EXPECT_TRUE(Contains(*code, "exp_1[i] = expf(in_0[i]);")) << *code;
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,105 @@
+#include "tests/testing/schedule_testing.h"
+
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/random.h"
+#include "frontend/workloads.h"
+#include "ir/analysis.h"
+#include "ir/interpreter.h"
+#include "ir/ndarray.h"
+#include "ir/structural_equal.h"
+#include "schedule/state.h"
+
+namespace tessera {
+namespace testing {
+
+absl::Status CheckSameOutputs(const PrimFunc& reference, const PrimFunc& candidate,
+                              int64_t seed) {
+  Random rng(seed);
+  std::vector<NDArray> expected, actual;
+  for (const Buffer& param : reference.params()) {
+    std::vector<int64_t> shape;
+    for (const Expr& e : param.shape()) shape.push_back(*AsConstInt(e));
+    expected.push_back(NDArray::Empty(param.dtype(), shape));
+    expected.back().FillRandom(&rng);
+    actual.push_back(expected.back().Clone());
+  }
+  std::vector<NDArray*> expected_ptrs, actual_ptrs;
+  for (NDArray& a : expected) expected_ptrs.push_back(&a);
+  for (NDArray& a : actual) actual_ptrs.push_back(&a);
+  absl::Status s = Interpret(reference, expected_ptrs);
+  if (!s.ok()) return absl::InternalError(absl::StrCat("reference failed: ", s.message()));
+  s = Interpret(candidate, actual_ptrs);
+  if (!s.ok()) return absl::InternalError(absl::StrCat("scheduled program failed: ", s.message()));
+  for (int index : WrittenParamIndices(reference)) {
+    absl::StatusOr<Comparison> cmp = Compare(actual[index], expected[index]);
+    if (!cmp.ok()) return cmp.status();
+    if (!cmp->ok()) {
+      return absl::InternalError(absl::StrCat(
+          "output ", reference.params()[index].name(), " differs: ", cmp->mismatches,
+          " mismatches, first at flat index ", cmp->first_mismatch, " (",
+          actual[index].GetFlat(cmp->first_mismatch), " vs ",
+          expected[index].GetFlat(cmp->first_mismatch), "), max abs error ",
+          cmp->max_abs_error));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckReplay(const Schedule& sch, const PrimFunc& original) {
+  std::string json = sch.trace().ToJson();
+  absl::StatusOr<Trace> trace = Trace::FromJson(json);
+  if (!trace.ok()) return trace.status();
+  Schedule replay = Schedule::Create(original, /*seed=*/12345);
+  absl::Status s = trace->ApplyTo(&replay, /*remove_postproc=*/false);
+  if (!s.ok()) return absl::InternalError(absl::StrCat("replay failed: ", s.message(), "\ntrace: ", json));
+  std::string diff = StructuralDiff(replay.func(), sch.func());
+  if (!diff.empty()) {
+    return absl::InternalError(absl::StrCat("replayed function differs: ", diff, "\ntrace: ", json));
+  }
+  if (replay.trace().ToJson() != json) {
+    return absl::InternalError(absl::StrCat("replayed trace differs:\n", replay.trace().ToJson(),
+                                            "\nvs\n", json));
+  }
+  return absl::OkStatus();
+}
+
+PrimFunc SmallWorkload(const std::string& name, const std::string& dtype) {
+  absl::StatusOr<WorkloadInfo> info = FindWorkload(name);
+  TESSERA_CHECK(info.ok()) << info.status();
+  // Halve every size-like parameter of the default until the FLOPs are small.
+  std::map<std::string, int64_t> shape;
+  for (const WorkloadParam& p : info->params) shape[p.name] = p.default_value;
+  for (int round = 0; round < 8; ++round) {
+    absl::StatusOr<PrimFunc> f = MakeWorkload(name, shape, dtype);
+    TESSERA_CHECK(f.ok()) << f.status();
+    int64_t elements = 0;
+    for (const Buffer& b : f->params()) elements += b.NumElements();
+    if (elements <= 4096) return *f;
+    std::map<std::string, int64_t> smaller = shape;
+    bool changed = false;
+    for (auto& [key, value] : smaller) {
+      if (value >= 8) {
+        value /= 2;
+        changed = true;
+      }
+    }
+    if (!changed || !MakeWorkload(name, smaller, dtype).ok()) return *f;
+    shape = smaller;
+  }
+  return *MakeWorkload(name, shape, dtype);
+}
+
+std::string FirstReductionBlock(const PrimFunc& func) {
+  for (const std::string& name : AllBlockNames(func)) {
+    absl::StatusOr<StmtPath> path = FindBlockPath(func, name);
+    const Block& block = path->back().as<BlockRealizeNode>()->block;
+    for (const IterVar& iv : block->iter_vars) {
+      if (iv.kind == IterKind::kReduction) return name;
+    }
+  }
+  return "";
+}
+
+}  // namespace testing
+}  // namespace tessera

@@ -1,0 +1,33 @@
+// Test helpers for schedules: the unscheduled program is the oracle (design principle P3).
+#ifndef TESSERA_TESTS_TESTING_SCHEDULE_TESTING_H_
+#define TESSERA_TESTS_TESTING_SCHEDULE_TESTING_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "ir/function.h"
+#include "schedule/schedule.h"
+
+namespace tessera {
+namespace testing {
+
+// Runs both functions in the reference interpreter on the same seeded random inputs and
+// compares every output; the error says which output differs and by how much.
+absl::Status CheckSameOutputs(const PrimFunc& reference, const PrimFunc& candidate,
+                              int64_t seed = 0);
+
+// Serializes `sch`'s trace to JSON, parses it back, replays it on a fresh schedule of
+// `original` and checks the result is structurally equal to `sch.func()`.
+absl::Status CheckReplay(const Schedule& sch, const PrimFunc& original);
+
+// The workload at a small shape, quick to interpret (every workload of the library has one).
+PrimFunc SmallWorkload(const std::string& name, const std::string& dtype = "");
+
+// The name of the first block that has a reduction iteration variable ("" if none).
+std::string FirstReductionBlock(const PrimFunc& func);
+
+}  // namespace testing
+}  // namespace tessera
+
+#endif  // TESSERA_TESTS_TESTING_SCHEDULE_TESTING_H_

@@ -1,0 +1,229 @@
+#include "worker/builder.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "codegen/codegen_c.h"
+
+extern char** environ;
+
+namespace tessera {
+namespace {
+
+constexpr size_t kMaxCapturedOutput = 64 * 1024;
+constexpr size_t kMaxErrorMessage = 4000;
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs `argv` (argv[0] looked up in PATH) with stdin from /dev/null and stdout + stderr
+// captured into `*output`. The process runs in its own process group, all of which is killed
+// after `timeout_sec`. Returns the exit status as a description: "" for exit code 0.
+absl::StatusOr<std::string> RunProcess(const std::vector<std::string>& argv, double timeout_sec,
+                                       std::string* output) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("c builder: pipe failed: ", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return absl::FailedPreconditionError(
+        absl::StrCat("c builder: cannot start compiler '", argv[0], "': ", std::strerror(rc)));
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  bool timed_out = false;
+  char buf[4096];
+  while (true) {
+    double left = timeout_sec - SecondsSince(start);
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int ready = poll(&p, 1, static_cast<int>(std::min(left * 1000 + 1, 1000.0)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    ssize_t n = read(fds[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the compiler and its subprocesses closed the pipe
+    if (output->size() < kMaxCapturedOutput) output->append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(-pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) return absl::StrCat("timed out after ", timeout_sec, "s");
+  if (WIFEXITED(status)) {
+    int code = WEXITSTATUS(status);
+    return code == 0 ? std::string() : absl::StrCat("exit code ", code);
+  }
+  if (WIFSIGNALED(status)) return absl::StrCat("killed by signal ", WTERMSIG(status));
+  return std::string("unknown exit status");
+}
+
+std::string Trim(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (text.size() > kMaxErrorMessage) {
+    text = text.substr(0, kMaxErrorMessage) + "\n... (truncated)";
+  }
+  return text;
+}
+
+// The C symbol of a function: its name made an identifier, plus "_kernel".
+std::string SymbolFor(const std::string& name) {
+  std::string s;
+  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || s.rfind("tessera_", 0) == 0) {
+    s = "k_" + s;
+  }
+  return s + "_kernel";
+}
+
+class CBuilder final : public Builder {
+ public:
+  explicit CBuilder(CBuilderOptions options) : options_(std::move(options)) {
+    if (options_.work_dir.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      std::string pattern = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/tessera-build-XXXXXX");
+      if (mkdtemp(pattern.data()) == nullptr) {
+        dir_status_ = absl::InternalError(absl::StrCat("c builder: cannot create a directory ",
+                                                       pattern, ": ", std::strerror(errno)));
+      } else {
+        work_dir_ = pattern;
+        owns_work_dir_ = true;
+      }
+    } else {
+      work_dir_ = options_.work_dir;
+      std::error_code ec;
+      std::filesystem::create_directories(work_dir_, ec);
+      if (ec) {
+        dir_status_ = absl::InternalError(
+            absl::StrCat("c builder: cannot create work dir ", work_dir_, ": ", ec.message()));
+      }
+    }
+  }
+
+  ~CBuilder() override {
+    if (owns_work_dir_ && !options_.keep_work_dir) {
+      std::error_code ec;
+      std::filesystem::remove_all(work_dir_, ec);
+    }
+  }
+
+  std::vector<BuildResult> Build(const std::vector<BuildInput>& inputs) override {
+    std::vector<BuildResult> results(inputs.size());
+    int threads = options_.parallelism > 0
+                      ? options_.parallelism
+                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    threads = std::min<int>(threads, static_cast<int>(inputs.size()));
+    std::atomic<size_t> next{0};
+    auto work = [&]() {
+      for (size_t i = next++; i < inputs.size(); i = next++) results[i] = BuildOne(inputs[i]);
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    return results;
+  }
+
+ private:
+  BuildResult BuildOne(const BuildInput& input) {
+    auto start = std::chrono::steady_clock::now();
+    BuildResult result;
+    result.error_msg = BuildInto(input, &result);
+    result.compile_seconds = SecondsSince(start);
+    if (!result.ok()) result.artifact_path.clear();
+    return result;
+  }
+
+  // Fills `result` and returns "" on success, else the error message.
+  std::string BuildInto(const BuildInput& input, BuildResult* result) {
+    if (!dir_status_.ok()) return std::string(dir_status_.message());
+    if (!input.func.defined()) return "c builder: input has no function";
+    if (!input.target.is_cpu()) {
+      return absl::StrCat("c builder: target ", input.target.ToString(), " is not a cpu target");
+    }
+    result->symbol = SymbolFor(input.func.name());
+    absl::StatusOr<std::string> source = GenerateC(input.func, result->symbol);
+    if (!source.ok()) return std::string(source.status().message());
+
+    std::string stem = absl::StrCat(work_dir_, "/", SymbolFor(input.func.name()), "_", next_id_++);
+    std::string src_path = stem + ".c";
+    result->artifact_path = stem + ".so";
+    {
+      std::ofstream out(src_path, std::ios::binary);
+      out << *source;
+      if (!out.good()) return absl::StrCat("c builder: cannot write ", src_path);
+    }
+    std::vector<std::string> argv = {options_.compiler};
+    argv.insert(argv.end(), options_.optimization_flags.begin(), options_.optimization_flags.end());
+    if (options_.openmp) argv.push_back("-fopenmp");
+    for (const char* flag : {"-shared", "-fPIC", "-std=gnu11"}) argv.push_back(flag);
+    argv.insert(argv.end(), options_.extra_flags.begin(), options_.extra_flags.end());
+    for (const std::string& a :
+         {std::string("-o"), result->artifact_path, src_path, std::string("-lm")}) {
+      argv.push_back(a);
+    }
+    std::string output;
+    absl::StatusOr<std::string> exit = RunProcess(argv, options_.timeout_sec, &output);
+    if (!exit.ok()) return std::string(exit.status().message());
+    if (!exit->empty()) {
+      return Trim(absl::StrCat("c builder: ", options_.compiler, " failed (", *exit, ") on ",
+                               src_path, ":\n", output));
+    }
+    return "";
+  }
+
+  CBuilderOptions options_;
+  std::string work_dir_;
+  bool owns_work_dir_ = false;
+  absl::Status dir_status_;
+  std::atomic<int64_t> next_id_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Builder> NewCBuilder(CBuilderOptions options) {
+  return std::make_unique<CBuilder>(std::move(options));
+}
+
+}  // namespace tessera

@@ -1,0 +1,68 @@
+// Builders turn scheduled functions into loadable artifacts. The C builder (NewCBuilder)
+// emits C with codegen/codegen_c.h and compiles every candidate with the host C compiler
+// into its own shared object; with the default options:
+//
+//   cc -O3 -march=native -fno-tree-loop-if-convert -fopenmp -shared -fPIC -std=gnu11
+//      <extra flags> -o <unique>.so <src>.c -lm
+//
+// Every .so gets a unique path (dlopen caches by path, deps.md T6), the compiler is started
+// with posix_spawnp (no shell, no fork of this possibly threaded process), and the inputs of
+// one Build call are compiled in parallel threads. A candidate that fails to generate or to
+// compile is a BuildResult with error_msg set, never a crash.
+#ifndef TESSERA_WORKER_BUILDER_H_
+#define TESSERA_WORKER_BUILDER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+#include "ir/target.h"
+
+namespace tessera {
+
+struct BuildInput {
+  PrimFunc func;
+  Target target;
+};
+
+struct BuildResult {
+  std::string artifact_path;   // the shared object, when ok()
+  std::string symbol;          // the kernel's C symbol in it (ABI in codegen/codegen_c.h)
+  std::string error_msg;       // codegen or compiler error (the compiler's stderr, trimmed)
+  double compile_seconds = 0;  // wall time of code generation and compilation
+  bool ok() const { return error_msg.empty(); }
+};
+
+class Builder {
+ public:
+  virtual ~Builder() = default;
+  // One result per input, in order. Thread-compatible: one Build call at a time.
+  virtual std::vector<BuildResult> Build(const std::vector<BuildInput>& inputs) = 0;
+};
+
+struct CBuilderOptions {
+  std::string compiler = "cc";  // looked up in PATH
+  // Replaceable optimization flags; {"-O0"} gives the naive reference build of `run --check`.
+  // -fno-tree-loop-if-convert: GCC 12.2 at -O3 with AVX2/AVX-512 vectorizes some guarded
+  // loads into wrong code (a padding loop `P[..] = (i >= 3 && i < 15 && ...) ? in[.. - 1413]
+  // : 0` wrote zeros inside the window; docs/cpu-backend.md), and this pass is where it goes
+  // wrong.
+  std::vector<std::string> optimization_flags = {"-O3", "-march=native",
+                                                 "-fno-tree-loop-if-convert"};
+  bool openmp = true;                    // -fopenmp; without it the omp pragmas are ignored
+  std::vector<std::string> extra_flags;  // appended after all other flags
+  // Where sources and shared objects go. Empty: a fresh directory under $TMPDIR (or /tmp),
+  // removed with the builder unless keep_work_dir. A given directory is created if missing
+  // and never removed. Artifacts stay valid while the builder lives.
+  std::string work_dir;
+  bool keep_work_dir = false;
+  int parallelism = 0;      // concurrent compilations; <= 0: hardware threads
+  double timeout_sec = 60;  // per compilation; the compiler is killed after it
+};
+
+std::unique_ptr<Builder> NewCBuilder(CBuilderOptions options = {});
+
+}  // namespace tessera
+
+#endif  // TESSERA_WORKER_BUILDER_H_

@@ -1,0 +1,26 @@
+// The host machine as a compilation target.
+#ifndef TESSERA_WORKER_HOST_H_
+#define TESSERA_WORKER_HOST_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ir/target.h"
+
+namespace tessera {
+
+// Parses a target string (ir/target.h). For `cpu`, the keys the text does not give are
+// taken from this machine: -cores = online processors, -vector_bits = 512 with AVX-512F,
+// 256 with AVX2, else 128. Other kinds are parsed as written. Errors as Target::Parse.
+absl::StatusOr<Target> ResolveTarget(const std::string& text);
+
+// The "model name" of /proc/cpuinfo, or "unknown cpu".
+std::string HostCpuName();
+
+// Online processors (at least 1) and the widest vector unit the host has, in bits.
+int HostCpuCores();
+int HostVectorBits();
+
+}  // namespace tessera
+
+#endif  // TESSERA_WORKER_HOST_H_

@@ -1,0 +1,86 @@
+// Runners time built kernels. The CPU runner (NewCpuRunner) runs each kernel in a forked
+// child process so that a crashing or hanging candidate cannot take the caller down:
+//
+//   parent: places the arguments in MAP_SHARED anonymous memory, forks, waits with a timeout
+//           (then SIGKILL: "timed out after 2s"), reads the timings and outputs back.
+//   child:  dlopen + dlsym the kernel, warm-up runs, `repeat` repeats of `number` runs each
+//           (optionally flushing the CPU caches before each repeat), writes the per-repeat
+//           seconds (total / number) into the shared memory, _exit.
+//
+// A signal in the child becomes "kernel crashed: SIGSEGV (Segmentation fault)", a nonzero
+// return value "kernel returned -1". Timing follows TVM's time_evaluator: when
+// min_repeat_ms > 0, `number` grows until one repeat lasts at least that long.
+//
+// Fork constraint: the child inherits a copy of the parent's memory but only the forking
+// thread. The kernels use OpenMP; libgomp's thread pool does not survive fork(), so the
+// parent process must not have run OpenMP code itself (Tessera's measuring processes never
+// do; keep OpenMP users such as XGBoost with nthread > 1 out of the process that measures, or
+// expect a hang that the timeout turns into an error).
+#ifndef TESSERA_WORKER_RUNNER_H_
+#define TESSERA_WORKER_RUNNER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/dtype.h"
+#include "ir/function.h"
+#include "ir/ndarray.h"
+
+namespace tessera {
+
+// The type and shape of one kernel argument.
+struct ArgInfo {
+  DataType dtype;
+  std::vector<int64_t> shape;
+};
+
+// One ArgInfo per parameter of `f`. A non-constant extent is -1, which runners reject with
+// an error naming the argument.
+std::vector<ArgInfo> ArgInfosOf(const PrimFunc& f);
+
+struct RunnerConfig {
+  int warmup = 1;                       // untimed runs first
+  int number = 1;                       // runs per repeat
+  int repeat = 3;                       // timed repeats (one run_secs entry each)
+  int min_repeat_ms = 0;                // grow `number` until a repeat lasts this long
+  bool enable_cpu_cache_flush = false;  // write a buffer larger than the LLC before each repeat
+  double timeout_sec = 30;              // for the whole child (load, warm-up and all repeats)
+  uint64_t seed = 0;                    // of the random argument data
+};
+
+struct RunInput {
+  std::string artifact_path;
+  std::string symbol;
+  std::vector<ArgInfo> args;
+};
+
+struct RunResult {
+  std::vector<double> run_secs;  // per repeat, seconds per run
+  std::string error_msg;
+  bool ok() const { return error_msg.empty(); }
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  // One result per input, in order; the kernels run one at a time. Arguments are filled
+  // with NDArray::FillRandom(Random(config.seed)), the same data for every input.
+  virtual std::vector<RunResult> Run(const std::vector<RunInput>& inputs,
+                                     const RunnerConfig& config) = 0;
+};
+
+std::unique_ptr<Runner> NewCpuRunner();
+
+// Runs the kernel `symbol` of `artifact_path` on the caller's arrays (in parameter order)
+// and leaves what the kernel wrote in them (the state after the last run). Failures of the
+// kernel (load error, crash, timeout, nonzero return) are in RunResult::error_msg; the
+// status is an error only for invalid arguments or when the child could not be set up.
+absl::StatusOr<RunResult> RunCpuKernel(const std::string& artifact_path, const std::string& symbol,
+                                       std::vector<NDArray>* args, const RunnerConfig& config);
+
+}  // namespace tessera
+
+#endif  // TESSERA_WORKER_RUNNER_H_
