@@ -10,6 +10,7 @@ namespace cli {
 Command RegisterWorkloadsCommand(CLI::App* root);
 Command RegisterShowCommand(CLI::App* root);
 Command RegisterRunCommand(CLI::App* root);
+Command RegisterScheduleCommand(CLI::App* root);
 
 }  // namespace cli
 }  // namespace tessera

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
       tessera::cli::RegisterWorkloadsCommand(&app),
       tessera::cli::RegisterShowCommand(&app),
       tessera::cli::RegisterRunCommand(&app),
+      tessera::cli::RegisterScheduleCommand(&app),
   };
   CLI11_PARSE(app, argc, argv);
   for (const Command& command : commands) {

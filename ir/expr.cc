@@ -65,7 +65,7 @@ constexpr CallOpInfo kCallOps[] = {
     {CallOp::kTanh, "tanh", 1},       {CallOp::kErf, "erf", 1},
     {CallOp::kPow, "pow", 2},         {CallOp::kAbs, "abs", 1},
     {CallOp::kSigmoid, "sigmoid", 1}, {CallOp::kFloor, "floor", 1},
-    {CallOp::kCeil, "ceil", 1},
+    {CallOp::kCeil, "ceil", 1},       {CallOp::kExtern, "call_extern", -1},
 };
 
 const CallOpInfo& InfoOf(CallOp op) {
@@ -105,7 +105,7 @@ int CallOpArity(CallOp op) { return InfoOf(op).arity; }
 
 bool ParseCallOp(const std::string& name, CallOp* op) {
   for (const CallOpInfo& info : kCallOps) {
-    if (name == info.name) {
+    if (name == info.name && info.op != CallOp::kExtern) {
       *op = info.op;
       return true;
     }
@@ -227,10 +227,17 @@ Expr Cast(DataType dtype, Expr value) {
 }
 
 Expr Call(CallOp op, std::vector<Expr> args) {
+  TESSERA_CHECK(op != CallOp::kExtern) << "use CallExtern for extern calls";
   TESSERA_CHECK_EQ(static_cast<int>(args.size()), CallOpArity(op)) << CallOpName(op);
   if (args.size() == 2) MatchTypes(&args[0], &args[1]);
   DataType dtype = args[0].dtype();
   return Expr(std::make_shared<const CallNode>(dtype, op, std::move(args)));
+}
+
+Expr CallExtern(DataType dtype, std::string name, std::vector<Expr> args) {
+  TESSERA_CHECK(!name.empty()) << "extern call without a name";
+  return Expr(
+      std::make_shared<const CallNode>(dtype, CallOp::kExtern, std::move(args), std::move(name)));
 }
 
 const int64_t* AsConstInt(const Expr& e) {
@@ -261,8 +268,8 @@ Expr MaxValue(DataType dtype) {
 
 Expr MinValue(DataType dtype) {
   if (dtype.is_float()) {
-    const auto* max = MaxValue(dtype).as<FloatImmNode>();
-    return FloatImm(dtype, -max->value);
+    Expr max = MaxValue(dtype);  // keep the node alive while reading it
+    return FloatImm(dtype, -max.as<FloatImmNode>()->value);
   }
   if (dtype.is_bool() || dtype.is_uint()) return IntImm(dtype, 0);
   return IntImm(dtype, dtype.bits() >= 64 ? std::numeric_limits<int64_t>::min()

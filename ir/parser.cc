@@ -653,6 +653,24 @@ absl::StatusOr<Expr> Parser::ParseCallLike(const Token& name) {
     TESSERA_RETURN_IF_ERROR(ExpectOp(")", "to close 'cast'"));
     return Cast(dtype, std::move(value));
   }
+  if (fn == "call_extern") {  // call_extern(dtype, "name", args...)
+    Next();
+    TESSERA_ASSIGN_OR_RETURN(Token type_name, ExpectIdent("a dtype as the first argument of "
+                                                          "'call_extern'"));
+    TESSERA_ASSIGN_OR_RETURN(DataType dtype, ParseDType(type_name, type_name.text));
+    TESSERA_RETURN_IF_ERROR(ExpectOp(",", "after the dtype of 'call_extern'"));
+    TESSERA_ASSIGN_OR_RETURN(std::string callee,
+                             ExpectString("the function name of 'call_extern'"));
+    if (callee.empty()) return Error(name, "'call_extern' needs a non-empty function name");
+    std::vector<Expr> args;
+    while (!IsOp(")")) {
+      TESSERA_RETURN_IF_ERROR(ExpectOp(",", "between arguments of 'call_extern'"));
+      TESSERA_ASSIGN_OR_RETURN(Expr arg, ParseExpr());
+      args.push_back(std::move(arg));
+    }
+    Next();
+    return CallExtern(dtype, std::move(callee), std::move(args));
+  }
   if (fn == "select") {
     TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> args, ParseArgs(name, 3));
     if (!args[0].dtype().is_bool()) {

@@ -30,9 +30,9 @@ constexpr const char* kReservedWords[] = {
     "range", "serial", "parallel", "vectorized", "unroll", "thread_binding", "block", "axis",
     "where", "reads", "writes", "init", "block_attr", "func_attr", "alloc_buffer", "allocate",
     // Functions and dtypes.
-    "evaluate", "expr", "cast", "select", "min", "max", "floordiv", "floormod", "exp", "log",
-    "sqrt", "rsqrt", "tanh", "erf", "pow", "abs", "sigmoid", "floor", "ceil", "bool", "int8",
-    "int32", "int64", "uint8", "float16", "float32", "float64", "bfloat16"};
+    "evaluate", "expr", "cast", "call_extern", "select", "min", "max", "floordiv", "floormod",
+    "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "pow", "abs", "sigmoid", "floor", "ceil", "bool",
+    "int8", "int32", "int64", "uint8", "float16", "float32", "float64", "bfloat16"};
 
 bool IsReservedWord(const std::string& name) {
   for (const char* word : kReservedWords) {
@@ -263,6 +263,9 @@ std::string TextPrinter::ExprText(const Expr& e) {
       const auto* op = e.as<CallNode>();
       std::vector<std::string> args;
       for (const Expr& arg : op->args) args.push_back(ExprText(arg));
+      if (op->op == CallOp::kExtern) {  // call_extern(int32, "name", args...)
+        args.insert(args.begin(), {e.dtype().ToString(), Quote(op->name)});
+      }
       return absl::StrCat(CallOpName(op->op), "(", absl::StrJoin(args, ", "), ")");
     }
   }

@@ -57,6 +57,10 @@ TEST(PrinterTest, FunctionStyleOperatorsAndCalls) {
   EXPECT_EQ(PrintExpr(Call(CallOp::kPow, {x, FloatImm(DataType::Float32(), 2)})),
             "pow(x, float32(2.0))");
   EXPECT_EQ(PrintExpr(Cast(DataType::Float16(), x)), "float16(x)");
+  EXPECT_EQ(PrintExpr(CallExtern(DataType::Int32(), "__dp4a", {a, b, Expr(0)})),
+            "call_extern(int32, \"__dp4a\", a, b, 0)");
+  EXPECT_EQ(PrintExpr(CallExtern(DataType::Float32(), "sync", {})),
+            "call_extern(float32, \"sync\")");
 }
 
 TEST(PrinterTest, ImmediatesShowTheirDtypeUnlessInt64) {

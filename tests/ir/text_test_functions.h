@@ -172,6 +172,9 @@ inline PrimFunc Everything() {
                     CallOp::kAbs, CallOp::kSigmoid, CallOp::kFloor, CallOp::kCeil}) {
     body.push_back(Evaluate(Call(op, {x.Load({i, 1})})));
   }
+  body.push_back(Evaluate(CallExtern(
+      DataType::Int32(), "__dp4a", {i32.Load({i}), i32.Load({i}), IntImm(DataType::Int32(), 0)})));
+  body.push_back(Evaluate(CallExtern(DataType::Float32(), "wmma::fill \"x\"", {})));
   Stmt branches = IfThenElse(LT(i, 8), SeqStmt(body), IfThenElse(EQ(i, 9), Evaluate(Expr(0))));
 
   // A second loop reusing the name `i` for a different variable, an int32 loop variable,

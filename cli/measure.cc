@@ -1,0 +1,216 @@
+#include "cli/measure.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/random.h"
+#include "base/status_macros.h"
+#include "cli/common.h"
+#include "ir/analysis.h"
+#include "ir/flops.h"
+#include "ir/interpreter.h"
+#include "ir/ndarray.h"
+#include "worker/builder.h"
+#include "worker/host.h"
+#include "worker/runner.h"
+
+namespace tessera {
+namespace cli {
+namespace {
+
+// Above this many FLOPs the interpreter (tens of millions of operations per second) would take
+// too long as the oracle, so the check uses a naive compilation instead.
+constexpr double kInterpreterFlopBudget = 1.5e9;
+
+std::vector<NDArray> RandomArgs(const PrimFunc& func, int64_t seed) {
+  Random rng(seed);
+  std::vector<NDArray> args;
+  for (const ArgInfo& info : ArgInfosOf(func)) {
+    args.push_back(NDArray::Empty(info.dtype, info.shape));
+    args.back().FillRandom(&rng);
+  }
+  return args;
+}
+
+absl::StatusOr<BuildResult> BuildOne(Builder* builder, const PrimFunc& func, const Target& target) {
+  std::vector<BuildResult> results = builder->Build({BuildInput{func, target}});
+  if (results.size() != 1) return absl::InternalError("builder returned no result");
+  if (!results[0].ok()) {
+    return absl::InternalError(absl::StrCat("build failed: ", results[0].error_msg));
+  }
+  return results[0];
+}
+
+absl::Status SameParameters(const PrimFunc& func, const PrimFunc& reference) {
+  std::vector<ArgInfo> a = ArgInfosOf(func), b = ArgInfosOf(reference);
+  bool same = a.size() == b.size();
+  for (size_t i = 0; same && i < a.size(); ++i) {
+    same = a[i].dtype == b[i].dtype && a[i].shape == b[i].shape;
+  }
+  if (!same) {
+    return absl::InvalidArgumentError(
+        "check: the function and its reference have different parameters");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CheckOutcome> Check(const PrimFunc& func, const PrimFunc& reference,
+                                   const Target& target, const BuildResult& built,
+                                   const MeasureOptions& options) {
+  TESSERA_RETURN_IF_ERROR(SameParameters(func, reference));
+  RunnerConfig once;
+  once.warmup = 0;
+  once.repeat = 1;
+  once.number = 1;
+  once.timeout_sec = options.timeout;
+  std::vector<NDArray> actual = RandomArgs(func, options.seed);
+  std::vector<NDArray> expected;
+  for (const NDArray& a : actual) expected.push_back(a.Clone());
+  absl::StatusOr<RunResult> ran = RunCpuKernel(built.artifact_path, built.symbol, &actual, once);
+  if (!ran.ok()) return ran.status();
+  if (!ran->ok()) return absl::InternalError(absl::StrCat("run failed: ", ran->error_msg));
+
+  CheckOutcome outcome;
+  if (EstimateFlops(reference) <= kInterpreterFlopBudget) {
+    outcome.reference = "interpreter";
+    std::vector<NDArray*> pointers;
+    for (NDArray& e : expected) pointers.push_back(&e);
+    TESSERA_RETURN_IF_ERROR(Interpret(reference, pointers));
+  } else {
+    outcome.reference = "naive compiled C (-O0, serial)";
+    CBuilderOptions naive;
+    naive.optimization_flags = {"-O0"};
+    naive.openmp = false;
+    std::unique_ptr<Builder> builder = NewCBuilder(naive);
+    TESSERA_ASSIGN_OR_RETURN(BuildResult ref_build, BuildOne(builder.get(), reference, target));
+    absl::StatusOr<RunResult> ref_ran =
+        RunCpuKernel(ref_build.artifact_path, ref_build.symbol, &expected, once);
+    if (!ref_ran.ok()) return ref_ran.status();
+    if (!ref_ran->ok()) {
+      return absl::InternalError(absl::StrCat("reference run failed: ", ref_ran->error_msg));
+    }
+  }
+  outcome.passed = true;
+  for (int index : WrittenParamIndices(reference)) {
+    TESSERA_ASSIGN_OR_RETURN(Comparison cmp, Compare(actual[index], expected[index]));
+    outcome.max_abs_error = std::max(outcome.max_abs_error, cmp.max_abs_error);
+    outcome.max_rel_error = std::max(outcome.max_rel_error, cmp.max_rel_error);
+    outcome.mismatches += cmp.mismatches;
+    if (!cmp.ok()) outcome.passed = false;
+  }
+  return outcome;
+}
+
+}  // namespace
+
+void MeasureOptions::AddOptions(CLI::App* app, const std::string& check_help,
+                                const std::string& seed_help) {
+  app->add_option("--target", target, "Target, e.g. cpu or 'cpu -cores=2'")->capture_default_str();
+  app->add_flag("--check", check, check_help);
+  app->add_option("--seed", seed, seed_help)->capture_default_str();
+  app->add_option("--number", number, "Runs per repeat")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app->add_option("--repeat", repeat, "Timed repeats")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app->add_option("--min-repeat-ms", min_repeat_ms,
+                  "Grow --number until one repeat lasts this long")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app->add_flag("--cache-flush", cache_flush, "Flush the CPU caches before each repeat");
+  app->add_option("--timeout", timeout, "Seconds before a run is killed")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+nlohmann::json Measurement::ToJson() const {
+  nlohmann::json out = {{"target", target},
+                        {"latency_seconds", latency_seconds},
+                        {"run_secs", run_secs},
+                        {"flops", flops},
+                        {"gflops_per_second", gflops_per_second}};
+  if (checked) {
+    if (check_status.ok()) {
+      out["check"] = {{"passed", check.passed},
+                      {"reference", check.reference},
+                      {"max_abs_error", check.max_abs_error},
+                      {"max_rel_error", check.max_rel_error},
+                      {"mismatches", check.mismatches}};
+    } else {
+      out["check"] = {{"passed", false}, {"error", std::string(check_status.message())}};
+    }
+  }
+  return out;
+}
+
+std::string Measurement::ToText() const {
+  std::string text = absl::StrFormat("latency: %s (median of %zu repeats), %.2f GFLOP/s\n",
+                                     FormatSeconds(latency_seconds), run_secs.size(),
+                                     gflops_per_second);
+  if (checked && check_status.ok()) {
+    absl::StrAppendFormat(&text, "check: %s against the %s (max abs error %.3g, max rel error %.3g%s)\n",
+                          check.passed ? "PASS" : "FAIL", check.reference, check.max_abs_error,
+                          check.max_rel_error,
+                          check.passed ? "" : absl::StrCat(", ", check.mismatches, " mismatches"));
+  }
+  return text;
+}
+
+int Measurement::ExitCode() const {
+  if (!checked) return 0;
+  if (!check_status.ok()) return 1;
+  return check.passed ? 0 : 2;
+}
+
+absl::StatusOr<Target> ResolveRunnableTarget(const std::string& text) {
+  TESSERA_ASSIGN_OR_RETURN(Target target, ResolveTarget(text));
+  if (target.is_cuda()) {
+    return absl::UnimplementedError(
+        "target cuda: the CUDA backend is not part of this build yet; use --target cpu");
+  }
+  return target;
+}
+
+absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc& reference,
+                                            const Target& target, const MeasureOptions& options) {
+  std::unique_ptr<Builder> builder = NewCBuilder(CBuilderOptions());
+  TESSERA_ASSIGN_OR_RETURN(BuildResult built, BuildOne(builder.get(), func, target));
+
+  RunnerConfig config;
+  config.number = options.number;
+  config.repeat = options.repeat;
+  config.min_repeat_ms = options.min_repeat_ms;
+  config.enable_cpu_cache_flush = options.cache_flush;
+  config.timeout_sec = options.timeout;
+  config.seed = static_cast<uint64_t>(options.seed);
+  std::unique_ptr<Runner> runner = NewCpuRunner();
+  std::vector<RunResult> results =
+      runner->Run({RunInput{built.artifact_path, built.symbol, ArgInfosOf(func)}}, config);
+  if (results.size() != 1 || !results[0].ok()) {
+    return absl::InternalError(
+        absl::StrCat("run failed: ", results.empty() ? "no result" : results[0].error_msg));
+  }
+
+  Measurement m;
+  m.target = target.ToString();
+  m.run_secs = results[0].run_secs;
+  std::vector<double> secs = m.run_secs;
+  std::sort(secs.begin(), secs.end());
+  m.latency_seconds = secs.size() % 2 ? secs[secs.size() / 2]
+                                      : (secs[secs.size() / 2 - 1] + secs[secs.size() / 2]) / 2;
+  m.flops = EstimateFlops(func);
+  // Like MetaSchedule, count at least one operation so data movement gets a rate too.
+  m.gflops_per_second = m.latency_seconds > 0 ? std::max(m.flops, 1.0) / m.latency_seconds / 1e9 : 0;
+  if (options.check) {
+    m.checked = true;
+    absl::StatusOr<CheckOutcome> check = Check(func, reference, target, built, options);
+    if (check.ok()) {
+      m.check = *check;
+    } else {
+      m.check_status = check.status();
+    }
+  }
+  return m;
+}
+
+}  // namespace cli
+}  // namespace tessera
