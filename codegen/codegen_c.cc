@@ -302,6 +302,10 @@ class FunctionEmitter {
   }
 
   std::string EmitCall(const CallNode* op) {
+    if (op->op == CallOp::kExtern) {  // tensor intrinsics: none has a C implementation
+      Fail(absl::StrCat("cpu codegen: unsupported extern call ", op->name));
+      return "0";
+    }
     DataType t = op->dtype;
     std::vector<std::string> args;
     for (const Expr& a : op->args) args.push_back(EmitExpr(a));
@@ -356,6 +360,8 @@ class FunctionEmitter {
       case CallOp::kCeil:
         result = "ceil" + f + "(" + args[0] + ")";
         break;
+      case CallOp::kExtern:
+        break;  // rejected above
     }
     if (!op->dtype.is_float()) return "((" + ValueType(op->dtype) + ")" + result + ")";
     return result;

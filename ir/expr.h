@@ -233,19 +233,26 @@ enum class CallOp : uint8_t {
   kSigmoid,
   kFloor,
   kCeil,
+  // An opaque call of the external function CallNode::name (a tensor intrinsic such as
+  // "wmma::mma_sync" or "__dp4a"), any number of arguments, result type CallNode::dtype. A
+  // BufferLoad argument stands for the address of that element. Never folded or simplified
+  // away; only backends that know the name can run it.
+  kExtern,
 };
-// Name as printed ("exp") and arity.
+// Name as printed ("exp"; "call_extern" for kExtern) and arity (-1 for kExtern: any).
 const char* CallOpName(CallOp op);
 int CallOpArity(CallOp op);
-// Parses a name produced by CallOpName; false if unknown.
+// Parses a name produced by CallOpName for a math op; false if unknown (and for
+// "call_extern", whose syntax differs).
 bool ParseCallOp(const std::string& name, CallOp* op);
 
 struct CallNode final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kCall;
-  CallNode(DataType dtype, CallOp op, std::vector<Expr> args)
-      : ExprNode(kKind, dtype), op(op), args(std::move(args)) {}
+  CallNode(DataType dtype, CallOp op, std::vector<Expr> args, std::string name = "")
+      : ExprNode(kKind, dtype), op(op), args(std::move(args)), name(std::move(name)) {}
   const CallOp op;
   const std::vector<Expr> args;
+  const std::string name;  // The external function of a kExtern call; empty otherwise.
 };
 
 // ---- Construction ---------------------------------------------------------------------
@@ -279,7 +286,9 @@ Expr Or(Expr a, Expr b);
 Expr Not(Expr a);
 Expr Select(Expr condition, Expr true_value, Expr false_value);
 Expr Cast(DataType dtype, Expr value);
-Expr Call(CallOp op, std::vector<Expr> args);  // dtype = first argument's dtype
+Expr Call(CallOp op, std::vector<Expr> args);  // dtype = first argument's dtype; not kExtern
+// An opaque call of the external function `name` (non-empty) returning `dtype`.
+Expr CallExtern(DataType dtype, std::string name, std::vector<Expr> args);
 
 // Constant value queries.
 const int64_t* AsConstInt(const Expr& e);  // nullptr unless an IntImm

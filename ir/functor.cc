@@ -201,7 +201,7 @@ Expr IRMutator::VisitExpr_(const CallNode* op, const Expr& self) {
   bool changed = false;
   std::vector<Expr> args = VisitExprs(op->args, &changed);
   if (!changed) return self;
-  return Expr(std::make_shared<const CallNode>(op->dtype, op->op, std::move(args)));
+  return Expr(std::make_shared<const CallNode>(op->dtype, op->op, std::move(args), op->name));
 }
 
 Stmt IRMutator::VisitStmt_(const BufferStoreNode* op, const Stmt& self) {

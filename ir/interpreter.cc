@@ -58,6 +58,12 @@ struct Frame {
 
 using IntFn = std::function<int64_t(Frame&)>;
 using FloatFn = std::function<double(Frame&)>;
+
+// Extern calls (tensor intrinsics) have no reference semantics here.
+absl::Status ExternCallError(const CallNode* op) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("interpret: cannot interpret extern call ", op->name));
+}
 using StmtFn = std::function<void(Frame&)>;
 
 int64_t WrapInt(DataType t, int64_t v) {
@@ -525,6 +531,7 @@ absl::StatusOr<IntFn> Compiler::CompileInt(const Expr& e) {
     }
     case ExprKind::kCall: {
       const auto* op = e.as<CallNode>();
+      if (op->op == CallOp::kExtern) return ExternCallError(op);
       if (op->op == CallOp::kAbs) {
         TESSERA_ASSIGN_OR_RETURN(IntOperand a, IntOp(op->args[0]));
         return IntFn([a, t](Frame& f) { return WrapInt(t, std::abs(a.Get(f))); });
@@ -569,11 +576,14 @@ absl::StatusOr<FloatFn> Compiler::CompileFloatBinary(const BinaryNode* op) {
 }
 
 absl::StatusOr<FloatFn> Compiler::CompileFloatCall(const CallNode* op) {
+  if (op->op == CallOp::kExtern) return ExternCallError(op);
   TESSERA_ASSIGN_OR_RETURN(FloatOperand a, FloatOp(op->args[0]));
   auto unary = [&](double (*fn)(double)) -> FloatFn {
     return [a, fn](Frame& f) { return fn(a.Get(f)); };
   };
   switch (op->op) {
+    case CallOp::kExtern:
+      break;  // rejected above
     case CallOp::kExp:
       return unary([](double x) { return std::exp(x); });
     case CallOp::kLog:

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/status_macros.h"
@@ -29,7 +30,7 @@ using json = nlohmann::json;
 
 constexpr char kVersionKey[] = "tessera_ir";
 // Deeper nesting is rejected (the reader recurses once per level).
-constexpr int kMaxDepth = 2000;
+constexpr int kMaxDepth = 1000;
 
 constexpr BinaryOp kBinaryOps[] = {
     BinaryOp::kAdd,      BinaryOp::kSub,      BinaryOp::kMul, BinaryOp::kDiv,
@@ -135,6 +136,9 @@ class Writer {
       }
       case ExprKind::kCall: {
         const auto* op = e.as<CallNode>();
+        if (op->op == CallOp::kExtern) {
+          return json::array({"call_extern", op->name, e.dtype().ToString(), Exprs(op->args)});
+        }
         json out = json::array({"call", CallOpName(op->op), Exprs(op->args)});
         if (op->args.empty() || !op->args[0].defined() || e.dtype() != op->args[0].dtype()) {
           out.push_back(e.dtype().ToString());
@@ -476,6 +480,130 @@ class Reader {
                                     " dimensions, got ", count, " indices"));
   }
 
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadIntImm(const json& j, const Path& path,
+                                                          int /*depth*/) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 3));
+    TESSERA_ASSIGN_OR_RETURN(DataType dtype, GetDataType(j[1], path.At(1)));
+    if (!dtype.is_integer() && !dtype.is_bool()) {
+      return Error(path.At(1), "integer immediate of non-integer type " + dtype.ToString());
+    }
+    TESSERA_ASSIGN_OR_RETURN(int64_t v, GetInt(j[2], path.At(2)));
+    return IntImm(dtype, v);
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadFloatImm(const json& j, const Path& path,
+                                                            int /*depth*/) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 3));
+    TESSERA_ASSIGN_OR_RETURN(DataType dtype, GetDataType(j[1], path.At(1)));
+    if (!dtype.is_float()) {
+      return Error(path.At(1), "float immediate of non-float type " + dtype.ToString());
+    }
+    TESSERA_ASSIGN_OR_RETURN(double v, GetDouble(j[2], path.At(2)));
+    return FloatImm(dtype, v);
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadVarExpr(const json& j, const Path& path,
+                                                           int /*depth*/) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 2, 2));
+    TESSERA_ASSIGN_OR_RETURN(Var v, VarAt(j[1], path.At(1)));
+    return Expr(v);
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadNot(const json& j, const Path& path, int depth) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 2, 2));
+    TESSERA_ASSIGN_OR_RETURN(Expr a, ReadExpr(j[1], path.At(1), depth + 1));
+    if (!a.dtype().is_bool()) return Error(path.At(1), "operand of ! is " + a.dtype().ToString());
+    return Expr(std::make_shared<const NotNode>(std::move(a)));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadSelect(const json& j, const Path& path,
+                                                          int depth) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 4, 4));
+    TESSERA_ASSIGN_OR_RETURN(Expr c, ReadExpr(j[1], path.At(1), depth + 1));
+    TESSERA_ASSIGN_OR_RETURN(Expr t, ReadExpr(j[2], path.At(2), depth + 1));
+    TESSERA_ASSIGN_OR_RETURN(Expr f, ReadExpr(j[3], path.At(3), depth + 1));
+    if (!c.dtype().is_bool()) {
+      return Error(path.At(1), "select condition is " + c.dtype().ToString());
+    }
+    if (t.dtype() != f.dtype()) {
+      return Error(path, absl::StrCat("select branches differ in type: ", t.dtype().ToString(),
+                                      " vs ", f.dtype().ToString()));
+    }
+    return Expr(std::make_shared<const SelectNode>(std::move(c), std::move(t), std::move(f)));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadCast(const json& j, const Path& path,
+                                                        int depth) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 3));
+    TESSERA_ASSIGN_OR_RETURN(DataType dtype, GetDataType(j[1], path.At(1)));
+    TESSERA_ASSIGN_OR_RETURN(Expr v, ReadExpr(j[2], path.At(2), depth + 1));
+    return Cast(dtype, std::move(v));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadLoad(const json& j, const Path& path,
+                                                        int depth) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 3));
+    TESSERA_ASSIGN_OR_RETURN(Buffer buffer, BufferAt(j[1], path.At(1)));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> indices, ReadExprs(j[2], path.At(2), depth));
+    TESSERA_RETURN_IF_ERROR(CheckIndexCount(buffer, indices.size(), path.At(2)));
+    return Expr(std::make_shared<const BufferLoadNode>(std::move(buffer), std::move(indices)));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadCall(const json& j, const Path& path,
+                                                        int depth) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 4));
+    TESSERA_ASSIGN_OR_RETURN(std::string name, GetString(j[1], path.At(1)));
+    CallOp call_op;
+    if (!ParseCallOp(name, &call_op)) {
+      return Error(path.At(1), absl::StrCat("unknown intrinsic \"", name, "\""));
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> args, ReadExprs(j[2], path.At(2), depth));
+    if (static_cast<int>(args.size()) != CallOpArity(call_op)) {
+      return Error(path.At(2), absl::StrCat(name, " takes ", CallOpArity(call_op),
+                                            " arguments, got ", args.size()));
+    }
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (args[i].dtype() != args[0].dtype()) {
+        return Error(path.At(2), absl::StrCat("arguments of ", name, " differ in type"));
+      }
+    }
+    DataType dtype = args[0].dtype();
+    if (j.size() == 4) {
+      TESSERA_ASSIGN_OR_RETURN(dtype, GetDataType(j[3], path.At(3)));
+    }
+    return Expr(std::make_shared<const CallNode>(dtype, call_op, std::move(args)));
+  }
+
+  // ["call_extern", name, dtype, [args...]]
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadCallExtern(const json& j, const Path& path,
+                                                              int depth) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 4, 4));
+    TESSERA_ASSIGN_OR_RETURN(std::string name, GetString(j[1], path.At(1)));
+    if (name.empty()) return Error(path.At(1), "extern call without a name");
+    TESSERA_ASSIGN_OR_RETURN(DataType dtype, GetDataType(j[2], path.At(2)));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> args, ReadExprs(j[3], path.At(3), depth));
+    return CallExtern(dtype, std::move(name), std::move(args));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Expr> ReadBinary(const json& j, const Path& path,
+                                                          int depth, BinaryOp bop,
+                                                          const std::string& op) {
+    TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 4));
+    TESSERA_ASSIGN_OR_RETURN(Expr a, ReadExpr(j[1], path.At(1), depth + 1));
+    TESSERA_ASSIGN_OR_RETURN(Expr b, ReadExpr(j[2], path.At(2), depth + 1));
+    if (a.dtype() != b.dtype()) {
+      return Error(path, absl::StrCat("operands of ", op, " differ in type: ", a.dtype().ToString(),
+                                      " vs ", b.dtype().ToString()));
+    }
+    DataType dtype = DerivedBinaryType(bop, a.dtype());
+    if (j.size() == 4) {
+      TESSERA_ASSIGN_OR_RETURN(dtype, GetDataType(j[3], path.At(3)));
+    }
+    return Expr(std::make_shared<const BinaryNode>(dtype, bop, std::move(a), std::move(b)));
+  }
+
+  // Expressions (and statements below) recurse; each operator is read by a function of its
+  // own, kept out of line so that the recursive frames stay small.
   absl::StatusOr<Expr> ReadExpr(const json& j, const Path& path, int depth) {
     if (depth > kMaxDepth) return Error(path, "nesting too deep");
     if (j.is_number_integer()) {
@@ -486,100 +614,21 @@ class Reader {
       return Error(path, absl::StrCat("expected integer or array expression, got ", TypeName(j)));
     }
     if (j.empty()) return Error(path, "empty expression array");
-    TESSERA_ASSIGN_OR_RETURN(std::string op, GetString(j[0], path.At(0)));
-    if (op == "i") {
-      TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 3));
-      TESSERA_ASSIGN_OR_RETURN(DataType dtype, GetDataType(j[1], path.At(1)));
-      if (!dtype.is_integer() && !dtype.is_bool()) {
-        return Error(path.At(1), "integer immediate of non-integer type " + dtype.ToString());
-      }
-      TESSERA_ASSIGN_OR_RETURN(int64_t v, GetInt(j[2], path.At(2)));
-      return IntImm(dtype, v);
+    if (!j[0].is_string()) {
+      return Error(path.At(0), absl::StrCat("expected operator string, got ", TypeName(j[0])));
     }
-    if (op == "f") {
-      TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 3));
-      TESSERA_ASSIGN_OR_RETURN(DataType dtype, GetDataType(j[1], path.At(1)));
-      if (!dtype.is_float()) {
-        return Error(path.At(1), "float immediate of non-float type " + dtype.ToString());
-      }
-      TESSERA_ASSIGN_OR_RETURN(double v, GetDouble(j[2], path.At(2)));
-      return FloatImm(dtype, v);
-    }
-    if (op == "v") {
-      TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 2, 2));
-      TESSERA_ASSIGN_OR_RETURN(Var v, VarAt(j[1], path.At(1)));
-      return Expr(v);
-    }
-    if (op == "!") {
-      TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 2, 2));
-      TESSERA_ASSIGN_OR_RETURN(Expr a, ReadExpr(j[1], path.At(1), depth + 1));
-      if (!a.dtype().is_bool()) return Error(path.At(1), "operand of ! is " + a.dtype().ToString());
-      return Expr(std::make_shared<const NotNode>(std::move(a)));
-    }
-    if (op == "select") {
-      TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 4, 4));
-      TESSERA_ASSIGN_OR_RETURN(Expr c, ReadExpr(j[1], path.At(1), depth + 1));
-      TESSERA_ASSIGN_OR_RETURN(Expr t, ReadExpr(j[2], path.At(2), depth + 1));
-      TESSERA_ASSIGN_OR_RETURN(Expr f, ReadExpr(j[3], path.At(3), depth + 1));
-      if (!c.dtype().is_bool()) {
-        return Error(path.At(1), "select condition is " + c.dtype().ToString());
-      }
-      if (t.dtype() != f.dtype()) {
-        return Error(path, absl::StrCat("select branches differ in type: ", t.dtype().ToString(),
-                                        " vs ", f.dtype().ToString()));
-      }
-      return Expr(std::make_shared<const SelectNode>(std::move(c), std::move(t), std::move(f)));
-    }
-    if (op == "cast") {
-      TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 3));
-      TESSERA_ASSIGN_OR_RETURN(DataType dtype, GetDataType(j[1], path.At(1)));
-      TESSERA_ASSIGN_OR_RETURN(Expr v, ReadExpr(j[2], path.At(2), depth + 1));
-      return Cast(dtype, std::move(v));
-    }
-    if (op == "load") {
-      TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 3));
-      TESSERA_ASSIGN_OR_RETURN(Buffer buffer, BufferAt(j[1], path.At(1)));
-      TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> indices, ReadExprs(j[2], path.At(2), depth));
-      TESSERA_RETURN_IF_ERROR(CheckIndexCount(buffer, indices.size(), path.At(2)));
-      return Expr(std::make_shared<const BufferLoadNode>(std::move(buffer), std::move(indices)));
-    }
-    if (op == "call") {
-      TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 4));
-      TESSERA_ASSIGN_OR_RETURN(std::string name, GetString(j[1], path.At(1)));
-      CallOp call_op;
-      if (!ParseCallOp(name, &call_op)) {
-        return Error(path.At(1), absl::StrCat("unknown intrinsic \"", name, "\""));
-      }
-      TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> args, ReadExprs(j[2], path.At(2), depth));
-      if (static_cast<int>(args.size()) != CallOpArity(call_op)) {
-        return Error(path.At(2), absl::StrCat(name, " takes ", CallOpArity(call_op),
-                                              " arguments, got ", args.size()));
-      }
-      for (size_t i = 1; i < args.size(); ++i) {
-        if (args[i].dtype() != args[0].dtype()) {
-          return Error(path.At(2), absl::StrCat("arguments of ", name, " differ in type"));
-        }
-      }
-      DataType dtype = args[0].dtype();
-      if (j.size() == 4) {
-        TESSERA_ASSIGN_OR_RETURN(dtype, GetDataType(j[3], path.At(3)));
-      }
-      return Expr(std::make_shared<const CallNode>(dtype, call_op, std::move(args)));
-    }
+    const std::string& op = j[0].get_ref<const std::string&>();
+    if (op == "i") return ReadIntImm(j, path, depth);
+    if (op == "f") return ReadFloatImm(j, path, depth);
+    if (op == "v") return ReadVarExpr(j, path, depth);
+    if (op == "!") return ReadNot(j, path, depth);
+    if (op == "select") return ReadSelect(j, path, depth);
+    if (op == "cast") return ReadCast(j, path, depth);
+    if (op == "load") return ReadLoad(j, path, depth);
+    if (op == "call") return ReadCall(j, path, depth);
+    if (op == "call_extern") return ReadCallExtern(j, path, depth);
     for (BinaryOp bop : kBinaryOps) {
-      if (op != BinaryOpName(bop)) continue;
-      TESSERA_RETURN_IF_ERROR(ExpectArray(j, path, 3, 4));
-      TESSERA_ASSIGN_OR_RETURN(Expr a, ReadExpr(j[1], path.At(1), depth + 1));
-      TESSERA_ASSIGN_OR_RETURN(Expr b, ReadExpr(j[2], path.At(2), depth + 1));
-      if (a.dtype() != b.dtype()) {
-        return Error(path, absl::StrCat("operands of ", op, " differ in type: ",
-                                        a.dtype().ToString(), " vs ", b.dtype().ToString()));
-      }
-      DataType dtype = DerivedBinaryType(bop, a.dtype());
-      if (j.size() == 4) {
-        TESSERA_ASSIGN_OR_RETURN(dtype, GetDataType(j[3], path.At(3)));
-      }
-      return Expr(std::make_shared<const BinaryNode>(dtype, bop, std::move(a), std::move(b)));
+      if (op == BinaryOpName(bop)) return ReadBinary(j, path, depth, bop, op);
     }
     return Error(path.At(0), absl::StrCat("unknown expression operator \"", op, "\""));
   }
@@ -621,7 +670,8 @@ class Reader {
     return out;
   }
 
-  absl::StatusOr<Block> ReadBlock(const json& j, const Path& path, int depth) {
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Block> ReadBlock(const json& j, const Path& path,
+                                                          int depth) {
     TESSERA_RETURN_IF_ERROR(ExpectObject(j, path));
     BlockNode node;
     TESSERA_ASSIGN_OR_RETURN(const json* name, Require(j, "name", path));
@@ -671,97 +721,117 @@ class Reader {
     return MakeBlock(node);
   }
 
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Stmt> ReadStore(const json& j, const Path& path,
+                                                         int depth) {
+    TESSERA_ASSIGN_OR_RETURN(const json* b, Require(j, "buffer", path));
+    TESSERA_ASSIGN_OR_RETURN(Buffer buffer, BufferAt(*b, path.Key("buffer")));
+    TESSERA_ASSIGN_OR_RETURN(const json* idx, Require(j, "indices", path));
+    Path ipath = path.Key("indices");
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> indices, ReadExprs(*idx, ipath, depth));
+    TESSERA_RETURN_IF_ERROR(CheckIndexCount(buffer, indices.size(), ipath));
+    TESSERA_ASSIGN_OR_RETURN(Expr value, ReadMember(j, "value", path, depth));
+    if (value.dtype() != buffer.dtype()) {
+      return Error(path.Key("value"),
+                   absl::StrCat("store of ", value.dtype().ToString(), " into ",
+                                buffer.dtype().ToString(), " buffer ", buffer.name()));
+    }
+    return Stmt(std::make_shared<const BufferStoreNode>(std::move(buffer), std::move(value),
+                                                        std::move(indices)));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Stmt> ReadSeq(const json& j, const Path& path, int depth) {
+    TESSERA_ASSIGN_OR_RETURN(const json* seq_json, Require(j, "seq", path));
+    Path spath = path.Key("seq");
+    TESSERA_RETURN_IF_ERROR(ExpectArray(*seq_json, spath));
+    std::vector<Stmt> seq;
+    for (size_t i = 0; i < seq_json->size(); ++i) {
+      TESSERA_ASSIGN_OR_RETURN(Stmt s, ReadStmt((*seq_json)[i], spath.At(i), depth + 1));
+      seq.push_back(std::move(s));
+    }
+    return Stmt(std::make_shared<const SeqStmtNode>(std::move(seq)));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Stmt> ReadIf(const json& j, const Path& path, int depth) {
+    TESSERA_ASSIGN_OR_RETURN(Expr cond, ReadMember(j, "condition", path, depth));
+    TESSERA_ASSIGN_OR_RETURN(Stmt then_case, ReadStmtMember(j, "then", path, depth));
+    Stmt else_case;
+    if (const json* e = Find(j, "else")) {
+      TESSERA_ASSIGN_OR_RETURN(else_case, ReadStmt(*e, path.Key("else"), depth + 1));
+    }
+    return IfThenElse(std::move(cond), std::move(then_case), std::move(else_case));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Stmt> ReadEvaluate(const json& j, const Path& path,
+                                                            int depth) {
+    TESSERA_ASSIGN_OR_RETURN(Expr value, ReadMember(j, "value", path, depth));
+    return Evaluate(std::move(value));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Stmt> ReadFor(const json& j, const Path& path, int depth) {
+    TESSERA_ASSIGN_OR_RETURN(const json* v, Require(j, "var", path));
+    TESSERA_ASSIGN_OR_RETURN(Var loop_var, VarAt(*v, path.Key("var")));
+    TESSERA_ASSIGN_OR_RETURN(Expr extent, ReadMember(j, "extent", path, depth));
+    TESSERA_ASSIGN_OR_RETURN(const json* k, Require(j, "kind", path));
+    TESSERA_ASSIGN_OR_RETURN(std::string kind_name, GetString(*k, path.Key("kind")));
+    ForKind kind;
+    if (!ParseForKind(kind_name, &kind)) {
+      return Error(path.Key("kind"), absl::StrCat("unknown loop kind \"", kind_name, "\""));
+    }
+    std::string tag;
+    if (const json* t = Find(j, "thread_tag")) {
+      TESSERA_ASSIGN_OR_RETURN(tag, GetString(*t, path.Key("thread_tag")));
+    }
+    if ((kind == ForKind::kThreadBinding) == tag.empty()) {
+      return Error(path, "thread_tag must be set exactly for thread_binding loops");
+    }
+    Annotations annotations;
+    if (const json* a = Find(j, "annotations")) {
+      TESSERA_ASSIGN_OR_RETURN(annotations, ReadAnnotations(*a, path.Key("annotations")));
+    }
+    TESSERA_ASSIGN_OR_RETURN(Stmt body, ReadStmtMember(j, "body", path, depth));
+    return For(std::move(loop_var), std::move(extent), kind, std::move(body), std::move(tag),
+               std::move(annotations));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Stmt> ReadRealize(const json& j, const Path& path,
+                                                           int depth) {
+    TESSERA_ASSIGN_OR_RETURN(const json* values_json, Require(j, "iter_values", path));
+    Path vpath = path.Key("iter_values");
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> values, ReadExprs(*values_json, vpath, depth));
+    TESSERA_ASSIGN_OR_RETURN(Expr predicate, ReadMember(j, "predicate", path, depth));
+    TESSERA_ASSIGN_OR_RETURN(const json* block_json, Require(j, "block", path));
+    TESSERA_ASSIGN_OR_RETURN(Block block, ReadBlock(*block_json, path.Key("block"), depth + 1));
+    if (values.size() != block->iter_vars.size()) {
+      return Error(vpath, absl::StrCat(values.size(), " iter_values for ", block->iter_vars.size(),
+                                       " iteration variables of block ", block->name));
+    }
+    return BlockRealize(std::move(values), std::move(predicate), std::move(block));
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<Stmt> ReadAllocate(const json& j, const Path& path,
+                                                            int depth) {
+    TESSERA_ASSIGN_OR_RETURN(const json* b, Require(j, "buffer", path));
+    TESSERA_ASSIGN_OR_RETURN(Buffer buffer, BufferAt(*b, path.Key("buffer")));
+    TESSERA_ASSIGN_OR_RETURN(Stmt body, ReadStmtMember(j, "body", path, depth));
+    return Allocate(std::move(buffer), std::move(body));
+  }
+
   absl::StatusOr<Stmt> ReadStmt(const json& j, const Path& path, int depth) {
     if (depth > kMaxDepth) return Error(path, "nesting too deep");
     TESSERA_RETURN_IF_ERROR(ExpectObject(j, path));
     TESSERA_ASSIGN_OR_RETURN(const json* op_json, Require(j, "op", path));
-    TESSERA_ASSIGN_OR_RETURN(std::string op, GetString(*op_json, path.Key("op")));
-    if (op == "store") {
-      TESSERA_ASSIGN_OR_RETURN(const json* b, Require(j, "buffer", path));
-      TESSERA_ASSIGN_OR_RETURN(Buffer buffer, BufferAt(*b, path.Key("buffer")));
-      TESSERA_ASSIGN_OR_RETURN(const json* idx, Require(j, "indices", path));
-      Path ipath = path.Key("indices");
-      TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> indices, ReadExprs(*idx, ipath, depth));
-      TESSERA_RETURN_IF_ERROR(CheckIndexCount(buffer, indices.size(), ipath));
-      TESSERA_ASSIGN_OR_RETURN(Expr value, ReadMember(j, "value", path, depth));
-      if (value.dtype() != buffer.dtype()) {
-        return Error(path.Key("value"),
-                     absl::StrCat("store of ", value.dtype().ToString(), " into ",
-                                  buffer.dtype().ToString(), " buffer ", buffer.name()));
-      }
-      return Stmt(std::make_shared<const BufferStoreNode>(std::move(buffer), std::move(value),
-                                                          std::move(indices)));
+    if (!op_json->is_string()) {
+      return Error(path.Key("op"), absl::StrCat("expected string, got ", TypeName(*op_json)));
     }
-    if (op == "seq") {
-      TESSERA_ASSIGN_OR_RETURN(const json* seq_json, Require(j, "seq", path));
-      Path spath = path.Key("seq");
-      TESSERA_RETURN_IF_ERROR(ExpectArray(*seq_json, spath));
-      std::vector<Stmt> seq;
-      for (size_t i = 0; i < seq_json->size(); ++i) {
-        TESSERA_ASSIGN_OR_RETURN(Stmt s, ReadStmt((*seq_json)[i], spath.At(i), depth + 1));
-        seq.push_back(std::move(s));
-      }
-      return Stmt(std::make_shared<const SeqStmtNode>(std::move(seq)));
-    }
-    if (op == "if") {
-      TESSERA_ASSIGN_OR_RETURN(Expr cond, ReadMember(j, "condition", path, depth));
-      TESSERA_ASSIGN_OR_RETURN(Stmt then_case, ReadStmtMember(j, "then", path, depth));
-      Stmt else_case;
-      if (const json* e = Find(j, "else")) {
-        TESSERA_ASSIGN_OR_RETURN(else_case, ReadStmt(*e, path.Key("else"), depth + 1));
-      }
-      return IfThenElse(std::move(cond), std::move(then_case), std::move(else_case));
-    }
-    if (op == "evaluate") {
-      TESSERA_ASSIGN_OR_RETURN(Expr value, ReadMember(j, "value", path, depth));
-      return Evaluate(std::move(value));
-    }
-    if (op == "for") {
-      TESSERA_ASSIGN_OR_RETURN(const json* v, Require(j, "var", path));
-      TESSERA_ASSIGN_OR_RETURN(Var loop_var, VarAt(*v, path.Key("var")));
-      TESSERA_ASSIGN_OR_RETURN(Expr extent, ReadMember(j, "extent", path, depth));
-      TESSERA_ASSIGN_OR_RETURN(const json* k, Require(j, "kind", path));
-      TESSERA_ASSIGN_OR_RETURN(std::string kind_name, GetString(*k, path.Key("kind")));
-      ForKind kind;
-      if (!ParseForKind(kind_name, &kind)) {
-        return Error(path.Key("kind"), absl::StrCat("unknown loop kind \"", kind_name, "\""));
-      }
-      std::string tag;
-      if (const json* t = Find(j, "thread_tag")) {
-        TESSERA_ASSIGN_OR_RETURN(tag, GetString(*t, path.Key("thread_tag")));
-      }
-      if ((kind == ForKind::kThreadBinding) == tag.empty()) {
-        return Error(path, "thread_tag must be set exactly for thread_binding loops");
-      }
-      Annotations annotations;
-      if (const json* a = Find(j, "annotations")) {
-        TESSERA_ASSIGN_OR_RETURN(annotations, ReadAnnotations(*a, path.Key("annotations")));
-      }
-      TESSERA_ASSIGN_OR_RETURN(Stmt body, ReadStmtMember(j, "body", path, depth));
-      return For(std::move(loop_var), std::move(extent), kind, std::move(body), std::move(tag),
-                 std::move(annotations));
-    }
+    const std::string& op = op_json->get_ref<const std::string&>();
+    if (op == "store") return ReadStore(j, path, depth);
+    if (op == "seq") return ReadSeq(j, path, depth);
+    if (op == "if") return ReadIf(j, path, depth);
+    if (op == "evaluate") return ReadEvaluate(j, path, depth);
+    if (op == "for") return ReadFor(j, path, depth);
+    if (op == "realize") return ReadRealize(j, path, depth);
+    if (op == "allocate") return ReadAllocate(j, path, depth);
     if (op == "block") return ReadBlock(j, path, depth);
-    if (op == "realize") {
-      TESSERA_ASSIGN_OR_RETURN(const json* values_json, Require(j, "iter_values", path));
-      Path vpath = path.Key("iter_values");
-      TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> values, ReadExprs(*values_json, vpath, depth));
-      TESSERA_ASSIGN_OR_RETURN(Expr predicate, ReadMember(j, "predicate", path, depth));
-      TESSERA_ASSIGN_OR_RETURN(const json* block_json, Require(j, "block", path));
-      TESSERA_ASSIGN_OR_RETURN(Block block, ReadBlock(*block_json, path.Key("block"), depth + 1));
-      if (values.size() != block->iter_vars.size()) {
-        return Error(vpath,
-                     absl::StrCat(values.size(), " iter_values for ", block->iter_vars.size(),
-                                  " iteration variables of block ", block->name));
-      }
-      return BlockRealize(std::move(values), std::move(predicate), std::move(block));
-    }
-    if (op == "allocate") {
-      TESSERA_ASSIGN_OR_RETURN(const json* b, Require(j, "buffer", path));
-      TESSERA_ASSIGN_OR_RETURN(Buffer buffer, BufferAt(*b, path.Key("buffer")));
-      TESSERA_ASSIGN_OR_RETURN(Stmt body, ReadStmtMember(j, "body", path, depth));
-      return Allocate(std::move(buffer), std::move(body));
-    }
     return Error(path.Key("op"), absl::StrCat("unknown statement op \"", op, "\""));
   }
 

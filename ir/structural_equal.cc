@@ -65,7 +65,9 @@ std::string Describe(const Expr& e) {
     case ExprKind::kBufferLoad:
       return absl::StrCat("load of ", e.as<BufferLoadNode>()->buffer.name());
     case ExprKind::kCall:
-      return absl::StrCat("call ", CallOpName(e.as<CallNode>()->op));
+      return e.as<CallNode>()->op == CallOp::kExtern
+                 ? absl::StrCat("call_extern ", e.as<CallNode>()->name)
+                 : absl::StrCat("call ", CallOpName(e.as<CallNode>()->op));
   }
   return "?";
 }

@@ -183,7 +183,8 @@ class Verifier {
       }
       case ExprKind::kCall: {
         const auto* op = e.as<CallNode>();
-        if (static_cast<int>(op->args.size()) != CallOpArity(op->op)) {
+        if (op->op != CallOp::kExtern &&
+            static_cast<int>(op->args.size()) != CallOpArity(op->op)) {
           return Error(absl::StrCat(what, ": ", CallOpName(op->op), " takes ", CallOpArity(op->op),
                                     " arguments, got ", op->args.size()));
         }

@@ -204,6 +204,7 @@ Expr FoldCast(DataType to, const Expr& v) {
 }
 
 Expr FoldCall(CallOp op, DataType dtype, const std::vector<Expr>& args) {
+  if (op == CallOp::kExtern || args.empty()) return Expr();  // opaque
   if (op == CallOp::kAbs) {
     if (const int64_t* c = AsConstInt(args[0])) return Const(dtype, *c < 0 ? -*c : *c);
   }
@@ -246,6 +247,8 @@ Expr FoldCall(CallOp op, DataType dtype, const std::vector<Expr>& args) {
     case CallOp::kCeil:
       r = std::ceil(x);
       break;
+    case CallOp::kExtern:
+      return Expr();
   }
   return RoundFloat(dtype, &r) ? FloatImm(dtype, r) : Expr();
 }

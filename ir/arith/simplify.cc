@@ -529,6 +529,9 @@ class Simplifier {
   Expr VisitCall(const CallNode* op, const Expr& self) {
     bool changed = false;
     std::vector<Expr> args = VisitAll(op->args, &changed);
+    if (op->op == CallOp::kExtern) {  // opaque: only its arguments simplify
+      return changed ? CallExtern(op->dtype, op->name, std::move(args)) : self;
+    }
     if (Expr folded = FoldCall(op->op, op->dtype, args); folded.defined()) return folded;
     return changed ? Call(op->op, std::move(args)) : self;
   }
@@ -594,7 +597,7 @@ bool ExprDeepEqual(const Expr& a, const Expr& b) {
     case ExprKind::kCall: {
       const auto* x = a.as<CallNode>();
       const auto* y = b.as<CallNode>();
-      return x->op == y->op && ExprsDeepEqual(x->args, y->args);
+      return x->op == y->op && x->name == y->name && ExprsDeepEqual(x->args, y->args);
     }
   }
   return false;
