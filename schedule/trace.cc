@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "schedule/index_map.h"
 #include "schedule/schedule.h"
 
 namespace tessera {
@@ -32,7 +33,10 @@ nlohmann::json ValueToJson(const InstValue& v, const RVNames& names, bool quote_
     case InstValue::Type::kInt: return v.as_int();
     case InstValue::Type::kFloat: return v.as_float();
     case InstValue::Type::kString:
-      return quote_strings ? absl::StrCat("\"", v.as_string(), "\"") : v.as_string();
+      // An IndexMap input is its text form, unquoted ("lambda ...": index_map.h).
+      return quote_strings && !IndexMap::IsIndexMapText(v.as_string())
+                 ? absl::StrCat("\"", v.as_string(), "\"")
+                 : v.as_string();
     case InstValue::Type::kRV: {
       auto it = names.find({v.rv_kind(), v.rv_id()});
       return it == names.end() ? absl::StrCat(std::string(1, RVPrefix(v.rv_kind())), "?", v.rv_id()) : it->second;
@@ -46,8 +50,9 @@ nlohmann::json ValueToJson(const InstValue& v, const RVNames& names, bool quote_
   return nullptr;
 }
 
-// Decodes an input (strings are RV names, "None" or quoted literals) or, with
-// `is_input` false, an attr or decision (strings are literals).
+// Decodes an input (strings are RV names, "None", quoted literals, or IndexMaps: text starting
+// with "lambda ", kept as a string) or, with `is_input` false, an attr or decision (strings are
+// literals).
 absl::StatusOr<InstValue> ValueFromJson(const nlohmann::json& j,
                                         const std::map<std::string, InstValue>& rvs,
                                         bool is_input, const std::string& where) {
@@ -67,6 +72,7 @@ absl::StatusOr<InstValue> ValueFromJson(const nlohmann::json& j,
     const std::string s = j.get<std::string>();
     if (!is_input) return InstValue::String(s);
     if (s == "None") return InstValue();
+    if (IndexMap::IsIndexMapText(s)) return InstValue::String(s);
     if (s.size() >= 2 && s.front() == '"' && s.back() == '"') {
       return InstValue::String(s.substr(1, s.size() - 2));
     }

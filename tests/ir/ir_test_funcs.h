@@ -145,8 +145,15 @@ inline PrimFunc Tiled(const TiledOptions& o = {}) {
                         {{"tessera.scheduled", int64_t{1}}});
 }
 
+// An opaque extern call (a tensor intrinsic) evaluated in the root block.
+inline PrimFunc ExternCall(const std::string& p = "") {
+  Buffer a = Buffer::Make(p + "A", DataType::Int8(), {4});
+  Stmt body = Evaluate(CallExtern(DataType::Int32(), "__dp4a", {a.Load({0}), Expr(1), Expr(2)}));
+  return PrimFunc::Make(p + "extern_call", {a}, RootRealize(body));
+}
+
 // Every hand-built function, for tests that loop.
-inline std::vector<PrimFunc> HandBuiltFunctions() { return {Matmul(), Elementwise(), Tiled()}; }
+inline std::vector<PrimFunc> HandBuiltFunctions() { return {Matmul(), Elementwise(), Tiled(), ExternCall()}; }
 
 }  // namespace testing
 }  // namespace tessera

@@ -47,6 +47,18 @@ TEST(SerializeTest, EveryWorkloadRoundTripsInEveryDtype) {
   }
 }
 
+TEST(SerializeTest, ExternCallsRoundTrip) {
+  PrimFunc f = testing::ExternCall();
+  ExpectRoundTrip(f);
+  absl::StatusOr<PrimFunc> back = LoadPrimFuncJson(SaveJson(f));
+  ASSERT_TRUE(back.ok()) << back.status();
+  const auto* call = back->root_block()->body.as<EvaluateNode>()->value.as<CallNode>();
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->op, CallOp::kExtern);
+  EXPECT_EQ(call->name, "__dp4a");
+  EXPECT_EQ(call->dtype, DataType::Int32());
+}
+
 TEST(SerializeTest, PreservesSharingOfVariablesAndBuffers) {
   absl::StatusOr<PrimFunc> f = LoadPrimFuncJson(SaveJson(testing::Matmul()));
   ASSERT_TRUE(f.ok()) << f.status();

@@ -129,6 +129,14 @@ TEST(StructuralEqualTest, DtypesOfVariablesCount) {
             StructuralHash(Var("x", DataType::Int64())));
 }
 
+TEST(StructuralHashTest, ExternCallNamesCount) {
+  Expr f = CallExtern(DataType::Int32(), "f", {Expr(1)});
+  Expr g = CallExtern(DataType::Int32(), "g", {Expr(1)});
+  EXPECT_NE(StructuralHash(f), StructuralHash(g));
+  EXPECT_EQ(StructuralDiff(f, g), "name: \"f\" vs \"g\"");
+  EXPECT_EQ(StructuralHash(f), StructuralHash(CallExtern(DataType::Int32(), "f", {Expr(1)})));
+}
+
 TEST(StructuralHashTest, NormalizesNegativeZeroAndNan) {
   DataType f32 = DataType::Float32();
   double nan = std::numeric_limits<double>::quiet_NaN();

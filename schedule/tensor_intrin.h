@@ -1,0 +1,72 @@
+// Tensor intrinsics: what a hardware instruction (or a hand-written micro-kernel) computes, and
+// how to call it. `desc` describes the computation as a small PrimFunc in our IR; `impl`
+// performs the same computation, usually through an opaque extern call (CallOp::kExtern).
+// Tensorize matches a block against `desc` and replaces its body by `impl`, with the
+// parameters of both bound to the regions of the block's buffers.
+//
+// Conventions for desc and impl (checked by RegisterTensorIntrin):
+//   - both have the same number of parameters, pairwise of the same dtype, constant shape
+//     and scope; parameter i of impl stands for parameter i of desc;
+//   - each body is the BlockRealize of a root block without iteration variables or init;
+//     the root block of desc lists the regions it reads and writes (a parameter it does not
+//     list counts as accessed whole);
+//   - a desc scope "global" means "any addressable memory" (global, shared or local); any
+//     other scope (e.g. "wmma.matrix_a") must be matched exactly;
+//   - in impl, an extern call argument that is a BufferLoad stands for the address of that
+//     element (emitters derive leading dimensions from the buffer it is bound to); a call
+//     evaluated for its effect has type int32.
+//
+// The registry holds the built-in intrinsics (registered on first use, from the explicit
+// table in tensor_intrin.cc) and any that callers register. It is thread-safe.
+#ifndef TESSERA_SCHEDULE_TENSOR_INTRIN_H_
+#define TESSERA_SCHEDULE_TENSOR_INTRIN_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/function.h"
+
+namespace tessera {
+
+struct TensorIntrin {
+  std::string name;
+  PrimFunc desc;
+  PrimFunc impl;
+};
+
+// Names of the built-in intrinsics.
+inline constexpr char kWmmaLoadA[] = "wmma_load_16x16x16_f16_a";
+inline constexpr char kWmmaLoadB[] = "wmma_load_16x16x16_f16_b";
+inline constexpr char kWmmaFill[] = "wmma_fill_16x16x16_f32";
+inline constexpr char kWmmaSync[] = "wmma_sync_16x16x16_f16f16f32";
+inline constexpr char kWmmaStore[] = "wmma_store_16x16x16_f32";
+inline constexpr char kDp4a[] = "dp4a";
+
+// Adds `intrin`. kInvalidArgument if it breaks the conventions above (naming what),
+// kAlreadyExists if an intrinsic of that name is registered.
+absl::Status RegisterTensorIntrin(TensorIntrin intrin);
+
+// The intrinsic `name`. kNotFound listing the registered names.
+absl::StatusOr<TensorIntrin> GetTensorIntrin(const std::string& name);
+
+// Registered names, sorted.
+std::vector<std::string> ListTensorIntrins();
+
+// Matches `block` against `intrin.desc` and returns the body of `intrin.impl` instantiated for
+// it: parameters replaced by the matched regions of the block's buffers, loop and iteration
+// variables fresh, nested block names made unique against `taken_block_names`. The match
+// compares loops by constant extent in order (unit loops are ignored), nested blocks by the
+// kinds of the iteration variables that vary with the matched loops, by init and by body,
+// statements and expressions by structure and dtype, integer expressions by provable equality,
+// and each buffer access relative to the block's declared region of that buffer (trailing
+// extents equal to the description's, leading ones 1; scopes compatible, see above).
+// kInvalidArgument naming the first difference otherwise.
+absl::StatusOr<Stmt> InstantiateTensorIntrin(const Block& block, const TensorIntrin& intrin,
+                                             std::set<std::string> taken_block_names);
+
+}  // namespace tessera
+
+#endif  // TESSERA_SCHEDULE_TENSOR_INTRIN_H_
