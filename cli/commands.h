@@ -11,6 +11,8 @@ Command RegisterWorkloadsCommand(CLI::App* root);
 Command RegisterShowCommand(CLI::App* root);
 Command RegisterRunCommand(CLI::App* root);
 Command RegisterScheduleCommand(CLI::App* root);
+Command RegisterCodegenCommand(CLI::App* root);
+Command RegisterDevicesCommand(CLI::App* root);
 
 }  // namespace cli
 }  // namespace tessera

@@ -71,6 +71,28 @@ absl::StatusOr<PrimFunc> FunctionSource::Load(std::string* label) const {
   return func;
 }
 
+absl::StatusOr<Trace> LoadTrace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read trace file ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Trace> trace = Trace::FromJson(text.str());
+  if (!trace.ok()) {
+    return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
+  }
+  return trace;
+}
+
+absl::StatusOr<Schedule> Replay(const PrimFunc& func, const Trace& trace, const std::string& path,
+                                int64_t seed) {
+  Schedule sch = Schedule::Create(func, seed);
+  absl::Status applied = trace.ApplyTo(&sch, /*remove_postproc=*/false);
+  if (!applied.ok()) {
+    return absl::Status(applied.code(), absl::StrCat(path, ": ", applied.message()));
+  }
+  return sch;
+}
+
 int ReportError(const absl::Status& status) {
   std::fprintf(stderr, "tessera: error: %s\n", std::string(status.message()).c_str());
   return 1;

@@ -11,6 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/function.h"
+#include "schedule/schedule.h"
+#include "schedule/trace.h"
 
 namespace tessera {
 namespace cli {
@@ -32,6 +34,14 @@ struct FunctionSource {
   // The function, and a human-readable label such as "GMM(B=1,M=512,N=512,K=512) float32".
   absl::StatusOr<PrimFunc> Load(std::string* label) const;
 };
+
+// Reads and parses a trace file (JSON, docs/formats.md); errors name the file.
+absl::StatusOr<Trace> LoadTrace(const std::string& path);
+
+// Replays `trace` on a fresh schedule of `func` (seeding sampling instructions that have no
+// decision); errors name the file `path` and the instruction.
+absl::StatusOr<Schedule> Replay(const PrimFunc& func, const Trace& trace, const std::string& path,
+                                int64_t seed);
 
 // Prints "tessera: error: <message>" to stderr; returns the exit code 1.
 int ReportError(const absl::Status& status);

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
       tessera::cli::RegisterShowCommand(&app),
       tessera::cli::RegisterRunCommand(&app),
       tessera::cli::RegisterScheduleCommand(&app),
+      tessera::cli::RegisterCodegenCommand(&app),
+      tessera::cli::RegisterDevicesCommand(&app),
   };
   CLI11_PARSE(app, argc, argv);
   for (const Command& command : commands) {

@@ -13,7 +13,10 @@
 #include "ir/interpreter.h"
 #include "ir/ndarray.h"
 #include "worker/builder.h"
+#include "worker/cuda_runner.h"
+#include "worker/devices.h"
 #include "worker/host.h"
+#include "worker/nvrtc_builder.h"
 #include "worker/runner.h"
 
 namespace tessera {
@@ -68,7 +71,9 @@ absl::StatusOr<CheckOutcome> Check(const PrimFunc& func, const PrimFunc& referen
   std::vector<NDArray> actual = RandomArgs(func, options.seed);
   std::vector<NDArray> expected;
   for (const NDArray& a : actual) expected.push_back(a.Clone());
-  absl::StatusOr<RunResult> ran = RunCpuKernel(built.artifact_path, built.symbol, &actual, once);
+  absl::StatusOr<RunResult> ran =
+      target.is_cuda() ? RunCudaKernel(built.artifact_path, &actual, once)
+                       : RunCpuKernel(built.artifact_path, built.symbol, &actual, once);
   if (!ran.ok()) return ran.status();
   if (!ran->ok()) return absl::InternalError(absl::StrCat("run failed: ", ran->error_msg));
 
@@ -84,7 +89,9 @@ absl::StatusOr<CheckOutcome> Check(const PrimFunc& func, const PrimFunc& referen
     naive.optimization_flags = {"-O0"};
     naive.openmp = false;
     std::unique_ptr<Builder> builder = NewCBuilder(naive);
-    TESSERA_ASSIGN_OR_RETURN(BuildResult ref_build, BuildOne(builder.get(), reference, target));
+    // The reference always runs on the host, whatever the target of `func`.
+    TESSERA_ASSIGN_OR_RETURN(Target host, ResolveTarget("cpu"));
+    TESSERA_ASSIGN_OR_RETURN(BuildResult ref_build, BuildOne(builder.get(), reference, host));
     absl::StatusOr<RunResult> ref_ran =
         RunCpuKernel(ref_build.artifact_path, ref_build.symbol, &expected, once);
     if (!ref_ran.ok()) return ref_ran.status();
@@ -107,19 +114,27 @@ absl::StatusOr<CheckOutcome> Check(const PrimFunc& func, const PrimFunc& referen
 
 void MeasureOptions::AddOptions(CLI::App* app, const std::string& check_help,
                                 const std::string& seed_help) {
-  app->add_option("--target", target, "Target, e.g. cpu or 'cpu -cores=2'")->capture_default_str();
+  app->add_option("--target", target,
+                  "Target, e.g. cpu, 'cpu -cores=2' or cuda (keys not given come from the host "
+                  "or GPU 0)")
+      ->capture_default_str();
   app->add_flag("--check", check, check_help);
   app->add_option("--seed", seed, seed_help)->capture_default_str();
-  app->add_option("--number", number, "Runs per repeat")->capture_default_str()
+  app->add_option("--number", number, "Runs per repeat")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app->add_option("--repeat", repeat, "Timed repeats")->capture_default_str()
+  app->add_option("--repeat", repeat, "Timed repeats")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app->add_option("--min-repeat-ms", min_repeat_ms,
                   "Grow --number until one repeat lasts this long")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
-  app->add_flag("--cache-flush", cache_flush, "Flush the CPU caches before each repeat");
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app->add_flag("--cache-flush", cache_flush,
+                "Flush the CPU caches (cuda: the GPU's L2) before each repeat");
   app->add_option("--timeout", timeout, "Seconds before a run is killed")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 nlohmann::json Measurement::ToJson() const {
@@ -143,14 +158,14 @@ nlohmann::json Measurement::ToJson() const {
 }
 
 std::string Measurement::ToText() const {
-  std::string text = absl::StrFormat("latency: %s (median of %zu repeats), %.2f GFLOP/s\n",
-                                     FormatSeconds(latency_seconds), run_secs.size(),
-                                     gflops_per_second);
+  std::string text =
+      absl::StrFormat("latency: %s (median of %zu repeats), %.2f GFLOP/s\n",
+                      FormatSeconds(latency_seconds), run_secs.size(), gflops_per_second);
   if (checked && check_status.ok()) {
-    absl::StrAppendFormat(&text, "check: %s against the %s (max abs error %.3g, max rel error %.3g%s)\n",
-                          check.passed ? "PASS" : "FAIL", check.reference, check.max_abs_error,
-                          check.max_rel_error,
-                          check.passed ? "" : absl::StrCat(", ", check.mismatches, " mismatches"));
+    absl::StrAppendFormat(
+        &text, "check: %s against the %s (max abs error %.3g, max rel error %.3g%s)\n",
+        check.passed ? "PASS" : "FAIL", check.reference, check.max_abs_error, check.max_rel_error,
+        check.passed ? "" : absl::StrCat(", ", check.mismatches, " mismatches"));
   }
   return text;
 }
@@ -163,16 +178,19 @@ int Measurement::ExitCode() const {
 
 absl::StatusOr<Target> ResolveRunnableTarget(const std::string& text) {
   TESSERA_ASSIGN_OR_RETURN(Target target, ResolveTarget(text));
-  if (target.is_cuda()) {
-    return absl::UnimplementedError(
-        "target cuda: the CUDA backend is not part of this build yet; use --target cpu");
+  if (!target.is_cuda()) return target;
+  absl::StatusOr<Target> device = ResolveCudaTarget(text);
+  if (!device.ok()) {
+    return absl::Status(device.status().code(),
+                        absl::StrCat("target cuda: ", device.status().message()));
   }
-  return target;
+  return device;
 }
 
 absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc& reference,
                                             const Target& target, const MeasureOptions& options) {
-  std::unique_ptr<Builder> builder = NewCBuilder(CBuilderOptions());
+  std::unique_ptr<Builder> builder =
+      target.is_cuda() ? NewNvrtcBuilder() : NewCBuilder(CBuilderOptions());
   TESSERA_ASSIGN_OR_RETURN(BuildResult built, BuildOne(builder.get(), func, target));
 
   RunnerConfig config;
@@ -182,7 +200,7 @@ absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc
   config.enable_cpu_cache_flush = options.cache_flush;
   config.timeout_sec = options.timeout;
   config.seed = static_cast<uint64_t>(options.seed);
-  std::unique_ptr<Runner> runner = NewCpuRunner();
+  std::unique_ptr<Runner> runner = target.is_cuda() ? NewCudaRunner() : NewCpuRunner();
   std::vector<RunResult> results =
       runner->Run({RunInput{built.artifact_path, built.symbol, ArgInfosOf(func)}}, config);
   if (results.size() != 1 || !results[0].ok()) {
@@ -199,7 +217,8 @@ absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc
                                       : (secs[secs.size() / 2 - 1] + secs[secs.size() / 2]) / 2;
   m.flops = EstimateFlops(func);
   // Like MetaSchedule, count at least one operation so data movement gets a rate too.
-  m.gflops_per_second = m.latency_seconds > 0 ? std::max(m.flops, 1.0) / m.latency_seconds / 1e9 : 0;
+  m.gflops_per_second =
+      m.latency_seconds > 0 ? std::max(m.flops, 1.0) / m.latency_seconds / 1e9 : 0;
   if (options.check) {
     m.checked = true;
     absl::StatusOr<CheckOutcome> check = Check(func, reference, target, built, options);

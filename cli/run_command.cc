@@ -1,8 +1,8 @@
-// `tessera run`: build a function for a target, time it, and optionally check its outputs
-// against the reference interpreter (or, above an interpreter budget, against the same
-// function compiled naively: -O0, serial). The work is cli/measure.h's BuildAndMeasure.
+// `tessera run`: build a function for a target (cpu or cuda), time it, and optionally check its
+// outputs against the reference interpreter (or, above an interpreter budget, against the same
+// function compiled naively: -O0, serial). With --trace the function is scheduled by the trace
+// first and checked against the unscheduled one. The work is cli/measure.h's BuildAndMeasure.
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -14,6 +14,7 @@ namespace {
 
 struct RunOptions {
   FunctionSource source;
+  std::string trace_path;
   MeasureOptions measure;
   bool json = false;
 };
@@ -24,7 +25,15 @@ int Run(const RunOptions& options) {
   if (!func.ok()) return ReportError(func.status());
   absl::StatusOr<Target> target = ResolveRunnableTarget(options.measure.target);
   if (!target.ok()) return ReportError(target.status());
-  absl::StatusOr<Measurement> m = BuildAndMeasure(*func, *func, *target, options.measure);
+  PrimFunc measured = *func;
+  if (!options.trace_path.empty()) {
+    absl::StatusOr<Trace> trace = LoadTrace(options.trace_path);
+    if (!trace.ok()) return ReportError(trace.status());
+    absl::StatusOr<Schedule> sch = Replay(*func, *trace, options.trace_path, options.measure.seed);
+    if (!sch.ok()) return ReportError(sch.status());
+    measured = sch->func();
+  }
+  absl::StatusOr<Measurement> m = BuildAndMeasure(measured, *func, *target, options.measure);
   if (!m.ok()) return ReportError(m.status());
 
   if (options.json) {
@@ -44,9 +53,12 @@ Command RegisterRunCommand(CLI::App* root) {
   CLI::App* app = root->add_subcommand("run", "Build, time and optionally check a function");
   auto options = std::make_shared<RunOptions>();
   options->source.AddOptions(app);
-  options->measure.AddOptions(
-      app, "Compare the outputs with the reference interpreter on random inputs",
-      "Seed of the random inputs");
+  options->measure.AddOptions(app,
+                              "Compare the outputs with the reference interpreter on random inputs",
+                              "Seed of the random inputs");
+  app->add_option("--trace", options->trace_path,
+                  "Schedule the function with this trace (JSON) first; --check then compares "
+                  "with the unscheduled function");
   app->add_flag("--json", options->json, "Print machine-readable JSON");
   return {app, [options]() { return Run(*options); }};
 }

@@ -3,9 +3,8 @@
 // outputs against the UNSCHEDULED function's (interpreter or naive compilation).
 #include <cstdio>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -27,30 +26,6 @@ struct ScheduleOptions {
   bool run = false;
   bool json = false;
 };
-
-// Reads and parses the trace file; errors name the file.
-absl::StatusOr<Trace> LoadTrace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read trace file ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<Trace> trace = Trace::FromJson(text.str());
-  if (!trace.ok()) {
-    return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
-  }
-  return trace;
-}
-
-// Replays `trace` on a fresh schedule of `func`; errors name the file and the instruction.
-absl::StatusOr<Schedule> Replay(const PrimFunc& func, const Trace& trace, const std::string& path,
-                                int64_t seed) {
-  Schedule sch = Schedule::Create(func, seed);
-  absl::Status applied = trace.ApplyTo(&sch, /*remove_postproc=*/false);
-  if (!applied.ok()) {
-    return absl::Status(applied.code(), absl::StrCat(path, ": ", applied.message()));
-  }
-  return sch;
-}
 
 int RunSchedule(ScheduleOptions options) {
   // --check needs outputs to compare, so it implies --run.

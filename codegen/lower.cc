@@ -1,11 +1,14 @@
 #include "codegen/lower.h"
 
+#include <algorithm>
+#include <functional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "codegen/lower_internal.h"
 #include "ir/arith/analyzer.h"
 #include "ir/functor.h"
 
@@ -199,22 +202,64 @@ class BufferFlattener : public IRMutator {
 
 }  // namespace
 
+namespace lower_internal {
+
+absl::StatusOr<Stmt> RemoveBlocks(const Stmt& stmt) {
+  BlockRemover remover;
+  Stmt body = remover.VisitStmt(stmt);
+  TESSERA_RETURN_IF_ERROR(remover.status());
+  return body;
+}
+
+absl::StatusOr<Stmt> FlattenBuffers(const std::vector<Buffer>& params, const Stmt& body,
+                                    std::vector<Buffer>* flat_params) {
+  BufferFlattener flattener;
+  flat_params->clear();
+  for (const Buffer& param : params) {
+    TESSERA_ASSIGN_OR_RETURN(Buffer flat, flattener.Flatten(param));
+    flat_params->push_back(flat);
+  }
+  Stmt flat_body = flattener.VisitStmt(body);
+  TESSERA_RETURN_IF_ERROR(flattener.status());
+  return flat_body;
+}
+
+int64_t InnerIterations(const Stmt& s) {
+  bool unknown = false;
+  std::function<int64_t(const Stmt&)> walk = [&](const Stmt& st) -> int64_t {
+    if (!st.defined()) return 1;
+    if (const auto* f = st.as<ForNode>()) {
+      const int64_t* extent = AsConstInt(f->extent);
+      if (extent == nullptr) {
+        unknown = true;
+        return 1;
+      }
+      return *extent * walk(f->body);
+    }
+    if (const auto* seq = st.as<SeqStmtNode>()) {
+      int64_t m = 1;
+      for (const Stmt& c : seq->seq) m = std::max(m, walk(c));
+      return m;
+    }
+    if (const auto* ite = st.as<IfThenElseNode>()) {
+      return std::max(walk(ite->then_case), walk(ite->else_case));
+    }
+    if (const auto* alloc = st.as<AllocateNode>()) return walk(alloc->body);
+    return 1;
+  };
+  int64_t most = walk(s);
+  return unknown ? -1 : most;
+}
+
+}  // namespace lower_internal
+
 absl::StatusOr<PrimFunc> LowerForCodegen(const PrimFunc& f) {
   if (!f.defined() || !f.body().defined()) {
     return absl::InvalidArgumentError("lower: function has no body");
   }
-  BlockRemover remover;
-  Stmt body = remover.VisitStmt(f.body());
-  TESSERA_RETURN_IF_ERROR(remover.status());
-
-  BufferFlattener flattener;
+  TESSERA_ASSIGN_OR_RETURN(Stmt body, lower_internal::RemoveBlocks(f.body()));
   std::vector<Buffer> params;
-  for (const Buffer& param : f.params()) {
-    TESSERA_ASSIGN_OR_RETURN(Buffer flat, flattener.Flatten(param));
-    params.push_back(flat);
-  }
-  body = flattener.VisitStmt(body);
-  TESSERA_RETURN_IF_ERROR(flattener.status());
+  TESSERA_ASSIGN_OR_RETURN(body, lower_internal::FlattenBuffers(f.params(), body, &params));
   return PrimFunc::Make(f.name(), std::move(params), std::move(body), f.attrs());
 }
 

@@ -10,6 +10,7 @@
 // is reported.
 #include "ir/interpreter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -41,7 +42,17 @@ struct Storage {
   std::vector<int64_t> strides;  // element strides, row-major unless the buffer has its own
   bool compact = true;
   std::vector<Cell> cells;
-  void Zero() { std::memset(cells.data(), 0, cells.size() * sizeof(Cell)); }
+  // Allocations start poisoned (NaN, or an unlikely integer): compiled code does not clear
+  // them either, so a program that reads memory it never wrote must not pass a check here.
+  void Poison() {
+    Cell poison;
+    if (dtype.is_float()) {
+      poison.f = std::numeric_limits<double>::quiet_NaN();
+    } else {
+      poison.i = dtype.is_bool() ? 1 : (dtype.is_uint() ? 107 : -107);
+    }
+    std::fill(cells.begin(), cells.end(), poison);
+  }
 };
 
 struct Frame {
@@ -737,7 +748,7 @@ struct BlockPlan {
       }
       if (reduction[i] && v != l) first_step = false;
     }
-    for (Storage* s : allocs) s->Zero();
+    for (Storage* s : allocs) s->Poison();
     if (init && first_step) {
       init(f);
       if (f.failed) return;
@@ -846,7 +857,7 @@ absl::StatusOr<StmtFn> Compiler::CompileStmt(const Stmt& stmt) {
       TESSERA_ASSIGN_OR_RETURN(Storage * s, Lookup(op->buffer));
       TESSERA_ASSIGN_OR_RETURN(StmtFn body, CompileStmt(op->body));
       return StmtFn([s, body](Frame& f) {
-        s->Zero();
+        s->Poison();
         body(f);
       });
     }

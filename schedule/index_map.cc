@@ -19,6 +19,40 @@
 namespace tessera {
 namespace {
 
+// The deepest an index map's expressions may nest: nodes on a root-to-leaf path of a final
+// index, and parentheses, unary minus and calls in the text. Every walk over an expression
+// (parsing, validation, printing, simplification, substitution, destruction) recurses a few
+// frames per level, so this bound keeps hostile input an error long before any walk could
+// exhaust an 8 MB stack in any build (sanitizers and -O0 included); real maps nest a few levels.
+constexpr int kMaxExprDepth = 64;
+
+// Whether an expression nests deeper than `limit` nodes; the walk stops at the limit, so its own
+// recursion is bounded whatever the expression.
+class DepthExceeds : public IRVisitor {
+ public:
+  static bool Check(const Expr& e, int limit) {
+    DepthExceeds visitor(limit);
+    visitor.VisitExpr(e);
+    return visitor.exceeded_;
+  }
+
+  void VisitExpr(const Expr& e) override {
+    if (exceeded_) return;
+    if (++depth_ > limit_) {
+      exceeded_ = true;
+    } else {
+      IRVisitor::VisitExpr(e);
+    }
+    --depth_;
+  }
+
+ private:
+  explicit DepthExceeds(int limit) : limit_(limit) {}
+  int limit_;
+  int depth_ = 0;
+  bool exceeded_ = false;
+};
+
 const char* const kReserved[] = {"lambda", "floordiv", "floormod", "min", "max"};
 
 bool IsReserved(const std::string& name) {
@@ -252,64 +286,90 @@ class MapParser {
         absl::StrCat("index map: column ", t.column, ": expected ", expected, ", found ", found));
   }
 
+  // An expression with its depth (the nodes on its longest root-to-leaf path).
+  struct Parsed {
+    Expr expr;
+    int depth;
+  };
+
+  static absl::Status TooDeep(const Token& at) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "index map: column ", at.column, ": expressions nest too deeply (the limit is ",
+        kMaxExprDepth, " levels of operators, parentheses and calls)"));
+  }
+
+  // `a op b`, rejected (at token `at`) if it would nest deeper than kMaxExprDepth. Bounding the
+  // tree as it grows also bounds the recursion of destroying it on an error.
+  static absl::StatusOr<Parsed> Combine(const Token& at, BinaryOp op, const Parsed& a,
+                                        const Parsed& b) {
+    const int depth = 1 + std::max(a.depth, b.depth);
+    if (depth > kMaxExprDepth) return TooDeep(at);
+    return Parsed{MakeBinary(op, a.expr, b.expr), depth};
+  }
+
   // expr (',' expr)* ','?, stopping before `close` (or the end when `close` is empty).
   absl::StatusOr<std::vector<Expr>> ParseList(const std::string& close) {
     std::vector<Expr> out;
     while (true) {
-      TESSERA_ASSIGN_OR_RETURN(Expr e, ParseSum());
-      out.push_back(std::move(e));
+      TESSERA_ASSIGN_OR_RETURN(Parsed e, ParseSum());
+      out.push_back(std::move(e.expr));
       if (!Accept(",")) break;
       if (Peek().kind == Token::kEnd || (!close.empty() && Peek().text == close)) break;
     }
     return out;
   }
 
-  absl::StatusOr<Expr> ParseSum() {
-    TESSERA_ASSIGN_OR_RETURN(Expr e, ParseProduct());
+  absl::StatusOr<Parsed> ParseSum() {
+    TESSERA_ASSIGN_OR_RETURN(Parsed e, ParseProduct());
     while (true) {
+      const Token at = Peek();
+      BinaryOp op;
       if (Accept("+")) {
-        TESSERA_ASSIGN_OR_RETURN(Expr b, ParseProduct());
-        e = e + b;
+        op = BinaryOp::kAdd;
       } else if (Accept("-")) {
-        TESSERA_ASSIGN_OR_RETURN(Expr b, ParseProduct());
-        e = e - b;
+        op = BinaryOp::kSub;
       } else {
         return e;
       }
+      TESSERA_ASSIGN_OR_RETURN(Parsed b, ParseProduct());
+      TESSERA_ASSIGN_OR_RETURN(e, Combine(at, op, e, b));
     }
   }
 
-  absl::StatusOr<Expr> ParseProduct() {
-    TESSERA_ASSIGN_OR_RETURN(Expr e, ParseUnary());
+  absl::StatusOr<Parsed> ParseProduct() {
+    TESSERA_ASSIGN_OR_RETURN(Parsed e, ParseUnary());
     while (true) {
+      const Token at = Peek();
+      BinaryOp op;
       if (Accept("*")) {
-        TESSERA_ASSIGN_OR_RETURN(Expr b, ParseUnary());
-        e = e * b;
+        op = BinaryOp::kMul;
       } else if (Accept("//")) {
-        TESSERA_ASSIGN_OR_RETURN(Expr b, ParseUnary());
-        e = FloorDiv(e, b);
+        op = BinaryOp::kFloorDiv;
       } else if (Accept("%")) {
-        TESSERA_ASSIGN_OR_RETURN(Expr b, ParseUnary());
-        e = FloorMod(e, b);
+        op = BinaryOp::kFloorMod;
       } else {
         return e;
       }
+      TESSERA_ASSIGN_OR_RETURN(Parsed b, ParseUnary());
+      TESSERA_ASSIGN_OR_RETURN(e, Combine(at, op, e, b));
     }
   }
 
-  // Every nesting (unary minus, parentheses, calls) passes here; the depth is bounded so that
-  // hostile text cannot exhaust the stack.
-  absl::StatusOr<Expr> ParseUnary() {
-    if (++depth_ > kMaxDepth) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("index map: column ", Peek().column, ": expressions nest too deeply"));
+  // Every syntactic nesting (unary minus, parentheses, calls) passes here; bounding it bounds
+  // the parser's own recursion even where no operator is built, e.g. `((((i))))`.
+  absl::StatusOr<Parsed> ParseUnary() {
+    const Token at = Peek();
+    if (++depth_ > kMaxExprDepth) {
+      --depth_;
+      return TooDeep(at);
     }
-    absl::StatusOr<Expr> e;
+    absl::StatusOr<Parsed> e;
     if (Accept("-")) {
       e = ParseUnary();
       if (e.ok()) {
-        const int64_t* v = AsConstInt(*e);
-        e = v != nullptr ? Expr(-*v) : -*e;
+        const int64_t* v = AsConstInt(e->expr);
+        e = v != nullptr ? absl::StatusOr<Parsed>(Parsed{Expr(-*v), 1})
+                         : Combine(at, BinaryOp::kSub, Parsed{Expr(0), 1}, *e);
       }
     } else {
       e = ParsePrimary();
@@ -318,14 +378,14 @@ class MapParser {
     return e;
   }
 
-  absl::StatusOr<Expr> ParsePrimary() {
+  absl::StatusOr<Parsed> ParsePrimary() {
     const Token t = Peek();
     if (t.kind == Token::kInt) {
       ++pos_;
-      return Expr(static_cast<int64_t>(std::stoll(t.text)));
+      return Parsed{Expr(static_cast<int64_t>(std::stoll(t.text))), 1};
     }
     if (Accept("(")) {
-      TESSERA_ASSIGN_OR_RETURN(Expr e, ParseSum());
+      TESSERA_ASSIGN_OR_RETURN(Parsed e, ParseSum());
       TESSERA_RETURN_IF_ERROR(Expect(")"));
       return e;
     }
@@ -334,11 +394,11 @@ class MapParser {
     BinaryOp op;
     if (FunctionOp(t.text, &op)) {
       TESSERA_RETURN_IF_ERROR(Expect("("));
-      TESSERA_ASSIGN_OR_RETURN(Expr a, ParseSum());
+      TESSERA_ASSIGN_OR_RETURN(Parsed a, ParseSum());
       TESSERA_RETURN_IF_ERROR(Expect(","));
-      TESSERA_ASSIGN_OR_RETURN(Expr b, ParseSum());
+      TESSERA_ASSIGN_OR_RETURN(Parsed b, ParseSum());
       TESSERA_RETURN_IF_ERROR(Expect(")"));
-      return MakeBinary(op, a, b);
+      return Combine(t, op, a, b);
     }
     auto it = vars_.find(t.text);
     if (it == vars_.end()) {
@@ -346,12 +406,11 @@ class MapParser {
           absl::StrCat("index map: column ", t.column, ": unknown name '", t.text,
                        "' (not an index variable nor one of floordiv, floormod, min, max)"));
     }
-    return Expr(it->second);
+    return Parsed{Expr(it->second), 1};
   }
 
   const std::string& text_;
   std::vector<Token> tokens_;
-  static constexpr int kMaxDepth = 256;
   size_t pos_ = 0;
   int depth_ = 0;
   std::map<std::string, Var> vars_;
@@ -401,6 +460,11 @@ absl::StatusOr<IndexMap> IndexMap::Make(std::vector<Var> initial_indices,
       return absl::InvalidArgumentError(
           absl::StrCat("index map: final index ", k, " is undefined"));
     }
+    if (DepthExceeds::Check(final_indices[k], kMaxExprDepth)) {
+      return absl::InvalidArgumentError(absl::StrCat("index map: final index ", k,
+                                                     ": expressions nest too deeply (the limit is ",
+                                                     kMaxExprDepth, " levels)"));
+    }
     TESSERA_RETURN_IF_ERROR(CheckIndexExpr(final_indices[k], vars, k));
   }
   return IndexMap(std::move(initial_indices), std::move(final_indices));
@@ -437,8 +501,11 @@ absl::StatusOr<std::vector<Expr>> IndexMap::MapShape(const std::vector<Expr>& sh
   std::vector<Expr> out;
   for (size_t k = 0; k < final_.size(); ++k) {
     arith::IntSet set = arith::EvalSet(final_[k], dom, &analyzer);
-    const int64_t* lo = set.HasLowerBound() ? AsConstInt(analyzer.Simplify(set.min())) : nullptr;
-    const int64_t* hi = set.HasUpperBound() ? AsConstInt(analyzer.Simplify(set.max())) : nullptr;
+    // Hold the simplified ends: AsConstInt points into them.
+    const Expr min = set.HasLowerBound() ? analyzer.Simplify(set.min()) : Expr();
+    const Expr max = set.HasUpperBound() ? analyzer.Simplify(set.max()) : Expr();
+    const int64_t* lo = min.defined() ? AsConstInt(min) : nullptr;
+    const int64_t* hi = max.defined() ? AsConstInt(max) : nullptr;
     if (lo == nullptr || hi == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("index map: final index ", k, " (",
                                                      PrintExpr(final_[k]),

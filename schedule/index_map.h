@@ -10,6 +10,9 @@
 // Python's `a // b` and `a % b` (the same as floordiv / floormod). ToString writes the function
 // forms; a one-element tuple is written `(e,)`. Trace JSON stores an IndexMap input as this
 // text, unquoted: an input string that starts with "lambda " is an IndexMap (schedule/trace.cc).
+// Expressions nest at most 64 levels (nodes on a root-to-leaf path of a final index; parentheses,
+// unary minus and calls in the text), far below what any walk over them needs from the stack, so
+// hostile maps are errors rather than crashes.
 #ifndef TESSERA_SCHEDULE_INDEX_MAP_H_
 #define TESSERA_SCHEDULE_INDEX_MAP_H_
 
@@ -29,11 +32,11 @@ class IndexMap {
 
   // A map from `initial_indices` (distinct index variables, at least one) to `final_indices`
   // (at least one). kInvalidArgument if a final index is not integer index arithmetic (see the
-  // header comment) over the initial variables.
+  // header comment) over the initial variables or nests too deeply.
   static absl::StatusOr<IndexMap> Make(std::vector<Var> initial_indices,
                                        std::vector<Expr> final_indices);
   // Parses the text form. kInvalidArgument "index map: column C: <what>" on malformed text,
-  // unknown or repeated variable names.
+  // unknown or repeated variable names, or expressions that nest too deeply.
   static absl::StatusOr<IndexMap> Parse(const std::string& text);
   // True if `text` starts with kTextPrefix (how traces recognise an IndexMap).
   static bool IsIndexMapText(const std::string& text);

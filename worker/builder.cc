@@ -13,14 +13,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/codegen_c.h"
+#include "worker/builder_internal.h"
 
 extern char** environ;
 
@@ -30,9 +29,7 @@ namespace {
 constexpr size_t kMaxCapturedOutput = 64 * 1024;
 constexpr size_t kMaxErrorMessage = 4000;
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using internal::SecondsSince;
 
 // Runs `argv` (argv[0] looked up in PATH) with stdin from /dev/null and stdout + stderr
 // captured into `*output`. The process runs in its own process group, all of which is killed
@@ -119,49 +116,14 @@ std::string SymbolFor(const std::string& name) {
 
 class CBuilder final : public Builder {
  public:
-  explicit CBuilder(CBuilderOptions options) : options_(std::move(options)) {
-    if (options_.work_dir.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      std::string pattern = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/tessera-build-XXXXXX");
-      if (mkdtemp(pattern.data()) == nullptr) {
-        dir_status_ = absl::InternalError(absl::StrCat("c builder: cannot create a directory ",
-                                                       pattern, ": ", std::strerror(errno)));
-      } else {
-        work_dir_ = pattern;
-        owns_work_dir_ = true;
-      }
-    } else {
-      work_dir_ = options_.work_dir;
-      std::error_code ec;
-      std::filesystem::create_directories(work_dir_, ec);
-      if (ec) {
-        dir_status_ = absl::InternalError(
-            absl::StrCat("c builder: cannot create work dir ", work_dir_, ": ", ec.message()));
-      }
-    }
-  }
-
-  ~CBuilder() override {
-    if (owns_work_dir_ && !options_.keep_work_dir) {
-      std::error_code ec;
-      std::filesystem::remove_all(work_dir_, ec);
-    }
-  }
+  explicit CBuilder(CBuilderOptions options)
+      : options_(std::move(options)),
+        work_dir_(options_.work_dir, options_.keep_work_dir, "tessera-build", "c builder") {}
 
   std::vector<BuildResult> Build(const std::vector<BuildInput>& inputs) override {
     std::vector<BuildResult> results(inputs.size());
-    int threads = options_.parallelism > 0
-                      ? options_.parallelism
-                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    threads = std::min<int>(threads, static_cast<int>(inputs.size()));
-    std::atomic<size_t> next{0};
-    auto work = [&]() {
-      for (size_t i = next++; i < inputs.size(); i = next++) results[i] = BuildOne(inputs[i]);
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
+    internal::ParallelFor(inputs.size(), options_.parallelism,
+                          [&](size_t i) { results[i] = BuildOne(inputs[i]); });
     return results;
   }
 
@@ -177,7 +139,7 @@ class CBuilder final : public Builder {
 
   // Fills `result` and returns "" on success, else the error message.
   std::string BuildInto(const BuildInput& input, BuildResult* result) {
-    if (!dir_status_.ok()) return std::string(dir_status_.message());
+    if (!work_dir_.status().ok()) return std::string(work_dir_.status().message());
     if (!input.func.defined()) return "c builder: input has no function";
     if (!input.target.is_cpu()) {
       return absl::StrCat("c builder: target ", input.target.ToString(), " is not a cpu target");
@@ -186,7 +148,8 @@ class CBuilder final : public Builder {
     absl::StatusOr<std::string> source = GenerateC(input.func, result->symbol);
     if (!source.ok()) return std::string(source.status().message());
 
-    std::string stem = absl::StrCat(work_dir_, "/", SymbolFor(input.func.name()), "_", next_id_++);
+    std::string stem =
+        absl::StrCat(work_dir_.path(), "/", SymbolFor(input.func.name()), "_", next_id_++);
     std::string src_path = stem + ".c";
     result->artifact_path = stem + ".so";
     {
@@ -214,9 +177,7 @@ class CBuilder final : public Builder {
   }
 
   CBuilderOptions options_;
-  std::string work_dir_;
-  bool owns_work_dir_ = false;
-  absl::Status dir_status_;
+  internal::WorkDir work_dir_;
   std::atomic<int64_t> next_id_{0};
 };
 

@@ -38,18 +38,23 @@ int HostVectorBits() {
   return 128;
 }
 
+std::set<std::string> GivenTargetKeys(const std::string& text) {
+  std::set<std::string> keys;
+  std::vector<std::string> words = absl::StrSplit(text, ' ', absl::SkipWhitespace());
+  for (size_t i = 1; i < words.size(); ++i) {
+    std::string key = words[i].substr(0, words[i].find('='));
+    while (!key.empty() && key[0] == '-') key.erase(0, 1);
+    keys.insert(key);
+  }
+  return keys;
+}
+
 absl::StatusOr<Target> ResolveTarget(const std::string& text) {
   TESSERA_ASSIGN_OR_RETURN(Target target, Target::Parse(text));
   if (!target.is_cpu()) return target;
   // Parse filled defaults for the keys the text left out; find which those were.
-  bool has_cores = false, has_vector_bits = false;
-  std::vector<std::string> words = absl::StrSplit(text, ' ', absl::SkipWhitespace());
-  for (const std::string& word : words) {
-    std::string key = word.substr(0, word.find('='));
-    while (!key.empty() && key[0] == '-') key.erase(0, 1);
-    has_cores |= key == "cores";
-    has_vector_bits |= key == "vector_bits";
-  }
+  std::set<std::string> given = GivenTargetKeys(text);
+  bool has_cores = given.count("cores") != 0, has_vector_bits = given.count("vector_bits") != 0;
   if (!has_cores) {
     TESSERA_ASSIGN_OR_RETURN(target, target.With("cores", std::to_string(HostCpuCores())));
   }

@@ -2,6 +2,7 @@
 #ifndef TESSERA_WORKER_HOST_H_
 #define TESSERA_WORKER_HOST_H_
 
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -13,6 +14,10 @@ namespace tessera {
 // taken from this machine: -cores = online processors, -vector_bits = 512 with AVX-512F,
 // 256 with AVX2, else 128. Other kinds are parsed as written. Errors as Target::Parse.
 absl::StatusOr<Target> ResolveTarget(const std::string& text);
+
+// The keys a target string gives explicitly: {"arch", "sm_count"} for
+// "cuda -arch=sm_90 --sm_count=132" (leading dashes dropped; the kind word is not a key).
+std::set<std::string> GivenTargetKeys(const std::string& text);
 
 // The "model name" of /proc/cpuinfo, or "unknown cpu".
 std::string HostCpuName();

@@ -4,6 +4,7 @@
 #include "ir/arith/iter_map.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -53,8 +54,8 @@ class IterMapRewriter {
       if (!analyzer_->CanProveEqual(range.min, 0)) {
         return Error(absl::StrCat("iterator ", var.name(), " does not start at 0"));
       }
-      const int64_t* extent = AsConstInt(analyzer_->Simplify(range.extent));
-      if (extent == nullptr || *extent <= 0) {
+      const std::optional<int64_t> extent = ConstValue(range.extent);
+      if (!extent || *extent <= 0) {
         return Error(absl::StrCat("iterator ", var.name(), " needs a constant positive extent"));
       }
       auto mark = std::make_shared<IterMarkNode>();
@@ -77,14 +78,14 @@ class IterMapRewriter {
     if (op == nullptr || (op->op != BinaryOp::kLT && op->op != BinaryOp::kLE)) {
       return Error("unsupported predicate: only conjunctions of `expr < constant` are handled");
     }
-    const int64_t* bound = AsConstInt(analyzer_->Simplify(op->b));
-    if (bound == nullptr) return Error("predicate bound is not a constant");
+    const std::optional<int64_t> bound = ConstValue(op->b);
+    if (!bound) return Error("predicate bound is not a constant");
     int64_t limit = *bound + (op->op == BinaryOp::kLE ? 1 : 0);
     TESSERA_ASSIGN_OR_RETURN(IterSumExpr sum, Rewrite(op->a));
     TESSERA_ASSIGN_OR_RETURN(sum, Fuse(sum, "predicate"));
-    const int64_t* base = AsConstInt(analyzer_->Simplify(sum.base));
-    if (sum.args.size() != 1 || base == nullptr || sum.args[0].scale != 1 ||
-        sum.args[0].lower_factor != 1 || sum.args[0].extent != sum.args[0].source->extent) {
+    const std::optional<int64_t> base = ConstValue(sum.base);
+    if (sum.args.size() != 1 || !base || sum.args[0].scale != 1 || sum.args[0].lower_factor != 1 ||
+        sum.args[0].extent != sum.args[0].source->extent) {
       return Error("predicate must bound a whole (fused) iterator");
     }
     const IterMark& mark = sum.args[0].source;
@@ -128,8 +129,8 @@ class IterMapRewriter {
         bool b_iter = UsesInputIter(op->b);
         if (a_iter && b_iter) return Error("product of two iterator expressions is not affine");
         const Expr& scale_expr = a_iter ? op->b : op->a;
-        const int64_t* scale = AsConstInt(analyzer_->Simplify(scale_expr));
-        if (scale == nullptr) return Error("iterator scaled by a non-constant");
+        const std::optional<int64_t> scale = ConstValue(scale_expr);
+        if (!scale) return Error("iterator scaled by a non-constant");
         TESSERA_ASSIGN_OR_RETURN(IterSumExpr sum, Rewrite(a_iter ? op->a : op->b));
         IterSumExpr out{{}, sum.base * *scale};
         for (IterSplitExpr split : sum.args) {
@@ -141,8 +142,8 @@ class IterMapRewriter {
       case BinaryOp::kFloorDiv:
       case BinaryOp::kFloorMod: {
         if (UsesInputIter(op->b)) return Error("division by an iterator expression");
-        const int64_t* c = AsConstInt(analyzer_->Simplify(op->b));
-        if (c == nullptr || *c <= 0) return Error("division by a non-constant or non-positive");
+        const std::optional<int64_t> c = ConstValue(op->b);
+        if (!c || *c <= 0) return Error("division by a non-constant or non-positive");
         TESSERA_ASSIGN_OR_RETURN(IterSumExpr sum, Rewrite(op->a));
         TESSERA_ASSIGN_OR_RETURN(
             sum, Fuse(sum, op->op == BinaryOp::kFloorDiv ? "floordiv" : "floormod"));
@@ -330,9 +331,17 @@ class IterMapRewriter {
     return IterSumExpr{{IterSplitExpr{split.source, split.lower_factor, n, split.scale}}, Expr(0)};
   }
 
+  // The value of `e` after simplification if that is a constant. (Not a pointer from
+  // AsConstInt: it would point into the temporary simplified expression.)
+  std::optional<int64_t> ConstValue(const Expr& e) {
+    const Expr simplified = analyzer_->Simplify(e);
+    const int64_t* v = AsConstInt(simplified);
+    return v == nullptr ? std::nullopt : std::optional<int64_t>(*v);
+  }
+
   absl::StatusOr<int64_t> ConstBaseMultipleOf(const Expr& base, int64_t c, const char* op) {
-    const int64_t* v = AsConstInt(analyzer_->Simplify(base));
-    if (v == nullptr || *v % c != 0) {
+    const std::optional<int64_t> v = ConstValue(base);
+    if (!v || *v % c != 0) {
       return Error(absl::StrCat(op, " by ", c,
                                 " of an iterator plus an offset that is not a "
                                 "constant multiple of ",

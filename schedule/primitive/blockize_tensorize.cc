@@ -12,6 +12,8 @@
 // relative to the block's regions) and replaces its body by the intrinsic's implementation
 // with the description's parameters bound to the block's buffer regions. The block keeps its
 // iteration variables, regions and init, and gets the annotation "tensor_intrin".
+#include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -130,6 +132,90 @@ absl::StatusOr<std::vector<Division>> DivideBindings(
   return out;
 }
 
+Expr Conjoin(const Expr& a, const Expr& b) {
+  if (IsConstInt(a, 1)) return b;
+  if (IsConstInt(b, 1)) return a;
+  return And(a, b);
+}
+
+void SplitConjuncts(const Expr& e, std::vector<Expr>* out) {
+  if (const auto* op = e.as<BinaryNode>(); op != nullptr && op->op == BinaryOp::kAnd) {
+    SplitConjuncts(op->a, out);
+    SplitConjuncts(op->b, out);
+  } else if (!IsConstInt(e, 1)) {
+    out->push_back(e);
+  }
+}
+
+struct Predicates {
+  Expr outer = True();  // over the loops outside the blockized loop
+  Expr inner = True();  // over all loops; kept on the inner block
+};
+
+// Divides the predicate of `realize` between the outer and the inner block. Conjuncts over
+// the outer loops only go to the outer block. A predicate over the inner loops (an imperfect
+// split) may let an outer part leave its range [0, dom / extent): those iterations are wholly
+// predicated off, so the outer block gets `0 <= outer < dom / extent` as well, which keeps
+// its bindings in their domains; the rest stays on the inner block unless it follows from
+// the outer predicate.
+Predicates DividePredicate(const BlockRealizeNode* realize, const std::vector<Stmt>& outer_loops,
+                           const std::vector<const ForNode*>& inner_loops,
+                           const std::vector<Division>& divs,
+                           const std::function<bool(const VarNode*)>& is_inner) {
+  Predicates out;
+  std::vector<Expr> conjuncts;
+  SplitConjuncts(realize->predicate, &conjuncts);
+  if (conjuncts.empty()) return out;
+  const Block& block = realize->block;
+  arith::Analyzer analyzer;
+  primitive::BindLoopRanges(outer_loops, &analyzer);
+  std::vector<Expr> inner_conjuncts;
+  for (const Expr& c : conjuncts) {
+    if (UsesVar(c, is_inner)) {
+      inner_conjuncts.push_back(c);
+    } else {
+      out.outer = Conjoin(out.outer, c);
+    }
+  }
+  if (inner_conjuncts.empty()) return out;
+  for (size_t k = 0; k < divs.size(); ++k) {
+    const int64_t outer_extent = *AsConstInt(block->iter_vars[k].dom.extent) / divs[k].extent;
+    const Expr& outer = divs[k].outer;
+    if (!analyzer.CanProveGreaterEqual(outer, Expr(0))) {
+      out.outer = Conjoin(out.outer, GE(outer, Expr(0)));
+    }
+    if (!analyzer.CanProveLess(outer, Expr(outer_extent))) {
+      out.outer = Conjoin(out.outer, LT(outer, Expr(outer_extent)));
+    }
+  }
+  for (const ForNode* f : inner_loops) analyzer.Bind(f->loop_var, Range{Expr(0), f->extent});
+  arith::ConstraintScope assume = analyzer.EnterConstraint(out.outer);
+  for (const Expr& c : inner_conjuncts) {
+    if (!analyzer.CanProve(c)) out.inner = Conjoin(out.inner, c);
+  }
+  return out;
+}
+
+// Intersects the constant dimensions of `regions` with their buffers' extents. The inner parts
+// relaxed over the inner loops can over-cover a buffer where the inner block guards its
+// accesses (a padding select reads A[i - 3] only for 3 <= i < 19); a region outside the
+// buffer would make a cache of it copy out of bounds.
+std::vector<BufferRegion> ClipToBuffers(std::vector<BufferRegion> regions) {
+  for (BufferRegion& r : regions) {
+    for (size_t d = 0; d < r.region.size(); ++d) {
+      const int64_t* min = AsConstInt(r.region[d].min);
+      const int64_t* extent = AsConstInt(r.region[d].extent);
+      const int64_t* size = AsConstInt(r.buffer.shape()[d]);
+      if (min == nullptr || extent == nullptr || size == nullptr) continue;
+      const int64_t lo = std::max<int64_t>(*min, 0);
+      const int64_t hi = std::min<int64_t>(*min + *extent, *size);
+      if (lo == *min && hi == *min + *extent) continue;
+      r.region[d] = Range{Expr(lo), Expr(std::max<int64_t>(hi - lo, 0))};
+    }
+  }
+  return regions;
+}
+
 struct BlockizeResult {
   PrimFunc func;
   std::string outer_name;
@@ -173,10 +259,9 @@ absl::StatusOr<BlockizeResult> BlockizeImpl(const PrimFunc& func, const StmtPath
     return false;
   };
   const bool has_init = block->init.defined();
-  Expr outer_pred = True(), inner_pred = True();
-  if (!IsConstInt(realize->predicate, 1)) {
-    (UsesVar(realize->predicate, is_inner_var) ? inner_pred : outer_pred) = realize->predicate;
-  }
+  const Predicates preds = DividePredicate(realize, outer_loops, inner_loops, divs, is_inner_var);
+  const Expr& outer_pred = preds.outer;
+  const Expr& inner_pred = preds.inner;
   if (has_init && !IsConstInt(inner_pred, 1)) {
     return Invalid(kBlockizeName,
                    absl::StrCat("block ", block->name, " has the predicate ", PrintExpr(inner_pred),
@@ -257,8 +342,8 @@ absl::StatusOr<BlockizeResult> BlockizeImpl(const PrimFunc& func, const StmtPath
   arith::Analyzer analyzer;
   for (const IterVar& iv : outer_ivs) analyzer.Bind(iv.var, iv.dom);
   arith::BufferAccessRegions regions = arith::DetectBlockAccessRegions(MakeBlock(outer), &analyzer);
-  outer.reads = regions.reads;
-  outer.writes = regions.writes;
+  outer.reads = ClipToBuffers(regions.reads);
+  outer.writes = ClipToBuffers(regions.writes);
   Stmt outer_realize = BlockRealize(outer_values, outer_pred, MakeBlock(outer));
   outer_realize = primitive::SimplifyBindings(outer_realize, outer_loops);
   return BlockizeResult{ReplaceStmt(func, loop_stmt, outer_realize), outer.name};

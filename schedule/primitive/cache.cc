@@ -186,24 +186,48 @@ PrimFunc RebuildScope(const PrimFunc& func, const ScopeContext& ctx, std::vector
   return ReplaceStmt(func, ctx.scope_realize, scope);
 }
 
-// A copy stage: loops ax_d over loop_region[d].extent around block `name` whose spatial
-// iteration variables v_d (domains `doms`) are bound to loop_region[d].min + ax_d, storing
-// src[src_indices(v)] into dst[dst_indices(v)].
+// A copy stage placed in `scope`: loops ax_d around block `name` whose spatial iteration
+// variables v_d (domains `doms`) are bound to loop_region[d].min + ax_d, storing
+// src[src_indices(v)] into dst[dst_indices(v)]. The copy never leaves the domains (which are
+// the buffer's extents for a cache): a region over-covering them (a declared region of a
+// guarded access, e.g. padding) is intersected with them where its ends are constant and
+// guarded by a predicate where they are not.
 using IndexFn = std::function<std::vector<Expr>(const std::vector<Var>&)>;
-Stmt MakeCopyStage(const std::string& name, const std::vector<Range>& doms,
+Stmt MakeCopyStage(const std::string& name, const Block& scope, const std::vector<Range>& doms,
                    const std::vector<Range>& loop_region, const Buffer& src,
                    const IndexFn& src_indices, const Buffer& dst, const IndexFn& dst_indices) {
   arith::Analyzer analyzer;
+  for (const IterVar& iv : scope->iter_vars) analyzer.Bind(iv.var, iv.dom);
   std::vector<Var> loops, vars;
-  std::vector<Expr> bindings;
+  std::vector<Expr> bindings, extents;
+  Expr predicate = True();
   BlockNode node;
   node.name = name;
   for (size_t d = 0; d < doms.size(); ++d) {
     loops.push_back(Var(absl::StrCat("ax", d)));
     vars.push_back(Var(absl::StrCat("v", d)));
     node.iter_vars.push_back(IterVar{vars.back(), doms[d], IterKind::kSpatial});
-    analyzer.Bind(loops.back(), Range{Expr(0), loop_region[d].extent});
-    bindings.push_back(analyzer.Simplify(loop_region[d].min + loops.back()));
+    Range r = loop_region[d];
+    const int64_t* min = AsConstInt(r.min);
+    const int64_t* extent = AsConstInt(r.extent);
+    const int64_t* dom_min = AsConstInt(doms[d].min);
+    const int64_t* dom_extent = AsConstInt(doms[d].extent);
+    if (extent == nullptr) {
+      r = doms[d];
+    } else if (min != nullptr && dom_min != nullptr && dom_extent != nullptr) {
+      const int64_t lo = std::max(*min, *dom_min);
+      const int64_t hi = std::min(*min + *extent, *dom_min + *dom_extent);
+      r = Range{Expr(lo), Expr(std::max<int64_t>(hi - lo, 0))};
+    }
+    extents.push_back(r.extent);
+    analyzer.Bind(loops.back(), Range{Expr(0), r.extent});
+    bindings.push_back(analyzer.Simplify(r.min + loops.back()));
+    for (const Expr& inside :
+         {GE(bindings.back(), doms[d].min), LT(bindings.back(), doms[d].min + doms[d].extent)}) {
+      if (analyzer.CanProve(inside)) continue;
+      Expr c = analyzer.Simplify(inside);
+      predicate = IsConstInt(predicate, 1) ? c : And(predicate, c);
+    }
   }
   std::vector<Expr> from = src_indices(vars), to = dst_indices(vars);
   auto points = [](const std::vector<Expr>& indices) {
@@ -214,9 +238,9 @@ Stmt MakeCopyStage(const std::string& name, const std::vector<Range>& doms,
   node.reads = {BufferRegion{src, points(from)}};
   node.writes = {BufferRegion{dst, points(to)}};
   node.body = BufferStore(dst, src.Load(from), to);
-  Stmt stmt = BlockRealize(std::move(bindings), True(), MakeBlock(node));
+  Stmt stmt = BlockRealize(std::move(bindings), predicate, MakeBlock(node));
   for (size_t d = doms.size(); d-- > 0;) {
-    stmt = For(loops[d], loop_region[d].extent, ForKind::kSerial, stmt);
+    stmt = For(loops[d], extents[d], ForKind::kSerial, stmt);
   }
   return stmt;
 }
@@ -336,7 +360,7 @@ absl::StatusOr<BlockRV> Schedule::CacheRead(BlockRV block, int read_buffer_index
   for (const BufferRegion& r : ctx.scope->reads) {
     if (r.buffer.same_as(buffer)) region = r.region;
   }
-  Stmt copy = MakeCopyStage(name, FullRegion(buffer), region, buffer, same, cache, same);
+  Stmt copy = MakeCopyStage(name, ctx.scope, FullRegion(buffer), region, buffer, same, cache, same);
   SelectiveBufferReplacer redirect(buffer, cache, consumers);
   std::vector<Stmt> children;
   for (size_t c = 0; c < ctx.children.size(); ++c) {
@@ -394,8 +418,8 @@ absl::StatusOr<BlockRV> Schedule::CacheWrite(BlockRV block, int write_buffer_ind
   const std::string name = UniqueName(func_, absl::StrCat(buffer.name(), "_", ScopeSuffix(scope)));
   Buffer cache = Buffer::Make(name, buffer.dtype(), buffer.shape(), scope);
   IndexFn same = [](const std::vector<Var>& v) { return AsExprs(v); };
-  Stmt write_back = MakeCopyStage(name, FullRegion(buffer), WrittenRegion(target, buffer), cache,
-                                  same, buffer, same);
+  Stmt write_back = MakeCopyStage(name, ctx.scope, FullRegion(buffer),
+                                  WrittenRegion(target, buffer), cache, same, buffer, same);
   consumers.insert(target->name);
   SelectiveBufferReplacer redirect(buffer, cache, consumers);
   std::vector<Stmt> children;
@@ -642,9 +666,10 @@ absl::StatusOr<BlockRV> Schedule::ReIndex(BlockRV block, int buffer_index, int b
     for (const Expr& e : indices) out.push_back(Substitute(e, vmap));
     return out;
   };
-  Stmt copy = is_write
-                  ? MakeCopyStage(name, copy_doms, copy_doms, reindex, compact, buffer, original)
-                  : MakeCopyStage(name, copy_doms, copy_doms, buffer, original, reindex, compact);
+  Stmt copy = is_write ? MakeCopyStage(name, ctx.scope, copy_doms, copy_doms, reindex, compact,
+                                       buffer, original)
+                       : MakeCopyStage(name, ctx.scope, copy_doms, copy_doms, buffer, original,
+                                       reindex, compact);
 
   BlockNode node = *target.get();
   AccessRewriter rewriter(buffer, reindex, block_indices);

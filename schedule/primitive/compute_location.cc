@@ -2,15 +2,17 @@
 // SampleComputeLocation, after TVM's schedule/primitive/compute_at.cc and compute_inline.cc.
 //
 // compute_at moves a producer under a loop of its consumers. The region the consumers read under
-// the loop (their reads relaxed over the loops inside it) is solved for the producer's iteration
-// variables through its write indices, and new loops `ax<i>` cover that domain with bindings
-// `region_min + ax<i>`; a predicate keeps the bindings inside the original domain where the
-// region is not provably within it. Reduction loops directly around the producer that only
+// the loop (their reads relaxed over the loops inside it, and over the thread-bound loops whose
+// threads share the buffer when it is in shared or warp memory) is solved for the producer's
+// iteration variables through its write indices, and new loops `ax<i>` cover that domain with
+// bindings `region_min + ax<i>`; a predicate keeps the bindings inside the original domain where
+// the region is not provably within it. Reduction loops directly around the producer that only
 // drive its reduction variables are kept intact (same loop variables, kinds and annotations).
 // reverse_compute_at is the mirror: a consumer is moved under a loop of its producers and covers
 // what they write there. Both check that the moved block jumps over no block it conflicts with.
 #include <algorithm>
 #include <set>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -380,21 +382,73 @@ absl::StatusOr<int> FindInsertionPoint(const MoveRequest& r, int index) {
                       last_producer + 1, ", ", first_consumer, "]"));
 }
 
+// The thread-bound loops around the insertion point (the loop included) whose threads all see
+// one copy of a buffer of `scope`, as TVM's CanRelaxStorageUnderThread: threadIdx and vthread
+// loops for shared memory, threadIdx.x for warp memory, none otherwise. A block computed into
+// shared memory under threadIdx loops covers what every thread of the thread block needs
+// there, so its copy loops can then be bound to threads (cooperative fetch).
+arith::VarRangeMap ThreadRelaxedLoops(const MoveRequest& r, const std::string& scope) {
+  const bool shared = scope == "shared" || scope.rfind("shared.", 0) == 0;
+  const bool warp = scope == "warp";
+  arith::VarRangeMap relax;
+  if (!shared && !warp) return relax;
+  for (const Stmt& l : r.OuterLoops()) {
+    const auto* op = l.as<ForNode>();
+    if (op->for_kind != ForKind::kThreadBinding) continue;
+    const std::string& tag = op->thread_tag;
+    const bool relaxed = warp ? tag == "threadIdx.x"
+                              : tag.rfind("threadIdx.", 0) == 0 || tag.rfind("vthread.", 0) == 0;
+    if (relaxed) relax[op->loop_var] = Range{Expr(0), op->extent};
+  }
+  return relax;
+}
+
 // The domain of each iteration variable that covers the region needed (compute_at: read by the
-// consumers) or provided (reverse: written by the producers) in one iteration of the loop.
+// consumers) or provided (reverse: written by the producers) in one iteration of the loop,
+// over all threads that share the buffer (ThreadRelaxedLoops).
 absl::StatusOr<std::vector<VarDomain>> NeededDomains(const MoveRequest& r,
                                                      arith::Analyzer* analyzer) {
-  arith::BufferAccessRegions access = arith::DetectBufferAccessRegions(r.loop->body, {}, analyzer);
-  const std::vector<BufferRegion>& needed = r.reverse ? access.writes : access.reads;
   const std::vector<BufferRegion>& provided = r.reverse ? r.block->reads : r.block->writes;
   std::vector<VarDomain> doms(r.block->iter_vars.size());
   for (const BufferRegion& p : provided) {
+    arith::BufferAccessRegions access = arith::DetectBufferAccessRegions(
+        r.loop->body, ThreadRelaxedLoops(r, p.buffer.scope()), analyzer);
+    const std::vector<BufferRegion>& needed = r.reverse ? access.writes : access.reads;
     for (const BufferRegion& n : needed) {
       if (!n.buffer.same_as(p.buffer)) continue;
       TESSERA_RETURN_IF_ERROR(SolveRegion(r.primitive, r.block, p, n.region, analyzer, &doms));
     }
   }
   return doms;
+}
+
+// reverse_compute_at only runs the consumer on the region its producers write under the loop;
+// over all iterations of the loop (and the loops around it) that region must still cover the
+// consumer's whole domain, or some of its outputs would never be computed (e.g. the border of
+// a padding block whose producer only writes the interior).
+absl::Status CheckReverseCoversDomain(const MoveRequest& r, const std::vector<VarDomain>& doms,
+                                      arith::Analyzer* analyzer) {
+  arith::VarRangeMap loops;
+  for (const Stmt& l : r.OuterLoops()) {
+    const auto* op = l.as<ForNode>();
+    loops[op->loop_var] = Range{Expr(0), op->extent};
+  }
+  for (size_t i = 0; i < r.block->iter_vars.size(); ++i) {
+    const IterVar& iv = r.block->iter_vars[i];
+    if (iv.kind != IterKind::kSpatial || !doms[i].lo.defined()) continue;
+    arith::IntSet lo = arith::EvalSet(doms[i].lo, loops, analyzer);
+    arith::IntSet hi = arith::EvalSet(doms[i].hi, loops, analyzer);
+    const Expr dmax = analyzer->Simplify(iv.dom.min + iv.dom.extent - Expr(1));
+    if (!lo.HasLowerBound() || !hi.HasUpperBound() ||
+        !analyzer->CanProveLessEqual(lo.min(), iv.dom.min) ||
+        !analyzer->CanProveGreaterEqual(hi.max(), dmax)) {
+      return Invalid(r.primitive,
+                     absl::StrCat("block ", r.block_name, " would not cover its whole domain of ",
+                                  iv.var.name(), " under loop ", r.loop_name,
+                                  ": its producers write only part of what it computes"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The block under new loops `ax<i>` covering `doms` (within the original domains), inside the
@@ -512,6 +566,7 @@ absl::StatusOr<PrimFunc> ComputeAtImpl(const PrimFunc& func, const std::string& 
   arith::Analyzer analyzer;
   primitive::BindLoopRanges(r.OuterLoops(), &analyzer);
   TESSERA_ASSIGN_OR_RETURN(std::vector<VarDomain> doms, NeededDomains(r, &analyzer));
+  if (reverse) TESSERA_RETURN_IF_ERROR(CheckReverseCoversDomain(r, doms, &analyzer));
   TESSERA_ASSIGN_OR_RETURN(Stmt subtree, RegenerateLoops(r, doms, preserve_unit_loops, &analyzer));
   std::vector<Stmt> body = Subtrees(r.loop->body);
   body.insert(body.begin() + insert_pos, subtree);

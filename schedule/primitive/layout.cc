@@ -219,6 +219,29 @@ Stmt MakeCopyNest(const std::string& name, const std::vector<std::string>& var_n
   return MakeNest(loop_vars, extent_exprs, MakeBlock(node));
 }
 
+// The copy of `src` into its padded buffer `pad` (shape `extents`; `original` are the unpadded
+// iteration extents): src[w] where w lies inside both the original iteration space and src's
+// shape, zero elsewhere. An einsum-like block may read a buffer smaller than its iteration
+// space under a guard of its own (e.g. the zero-filling copy block of an earlier PadEinsum),
+// so the copy must bound every dimension by the source's extent, not only the padded ones.
+Stmt MakePadCopyNest(const std::string& name, const std::vector<std::string>& var_names,
+                     const std::vector<int64_t>& original, const std::vector<int64_t>& extents,
+                     const Buffer& pad, const Buffer& src) {
+  return MakeCopyNest(name, var_names, extents, pad, src, [&](const std::vector<Expr>& w) {
+    Expr inside;
+    auto require = [&](const Expr& c) { inside = inside.defined() ? And(inside, c) : c; };
+    for (size_t d = 0; d < w.size(); ++d) {
+      const int64_t* src_extent = AsConstInt(src.shape()[d]);
+      const int64_t bound =
+          src_extent == nullptr ? original[d] : std::min(original[d], *src_extent);
+      if (bound < extents[d]) require(LT(w[d], Expr(bound)));
+      if (src_extent == nullptr) require(LT(w[d], src.shape()[d]));
+    }
+    Expr load = src.Load(w);
+    return inside.defined() ? Select(inside, load, MakeConst(src.dtype(), 0)) : load;
+  });
+}
+
 // ---- PadEinsum analysis ------------------------------------------------------------------
 
 struct EinsumInfo {
@@ -226,6 +249,8 @@ struct EinsumInfo {
   // Buffers in order of first access, with the iteration variable (position) of each index.
   std::vector<Buffer> buffers;
   std::unordered_map<Buffer, std::vector<int>, BufferIdentityHash, BufferIdentityEqual> pattern;
+  // The block has no init and its body loads the output (it accumulates into what is there).
+  bool body_reads_output = false;
 };
 
 absl::StatusOr<EinsumInfo> AnalyzeEinsum(const char* primitive, const Block& block) {
@@ -281,7 +306,12 @@ absl::StatusOr<EinsumInfo> AnalyzeEinsum(const char* primitive, const Block& blo
     if (!s.defined()) continue;
     PostOrderVisitExprs(s, [&](const Expr& e) {
       if (!status.ok()) return;
-      if (const auto* load = e.as<BufferLoadNode>()) record(load->buffer, load->indices);
+      if (const auto* load = e.as<BufferLoadNode>()) {
+        record(load->buffer, load->indices);
+        if (s.same_as(block->body) && !block->init.defined() && load->buffer.same_as(info.output)) {
+          info.body_reads_output = true;
+        }
+      }
       const auto* bin = e.as<BinaryNode>();
       if (bin != nullptr && !e.dtype().is_float() &&
           (bin->op == BinaryOp::kDiv || bin->op == BinaryOp::kFloorDiv ||
@@ -518,7 +548,7 @@ absl::Status Schedule::PadEinsum(BlockRV block_rv, const std::vector<int64_t>& p
   };
   std::unordered_map<Buffer, Buffer, BufferIdentityHash, BufferIdentityEqual> replace;
   std::vector<Buffer> allocs, output_alloc;  // in the order of their blocks
-  std::vector<Stmt> before, after;
+  std::vector<Stmt> before, output_copy_in, after;
   for (const Buffer& b : info.buffers) {
     if (!needs_pad(b)) continue;
     const std::vector<int>& pat = info.pattern.at(b);
@@ -536,21 +566,18 @@ absl::Status Schedule::PadEinsum(BlockRV block_rv, const std::vector<int64_t>& p
     replace[b] = pad;
     if (b.same_as(info.output)) {
       output_alloc.push_back(pad);
+      // An accumulation without init (e.g. the update block of DecomposeReduction) starts from
+      // the output's values, so the padded output starts from them too.
+      if (info.body_reads_output) {
+        output_copy_in.push_back(MakePadCopyNest(name, names, original, extents, pad, b));
+      }
       after.push_back(MakeCopyNest(unique_name(absl::StrCat(b.name(), "_unpad")), names, original,
                                    b, pad,
                                    [&](const std::vector<Expr>& w) { return pad.Load(w); }));
       continue;
     }
     allocs.push_back(pad);
-    before.push_back(MakeCopyNest(name, names, extents, pad, b, [&](const std::vector<Expr>& w) {
-      Expr inside;
-      for (size_t d = 0; d < w.size(); ++d) {
-        if (extents[d] == original[d]) continue;
-        Expr c = LT(w[d], Expr(original[d]));
-        inside = inside.defined() ? And(inside, c) : c;
-      }
-      return Select(inside, b.Load(w), MakeConst(b.dtype(), 0));
-    }));
+    before.push_back(MakePadCopyNest(name, names, original, extents, pad, b));
   }
   // The block on the padded domain, under loops of the padded extents.
   BufferReplacer replacer(replace);
@@ -569,6 +596,7 @@ absl::Status Schedule::PadEinsum(BlockRV block_rv, const std::vector<int64_t>& p
                loop->annotations);
   }
   allocs.insert(allocs.end(), output_alloc.begin(), output_alloc.end());
+  before.insert(before.end(), output_copy_in.begin(), output_copy_in.end());
   before.push_back(body);
   before.insert(before.end(), after.begin(), after.end());
   const Stmt scope = EnclosingBlockRealize(*path);

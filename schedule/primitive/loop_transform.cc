@@ -56,6 +56,27 @@ bool BlocksDependOnEachOther(const Stmt& stmt, std::string* first, std::string* 
   return false;
 }
 
+// The block that binds `loop_var` into both a spatial and a reduction iteration variable
+// under `body`, or "" if none. Reordering such a loop could move a reduction step of one output
+// element before its init, so it is refused (TVM treats these loops as opaque).
+std::string BlockMixingIterKinds(const Stmt& body, const Var& loop_var) {
+  std::string offending;
+  PostOrderVisitStmts(body, [&](const Stmt& s) {
+    const auto* realize = s.as<BlockRealizeNode>();
+    if (realize == nullptr) return;
+    bool spatial = false, reduction = false;
+    for (size_t i = 0; i < realize->iter_values.size(); ++i) {
+      if (!UsesVar(realize->iter_values[i],
+                   [&](const VarNode* v) { return v == loop_var.get(); })) {
+        continue;
+      }
+      (realize->block->iter_vars[i].kind == IterKind::kSpatial ? spatial : reduction) = true;
+    }
+    if (spatial && reduction) offending = realize->block->name;
+  });
+  return offending;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<LoopRV>> Schedule::Split(LoopRV loop,
@@ -219,6 +240,15 @@ absl::Status Schedule::Reorder(const std::vector<LoopRV>& ordered_loops) {
                                   chain.front().as<ForNode>()->loop_var.name(), " and ",
                                   chain.back().as<ForNode>()->loop_var.name(),
                                   " are not a single-branch chain of loops"));
+    }
+  }
+  for (const StmtPath& p : paths) {
+    const auto* loop = p.back().as<ForNode>();
+    std::string block = BlockMixingIterKinds(loop->body, loop->loop_var);
+    if (!block.empty()) {
+      return Invalid(kPrimitive, absl::StrCat("loop ", loop->loop_var.name(),
+                                              " binds both spatial and reduction iteration "
+                                              "variables of block ", block));
     }
   }
   std::string producer, consumer;

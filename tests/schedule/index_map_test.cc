@@ -2,6 +2,8 @@
 // the map on every point, and non-bijective maps and malformed text are rejected.
 #include "schedule/index_map.h"
 
+#include <pthread.h>
+
 #include <set>
 
 #include "gtest/gtest.h"
@@ -117,9 +119,8 @@ TEST(IndexMapTest, InverseUndoesFusionAndMixedSplits) {
 }
 
 TEST(IndexMapTest, InverseRejectsNonBijectiveMaps) {
-  for (const char* text :
-       {"lambda i, j: (i + j,)", "lambda i, j: (i,)", "lambda i, j: (i * 2, j)",
-        "lambda i, j: (i, j, i)", "lambda i, j: (i + 1, j)"}) {
+  for (const char* text : {"lambda i, j: (i + j,)", "lambda i, j: (i,)", "lambda i, j: (i * 2, j)",
+                           "lambda i, j: (i, j, i)", "lambda i, j: (i + 1, j)"}) {
     absl::StatusOr<IndexMap> inverse = MustParse(text).Inverse(Shape({4, 4}));
     ASSERT_FALSE(inverse.ok()) << text;
     EXPECT_EQ(inverse.status().code(), absl::StatusCode::kInvalidArgument);
@@ -155,16 +156,92 @@ TEST(IndexMapTest, ParseErrorsNameTheProblem) {
   }
 }
 
-TEST(IndexMapTest, DeepNestingIsAnErrorNotACrash) {
-  std::string text =
-      "lambda i: (" + std::string(100000, '(') + "i" + std::string(100000, ')') + ",)";
+// `lambda i: (i op i op ... op i,)` with `ops` operators: a left-deep tree of depth ops + 1.
+std::string FlatChain(int ops, const std::string& op) {
+  std::string text = "lambda i: (i";
+  for (int n = 0; n < ops; ++n) text += " " + op + " i";
+  return text + ",)";
+}
+
+void ExpectTooDeep(const std::string& text) {
   absl::StatusOr<IndexMap> map = IndexMap::Parse(text);
-  ASSERT_FALSE(map.ok());
-  EXPECT_NE(std::string(map.status().message()).find("nest too deeply"), std::string::npos);
-  EXPECT_FALSE(IndexMap::Parse("lambda i: (" + std::string(100000, '-') + "i,)").ok());
+  ASSERT_FALSE(map.ok()) << text.substr(0, 80);
+  EXPECT_EQ(map.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(map.status().message()).find("expressions nest too deeply"),
+            std::string::npos)
+      << map.status();
+}
+
+// Hostile texts: deep parentheses, unary minus and calls, and long flat sums and products whose
+// trees are as deep as they are long (each used to overflow the stack in the parser or when
+// the tree was validated, printed, simplified or destroyed).
+void ExpectHostileTextsRejected() {
+  ExpectTooDeep("lambda i: (" + std::string(100000, '(') + "i" + std::string(100000, ')') + ",)");
+  ExpectTooDeep("lambda i: (" + std::string(100000, '-') + "i,)");
+  std::string calls;
+  for (int n = 0; n < 100000; ++n) calls += "min(";
+  calls += "i";
+  for (int n = 0; n < 100000; ++n) calls += ", 1)";
+  ExpectTooDeep("lambda i: (" + calls + ",)");
+  ExpectTooDeep(FlatChain(200000, "+"));
+  ExpectTooDeep(FlatChain(200000, "*"));
+  ExpectTooDeep(FlatChain(200000, "//"));
+  ExpectTooDeep(FlatChain(64, "+"));  // depth 65: just over the limit
+}
+
+// A map at the depth limit goes through everything a schedule does with one.
+void ExpectDeepestAcceptedMapWorks() {
   EXPECT_TRUE(
       IndexMap::Parse("lambda i: (" + std::string(50, '(') + "i" + std::string(50, ')') + ",)")
           .ok());
+  absl::StatusOr<IndexMap> map = IndexMap::Parse(FlatChain(63, "+"));  // depth 64
+  ASSERT_TRUE(map.ok()) << map.status();
+  absl::StatusOr<IndexMap> again = IndexMap::Parse(map->ToString());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->ToString(), map->ToString());
+  absl::StatusOr<std::vector<Expr>> shape = map->MapShape(Shape({4}));
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  EXPECT_EQ(Ints(*shape), (std::vector<int64_t>{64 * 3 + 1}));
+  EXPECT_EQ(Apply(*map, {2}), (std::vector<int64_t>{128}));
+  EXPECT_FALSE(map->Inverse(Shape({4})).ok());  // i * 64 is not onto [0, 193)
+}
+
+// Runs `fn` on a thread with a `bytes` stack (a quarter of the usual 8 MB main stack).
+void RunWithStack(size_t bytes, void (*fn)()) {
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, bytes), 0);
+  pthread_t thread;
+  auto body = [](void* arg) -> void* {
+    reinterpret_cast<void (*)()>(arg)();
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, &attr, body, reinterpret_cast<void*>(fn)), 0);
+  ASSERT_EQ(pthread_join(thread, nullptr), 0);
+  pthread_attr_destroy(&attr);
+}
+
+TEST(IndexMapTest, DeepNestingIsAnErrorNotACrash) {
+  ExpectHostileTextsRejected();
+  ExpectDeepestAcceptedMapWorks();
+}
+
+TEST(IndexMapTest, DeepNestingStaysWithinAQuarterOfTheStack) {
+  RunWithStack(2 << 20, &ExpectHostileTextsRejected);
+  RunWithStack(2 << 20, &ExpectDeepestAcceptedMapWorks);
+}
+
+TEST(IndexMapTest, MakeRejectsDeepExpressions) {
+  Var i("i");
+  Expr deep = i;
+  for (int n = 0; n < 1000; ++n) deep = deep + Expr(1);
+  absl::StatusOr<IndexMap> map = IndexMap::Make({i}, {i, deep});
+  ASSERT_FALSE(map.ok());
+  EXPECT_EQ(map.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(map.status().message())
+                .find("index map: final index 1: expressions nest too deeply"),
+            std::string::npos)
+      << map.status();
 }
 
 TEST(IndexMapTest, MakeRejectsWhatIsNotIndexArithmetic) {

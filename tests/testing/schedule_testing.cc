@@ -7,8 +7,13 @@
 #include "ir/analysis.h"
 #include "ir/interpreter.h"
 #include "ir/ndarray.h"
+#include "ir/printer.h"
 #include "ir/structural_equal.h"
+#include "ir/target.h"
+#include "ir/verify.h"
 #include "schedule/state.h"
+#include "worker/builder.h"
+#include "worker/runner.h"
 
 namespace tessera {
 namespace testing {
@@ -60,6 +65,47 @@ absl::Status CheckReplay(const Schedule& sch, const PrimFunc& original) {
   if (replay.trace().ToJson() != json) {
     return absl::InternalError(absl::StrCat("replayed trace differs:\n", replay.trace().ToJson(),
                                             "\nvs\n", json));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckScheduleCorrect(const Schedule& sch, const PrimFunc& original, int64_t seed) {
+  absl::Status s = VerifyWellFormed(sch.func());
+  if (s.ok()) s = CheckSameOutputs(original, sch.func(), seed);
+  if (s.ok()) s = CheckReplay(sch, original);
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(s.message(), "\nscheduled:\n", PrintFunc(sch.func())));
+}
+
+absl::Status CheckCBackendMatches(const PrimFunc& original, const PrimFunc& scheduled,
+                                  int64_t seed) {
+  std::unique_ptr<Builder> builder = NewCBuilder();
+  std::vector<BuildResult> built = builder->Build({BuildInput{scheduled, *Target::Parse("cpu")}});
+  if (!built[0].ok()) return absl::InternalError(absl::StrCat("build failed: ", built[0].error_msg));
+  Random rng(seed);
+  std::vector<NDArray> args, expected;
+  for (const ArgInfo& info : ArgInfosOf(scheduled)) {
+    args.push_back(NDArray::Empty(info.dtype, info.shape));
+    args.back().FillRandom(&rng);
+    expected.push_back(args.back().Clone());
+  }
+  std::vector<NDArray*> pointers;
+  for (NDArray& a : expected) pointers.push_back(&a);
+  absl::Status s = Interpret(original, pointers);
+  if (!s.ok()) return absl::InternalError(absl::StrCat("reference failed: ", s.message()));
+  RunnerConfig once;
+  once.warmup = 0;
+  once.repeat = 1;
+  absl::StatusOr<RunResult> ran = RunCpuKernel(built[0].artifact_path, built[0].symbol, &args, once);
+  if (!ran.ok()) return ran.status();
+  if (!ran->ok()) return absl::InternalError(absl::StrCat("run failed: ", ran->error_msg));
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::StatusOr<Comparison> cmp = Compare(args[i], expected[i]);
+    if (!cmp.ok()) return cmp.status();
+    if (!cmp->ok()) {
+      return absl::InternalError(absl::StrCat("argument ", i, ": ", cmp->mismatches,
+                                              " mismatches, max abs error ", cmp->max_abs_error));
+    }
   }
   return absl::OkStatus();
 }

@@ -21,6 +21,16 @@ absl::Status CheckSameOutputs(const PrimFunc& reference, const PrimFunc& candida
 // `original` and checks the result is structurally equal to `sch.func()`.
 absl::Status CheckReplay(const Schedule& sch, const PrimFunc& original);
 
+// The checks every positive schedule test makes, first failure returned (with the scheduled
+// IR in the message): the result is well formed (VerifyWellFormed), computes what `original`
+// computes (CheckSameOutputs) and its trace replays to it (CheckReplay).
+absl::Status CheckScheduleCorrect(const Schedule& sch, const PrimFunc& original, int64_t seed = 0);
+
+// Builds `scheduled` with the C backend, runs it once on seeded random inputs, and compares
+// every argument with the interpreter running `original` on the same inputs.
+absl::Status CheckCBackendMatches(const PrimFunc& original, const PrimFunc& scheduled,
+                                  int64_t seed = 0);
+
 // The workload at a small shape, quick to interpret (every workload of the library has one).
 PrimFunc SmallWorkload(const std::string& name, const std::string& dtype = "");
 

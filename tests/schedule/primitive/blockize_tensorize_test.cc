@@ -29,10 +29,8 @@ bool Contains(const std::string& text, const std::string& part) {
 }
 
 void ExpectCorrect(const PrimFunc& original, const Schedule& sch) {
-  absl::Status same = CheckSameOutputs(original, sch.func());
-  EXPECT_TRUE(same.ok()) << same << "\n" << PrintFunc(sch.func());
-  absl::Status replay = CheckReplay(sch, original);
-  EXPECT_TRUE(replay.ok()) << replay;
+  absl::Status s = testing::CheckScheduleCorrect(sch, original);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 // A GMM with i, j, k split by `tile` and reordered to i0 j0 k0 i1 j1 k1.
@@ -65,31 +63,8 @@ TiledGmm TileGmm(int64_t m, int64_t n, int64_t k, int64_t tile, const std::strin
 // Builds `f` with the C backend, runs it once and compares every argument with the
 // interpreter running `reference` on the same inputs.
 void ExpectCBackendMatches(const PrimFunc& reference, const PrimFunc& f) {
-  std::unique_ptr<Builder> builder = NewCBuilder();
-  std::vector<BuildResult> built = builder->Build({BuildInput{f, *Target::Parse("cpu")}});
-  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
-  Random rng(3);
-  std::vector<NDArray> args, expected;
-  for (const ArgInfo& info : ArgInfosOf(f)) {
-    args.push_back(NDArray::Empty(info.dtype, info.shape));
-    args.back().FillRandom(&rng);
-    expected.push_back(args.back().Clone());
-  }
-  RunnerConfig once;
-  once.warmup = 0;
-  once.repeat = 1;
-  absl::StatusOr<RunResult> ran =
-      RunCpuKernel(built[0].artifact_path, built[0].symbol, &args, once);
-  ASSERT_TRUE(ran.ok()) << ran.status();
-  ASSERT_TRUE(ran->ok()) << ran->error_msg;
-  std::vector<NDArray*> ptrs;
-  for (NDArray& a : expected) ptrs.push_back(&a);
-  ASSERT_TRUE(Interpret(reference, ptrs).ok());
-  for (size_t p = 0; p < args.size(); ++p) {
-    absl::StatusOr<Comparison> cmp = Compare(args[p], expected[p]);
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    EXPECT_TRUE(cmp->ok()) << "argument " << p << ": " << cmp->mismatches << " mismatches";
-  }
+  absl::Status s = testing::CheckCBackendMatches(reference, f);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 // ---- Hand-built functions --------------------------------------------------------------
@@ -276,6 +251,74 @@ TEST(BlockizeTest, RejectsBindingThatDoesNotDivide) {
       << outer.status();
   EXPECT_EQ(sch.trace().size(), trace_size);
   EXPECT_TRUE(sch.func().same_as(before));
+}
+
+TEST(BlockizeTest, AfterImperfectSplitOuterBlockStaysInItsDomain) {
+  // Regression: NRM's D loop (extent 1) split by 2 runs b_0 over [0, 2) under the predicate
+  // b_0 + b_1 < 1; the outer block's binding v_b_o = b_0 left its domain [0, 1).
+  PrimFunc func = testing::SmallWorkload("NRM");
+  Schedule sch = Schedule::Create(func, 1);
+  BlockRV d = *sch.GetBlock("D");
+  std::vector<LoopRV> loops = *sch.GetLoops(d);
+  ASSERT_EQ(loops.size(), 1u);
+  ASSERT_TRUE(sch.Split(loops[0], {InstValue::Int(2), InstValue()}).ok());
+  loops = *sch.GetLoops(d);
+  absl::StatusOr<BlockRV> outer = sch.Blockize(loops[1], /*preserve_unit_iters=*/true);
+  ASSERT_TRUE(outer.ok()) << outer.status();
+  StmtPath outer_path = *sch.GetPath(*outer);
+  StmtPath inner_path = *sch.GetPath(d);
+  // The split's predicate moves to the outer block, where it bounds the outer binding; the
+  // inner block needs none.
+  const Expr& outer_pred = outer_path.back().as<BlockRealizeNode>()->predicate;
+  EXPECT_FALSE(IsConstInt(outer_pred, 1)) << PrintFunc(sch.func());
+  EXPECT_TRUE(IsConstInt(inner_path.back().as<BlockRealizeNode>()->predicate, 1))
+      << PrintFunc(sch.func());
+  ExpectCorrect(func, sch);
+  ExpectCBackendMatches(func, sch.func());
+}
+
+TEST(BlockizeTest, AfterOverCoveringSplitOfReductionMovesInit) {
+  // k (extent 8) split into 3 x 4 runs k0 * 4 + k1 < 8; blockizing k1 bounds k0 by the
+  // outer predicate, under which the inner predicate is implied, so the init can move out.
+  PrimFunc func = *MakeWorkload("GMM", {{"B", 1}, {"M", 4}, {"N", 4}, {"K", 8}});
+  Schedule sch = Schedule::Create(func, 1);
+  BlockRV block = *sch.GetBlock(testing::FirstReductionBlock(func));
+  std::vector<LoopRV> loops = *sch.GetLoops(block);
+  std::vector<LoopRV> k = *sch.Split(loops[3], {InstValue::Int(3), InstValue::Int(4)});
+  absl::StatusOr<BlockRV> outer = sch.Blockize(k[1]);
+  ASSERT_TRUE(outer.ok()) << outer.status();
+  Block o = *sch.Get(*outer);
+  EXPECT_TRUE(o->init.defined());
+  EXPECT_FALSE(IsConstInt(sch.GetPath(*outer)->back().as<BlockRealizeNode>()->predicate, 1));
+  EXPECT_TRUE(IsConstInt(sch.GetPath(block)->back().as<BlockRealizeNode>()->predicate, 1))
+      << PrintFunc(sch.func());
+  ExpectCorrect(func, sch);
+  ExpectCBackendMatches(func, sch.func());
+}
+
+TEST(BlockizeTest, PaddedBlockRegionsStayInsideTheBuffer) {
+  // The padding block reads inputs[v_i1 - 3, v_i2 - 3] under a select; relaxed over the
+  // inner loop i2 that is columns -3..18 of 8, clipped to the buffer.
+  PrimFunc func = testing::SmallWorkload("C2D");
+  Schedule sch = Schedule::Create(func, 1);
+  std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("PadInput"));
+  absl::StatusOr<BlockRV> outer = sch.Blockize(loops[2]);
+  ASSERT_TRUE(outer.ok()) << outer.status();
+  Block o = *sch.Get(*outer);
+  for (const std::vector<BufferRegion>* regions : {&o->reads, &o->writes}) {
+    for (const BufferRegion& r : *regions) {
+      for (size_t d = 0; d < r.region.size(); ++d) {
+        const int64_t* min = AsConstInt(r.region[d].min);
+        const int64_t* extent = AsConstInt(r.region[d].extent);
+        if (min == nullptr || extent == nullptr) continue;
+        EXPECT_GE(*min, 0) << r.buffer.name() << " dim " << d;
+        EXPECT_LE(*min + *extent, *AsConstInt(r.buffer.shape()[d]))
+            << r.buffer.name() << " dim " << d << "\n"
+            << PrintFunc(sch.func());
+      }
+    }
+  }
+  ExpectCorrect(func, sch);
 }
 
 // ---- The registry --------------------------------------------------------------------------

@@ -39,41 +39,14 @@ PrimFunc SmallC2d() {
 PrimFunc Sfm() { return *MakeWorkload("SFM", {{"M", 8}, {"N", 16}}); }
 
 void ExpectCorrect(const Schedule& sch, const PrimFunc& original) {
-  absl::Status wf = VerifyWellFormed(sch.func());
-  EXPECT_TRUE(wf.ok()) << wf << "\n" << PrintFunc(sch.func());
-  absl::Status same = CheckSameOutputs(original, sch.func());
-  EXPECT_TRUE(same.ok()) << same << "\n" << PrintFunc(sch.func());
-  absl::Status replay = CheckReplay(sch, original);
-  EXPECT_TRUE(replay.ok()) << replay;
+  absl::Status s = testing::CheckScheduleCorrect(sch, original);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 // Builds with the C backend, runs once, and compares with the interpreter on `original`.
 void ExpectCBackendMatches(const PrimFunc& original, const PrimFunc& scheduled) {
-  std::unique_ptr<Builder> builder = NewCBuilder();
-  std::vector<BuildResult> built = builder->Build({BuildInput{scheduled, *Target::Parse("cpu")}});
-  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
-  Random rng(3);
-  std::vector<NDArray> args, expected;
-  for (const ArgInfo& info : ArgInfosOf(scheduled)) {
-    args.push_back(NDArray::Empty(info.dtype, info.shape));
-    args.back().FillRandom(&rng);
-    expected.push_back(args.back().Clone());
-  }
-  std::vector<NDArray*> ptrs;
-  for (NDArray& a : expected) ptrs.push_back(&a);
-  ASSERT_TRUE(Interpret(original, ptrs).ok());
-  RunnerConfig config;
-  config.warmup = 0;
-  config.repeat = 1;
-  absl::StatusOr<RunResult> ran =
-      RunCpuKernel(built[0].artifact_path, built[0].symbol, &args, config);
-  ASSERT_TRUE(ran.ok()) << ran.status();
-  ASSERT_TRUE(ran->ok()) << ran->error_msg;
-  for (size_t i = 0; i < args.size(); ++i) {
-    absl::StatusOr<Comparison> cmp = Compare(args[i], expected[i]);
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    EXPECT_TRUE(cmp->ok()) << "argument " << i << ": " << cmp->mismatches << " mismatches";
-  }
+  absl::Status s = testing::CheckCBackendMatches(original, scheduled);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 Block BlockNamed(const Schedule& sch, const std::string& name) {
@@ -310,6 +283,70 @@ TEST(CacheReadTest, NestedScopeCopiesTheScopeRegion) {
   ASSERT_EQ(loops.size(), 1u);
   EXPECT_EQ(*AsConstInt(loops[0].as<ForNode>()->extent), 4);
   ExpectCorrect(sch, func);
+}
+
+TEST(CacheReadTest, NestedScopeCopyStaysInsideTheBuffer) {
+  // Block O declares reads that over-cover A (as a guarded access's relaxed region can):
+  // a constant one, A[-2:10], and a symbolic one, A[vo*4 - 2 : vo*4 + 6]. The copy is
+  // clipped to A's extent, or guarded where its bounds are symbolic.
+  for (bool symbolic : {false, true}) {
+    SCOPED_TRACE(symbolic ? "symbolic region" : "constant region");
+    Buffer a = Buffer::Make("A", DataType::Float32(), {Expr(8)});
+    Buffer b = Buffer::Make("B", DataType::Float32(), {Expr(8)});
+    Var i0("i0"), i1("i1"), vo("vo"), vi("vi");
+    BlockNode inner;
+    inner.name = "I";
+    inner.iter_vars = {IterVar{vi, Range{Expr(0), Expr(8)}, IterKind::kSpatial}};
+    inner.reads = {BufferRegion{a, {Range{vi, Expr(1)}}}};
+    inner.writes = {BufferRegion{b, {Range{vi, Expr(1)}}}};
+    inner.body = BufferStore(b, a.Load({vi}) + MakeConst(a.dtype(), 1), {vi});
+    BlockNode outer;
+    outer.name = "O";
+    outer.iter_vars = {IterVar{vo, Range{Expr(0), Expr(2)}, IterKind::kSpatial}};
+    outer.reads = {BufferRegion{
+        a, {symbolic ? Range{vo * Expr(4) - Expr(2), Expr(8)} : Range{Expr(-2), Expr(12)}}}};
+    outer.writes = {BufferRegion{b, {Range{vo * Expr(4), Expr(4)}}}};
+    outer.body = For(i1, Expr(4), ForKind::kSerial,
+                     BlockRealize({vo * Expr(4) + i1}, True(), MakeBlock(inner)));
+    PrimFunc func = FuncOf(
+        {a, b}, {For(i0, Expr(2), ForKind::kSerial, BlockRealize({i0}, True(), MakeBlock(outer)))});
+    Schedule sch = Schedule::Create(func, 1);
+    absl::StatusOr<BlockRV> cache = sch.CacheRead(*sch.GetBlock("I"), 0, "local");
+    ASSERT_TRUE(cache.ok()) << cache.status();
+    StmtPath path = *FindBlockPath(sch.func(), "A_local");
+    std::vector<Stmt> loops = LoopsOnPath(path);
+    ASSERT_EQ(loops.size(), 1u);
+    const Expr& predicate = path.back().as<BlockRealizeNode>()->predicate;
+    EXPECT_EQ(*AsConstInt(loops[0].as<ForNode>()->extent), 8);
+    EXPECT_EQ(IsConstInt(predicate, 1), !symbolic) << PrintFunc(sch.func());
+    ExpectCorrect(sch, func);
+    ExpectCBackendMatches(func, sch.func());
+  }
+}
+
+TEST(CacheReadTest, BlockizedPaddingCopiesOnlyTheInput) {
+  // Regression: the blockized padding block reads inputs[v_i1_o - 3, ...] guarded by a select;
+  // its cache used to copy rows -3..18 of a 16-row input.
+  PrimFunc func = *MakeWorkload("C2D", {{"H", 16}, {"W", 16}, {"CI", 3}, {"CO", 16}});
+  Schedule sch = Schedule::Create(func, 1);
+  BlockRV pad = *sch.GetBlock("PadInput");
+  std::vector<LoopRV> loops = *sch.GetLoops(pad);
+  ASSERT_TRUE(sch.Blockize(loops[2], /*preserve_unit_iters=*/true).ok());
+  absl::StatusOr<BlockRV> cache = sch.CacheRead(pad, 0, "global");
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  StmtPath path = *FindBlockPath(sch.func(), "inputs_global");
+  const auto* copy = path.back().as<BlockRealizeNode>();
+  const Buffer& input = copy->block->reads[0].buffer;
+  std::vector<Stmt> copy_loops = LoopsOnPath(path);
+  ASSERT_EQ(copy_loops.size(), 4u);  // ax0..ax3 inside PadInput_o
+  for (size_t d = 0; d < 4; ++d) {
+    EXPECT_LE(*AsConstInt(copy_loops[d].as<ForNode>()->extent), *AsConstInt(input.shape()[d]))
+        << PrintFunc(sch.func());
+  }
+  // The row index v_i1_o + ax1 - 3 is symbolic: a predicate keeps it inside [0, 16).
+  EXPECT_FALSE(IsConstInt(copy->predicate, 1)) << PrintFunc(sch.func());
+  ExpectCorrect(sch, func);
+  ExpectCBackendMatches(func, sch.func());
 }
 
 // ---- CacheWrite -------------------------------------------------------------------------------

@@ -51,12 +51,8 @@ PrimFunc SmallCbr() {
 }
 
 void ExpectCorrect(const Schedule& sch, const PrimFunc& original) {
-  absl::Status wf = VerifyWellFormed(sch.func());
-  EXPECT_TRUE(wf.ok()) << wf << "\n" << PrintFunc(sch.func());
-  absl::Status same = CheckSameOutputs(original, sch.func());
-  EXPECT_TRUE(same.ok()) << same << "\n" << PrintFunc(sch.func());
-  absl::Status replay = CheckReplay(sch, original);
-  EXPECT_TRUE(replay.ok()) << replay;
+  absl::Status s = testing::CheckScheduleCorrect(sch, original);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 // Fails with kInvalidArgument naming `what`, recording nothing and changing nothing.
@@ -84,34 +80,8 @@ LoopRV Loop(Schedule* sch, const std::string& block, size_t index) {
 
 // Builds with the C backend, runs once, and compares with the interpreter on `original`.
 void ExpectCBackendMatches(const PrimFunc& original, const PrimFunc& scheduled) {
-  std::unique_ptr<Builder> builder = NewCBuilder();
-  std::vector<BuildResult> built = builder->Build({BuildInput{scheduled, *Target::Parse("cpu")}});
-  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
-  Random rng(11);
-  std::vector<NDArray> args, expected;
-  for (const ArgInfo& info : ArgInfosOf(scheduled)) {
-    args.push_back(NDArray::Empty(info.dtype, info.shape));
-    args.back().FillRandom(&rng);
-  }
-  for (const NDArray& a : args) {
-    expected.push_back(NDArray::Empty(a.dtype(), a.shape()));
-    expected.back().CopyFrom(a);
-  }
-  std::vector<NDArray*> ptrs;
-  for (NDArray& a : expected) ptrs.push_back(&a);
-  ASSERT_TRUE(Interpret(original, ptrs).ok());
-  RunnerConfig config;
-  config.warmup = 0;
-  config.repeat = 1;
-  absl::StatusOr<RunResult> ran =
-      RunCpuKernel(built[0].artifact_path, built[0].symbol, &args, config);
-  ASSERT_TRUE(ran.ok()) << ran.status();
-  ASSERT_TRUE(ran->ok()) << ran->error_msg;
-  for (size_t i = 0; i < args.size(); ++i) {
-    absl::StatusOr<Comparison> cmp = Compare(args[i], expected[i]);
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    EXPECT_TRUE(cmp->ok()) << "argument " << i << ": " << cmp->mismatches << " mismatches";
-  }
+  absl::Status s = testing::CheckCBackendMatches(original, scheduled);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 // ---- compute_at ----------------------------------------------------------------------------
@@ -496,6 +466,29 @@ TEST(SampleComputeLocationTest, ReplayKeepsTheDecision) {
   EXPECT_NE(json.find("\"SampleComputeLocation\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"ComputeAt\""), std::string::npos) << json;
   ExpectCorrect(sch, func);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Found by the randomized test: the producer of a padding block writes only the interior, so
+// moving the padding block under the producer's loop would never compute the border.
+TEST(ReverseComputeAtTest, RejectsWhenProducersDoNotCoverTheDomain) {
+  PrimFunc func = testing::SmallWorkload("C2D");
+  Schedule sch = Schedule::Create(func, 1);
+  BlockRV pad = *sch.GetBlock("PadInput");
+  absl::StatusOr<BlockRV> copy = sch.CacheRead(pad, 0, "shared");
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  std::vector<LoopRV> loops = *sch.GetLoops(*copy);
+  size_t trace_size = sch.trace().size();
+  absl::Status s = sch.ReverseComputeAt(pad, loops[0]);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("would not cover its whole domain"), std::string::npos)
+      << s;
+  EXPECT_EQ(sch.trace().size(), trace_size);
 }
 
 }  // namespace

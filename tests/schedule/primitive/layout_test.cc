@@ -29,12 +29,8 @@ IndexMap Map(const std::string& text) {
 }
 
 void ExpectCorrect(const Schedule& sch, const PrimFunc& original) {
-  absl::Status wf = VerifyWellFormed(sch.func());
-  EXPECT_TRUE(wf.ok()) << wf << "\n" << PrintFunc(sch.func());
-  absl::Status same = CheckSameOutputs(original, sch.func());
-  EXPECT_TRUE(same.ok()) << same << "\n" << PrintFunc(sch.func());
-  absl::Status replay = CheckReplay(sch, original);
-  EXPECT_TRUE(replay.ok()) << replay;
+  absl::Status s = testing::CheckScheduleCorrect(sch, original);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 std::vector<int64_t> ConstShape(const Buffer& b) {
@@ -350,6 +346,39 @@ TEST(PadEinsumTest, PadsOnlyWhatNeedsIt) {
   // Only j (10 -> 16) changes: B[b, k, j] and C are padded, A[b, i, k] is not.
   EXPECT_EQ(names, (std::set<std::string>{"B_pad", "C_pad"}));
   ExpectCorrect(sch, func);
+}
+
+// Regression (found by the randomized schedule test): padding the zero-filling copy block of
+// an earlier PadEinsum pads along dimensions where the copy's source is smaller than the
+// iteration space; the new copy-in must not read the source beyond its shape.
+TEST(PadEinsumTest, PadsThePaddingCopyOfAnEarlierPadEinsum) {
+  PrimFunc func = testing::SmallWorkload("DEP");
+  Schedule sch = Schedule::Create(func, 1);
+  BlockRV pad_input = *sch.GetBlock("PadInput");
+  ASSERT_TRUE(sch.CacheWrite(pad_input, 0, "global").ok());
+  absl::Status s = sch.PadEinsum(*sch.GetBlock("PadInput_global"), {5, 1, 4, 4});
+  ASSERT_TRUE(s.ok()) << s;
+  ExpectCorrect(sch, func);
+  s = sch.PadEinsum(*sch.GetBlock("PadInput_global_pad"), {1, 2, 3, 2});
+  ASSERT_TRUE(s.ok()) << s;
+  ExpectCorrect(sch, func);
+  s = testing::CheckCBackendMatches(func, sch.func());
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+// A block that reads its output without an init (the update block after DecomposeReduction)
+// accumulates into the padded output, which must start from the output's values.
+TEST(PadEinsumTest, PadsADecomposedReductionUpdate) {
+  PrimFunc func = Gmm(6, 5, 7);
+  Schedule sch = Schedule::Create(func, 1);
+  BlockRV block = *sch.GetBlock("C");
+  std::vector<LoopRV> loops = *sch.GetLoops(block);
+  ASSERT_TRUE(sch.DecomposeReduction(block, loops[0]).ok());
+  absl::Status s = sch.PadEinsum(block, {1, 4, 4, 4});
+  ASSERT_TRUE(s.ok()) << s;
+  ExpectCorrect(sch, func);
+  s = testing::CheckCBackendMatches(func, sch.func());
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST(PadEinsumTest, RejectsBadUsesAndLeavesScheduleUnchanged) {

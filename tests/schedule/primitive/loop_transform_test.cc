@@ -28,10 +28,8 @@ Fixture MakeGmm(int64_t m, int64_t n, int64_t k, int64_t seed = 1) {
 }
 
 void ExpectCorrect(const Fixture& f) {
-  absl::Status same = CheckSameOutputs(f.func, f.sch.func());
-  EXPECT_TRUE(same.ok()) << same << "\n" << PrintFunc(f.sch.func());
-  absl::Status replay = CheckReplay(f.sch, f.func);
-  EXPECT_TRUE(replay.ok()) << replay;
+  absl::Status s = testing::CheckScheduleCorrect(f.sch, f.func);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST(SplitTest, PerfectSplitKeepsMeaning) {
@@ -137,6 +135,23 @@ TEST(ReorderTest, RejectsLoopsOfDifferentNests) {
   absl::Status s = sch.Reorder({a.back(), b.back()});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(std::string(s.message()).find("reorder:"), std::string::npos);
+}
+
+TEST(ReorderTest, RejectsLoopBindingSpatialAndReduction) {
+  // Found by the randomized test: GEMV with i and k fused, re-split and reordered computed
+  // reduction steps before their init.
+  PrimFunc func = testing::SmallWorkload("GEMV");
+  Schedule sch = Schedule::Create(func, 1);
+  BlockRV block = *sch.GetBlock(testing::FirstReductionBlock(func));
+  std::vector<LoopRV> loops = *sch.GetLoops(block);
+  LoopRV fused = *sch.Fuse(loops);
+  std::vector<LoopRV> parts = *sch.Split(fused, {InstValue::Int(2), InstValue()});
+  size_t trace_size = sch.trace().size();
+  absl::Status s = sch.Reorder({parts[1], parts[0]});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("binds both spatial and reduction"), std::string::npos)
+      << s;
+  EXPECT_EQ(sch.trace().size(), trace_size);
 }
 
 TEST(AddUnitLoopTest, AddsLoopAboveBlock) {

@@ -26,43 +26,15 @@ using testing::CheckSameOutputs;
 using testing::SmallWorkload;
 
 void ExpectCorrect(const Schedule& sch, const PrimFunc& original) {
-  absl::Status wf = VerifyWellFormed(sch.func());
-  EXPECT_TRUE(wf.ok()) << wf << "\n" << PrintFunc(sch.func());
-  absl::Status same = CheckSameOutputs(original, sch.func(), 3);
-  EXPECT_TRUE(same.ok()) << same << "\n" << PrintFunc(sch.func());
-  absl::Status replay = CheckReplay(sch, original);
-  EXPECT_TRUE(replay.ok()) << replay;
+  absl::Status s = testing::CheckScheduleCorrect(sch, original);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 // Builds `scheduled` with the C backend, runs it, and compares every argument with the
 // interpreter's run of `original` on the same inputs.
 void ExpectBuildAndRunMatches(const PrimFunc& original, const PrimFunc& scheduled) {
-  std::unique_ptr<Builder> builder = NewCBuilder();
-  std::vector<BuildResult> built = builder->Build({BuildInput{scheduled, *Target::Parse("cpu")}});
-  ASSERT_TRUE(built[0].ok()) << built[0].error_msg << "\n" << PrintFunc(scheduled);
-  Random rng(11);
-  std::vector<NDArray> args, expected;
-  for (const ArgInfo& info : ArgInfosOf(original)) {
-    args.push_back(NDArray::Empty(info.dtype, info.shape));
-    args.back().FillRandom(&rng);
-    expected.push_back(args.back().Clone());
-  }
-  std::vector<NDArray*> ptrs;
-  for (NDArray& a : expected) ptrs.push_back(&a);
-  ASSERT_TRUE(Interpret(original, ptrs).ok());
-  RunnerConfig once;
-  once.warmup = 0;
-  once.repeat = 1;
-  absl::StatusOr<RunResult> ran =
-      RunCpuKernel(built[0].artifact_path, built[0].symbol, &args, once);
-  ASSERT_TRUE(ran.ok()) << ran.status();
-  ASSERT_TRUE(ran->ok()) << ran->error_msg;
-  for (size_t i = 0; i < args.size(); ++i) {
-    absl::StatusOr<Comparison> cmp = Compare(args[i], expected[i], 1e-4, 1e-4);
-    ASSERT_TRUE(cmp.ok()) << cmp.status();
-    EXPECT_TRUE(cmp->ok()) << "argument " << i << ": " << cmp->mismatches
-                           << " mismatches, max abs error " << cmp->max_abs_error;
-  }
+  absl::Status s = testing::CheckCBackendMatches(original, scheduled);
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 Block GetBlock(const Schedule& sch, const std::string& name) {

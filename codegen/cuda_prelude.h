@@ -1,0 +1,24 @@
+// The fixed start of every CUDA translation unit codegen/codegen_cuda.h writes: includes and
+// the device helpers generated code calls (floordiv/floormod, typed min/max, float16/bfloat16
+// rounding, int8x4 packing for __dp4a, block-wide reductions for cross-thread reductions), and
+// the identifiers generated names must avoid.
+#ifndef TESSERA_CODEGEN_CUDA_PRELUDE_H_
+#define TESSERA_CODEGEN_CUDA_PRELUDE_H_
+
+#include <set>
+#include <string>
+
+namespace tessera {
+
+// Every helper's name starts with tessera_. Needs cuda_fp16.h and cuda_bf16.h on the include
+// path (NVRTC: -I<cuda>/include).
+extern const char kCudaPrelude[];
+// Added after the prelude when a kernel uses tensor cores.
+extern const char kCudaWmmaPrelude[];
+
+// C++/CUDA keywords, builtin variables and types, and math functions generated code calls.
+const std::set<std::string>& CudaReservedNames();
+
+}  // namespace tessera
+
+#endif  // TESSERA_CODEGEN_CUDA_PRELUDE_H_

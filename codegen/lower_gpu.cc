@@ -1,0 +1,670 @@
+#include "codegen/lower_gpu.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "codegen/lower_gpu_internal.h"
+#include "codegen/lower_internal.h"
+#include "ir/arith/analyzer.h"
+#include "ir/arith/int_set.h"
+#include "ir/functor.h"
+
+namespace tessera {
+namespace lower_gpu_internal {
+
+int ThreadDim(const std::string& tag) {
+  if (tag.size() < 2 || tag[tag.size() - 2] != '.') return -1;
+  if (!IsBlockIdxTag(tag) && !IsThreadIdxTag(tag)) return -1;
+  char c = tag.back();
+  return c == 'x' ? 0 : c == 'y' ? 1 : c == 'z' ? 2 : -1;
+}
+bool IsBlockIdxTag(const std::string& tag) { return tag.rfind("blockIdx.", 0) == 0; }
+bool IsThreadIdxTag(const std::string& tag) { return tag.rfind("threadIdx.", 0) == 0; }
+bool IsVthreadTag(const std::string& tag) { return tag.rfind("vthread", 0) == 0; }
+
+}  // namespace lower_gpu_internal
+
+namespace {
+
+using namespace lower_gpu_internal;  // NOLINT: this file implements them.
+
+bool IsWmmaScope(const std::string& scope) { return scope.rfind("wmma.", 0) == 0; }
+
+// The top-level statements of a body (its sequence, or itself).
+std::vector<Stmt> TopLevel(const Stmt& body) {
+  if (const auto* seq = body.as<SeqStmtNode>()) return seq->seq;
+  return {body};
+}
+
+// ---- Unbound computation (block form) ----------------------------------------------------
+
+absl::Status CheckBound(const Stmt& s, bool bound) {
+  if (!s.defined()) return absl::OkStatus();
+  switch (s.kind()) {
+    case StmtKind::kFor: {
+      const auto* f = s.as<ForNode>();
+      bool binds = f->for_kind == ForKind::kThreadBinding &&
+                   (IsBlockIdxTag(f->thread_tag) || IsThreadIdxTag(f->thread_tag));
+      return CheckBound(f->body, bound || binds);
+    }
+    case StmtKind::kBlockRealize:
+      if (!bound) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "verify_gpu: block ", s.as<BlockRealizeNode>()->block->name,
+            " is not bound to threads (bind a loop above it to blockIdx or threadIdx)"));
+      }
+      return absl::OkStatus();
+    case StmtKind::kSeq:
+      for (const Stmt& c : s.as<SeqStmtNode>()->seq) TESSERA_RETURN_IF_ERROR(CheckBound(c, bound));
+      return absl::OkStatus();
+    case StmtKind::kIfThenElse: {
+      const auto* ite = s.as<IfThenElseNode>();
+      TESSERA_RETURN_IF_ERROR(CheckBound(ite->then_case, bound));
+      return CheckBound(ite->else_case, bound);
+    }
+    case StmtKind::kAllocate:
+      return CheckBound(s.as<AllocateNode>()->body, bound);
+    case StmtKind::kBufferStore:
+      if (!bound) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("verify_gpu: a store into ", s.as<BufferStoreNode>()->buffer.name(),
+                         " is not bound to threads"));
+      }
+      return absl::OkStatus();
+    default:
+      return absl::OkStatus();
+  }
+}
+
+// ---- Buffer compaction (block form) ------------------------------------------------------
+
+// Where each tracked buffer is accessed: the common prefix of the loop stacks of its accesses
+// (loads, stores and the declared regions of blocks).
+class AccessLcaFinder : public IRVisitor {
+ public:
+  explicit AccessLcaFinder(const std::vector<Buffer>& tracked) {
+    for (const Buffer& b : tracked) tracked_.insert(b.get());
+  }
+  // nullptr entries never happen: a buffer absent from the map is not accessed.
+  const std::unordered_map<const BufferNode*, std::vector<const ForNode*>>& lca() const {
+    return lca_;
+  }
+
+ protected:
+  void VisitStmt_(const ForNode* op) override {
+    stack_.push_back(op);
+    IRVisitor::VisitStmt_(op);
+    stack_.pop_back();
+  }
+  void VisitStmt_(const BlockRealizeNode* op) override {
+    for (const BufferRegion& r : op->block->reads) Record(r.buffer.get());
+    for (const BufferRegion& r : op->block->writes) Record(r.buffer.get());
+    IRVisitor::VisitStmt_(op);
+  }
+  void VisitExpr_(const BufferLoadNode* op) override {
+    Record(op->buffer.get());
+    IRVisitor::VisitExpr_(op);
+  }
+  void VisitStmt_(const BufferStoreNode* op) override {
+    Record(op->buffer.get());
+    IRVisitor::VisitStmt_(op);
+  }
+
+ private:
+  void Record(const BufferNode* b) {
+    if (tracked_.count(b) == 0) return;
+    auto it = lca_.find(b);
+    if (it == lca_.end()) {
+      lca_[b] = stack_;
+      return;
+    }
+    std::vector<const ForNode*>& prefix = it->second;
+    size_t n = 0;
+    while (n < prefix.size() && n < stack_.size() && prefix[n] == stack_[n]) ++n;
+    prefix.resize(n);
+  }
+
+  std::unordered_set<const BufferNode*> tracked_;
+  std::vector<const ForNode*> stack_;
+  std::unordered_map<const BufferNode*, std::vector<const ForNode*>> lca_;
+};
+
+struct Compaction {
+  Buffer compact;
+  std::vector<Expr> mins;
+};
+
+// Rewrites accesses of compacted buffers and places their allocations.
+class CompactionRewriter : public IRMutator {
+ public:
+  CompactionRewriter(std::unordered_map<const BufferNode*, Compaction> compactions,
+                     std::unordered_map<const ForNode*, std::vector<Buffer>> sites)
+      : compactions_(std::move(compactions)), sites_(std::move(sites)) {}
+
+ protected:
+  Expr VisitExpr_(const BufferLoadNode* op, const Expr& self) override {
+    Expr e = IRMutator::VisitExpr_(op, self);
+    const auto* load = e.as<BufferLoadNode>();
+    auto it = compactions_.find(load->buffer.get());
+    if (it == compactions_.end()) return e;
+    return it->second.compact.Load(Rebase(load->indices, it->second.mins));
+  }
+
+  Stmt VisitStmt_(const BufferStoreNode* op, const Stmt& self) override {
+    Stmt s = IRMutator::VisitStmt_(op, self);
+    const auto* store = s.as<BufferStoreNode>();
+    auto it = compactions_.find(store->buffer.get());
+    if (it == compactions_.end()) return s;
+    return BufferStore(it->second.compact, store->value, Rebase(store->indices, it->second.mins));
+  }
+
+  Stmt VisitStmt_(const BlockNode* op, const Stmt& self) override {
+    Stmt s = IRMutator::VisitStmt_(op, self);
+    Block block(std::static_pointer_cast<const BlockNode>(s.node_ptr()));
+    bool changed = false;
+    auto fix = [&](std::vector<BufferRegion>* regions) {
+      for (BufferRegion& r : *regions) {
+        auto it = compactions_.find(r.buffer.get());
+        if (it == compactions_.end()) continue;
+        changed = true;
+        r.buffer = it->second.compact;
+        for (size_t d = 0; d < r.region.size(); ++d) {
+          r.region[d].min = r.region[d].min - it->second.mins[d];
+        }
+      }
+    };
+    std::shared_ptr<BlockNode> node = block.CopyNode();
+    fix(&node->reads);
+    fix(&node->writes);
+    return changed ? MakeBlock(*node) : s;
+  }
+
+  Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+    auto it = sites_.find(op);
+    if (it == sites_.end()) return IRMutator::VisitStmt_(op, self);
+    Stmt body = VisitStmt(op->body);
+    for (const Buffer& b : it->second) body = Allocate(compactions_.at(b.get()).compact, body);
+    return For(op->loop_var, op->extent, op->for_kind, body, op->thread_tag, op->annotations);
+  }
+
+ private:
+  static std::vector<Expr> Rebase(const std::vector<Expr>& indices, const std::vector<Expr>& mins) {
+    std::vector<Expr> out;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      out.push_back(IsConstInt(mins[d], 0) ? indices[d] : indices[d] - mins[d]);
+    }
+    return out;
+  }
+
+  std::unordered_map<const BufferNode*, Compaction> compactions_;
+  std::unordered_map<const ForNode*, std::vector<Buffer>> sites_;
+};
+
+// Strides of `compact` keeping the padding each dimension of `original` had (storage_align),
+// or none when the original is compact.
+std::vector<Expr> CompactStrides(const Buffer& original, const std::vector<int64_t>& extents) {
+  const std::vector<Expr>& strides = original->strides;
+  if (strides.empty()) return {};
+  std::vector<int64_t> out(extents.size(), 1);
+  for (size_t d = extents.size(); d-- > 0;) {
+    if (d + 1 == extents.size()) {
+      const int64_t* s = AsConstInt(strides[d]);
+      out[d] = s ? *s : 1;
+      continue;
+    }
+    const int64_t* s = AsConstInt(strides[d]);
+    const int64_t* inner = AsConstInt(strides[d + 1]);
+    const int64_t* dim = AsConstInt(original.shape()[d + 1]);
+    int64_t pad = (s && inner && dim) ? std::max<int64_t>(0, *s - *inner * *dim) : 0;
+    out[d] = out[d + 1] * extents[d + 1] + pad;
+  }
+  std::vector<Expr> exprs;
+  for (int64_t s : out) exprs.push_back(Expr(s));
+  return exprs;
+}
+
+// Compacts the non-global root allocations of one kernel. `buffers` are the root allocations
+// accessed in `kernel`.
+absl::StatusOr<Stmt> CompactKernel(const Stmt& kernel, const std::vector<Buffer>& buffers) {
+  AccessLcaFinder finder(buffers);
+  finder.VisitStmt(kernel);
+  std::unordered_map<const BufferNode*, Compaction> compactions;
+  std::unordered_map<const ForNode*, std::vector<Buffer>> sites;
+  for (const Buffer& b : buffers) {
+    auto it = finder.lca().find(b.get());
+    if (it == finder.lca().end()) continue;
+    const std::vector<const ForNode*>& path = it->second;
+    if (path.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "lower_gpu: buffer ", b.name(), " (", b.scope(), ") is accessed outside any loop"));
+    }
+    arith::Analyzer analyzer;
+    arith::VarRangeMap relax;
+    for (const ForNode* loop : path) {
+      analyzer.Bind(loop->loop_var, Range{Expr(0), loop->extent});
+      // Shared memory belongs to the thread block: its region covers every thread.
+      if (b.scope() == "shared" && loop->for_kind == ForKind::kThreadBinding &&
+          IsThreadIdxTag(loop->thread_tag)) {
+        relax[loop->loop_var] = Range{Expr(0), loop->extent};
+      }
+    }
+    const ForNode* site = path.back();
+    arith::BufferAccessRegions regions =
+        arith::DetectBufferAccessRegions(site->body, relax, &analyzer);
+    std::vector<Range> region;
+    for (const auto* list : {&regions.reads, &regions.writes}) {
+      for (const BufferRegion& r : *list) {
+        if (!r.buffer.same_as(b)) continue;
+        region = region.empty() ? r.region : arith::UnionRegion(region, r.region, &analyzer);
+      }
+    }
+    if (region.size() != static_cast<size_t>(b.ndim())) continue;  // not accessed after all
+    Compaction c;
+    std::vector<int64_t> extents;
+    std::vector<Expr> shape;
+    for (int d = 0; d < b.ndim(); ++d) {
+      Expr extent = analyzer.Simplify(region[d].extent);
+      int64_t size = -1;
+      if (const int64_t* v = AsConstInt(extent)) {
+        size = *v;
+      } else {
+        arith::ConstIntBound bound = analyzer.ConstIntBound(extent);
+        if (bound.max != arith::ConstIntBound::kPosInf) size = bound.max;
+      }
+      const int64_t* dim = AsConstInt(b.shape()[d]);
+      if (size < 0 || (dim != nullptr && size >= *dim)) {
+        if (dim == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "lower_gpu: buffer ", b.name(), " (", b.scope(), ") has a non-constant size"));
+        }
+        c.mins.push_back(Expr(0));
+        extents.push_back(*dim);
+      } else {
+        c.mins.push_back(analyzer.Simplify(region[d].min));
+        extents.push_back(std::max<int64_t>(size, 1));
+      }
+      shape.push_back(Expr(extents.back()));
+    }
+    c.compact = Buffer::Make(b.name(), b.dtype(), shape, b.scope());
+    std::vector<Expr> strides = CompactStrides(b, extents);
+    if (!strides.empty()) c.compact = c.compact.WithStrides(strides);
+    compactions[b.get()] = c;
+    sites[site].push_back(b);
+  }
+  CompactionRewriter rewriter(std::move(compactions), std::move(sites));
+  return rewriter.VisitStmt(kernel);
+}
+
+// ---- WMMA fragments (block form, after compaction) ----------------------------------------
+
+constexpr int64_t kWmmaTile = 16;
+
+// Turns fragment buffers into 1-D arrays of 16x16 tiles and the wmma calls into their lowered
+// argument lists (lower_gpu.h).
+class FragmentRewriter : public IRMutator {
+ public:
+  const absl::Status& status() const { return status_; }
+
+ protected:
+  Stmt VisitStmt_(const AllocateNode* op, const Stmt& self) override {
+    const Buffer& b = op->buffer;
+    if (!IsWmmaScope(b.scope())) return IRMutator::VisitStmt_(op, self);
+    const int64_t* rows = b.ndim() == 2 ? AsConstInt(b.shape()[0]) : nullptr;
+    const int64_t* cols = b.ndim() == 2 ? AsConstInt(b.shape()[1]) : nullptr;
+    if (rows == nullptr || cols == nullptr || *rows % kWmmaTile || *cols % kWmmaTile) {
+      Fail(absl::StrCat("lower_gpu: fragment ", b.name(), " (", b.scope(),
+                        ") must be 2-D with constant multiples of 16 as extents"));
+      return self;
+    }
+    Buffer tiles = Buffer::Make(b.name(), b.dtype(),
+                                {Expr((*rows / kWmmaTile) * (*cols / kWmmaTile))}, b.scope());
+    tiles_[b.get()] = {tiles, *cols / kWmmaTile};
+    return Allocate(tiles, VisitStmt(op->body));
+  }
+
+  Expr VisitExpr_(const BufferLoadNode* op, const Expr& self) override {
+    if (tiles_.count(op->buffer.get())) {
+      Fail(absl::StrCat("lower_gpu: fragment ", op->buffer.name(),
+                        " is read element-wise (only wmma calls can access fragments)"));
+      return self;
+    }
+    return IRMutator::VisitExpr_(op, self);
+  }
+
+  Stmt VisitStmt_(const BufferStoreNode* op, const Stmt& self) override {
+    if (IsWmmaScope(op->buffer.scope())) {
+      Fail(absl::StrCat("lower_gpu: fragment ", op->buffer.name(),
+                        " is written element-wise (only wmma calls can access fragments)"));
+      return self;
+    }
+    return IRMutator::VisitStmt_(op, self);
+  }
+
+  Expr VisitExpr_(const CallNode* op, const Expr& self) override {
+    if (op->op != CallOp::kExtern || op->name.rfind("wmma::", 0) != 0) {
+      return IRMutator::VisitExpr_(op, self);
+    }
+    const std::string& name = op->name;
+    std::vector<Expr> args;
+    size_t arity = 0;
+    if (name == "wmma::load_matrix_sync" || name == "wmma::store_matrix_sync") {
+      arity = 2;
+    } else if (name == "wmma::fill_fragment") {
+      arity = 2;
+    } else if (name == "wmma::mma_sync") {
+      arity = 4;
+    } else {
+      Fail(absl::StrCat("lower_gpu: unknown wmma call ", name));
+      return self;
+    }
+    if (op->args.size() < arity) {
+      Fail(absl::StrCat("lower_gpu: ", name, " has ", op->args.size(), " arguments"));
+      return self;
+    }
+    Expr ld;
+    for (size_t i = 0; i < arity; ++i) {
+      const auto* load = op->args[i].as<BufferLoadNode>();
+      if (load != nullptr && tiles_.count(load->buffer.get())) {
+        args.push_back(TileLoad(load));
+      } else if (load != nullptr && IsWmmaScope(load->buffer.scope())) {
+        Fail(absl::StrCat("lower_gpu: fragment ", load->buffer.name(),
+                          " must be allocated by the root block"));
+        return self;
+      } else if (load != nullptr && name != "wmma::fill_fragment") {
+        args.push_back(IRMutator::VisitExpr(op->args[i]));
+        ld = LeadingDimension(load->buffer);
+      } else {
+        args.push_back(IRMutator::VisitExpr(op->args[i]));
+      }
+    }
+    if (name == "wmma::load_matrix_sync" || name == "wmma::store_matrix_sync") {
+      if (!ld.defined()) {
+        Fail(absl::StrCat("lower_gpu: ", name, " has no memory operand"));
+        return self;
+      }
+      args.push_back(ld);
+    }
+    return CallExtern(op->dtype, name, args);
+  }
+
+ private:
+  struct Tiles {
+    Buffer buffer;
+    int64_t tiles_per_row;
+  };
+
+  Expr TileLoad(const BufferLoadNode* load) {
+    const Tiles& t = tiles_.at(load->buffer.get());
+    if (load->indices.size() != 2) return t.buffer.Load({Expr(0)});
+    Expr row = FloorDiv(IRMutator::VisitExpr(load->indices[0]), Expr(kWmmaTile));
+    Expr col = FloorDiv(IRMutator::VisitExpr(load->indices[1]), Expr(kWmmaTile));
+    return t.buffer.Load({row * Expr(t.tiles_per_row) + col});
+  }
+
+  Expr LeadingDimension(const Buffer& b) {
+    if (b.ndim() < 2) {
+      Fail(absl::StrCat("lower_gpu: wmma operand ", b.name(), " has fewer than 2 dimensions"));
+      return Expr(0);
+    }
+    if (!b->strides.empty()) return b->strides[b.ndim() - 2];
+    return b.shape()[b.ndim() - 1];
+  }
+
+  void Fail(const std::string& message) {
+    if (status_.ok()) status_ = absl::InvalidArgumentError(message);
+  }
+
+  std::unordered_map<const BufferNode*, Tiles> tiles_;
+  absl::Status status_;
+};
+
+// ---- Virtual threads -------------------------------------------------------------------
+
+class VthreadUnroller : public IRMutator {
+ protected:
+  Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+    if (op->for_kind != ForKind::kThreadBinding || !IsVthreadTag(op->thread_tag)) {
+      return IRMutator::VisitStmt_(op, self);
+    }
+    Annotations annotations = op->annotations;
+    annotations[kVthreadAnnotation] = op->thread_tag;
+    return For(op->loop_var, op->extent, ForKind::kUnrolled, VisitStmt(op->body), "", annotations);
+  }
+};
+
+// ---- Kernel analysis (lowered form) ----------------------------------------------------------
+
+class KernelAnalyzer : public IRVisitor {
+ public:
+  KernelAnalyzer(const std::string& name, const std::vector<Buffer>& params) : name_(name) {
+    for (size_t i = 0; i < params.size(); ++i) param_index_[params[i].get()] = static_cast<int>(i);
+  }
+
+  absl::Status Run(const Stmt& kernel, GpuKernelInfo* info) {
+    VisitStmt(kernel);
+    TESSERA_RETURN_IF_ERROR(status_);
+    if (!saw_thread_loop_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("verify_gpu: kernel ", name_, " has no loop bound to blockIdx or threadIdx"));
+    }
+    info->name = name_;
+    info->body = kernel;
+    for (int d = 0; d < 3; ++d) {
+      info->grid[d] = extents_[d];
+      info->block[d] = extents_[3 + d];
+    }
+    info->shared_bytes = shared_bytes_;
+    info->vthreads = 1;
+    for (const auto& [tag, extent] : vthreads_) info->vthreads *= extent;
+    info->param_indices.assign(used_params_.begin(), used_params_.end());
+    return absl::OkStatus();
+  }
+
+ protected:
+  void VisitStmt_(const ForNode* op) override {
+    const int64_t* extent = AsConstInt(op->extent);
+    bool is_thread = op->for_kind == ForKind::kThreadBinding;
+    if (is_thread) {
+      int dim = ThreadDim(op->thread_tag);
+      if (dim < 0) {
+        Fail(absl::StrCat("verify_gpu: loop ", op->loop_var.name(), " is bound to ",
+                          op->thread_tag, ", which a CUDA kernel does not have"));
+        return;
+      }
+      if (extent == nullptr) {
+        Fail(absl::StrCat("verify_gpu: loop ", op->loop_var.name(), " bound to ", op->thread_tag,
+                          " has a non-constant extent in kernel ", name_));
+        return;
+      }
+      bool block_tag = IsBlockIdxTag(op->thread_tag);
+      if (block_tag && serial_depth_ > 0) {
+        Fail(absl::StrCat("verify_gpu: loop ", op->loop_var.name(), " bound to ", op->thread_tag,
+                          " is nested in a loop that is not bound to threads in kernel ", name_));
+        return;
+      }
+      int slot = (block_tag ? 0 : 3) + dim;
+      if (seen_[slot] && extents_[slot] != *extent) {
+        Fail(absl::StrCat("verify_gpu: ", op->thread_tag, " has extents ", extents_[slot],
+                          " and ", *extent, " in kernel ", name_));
+        return;
+      }
+      seen_[slot] = true;
+      extents_[slot] = *extent;
+      saw_thread_loop_ = true;
+      ++bound_depth_;
+      IRVisitor::VisitStmt_(op);
+      --bound_depth_;
+      return;
+    }
+    auto vt = op->annotations.find(kVthreadAnnotation);
+    if (vt != op->annotations.end() && extent != nullptr) {
+      if (const auto* tag = std::get_if<std::string>(&vt->second)) {
+        vthreads_[*tag] = std::max(vthreads_[*tag], *extent);
+      }
+    }
+    // A unit loop runs once: it may sit above blockIdx loops.
+    int depth = IsConstInt(op->extent, 1) ? 0 : 1;
+    serial_depth_ += depth;
+    IRVisitor::VisitStmt_(op);
+    serial_depth_ -= depth;
+  }
+
+  void VisitStmt_(const AllocateNode* op) override {
+    if (op->buffer.scope() == "shared") {
+      int64_t n = op->buffer.NumElements();
+      if (n < 0) {
+        Fail(absl::StrCat("verify_gpu: shared buffer ", op->buffer.name(),
+                          " has a non-constant size in kernel ", name_));
+        return;
+      }
+      shared_bytes_ += n * op->buffer.dtype().bytes();
+    }
+    IRVisitor::VisitStmt_(op);
+  }
+
+  void VisitStmt_(const BufferStoreNode* op) override {
+    if (bound_depth_ == 0) {
+      Fail(absl::StrCat("verify_gpu: a store into ", op->buffer.name(), " in kernel ", name_,
+                        " is not bound to threads"));
+      return;
+    }
+    Use(op->buffer);
+    IRVisitor::VisitStmt_(op);
+  }
+
+  void VisitStmt_(const EvaluateNode* op) override {
+    if (bound_depth_ == 0) {
+      Fail(absl::StrCat("verify_gpu: a call in kernel ", name_, " is not bound to threads"));
+      return;
+    }
+    IRVisitor::VisitStmt_(op);
+  }
+
+  void VisitExpr_(const BufferLoadNode* op) override {
+    Use(op->buffer);
+    IRVisitor::VisitExpr_(op);
+  }
+
+ private:
+  void Use(const Buffer& b) {
+    auto it = param_index_.find(b.get());
+    if (it != param_index_.end()) used_params_.insert(it->second);
+  }
+  void Fail(const std::string& message) {
+    if (status_.ok()) status_ = absl::InvalidArgumentError(message);
+  }
+
+  std::string name_;
+  std::unordered_map<const BufferNode*, int> param_index_;
+  std::set<int> used_params_;
+  int64_t extents_[6] = {1, 1, 1, 1, 1, 1};
+  bool seen_[6] = {false, false, false, false, false, false};
+  bool saw_thread_loop_ = false;
+  int serial_depth_ = 0;
+  int bound_depth_ = 0;
+  int64_t shared_bytes_ = 0;
+  std::map<std::string, int64_t> vthreads_;
+  absl::Status status_;
+};
+
+}  // namespace
+
+bool HasBlocks(const PrimFunc& f) {
+  bool found = false;
+  if (!f.defined() || !f.body().defined()) return false;
+  PostOrderVisitStmts(f.body(), [&](const Stmt& s) {
+    found = found || s.kind() == StmtKind::kBlockRealize || s.kind() == StmtKind::kBlock;
+  });
+  return found;
+}
+
+absl::StatusOr<std::vector<GpuKernelInfo>> SplitKernels(const PrimFunc& lowered) {
+  std::vector<GpuKernelInfo> kernels;
+  if (HasBlocks(lowered)) {
+    return absl::InvalidArgumentError(
+        "lower_gpu: SplitKernels needs a function lowered by LowerForGpu (it still has blocks)");
+  }
+  std::vector<Stmt> top = TopLevel(lowered.body());
+  for (size_t i = 0; i < top.size(); ++i) {
+    GpuKernelInfo info;
+    KernelAnalyzer analyzer(absl::StrCat(lowered.name(), "_kernel", i), lowered.params());
+    TESSERA_RETURN_IF_ERROR(analyzer.Run(top[i], &info));
+    kernels.push_back(std::move(info));
+  }
+  return kernels;
+}
+
+absl::StatusOr<PrimFunc> LowerForGpu(const PrimFunc& f, const Target& target) {
+  if (!f.defined() || !f.body().defined()) {
+    return absl::InvalidArgumentError("lower_gpu: function has no body");
+  }
+  if (!HasBlocks(f)) return f;  // already lowered
+  const auto* root_realize = f.body().as<BlockRealizeNode>();
+  if (root_realize == nullptr) {
+    return absl::InvalidArgumentError("lower_gpu: the body is not the root block");
+  }
+  const Block& root = root_realize->block;
+  TESSERA_RETURN_IF_ERROR(CheckBound(root->body, /*bound=*/false));
+
+  // 1. Cross-thread reductions.
+  TESSERA_ASSIGN_OR_RETURN(Stmt body, LowerCrossThreadReductions(root->body, target));
+
+  // 4. (before blocks disappear: block regions give the extent of tile accesses) Compaction.
+  std::vector<Buffer> compactable;
+  for (const Buffer& b : root->alloc_buffers) {
+    if (b.scope() == "global") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "lower_gpu: intermediate buffer ", b.name(),
+          " is in global memory, which cuda kernels cannot allocate (inline it, or cache it in "
+          "shared or local memory)"));
+    }
+    compactable.push_back(b);
+  }
+  std::vector<Stmt> kernels = TopLevel(body);
+  std::unordered_map<const BufferNode*, size_t> kernel_of;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    std::vector<Buffer> used;
+    AccessLcaFinder finder(compactable);
+    finder.VisitStmt(kernels[k]);
+    for (const Buffer& b : compactable) {
+      if (finder.lca().count(b.get()) == 0) continue;
+      auto [it, inserted] = kernel_of.emplace(b.get(), k);
+      if (!inserted) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "lower_gpu: ", b.scope(), " buffer ", b.name(), " is used by kernels ", it->second,
+            " and ", k, " (", b.scope(), " memory does not outlive a kernel)"));
+      }
+      used.push_back(b);
+    }
+    TESSERA_ASSIGN_OR_RETURN(kernels[k], CompactKernel(kernels[k], used));
+    FragmentRewriter fragments;
+    kernels[k] = fragments.VisitStmt(kernels[k]);
+    TESSERA_RETURN_IF_ERROR(fragments.status());
+  }
+  body = SeqStmt(kernels);
+
+  // 2. Blocks disappear; 3. virtual threads; 5. flattening.
+  TESSERA_ASSIGN_OR_RETURN(body, lower_internal::RemoveBlocks(body));
+  body = VthreadUnroller().VisitStmt(body);
+  std::vector<Buffer> params;
+  TESSERA_ASSIGN_OR_RETURN(body, lower_internal::FlattenBuffers(f.params(), body, &params));
+
+  // 6. Barriers, per kernel.
+  PrimFunc lowered = PrimFunc::Make(f.name(), params, body, f.attrs());
+  TESSERA_ASSIGN_OR_RETURN(std::vector<GpuKernelInfo> infos, SplitKernels(lowered));
+  std::vector<Stmt> synced;
+  for (const GpuKernelInfo& info : infos) {
+    TESSERA_ASSIGN_OR_RETURN(Stmt s, InsertThreadSyncs(info.body, info.block));
+    synced.push_back(s);
+  }
+  return lowered.WithBody(SeqStmt(synced));
+}
+
+}  // namespace tessera

@@ -1,0 +1,129 @@
+#include "worker/cuda_module_file.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera {
+namespace {
+
+constexpr char kFormat[] = "tessera-cuda-module";
+constexpr int kVersion = 1;
+constexpr char kCubinSuffix[] = ".cubin";
+
+nlohmann::json KernelToJson(const CudaKernel& k) {
+  return {{"name", k.name},
+          {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
+          {"block", {k.block[0], k.block[1], k.block[2]}},
+          {"dynamic_shared_bytes", k.dynamic_shared_bytes},
+          {"param_indices", k.param_indices}};
+}
+
+// Parses one kernel entry; `where` names it in errors ("<path>: kernel 1").
+absl::StatusOr<CudaKernel> KernelFromJson(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
+  CudaKernel k;
+  if (!j.contains("name") || !j["name"].is_string() || j["name"].get<std::string>().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": missing \"name\""));
+  }
+  k.name = j["name"].get<std::string>();
+  for (const char* key : {"grid", "block"}) {
+    const nlohmann::json& dims = j.contains(key) ? j[key] : nlohmann::json();
+    if (!dims.is_array() || dims.size() != 3) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " (", k.name, "): \"", key, "\" must be 3 integers"));
+    }
+    int64_t* out = std::string(key) == "grid" ? k.grid : k.block;
+    for (int d = 0; d < 3; ++d) {
+      if (!dims[d].is_number_integer() || dims[d].get<int64_t>() < 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, " (", k.name, "): \"", key, "\" extents must be positive, got ", dims.dump()));
+      }
+      out[d] = dims[d].get<int64_t>();
+    }
+  }
+  const nlohmann::json& smem =
+      j.contains("dynamic_shared_bytes") ? j["dynamic_shared_bytes"] : nlohmann::json(0);
+  if (!smem.is_number_integer() || smem.get<int64_t>() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " (", k.name, "): \"dynamic_shared_bytes\" must be >= 0"));
+  }
+  k.dynamic_shared_bytes = smem.get<int64_t>();
+  const nlohmann::json& params =
+      j.contains("param_indices") ? j["param_indices"] : nlohmann::json();
+  if (!params.is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " (", k.name, "): missing \"param_indices\""));
+  }
+  for (const nlohmann::json& p : params) {
+    if (!p.is_number_integer() || p.get<int64_t>() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " (", k.name, "): \"param_indices\" must be non-negative integers"));
+    }
+    k.param_indices.push_back(p.get<int>());
+  }
+  return k;
+}
+
+}  // namespace
+
+std::string CudaManifestPath(const std::string& cubin_path) {
+  std::string suffix = kCubinSuffix;
+  std::string stem = cubin_path;
+  if (stem.size() >= suffix.size() &&
+      stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    stem.resize(stem.size() - suffix.size());
+  }
+  return stem + ".kernels.json";
+}
+
+absl::Status WriteCudaManifest(const std::string& cubin_path, const CudaModuleFile& module) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const CudaKernel& k : module.kernels) kernels.push_back(KernelToJson(k));
+  nlohmann::json out = {
+      {"format", kFormat}, {"version", kVersion}, {"arch", module.arch}, {"kernels", kernels}};
+  std::string path = CudaManifestPath(cubin_path);
+  std::ofstream file(path, std::ios::binary);
+  file << out.dump(1) << "\n";
+  if (!file.good()) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CudaModuleFile> ReadCudaManifest(const std::string& cubin_path) {
+  std::string path = CudaManifestPath(cubin_path);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(absl::StrCat("cannot read kernel manifest ", path));
+  nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON object"));
+  }
+  if (!j.contains("format") || j["format"] != kFormat || !j.contains("version") ||
+      j["version"] != kVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a ", kFormat, " manifest of version ", kVersion));
+  }
+  CudaModuleFile module;
+  if (j.contains("arch") && j["arch"].is_string()) module.arch = j["arch"].get<std::string>();
+  const nlohmann::json& kernels = j.contains("kernels") ? j["kernels"] : nlohmann::json();
+  if (!kernels.is_array() || kernels.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no kernels"));
+  }
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    absl::StatusOr<CudaKernel> k = KernelFromJson(kernels[i], absl::StrCat(path, ": kernel ", i));
+    if (!k.ok()) return k.status();
+    module.kernels.push_back(*std::move(k));
+  }
+  return module;
+}
+
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  return bytes.str();
+}
+
+}  // namespace tessera

@@ -1,0 +1,258 @@
+#include "worker/nvrtc_builder.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+
+#if TESSERA_WITH_CUDA
+#include <nvrtc.h>
+
+#include "codegen/codegen_cuda.h"
+#include "worker/builder_internal.h"
+#include "worker/cuda_module_file.h"
+#endif
+
+#ifndef TESSERA_CUDA_INCLUDE_DIR
+#define TESSERA_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
+#endif
+
+namespace tessera {
+namespace {
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+#if TESSERA_WITH_CUDA
+
+// The digits of "sm_90" / "sm_90a" (90), or -1 when `arch` does not look like that.
+int ArchNumber(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) return -1;
+  size_t end = 3;
+  while (end < arch.size() && std::isdigit(static_cast<unsigned char>(arch[end]))) ++end;
+  if (end == 3 || end + 1 < arch.size()) return -1;
+  if (end + 1 == arch.size() && arch[end] != 'a' && arch[end] != 'f') return -1;
+  return std::atoi(arch.substr(3, end - 3).c_str());
+}
+
+std::vector<int> SupportedArchNumbers() {
+  int count = 0;
+  if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0) return {};
+  std::vector<int> archs(static_cast<size_t>(count));
+  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
+  return archs;
+}
+
+std::string NvrtcVersion() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return absl::StrCat(major, ".", minor);
+}
+
+// kInvalidArgument unless NVRTC compiles for `arch`.
+absl::Status CheckArch(const std::string& arch) {
+  int number = ArchNumber(arch);
+  std::vector<int> supported = SupportedArchNumbers();
+  if (number >= 0 && std::find(supported.begin(), supported.end(), number) != supported.end()) {
+    return absl::OkStatus();
+  }
+  std::vector<std::string> names;
+  for (int a : supported) names.push_back(absl::StrCat("sm_", a));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "nvrtc: architecture ", arch.empty() ? "(empty)" : arch, " is not supported by NVRTC ",
+      NvrtcVersion(), " (supported: ", absl::StrJoin(names, " "), ")"));
+}
+
+// The program log, without the trailing NUL and newlines.
+std::string ProgramLog(nvrtcProgram program) {
+  size_t size = 0;
+  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size == 0) return "";
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return "";
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+// A file-name-safe stem for a function name.
+std::string FileStemFor(const std::string& name) {
+  std::string s;
+  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s.empty() ? "func" : s;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out.good()) return absl::InternalError(absl::StrCat("nvrtc builder: cannot write ", path));
+  return absl::OkStatus();
+}
+
+class NvrtcBuilder final : public Builder {
+ public:
+  explicit NvrtcBuilder(NvrtcBuilderOptions options)
+      : options_(std::move(options)),
+        work_dir_(options_.work_dir, options_.keep_work_dir, "tessera-nvrtc", "nvrtc builder") {}
+
+  std::vector<BuildResult> Build(const std::vector<BuildInput>& inputs) override {
+    std::vector<BuildResult> results(inputs.size());
+    internal::ParallelFor(inputs.size(), options_.parallelism,
+                          [&](size_t i) { results[i] = BuildOne(inputs[i]); });
+    return results;
+  }
+
+ private:
+  BuildResult BuildOne(const BuildInput& input) {
+    auto start = std::chrono::steady_clock::now();
+    BuildResult result;
+    absl::Status status = BuildInto(input, &result);
+    if (!status.ok()) {
+      result.error_msg = std::string(status.message());
+      result.artifact_path.clear();
+      result.symbol.clear();
+    }
+    result.compile_seconds = internal::SecondsSince(start);
+    return result;
+  }
+
+  absl::Status BuildInto(const BuildInput& input, BuildResult* result) {
+    TESSERA_RETURN_IF_ERROR(work_dir_.status());
+    if (!input.func.defined()) return absl::InvalidArgumentError("nvrtc builder: no function");
+    if (!input.target.is_cuda()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("nvrtc builder: target ", input.target.ToString(), " is not a cuda target"));
+    }
+    std::string arch = options_.arch.empty() ? input.target.arch() : options_.arch;
+    TESSERA_RETURN_IF_ERROR(CheckArch(arch));
+    absl::StatusOr<CudaModule> module = GenerateCuda(input.func, input.target);
+    if (!module.ok()) {
+      return absl::Status(module.status().code(),
+                          absl::StrCat("cuda codegen: ", module.status().message()));
+    }
+    if (module->kernels.empty()) {
+      return absl::InternalError("cuda codegen: the module has no kernels");
+    }
+    std::string stem =
+        absl::StrCat(work_dir_.path(), "/", FileStemFor(input.func.name()), "_", next_id_++);
+    TESSERA_RETURN_IF_ERROR(WriteFile(stem + ".cu", module->source));
+    TESSERA_ASSIGN_OR_RETURN(std::string cubin,
+                             CompileCudaSource(module->source, arch, options_.compile));
+    result->artifact_path = stem + ".cubin";
+    TESSERA_RETURN_IF_ERROR(WriteFile(result->artifact_path, cubin));
+    TESSERA_RETURN_IF_ERROR(
+        WriteCudaManifest(result->artifact_path, CudaModuleFile{arch, module->kernels}));
+    result->symbol = module->kernels.front().name;
+    return absl::OkStatus();
+  }
+
+  NvrtcBuilderOptions options_;
+  internal::WorkDir work_dir_;
+  std::atomic<int64_t> next_id_{0};
+};
+
+#endif  // TESSERA_WITH_CUDA
+
+}  // namespace
+
+std::string DefaultCudaIncludeDir() {
+  const char* env = std::getenv("TESSERA_CUDA_INCLUDE_DIR");
+  if (env != nullptr && *env != '\0') return env;
+  if (IsDirectory(TESSERA_CUDA_INCLUDE_DIR)) return TESSERA_CUDA_INCLUDE_DIR;
+  return "/usr/local/cuda/include";
+}
+
+#if TESSERA_WITH_CUDA
+
+std::vector<std::string> NvrtcSupportedArchs() {
+  std::vector<std::string> archs;
+  for (int a : SupportedArchNumbers()) archs.push_back(absl::StrCat("sm_", a));
+  return archs;
+}
+
+absl::StatusOr<std::string> CompileCudaSource(const std::string& source, const std::string& arch,
+                                              const NvrtcCompileOptions& options) {
+  TESSERA_RETURN_IF_ERROR(CheckArch(arch));
+  nvrtcProgram program;
+  nvrtcResult rc = nvrtcCreateProgram(&program, source.c_str(), "tessera.cu", 0, nullptr, nullptr);
+  if (rc != NVRTC_SUCCESS) {
+    return absl::InternalError(
+        absl::StrCat("nvrtc: cannot create a program: ", nvrtcGetErrorString(rc)));
+  }
+  std::vector<std::string> flags = {
+      absl::StrCat("--gpu-architecture=", arch), "-std=c++17",
+      absl::StrCat("-I",
+                   options.include_dir.empty() ? DefaultCudaIncludeDir() : options.include_dir)};
+  if (options.fast_math) flags.push_back("--use_fast_math");
+  flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
+  std::vector<const char*> argv;
+  for (const std::string& f : flags) argv.push_back(f.c_str());
+
+  rc = nvrtcCompileProgram(program, static_cast<int>(argv.size()), argv.data());
+  absl::StatusOr<std::string> out;
+  if (rc == NVRTC_ERROR_COMPILATION) {
+    out = absl::InvalidArgumentError(
+        absl::StrCat("nvrtc: compilation for ", arch, " failed:\n", ProgramLog(program)));
+  } else if (rc != NVRTC_SUCCESS) {
+    out = absl::InternalError(absl::StrCat("nvrtc: ", nvrtcGetErrorString(rc), " (options: ",
+                                           absl::StrJoin(flags, " "), ")\n", ProgramLog(program)));
+  } else {
+    size_t size = 0;
+    rc = nvrtcGetCUBINSize(program, &size);
+    std::string cubin(size, '\0');
+    if (rc == NVRTC_SUCCESS) rc = nvrtcGetCUBIN(program, cubin.data());
+    if (rc != NVRTC_SUCCESS || size == 0) {
+      out = absl::InternalError(
+          absl::StrCat("nvrtc: no cubin for ", arch, ": ", nvrtcGetErrorString(rc)));
+    } else {
+      out = std::move(cubin);
+    }
+  }
+  nvrtcDestroyProgram(&program);
+  return out;
+}
+
+std::unique_ptr<Builder> NewNvrtcBuilder(NvrtcBuilderOptions options) {
+  return std::make_unique<NvrtcBuilder>(std::move(options));
+}
+
+#else  // !TESSERA_WITH_CUDA
+
+namespace {
+
+constexpr char kNoCuda[] = "nvrtc builder: tessera was built without CUDA";
+
+class NoCudaBuilder final : public Builder {
+ public:
+  std::vector<BuildResult> Build(const std::vector<BuildInput>& inputs) override {
+    std::vector<BuildResult> results(inputs.size());
+    for (BuildResult& r : results) r.error_msg = kNoCuda;
+    return results;
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> NvrtcSupportedArchs() { return {}; }
+
+absl::StatusOr<std::string> CompileCudaSource(const std::string& /*source*/,
+                                              const std::string& /*arch*/,
+                                              const NvrtcCompileOptions& /*options*/) {
+  return absl::FailedPreconditionError(kNoCuda);
+}
+
+std::unique_ptr<Builder> NewNvrtcBuilder(NvrtcBuilderOptions /*options*/) {
+  return std::make_unique<NoCudaBuilder>();
+}
+
+#endif  // TESSERA_WITH_CUDA
+
+}  // namespace tessera
