@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "codegen/c_prelude.h"
 #include "codegen/lower.h"
+#include "codegen/lower_internal.h"
 #include "ir/functor.h"
 
 namespace tessera {
@@ -38,36 +39,6 @@ std::string StripParens(const std::string& s) {
     if (s[i] == ')' && --depth == 0 && i + 1 != s.size()) return s;
   }
   return s.substr(1, s.size() - 2);
-}
-
-// Product of constant loop extents below `s` along its deepest nest (1 without loops),
-// or -1 if some extent is not constant.
-int64_t InnerIterations(const Stmt& s) {
-  int64_t most = 1;
-  bool unknown = false;
-  std::function<int64_t(const Stmt&)> walk = [&](const Stmt& st) -> int64_t {
-    if (!st.defined()) return 1;
-    if (const auto* f = st.as<ForNode>()) {
-      const int64_t* extent = AsConstInt(f->extent);
-      if (extent == nullptr) {
-        unknown = true;
-        return 1;
-      }
-      return *extent * walk(f->body);
-    }
-    if (const auto* seq = st.as<SeqStmtNode>()) {
-      int64_t m = 1;
-      for (const Stmt& c : seq->seq) m = std::max(m, walk(c));
-      return m;
-    }
-    if (const auto* ite = st.as<IfThenElseNode>()) {
-      return std::max(walk(ite->then_case), walk(ite->else_case));
-    }
-    if (const auto* alloc = st.as<AllocateNode>()) return walk(alloc->body);
-    return 1;
-  };
-  most = walk(s);
-  return unknown ? -1 : most;
 }
 
 class FunctionEmitter {
@@ -477,8 +448,8 @@ class FunctionEmitter {
     } else if (extent != nullptr && *extent > 1 &&
                (op->for_kind == ForKind::kUnrolled ||
                 (unroll_budget_ > 0 && op->for_kind == ForKind::kSerial &&
-                 InnerIterations(op->body) >= 0 &&
-                 *extent * InnerIterations(op->body) <= unroll_budget_))) {
+                 lower_internal::InnerIterations(op->body) >= 0 &&
+                 *extent * lower_internal::InnerIterations(op->body) <= unroll_budget_))) {
       Line(absl::StrCat("#pragma GCC unroll ", std::min(*extent, kMaxUnrollPragma)));
     }
     auto it = op->annotations.find("pragma_auto_unroll_max_step");
