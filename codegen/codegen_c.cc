@@ -90,25 +90,7 @@ class FunctionEmitter {
   }
 
   absl::Status CheckDType(DataType t, const std::string& where) {
-    bool ok = false;
-    switch (t.code()) {
-      case DataType::Code::kFloat:
-        ok = t.bits() == 16 || t.bits() == 32 || t.bits() == 64;
-        break;
-      case DataType::Code::kBFloat:
-        ok = t.bits() == 16;
-        break;
-      case DataType::Code::kInt:
-      case DataType::Code::kUInt:
-        ok = t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64;
-        break;
-      case DataType::Code::kBool:
-        ok = true;
-        break;
-    }
-    if (ok) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("cpu codegen: unsupported dtype ", t.ToString(), " of ", where));
+    return lower_internal::CheckEmittableDType(t, "cpu", where);
   }
 
   // The C type values of `t` are computed in (float16/bfloat16 compute in float).

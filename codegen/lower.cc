@@ -251,6 +251,28 @@ int64_t InnerIterations(const Stmt& s) {
   return unknown ? -1 : most;
 }
 
+absl::Status CheckEmittableDType(DataType t, const std::string& backend, const std::string& where) {
+  bool ok = false;
+  switch (t.code()) {
+    case DataType::Code::kFloat:
+      ok = t.bits() == 16 || t.bits() == 32 || t.bits() == 64;
+      break;
+    case DataType::Code::kBFloat:
+      ok = t.bits() == 16;
+      break;
+    case DataType::Code::kInt:
+    case DataType::Code::kUInt:
+      ok = t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64;
+      break;
+    case DataType::Code::kBool:
+      ok = true;
+      break;
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(backend, " codegen: unsupported dtype ", t.ToString(), " of ", where));
+}
+
 }  // namespace lower_internal
 
 absl::StatusOr<PrimFunc> LowerForCodegen(const PrimFunc& f) {

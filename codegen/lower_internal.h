@@ -4,6 +4,7 @@
 #define TESSERA_CODEGEN_LOWER_INTERNAL_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -28,6 +29,10 @@ absl::StatusOr<Stmt> FlattenBuffers(const std::vector<Buffer>& params, const Stm
 // Product of constant loop extents below `s` along its deepest nest (1 without loops), or -1
 // if some extent is not constant. Emitters use it for `pragma_auto_unroll_max_step`.
 int64_t InnerIterations(const Stmt& s);
+
+// kInvalidArgument "<backend> codegen: unsupported dtype T of <where>" unless the C and CUDA
+// emitters can represent `t` (float16/32/64, bfloat16, 8- to 64-bit integers, bool).
+absl::Status CheckEmittableDType(DataType t, const std::string& backend, const std::string& where);
 
 }  // namespace lower_internal
 }  // namespace tessera
