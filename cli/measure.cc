@@ -5,14 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/random.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
-#include "ir/analysis.h"
 #include "ir/flops.h"
-#include "ir/interpreter.h"
-#include "ir/ndarray.h"
 #include "worker/builder.h"
+#include "worker/check.h"
 #include "worker/cuda_runner.h"
 #include "worker/devices.h"
 #include "worker/host.h"
@@ -22,93 +19,6 @@
 namespace tessera {
 namespace cli {
 namespace {
-
-// Above this many FLOPs the interpreter (tens of millions of operations per second) would take
-// too long as the oracle, so the check uses a naive compilation instead.
-constexpr double kInterpreterFlopBudget = 1.5e9;
-
-std::vector<NDArray> RandomArgs(const PrimFunc& func, int64_t seed) {
-  Random rng(seed);
-  std::vector<NDArray> args;
-  for (const ArgInfo& info : ArgInfosOf(func)) {
-    args.push_back(NDArray::Empty(info.dtype, info.shape));
-    args.back().FillRandom(&rng);
-  }
-  return args;
-}
-
-absl::StatusOr<BuildResult> BuildOne(Builder* builder, const PrimFunc& func, const Target& target) {
-  std::vector<BuildResult> results = builder->Build({BuildInput{func, target}});
-  if (results.size() != 1) return absl::InternalError("builder returned no result");
-  if (!results[0].ok()) {
-    return absl::InternalError(absl::StrCat("build failed: ", results[0].error_msg));
-  }
-  return results[0];
-}
-
-absl::Status SameParameters(const PrimFunc& func, const PrimFunc& reference) {
-  std::vector<ArgInfo> a = ArgInfosOf(func), b = ArgInfosOf(reference);
-  bool same = a.size() == b.size();
-  for (size_t i = 0; same && i < a.size(); ++i) {
-    same = a[i].dtype == b[i].dtype && a[i].shape == b[i].shape;
-  }
-  if (!same) {
-    return absl::InvalidArgumentError(
-        "check: the function and its reference have different parameters");
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<CheckOutcome> Check(const PrimFunc& func, const PrimFunc& reference,
-                                   const Target& target, const BuildResult& built,
-                                   const MeasureOptions& options) {
-  TESSERA_RETURN_IF_ERROR(SameParameters(func, reference));
-  RunnerConfig once;
-  once.warmup = 0;
-  once.repeat = 1;
-  once.number = 1;
-  once.timeout_sec = options.timeout;
-  std::vector<NDArray> actual = RandomArgs(func, options.seed);
-  std::vector<NDArray> expected;
-  for (const NDArray& a : actual) expected.push_back(a.Clone());
-  absl::StatusOr<RunResult> ran =
-      target.is_cuda() ? RunCudaKernel(built.artifact_path, &actual, once)
-                       : RunCpuKernel(built.artifact_path, built.symbol, &actual, once);
-  if (!ran.ok()) return ran.status();
-  if (!ran->ok()) return absl::InternalError(absl::StrCat("run failed: ", ran->error_msg));
-
-  CheckOutcome outcome;
-  if (EstimateFlops(reference) <= kInterpreterFlopBudget) {
-    outcome.reference = "interpreter";
-    std::vector<NDArray*> pointers;
-    for (NDArray& e : expected) pointers.push_back(&e);
-    TESSERA_RETURN_IF_ERROR(Interpret(reference, pointers));
-  } else {
-    outcome.reference = "naive compiled C (-O0, serial)";
-    CBuilderOptions naive;
-    naive.optimization_flags = {"-O0"};
-    naive.openmp = false;
-    std::unique_ptr<Builder> builder = NewCBuilder(naive);
-    // The reference always runs on the host, whatever the target of `func`.
-    TESSERA_ASSIGN_OR_RETURN(Target host, ResolveTarget("cpu"));
-    TESSERA_ASSIGN_OR_RETURN(BuildResult ref_build, BuildOne(builder.get(), reference, host));
-    absl::StatusOr<RunResult> ref_ran =
-        RunCpuKernel(ref_build.artifact_path, ref_build.symbol, &expected, once);
-    if (!ref_ran.ok()) return ref_ran.status();
-    if (!ref_ran->ok()) {
-      return absl::InternalError(absl::StrCat("reference run failed: ", ref_ran->error_msg));
-    }
-  }
-  outcome.passed = true;
-  for (int index : WrittenParamIndices(reference)) {
-    TESSERA_ASSIGN_OR_RETURN(Comparison cmp, Compare(actual[index], expected[index]));
-    outcome.max_abs_error = std::max(outcome.max_abs_error, cmp.max_abs_error);
-    outcome.max_rel_error = std::max(outcome.max_rel_error, cmp.max_rel_error);
-    outcome.mismatches += cmp.mismatches;
-    if (!cmp.ok()) outcome.passed = false;
-  }
-  return outcome;
-}
 
 }  // namespace
 
@@ -221,7 +131,7 @@ absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc
       m.latency_seconds > 0 ? std::max(m.flops, 1.0) / m.latency_seconds / 1e9 : 0;
   if (options.check) {
     m.checked = true;
-    absl::StatusOr<CheckOutcome> check = Check(func, reference, target, built, options);
+    absl::StatusOr<CheckOutcome> check = CheckAgainstReference(func, reference, target, built, options.seed, options.timeout);
     if (check.ok()) {
       m.check = *check;
     } else {

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "ir/function.h"
 #include "ir/target.h"
+#include "worker/check.h"
 
 namespace tessera {
 namespace cli {
@@ -35,15 +36,6 @@ struct MeasureOptions {
   // Adds --target, --check, --seed, --number, --repeat, --min-repeat-ms, --cache-flush and
   // --timeout to `app`. `check_help` and `seed_help` describe those two for the subcommand.
   void AddOptions(CLI::App* app, const std::string& check_help, const std::string& seed_help);
-};
-
-// The outcome of comparing a built function's outputs with the reference's.
-struct CheckOutcome {
-  std::string reference;  // "interpreter" or "naive compiled C (-O0, serial)"
-  double max_abs_error = 0;
-  double max_rel_error = 0;
-  int64_t mismatches = 0;
-  bool passed = false;
 };
 
 struct Measurement {

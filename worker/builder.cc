@@ -187,4 +187,13 @@ std::unique_ptr<Builder> NewCBuilder(CBuilderOptions options) {
   return std::make_unique<CBuilder>(std::move(options));
 }
 
+absl::StatusOr<BuildResult> BuildOne(Builder* builder, const PrimFunc& func, const Target& target) {
+  std::vector<BuildResult> results = builder->Build({BuildInput{func, target}});
+  if (results.size() != 1) return absl::InternalError("builder returned no result");
+  if (!results[0].ok()) {
+    return absl::InternalError(absl::StrCat("build failed: ", results[0].error_msg));
+  }
+  return results[0];
+}
+
 }  // namespace tessera

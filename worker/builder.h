@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "ir/function.h"
 #include "ir/target.h"
 
@@ -62,6 +63,9 @@ struct CBuilderOptions {
 };
 
 std::unique_ptr<Builder> NewCBuilder(CBuilderOptions options = {});
+
+// Builds one function; a failed build is an error (kInternal "build failed: <log>").
+absl::StatusOr<BuildResult> BuildOne(Builder* builder, const PrimFunc& func, const Target& target);
 
 }  // namespace tessera
 

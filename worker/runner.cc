@@ -89,20 +89,6 @@ int ChildMain(const std::string& path, const std::string& symbol, std::vector<vo
 
 }  // namespace
 
-std::vector<ArgInfo> ArgInfosOf(const PrimFunc& f) {
-  std::vector<ArgInfo> infos;
-  for (const Buffer& param : f.params()) {
-    ArgInfo info;
-    info.dtype = param.dtype();
-    for (const Expr& extent : param.shape()) {
-      const int64_t* v = AsConstInt(extent);
-      info.shape.push_back(v ? *v : -1);
-    }
-    infos.push_back(std::move(info));
-  }
-  return infos;
-}
-
 absl::StatusOr<RunResult> RunCpuKernel(const std::string& artifact_path, const std::string& symbol,
                                        std::vector<NDArray>* args, const RunnerConfig& config) {
   if (args == nullptr) return absl::InvalidArgumentError("cpu runner: no argument list");

@@ -25,21 +25,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/analysis.h"
 #include "ir/dtype.h"
 #include "ir/function.h"
 #include "ir/ndarray.h"
 
 namespace tessera {
-
-// The type and shape of one kernel argument.
-struct ArgInfo {
-  DataType dtype;
-  std::vector<int64_t> shape;
-};
-
-// One ArgInfo per parameter of `f`. A non-constant extent is -1, which runners reject with
-// an error naming the argument.
-std::vector<ArgInfo> ArgInfosOf(const PrimFunc& f);
 
 struct RunnerConfig {
   int warmup = 1;                       // untimed runs first

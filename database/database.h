@@ -1,0 +1,105 @@
+// The tuning database: workloads (unscheduled functions, keyed by structural hash and
+// structural equality) and tuning records (a candidate's full trace and its measured times on
+// one target). Every query is by workload AND target: a record measured on one machine or GPU
+// never answers for another (targets compare by their canonical string, Target::ToString()).
+//
+// Implementations: SQLite (persistent, WAL, one transaction per commit, schema version
+// checked on open) and in-memory (tests, ablations). JSON-lines export/import moves records
+// between databases; importing skips records already present. Formats: docs/formats.md.
+#ifndef TESSERA_DATABASE_DATABASE_H_
+#define TESSERA_DATABASE_DATABASE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/analysis.h"
+#include "ir/function.h"
+
+namespace tessera {
+
+struct Workload {
+  int64_t id = -1;
+  std::string hash;  // StructuralHashHex(func)
+  PrimFunc func;
+};
+
+// Where a measurement came from, so a record can be judged later.
+struct Provenance {
+  std::string tessera_version;
+  std::string compiler;  // "gcc 12.2.0 -O3 -march=native ..." or "nvrtc 13.0 sm_90"
+  std::string device;    // CPU model name or GPU name
+  std::string driver;    // CUDA driver version (empty on cpu)
+};
+
+struct TuningRecord {
+  int64_t id = -1;  // assigned by CommitRecord
+  int64_t workload_id = -1;
+  std::string target;      // Target::ToString()
+  std::string trace_json;  // the full trace, postproc part included (Trace::ToJson())
+  std::vector<double> run_secs;  // per repeat; empty when the candidate failed
+  std::string error_msg;         // why it failed (build or run); empty when it ran
+  std::vector<ArgInfo> args;
+  double timestamp = 0;  // seconds since the Unix epoch, when measured
+  Provenance provenance;
+  bool verified = false;  // its outputs were checked against the reference and matched
+
+  bool ok() const { return error_msg.empty() && !run_secs.empty(); }
+  // Mean of run_secs; 1e10 for a failed record (MetaSchedule's convention).
+  double mean_secs() const;
+};
+
+class Database {
+ public:
+  virtual ~Database() = default;
+
+  // The stored workload structurally equal to `func`, inserting it if new.
+  virtual absl::StatusOr<Workload> CommitWorkload(const PrimFunc& func) = 0;
+  // The stored workload structurally equal to `func`, or nullopt.
+  virtual absl::StatusOr<std::optional<Workload>> FindWorkload(const PrimFunc& func) = 0;
+  virtual absl::StatusOr<std::vector<Workload>> AllWorkloads() = 0;
+
+  // Stores `record` (record.workload_id must name a committed workload); returns its id.
+  virtual absl::StatusOr<int64_t> CommitRecord(const TuningRecord& record) = 0;
+  virtual absl::Status SetVerified(int64_t record_id, bool verified) = 0;
+
+  // The k fastest successful records of `workload` on `target`, fastest first (ties: older
+  // first); only verified ones if `verified_only`.
+  virtual absl::StatusOr<std::vector<TuningRecord>> TopK(const Workload& workload,
+                                                         const std::string& target, int k,
+                                                         bool verified_only = false) = 0;
+  // Every record of `workload` on `target`, failed ones included, in commit order.
+  virtual absl::StatusOr<std::vector<TuningRecord>> AllRecords(const Workload& workload,
+                                                               const std::string& target) = 0;
+  // Every record in the database, in commit order.
+  virtual absl::StatusOr<std::vector<TuningRecord>> AllRecords() = 0;
+  virtual absl::StatusOr<int64_t> NumRecords() = 0;
+};
+
+// Opens (creating if absent) a SQLite database file. Errors name the file: not a database,
+// a newer schema version, a read-only location.
+absl::StatusOr<std::unique_ptr<Database>> OpenSqliteDatabase(const std::string& path);
+std::unique_ptr<Database> NewMemoryDatabase();
+
+// The best successful (and, if `verified_only`, verified) record, or nullopt.
+absl::StatusOr<std::optional<TuningRecord>> BestRecord(Database* db, const PrimFunc& func,
+                                                       const std::string& target,
+                                                       bool verified_only);
+
+// JSON lines: one object per line, each a record with its workload inlined (docs/formats.md).
+// Export returns the number of records written.
+absl::StatusOr<int64_t> ExportJsonLines(Database* db, const std::string& path);
+struct ImportStats {
+  int64_t imported = 0;
+  int64_t duplicates = 0;  // same workload, target and trace as a stored record: skipped
+};
+// Errors name the file and line.
+absl::StatusOr<ImportStats> ImportJsonLines(Database* db, const std::string& path);
+
+}  // namespace tessera
+
+#endif  // TESSERA_DATABASE_DATABASE_H_

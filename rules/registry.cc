@@ -1,0 +1,118 @@
+#include "rules/registry.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "rules/postprocs.h"
+#include "rules/schedule_rules.h"
+
+namespace tessera {
+namespace {
+
+using RuleFactory = absl::StatusOr<ScheduleRulePtr> (*)(const Target&, const nlohmann::json&);
+using PostprocFactory = absl::StatusOr<PostprocPtr> (*)(const Target&, const nlohmann::json&);
+
+struct RuleEntry {
+  const char* name;
+  RuleFactory make;
+};
+struct PostprocEntry {
+  const char* name;
+  PostprocFactory make;
+};
+
+const std::vector<RuleEntry>& RuleTable() {
+  static const std::vector<RuleEntry> table = {
+      {"AddRFactor", MakeAddRFactor},
+      {"AutoBind", MakeAutoBind},
+      {"AutoInline", MakeAutoInline},
+      {"CrossThreadReduction", MakeCrossThreadReduction},
+      {"InlineConstantScalars", MakeInlineConstantScalars},
+      {"MultiLevelTiling", MakeMultiLevelTiling},
+      {"MultiLevelTilingTensorCore", MakeMultiLevelTilingTensorCore},
+      {"ParallelizeVectorizeUnroll", MakeParallelizeVectorizeUnroll},
+      {"RandomComputeLocation", MakeRandomComputeLocation},
+  };
+  return table;
+}
+
+const std::vector<PostprocEntry>& PostprocTable() {
+  static const std::vector<PostprocEntry> table = {
+      {"DisallowDynamicLoop", MakeDisallowDynamicLoop},
+      {"RewriteCooperativeFetch", MakeRewriteCooperativeFetch},
+      {"RewriteParallelVectorizeUnroll", MakeRewriteParallelVectorizeUnroll},
+      {"RewriteReductionBlock", MakeRewriteReductionBlock},
+      {"RewriteTensorize", MakeRewriteTensorize},
+      {"RewriteUnboundBlock", MakeRewriteUnboundBlock},
+      {"VerifyGPUCode", MakeVerifyGPUCode},
+  };
+  return table;
+}
+
+template <typename Entry>
+std::vector<std::string> NamesOf(const std::vector<Entry>& table) {
+  std::vector<std::string> names;
+  for (const Entry& e : table) names.push_back(e.name);
+  return names;
+}
+
+}  // namespace
+
+absl::StatusOr<ScheduleRulePtr> MakeScheduleRule(const std::string& name, const Target& target,
+                                                 const nlohmann::json& params) {
+  for (const RuleEntry& e : RuleTable()) {
+    if (name == e.name) return e.make(target, params);
+  }
+  return absl::NotFoundError(absl::StrCat("unknown schedule rule '", name, "' (known: ",
+                                          absl::StrJoin(ScheduleRuleNames(), ", "), ")"));
+}
+
+absl::StatusOr<PostprocPtr> MakePostproc(const std::string& name, const Target& target,
+                                         const nlohmann::json& params) {
+  for (const PostprocEntry& e : PostprocTable()) {
+    if (name == e.name) return e.make(target, params);
+  }
+  return absl::NotFoundError(absl::StrCat("unknown postprocessor '", name, "' (known: ",
+                                          absl::StrJoin(PostprocNames(), ", "), ")"));
+}
+
+std::vector<std::string> ScheduleRuleNames() { return NamesOf(RuleTable()); }
+std::vector<std::string> PostprocNames() { return NamesOf(PostprocTable()); }
+
+absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(const Target& target) {
+  // MetaSchedule's DefaultLLVM / DefaultCUDA / DefaultCUDATensorCore orders (facts 4.2).
+  std::vector<std::string> names;
+  if (target.is_cpu()) {
+    names = {"InlineConstantScalars", "AutoInline", "AddRFactor", "MultiLevelTiling",
+             "ParallelizeVectorizeUnroll", "RandomComputeLocation"};
+  } else {
+    names = {"MultiLevelTilingTensorCore", "MultiLevelTiling", "InlineConstantScalars",
+             "AutoInline", "CrossThreadReduction", "ParallelizeVectorizeUnroll", "AutoBind"};
+  }
+  std::vector<ScheduleRulePtr> rules;
+  for (const std::string& name : names) {
+    TESSERA_ASSIGN_OR_RETURN(ScheduleRulePtr rule, MakeScheduleRule(name, target));
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+absl::StatusOr<std::vector<PostprocPtr>> DefaultPostprocs(const Target& target) {
+  std::vector<std::string> names;
+  if (target.is_cpu()) {
+    names = {"DisallowDynamicLoop", "RewriteParallelVectorizeUnroll", "RewriteReductionBlock"};
+  } else {
+    names = {"DisallowDynamicLoop",       "RewriteCooperativeFetch",
+             "RewriteUnboundBlock",       "RewriteParallelVectorizeUnroll",
+             "RewriteReductionBlock",     "VerifyGPUCode",
+             "RewriteTensorize"};
+  }
+  std::vector<PostprocPtr> postprocs;
+  for (const std::string& name : names) {
+    TESSERA_ASSIGN_OR_RETURN(PostprocPtr p, MakePostproc(name, target));
+    postprocs.push_back(std::move(p));
+  }
+  return postprocs;
+}
+
+}  // namespace tessera

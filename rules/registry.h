@@ -1,0 +1,32 @@
+// Schedule rules and postprocessors by name, and the default lists per target
+// (metaschedule-facts.md 4.2; docs/design-spaces.md says where Tessera differs and why).
+#ifndef TESSERA_RULES_REGISTRY_H_
+#define TESSERA_RULES_REGISTRY_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "ir/target.h"
+#include "rules/postproc.h"
+#include "rules/schedule_rule.h"
+
+namespace tessera {
+
+// kNotFound for an unknown name (the message lists the known ones).
+absl::StatusOr<ScheduleRulePtr> MakeScheduleRule(const std::string& name, const Target& target,
+                                                 const nlohmann::json& params = nlohmann::json::object());
+absl::StatusOr<PostprocPtr> MakePostproc(const std::string& name, const Target& target,
+                                         const nlohmann::json& params = nlohmann::json::object());
+std::vector<std::string> ScheduleRuleNames();
+std::vector<std::string> PostprocNames();
+
+// The default rules and postprocessors for the target's kind, in application order.
+absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(const Target& target);
+absl::StatusOr<std::vector<PostprocPtr>> DefaultPostprocs(const Target& target);
+
+}  // namespace tessera
+
+#endif  // TESSERA_RULES_REGISTRY_H_

@@ -1,0 +1,43 @@
+// Checking a built candidate against its reference: both run on the same seeded random
+// inputs and every output parameter is compared (ir/ndarray.h Compare: tolerances by dtype).
+// The reference is the unscheduled function, computed on the host by the interpreter, or,
+// above an interpreter budget, by a naive compilation (-O0, serial) of it. Used by
+// `tessera run|schedule --check`, `tessera sample` and the tuner's verification of new bests.
+#ifndef TESSERA_WORKER_CHECK_H_
+#define TESSERA_WORKER_CHECK_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ir/function.h"
+#include "ir/target.h"
+#include "worker/builder.h"
+
+namespace tessera {
+
+struct CheckOutcome {
+  std::string reference;  // "interpreter" or "naive compiled C (-O0, serial)"
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  int64_t mismatches = 0;
+  bool passed = false;
+};
+
+// Runs `built` (a build of `func` for `target`: a C artifact, or a CUDA module on GPU 0) once
+// on inputs drawn from `seed` and compares its outputs with `reference`'s. A mismatch is a
+// CheckOutcome with passed == false; errors are for what kept the check from running:
+// different parameters (kInvalidArgument), a failed run of the candidate or the reference
+// (kInternal, with the runner's message).
+absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func, const PrimFunc& reference,
+                                                   const Target& target, const BuildResult& built,
+                                                   int64_t seed, double timeout_sec);
+
+// Builds `func` with `builder` and checks it as above.
+absl::StatusOr<CheckOutcome> BuildAndCheck(Builder* builder, const PrimFunc& func,
+                                           const PrimFunc& reference, const Target& target,
+                                           int64_t seed, double timeout_sec);
+
+}  // namespace tessera
+
+#endif  // TESSERA_WORKER_CHECK_H_
