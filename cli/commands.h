@@ -13,6 +13,13 @@ Command RegisterRunCommand(CLI::App* root);
 Command RegisterScheduleCommand(CLI::App* root);
 Command RegisterCodegenCommand(CLI::App* root);
 Command RegisterDevicesCommand(CLI::App* root);
+Command RegisterDefaultCommand(CLI::App* root);
+Command RegisterSpaceCommand(CLI::App* root);
+Command RegisterSampleCommand(CLI::App* root);
+Command RegisterTuneCommand(CLI::App* root);
+Command RegisterBestCommand(CLI::App* root);
+Command RegisterTopKCommand(CLI::App* root);
+Command RegisterApplyCommand(CLI::App* root);
 
 }  // namespace cli
 }  // namespace tessera

@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -43,8 +44,8 @@ absl::StatusOr<PrimFunc> LoadFile(const std::string& path) {
 
 void FunctionSource::AddOptions(CLI::App* app) {
   app->add_option("workload", workload,
-                  "Workload name (see `tessera workloads`) or a file holding a function "
-                  "(.ir text or .json)")
+                  "Workload name (see `tessera workloads`), optionally with its shape "
+                  "(GMM:M=64,N=64,K=64), or a file holding a function (.ir text or .json)")
       ->required();
   app->add_option("--shape", shape, "Shape parameters of the workload, e.g. M=64,N=32,K=16");
   app->add_option("--dtype", dtype, "Data type of the workload (default: its first dtype)");
@@ -58,8 +59,19 @@ absl::StatusOr<PrimFunc> FunctionSource::Load(std::string* label) const {
     *label = workload;
     return LoadFile(workload);
   }
-  TESSERA_ASSIGN_OR_RETURN(WorkloadInfo info, FindWorkload(workload));
-  TESSERA_ASSIGN_OR_RETURN(auto overrides, ParseShapeOverrides(shape));
+  // NAME:K=V,... carries its shape inline (the form job commands take).
+  std::string name = workload, inline_shape;
+  if (size_t colon = workload.find(':'); colon != std::string::npos) {
+    name = workload.substr(0, colon);
+    inline_shape = workload.substr(colon + 1);
+    if (!shape.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("give the shape of ", name, " inline or with --shape, not both"));
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(WorkloadInfo info, FindWorkload(name));
+  TESSERA_ASSIGN_OR_RETURN(auto overrides,
+                           ParseShapeOverrides(inline_shape.empty() ? shape : inline_shape));
   TESSERA_ASSIGN_OR_RETURN(PrimFunc func, MakeWorkload(info.name, overrides, dtype));
   std::vector<std::string> params;
   for (const WorkloadParam& p : info.params) {
@@ -102,6 +114,44 @@ std::string FormatSeconds(double seconds) {
   if (seconds < 1e-3) return absl::StrFormat("%.2f us", seconds * 1e6);
   if (seconds < 1) return absl::StrFormat("%.3f ms", seconds * 1e3);
   return absl::StrFormat("%.3f s", seconds);
+}
+
+void FunctionList::AddOptions(CLI::App* app) {
+  app->add_option("workloads", specs,
+                  "Workloads: NAME or NAME:K=V,... (e.g. GMM:M=256,N=256,K=256), or files (.ir/.json)")
+      ->required();
+  app->add_option("--dtype", dtype, "Data type of every workload (default: each one's first dtype)");
+}
+
+absl::StatusOr<std::vector<FunctionList::Entry>> FunctionList::Load() const {
+  std::vector<Entry> entries;
+  std::map<std::string, int> used;
+  for (const std::string& spec : specs) {
+    FunctionSource source;
+    source.workload = spec;
+    source.dtype = IsRegularFile(spec) ? "" : dtype;
+    Entry entry;
+    TESSERA_ASSIGN_OR_RETURN(entry.func, source.Load(&entry.label));
+    std::string stem = spec.substr(0, spec.find(':'));
+    std::string base;
+    for (char c : stem.substr(stem.find_last_of('/') + 1)) {
+      base += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+    }
+    int n = used[base]++;
+    entry.name = n == 0 ? base : absl::StrCat(base, "_", n);
+    entry.func = entry.func.WithName(entry.name);
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+absl::StatusOr<std::unique_ptr<Database>> OpenDatabase(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<Database>> db = OpenSqliteDatabase(path);
+  if (!db.ok()) {
+    return absl::Status(db.status().code(),
+                        absl::StrCat("database ", path, ": ", db.status().message()));
+  }
+  return db;
 }
 
 }  // namespace cli

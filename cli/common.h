@@ -5,11 +5,14 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "database/database.h"
 #include "ir/function.h"
 #include "schedule/schedule.h"
 #include "schedule/trace.h"
@@ -34,6 +37,24 @@ struct FunctionSource {
   // The function, and a human-readable label such as "GMM(B=1,M=512,N=512,K=512) float32".
   absl::StatusOr<PrimFunc> Load(std::string* label) const;
 };
+
+// Several functions, for commands over a job (`tune`, `apply`): each WORKLOAD argument is a
+// workload name with optional shape parameters after a colon ("GMM:M=128,N=128,K=128") or a
+// file. --dtype applies to every workload.
+struct FunctionList {
+  std::vector<std::string> specs;
+  std::string dtype;
+  void AddOptions(CLI::App* app);
+  struct Entry {
+    std::string label;  // "GMM(B=1,M=128,N=128,K=128) float32"
+    std::string name;   // a function name unique in the list: "gmm", "c2d_1", ...
+    PrimFunc func;
+  };
+  absl::StatusOr<std::vector<Entry>> Load() const;
+};
+
+// Opens the tuning database FILE (SQLite); errors name the file.
+absl::StatusOr<std::unique_ptr<Database>> OpenDatabase(const std::string& path);
 
 // Reads and parses a trace file (JSON, docs/formats.md); errors name the file.
 absl::StatusOr<Trace> LoadTrace(const std::string& path);

@@ -1,13 +1,14 @@
 // `tessera`: the command-line front door (see docs/cli.md).
 #include <vector>
 
+#include "base/version.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
   using tessera::cli::Command;
   CLI::App app{"Tessera: an auto-tuning service for tensor programs", "tessera"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tessera 0.1.0");
+  app.set_version_flag("--version", std::string("tessera ") + tessera::kTesseraVersion);
   std::vector<Command> commands = {
       tessera::cli::RegisterWorkloadsCommand(&app),
       tessera::cli::RegisterShowCommand(&app),
@@ -15,6 +16,13 @@ int main(int argc, char** argv) {
       tessera::cli::RegisterScheduleCommand(&app),
       tessera::cli::RegisterCodegenCommand(&app),
       tessera::cli::RegisterDevicesCommand(&app),
+      tessera::cli::RegisterDefaultCommand(&app),
+      tessera::cli::RegisterSpaceCommand(&app),
+      tessera::cli::RegisterSampleCommand(&app),
+      tessera::cli::RegisterTuneCommand(&app),
+      tessera::cli::RegisterBestCommand(&app),
+      tessera::cli::RegisterTopKCommand(&app),
+      tessera::cli::RegisterApplyCommand(&app),
   };
   CLI11_PARSE(app, argc, argv);
   for (const Command& command : commands) {

@@ -120,6 +120,9 @@ class Schedule {
   // first consumer (see the reference); returns a marker LoopRV or that loop.
   absl::StatusOr<LoopRV> SampleComputeLocation(BlockRV block,
                                                const InstValue& decision = InstValue());
+  // The decisions SampleComputeLocation(block) would choose among now, ascending: -2 when the
+  // block can be inlined, -1 (root), then the legal loop indices (for MutateComputeLocation).
+  absl::StatusOr<std::vector<int64_t>> ComputeLocationCandidates(BlockRV block) const;
 
   // ---- Caching and buffers (primitive/cache.cc) -----------------------------------------
   // A block copying read buffer `read_buffer_index` of `block` into a new buffer of `scope`,

@@ -104,41 +104,54 @@ std::vector<TensorIntrin> BuiltinIntrins() {
                          Buf("A_frag", f16, tile, "wmma.matrix_a"), "wmma::load_matrix_sync"));
   out.push_back(WmmaCopy(kWmmaLoadB, Buf("B", f16, tile, "shared"),
                          Buf("B_frag", f16, tile, "wmma.matrix_b"), "wmma::load_matrix_sync"));
-  // Store of an accumulator to global or shared memory.
-  out.push_back(WmmaCopy(kWmmaStore, Buf("C_frag", f32, tile, "wmma.accumulator"),
-                         Buf("C", f32, tile, "global"), "wmma::store_matrix_sync"));
-
-  {  // Fill: the init of an accumulator. impl: wmma::fill_fragment(C[0, 0], 0, 16, 16, 16).
-    Buffer c = Buf("C_frag", f32, tile, "wmma.accumulator");
-    Stmt body = GridBlock("fill", {16, 16}, "SS", [&](const std::vector<Expr>& v) {
-      return BufferStore(c, FloatImm(f32, 0.0), {v[0], v[1]});
-    });
-    Buffer ic = c.WithName(c.name());
-    Stmt call = Evaluate(CallExtern(DataType::Int32(), "wmma::fill_fragment",
-                                    {At00(ic), FloatImm(f32, 0.0), Expr(16), Expr(16), Expr(16)}));
-    out.push_back(TensorIntrin{kWmmaFill,
-                               Func("wmma_fill_desc", {c}, body, {}, {BufferRegion::Full(c)}),
-                               Func("wmma_fill_impl", {ic}, call, {}, {BufferRegion::Full(ic)})});
-  }
-  {  // C += A * B. impl: wmma::mma_sync(C[0, 0], A[0, 0], B[0, 0], C[0, 0], 16, 16, 16).
-    Buffer a = Buf("A_frag", f16, tile, "wmma.matrix_a");
-    Buffer b = Buf("B_frag", f16, tile, "wmma.matrix_b");
-    Buffer c = Buf("C_frag", f32, tile, "wmma.accumulator");
-    Stmt body = GridBlock("update", {16, 16, 16}, "SSR", [&](const std::vector<Expr>& v) {
-      Expr prod = Cast(f32, a.Load({v[0], v[2]})) * Cast(f32, b.Load({v[2], v[1]}));
-      return BufferStore(c, c.Load({v[0], v[1]}) + prod, {v[0], v[1]});
-    });
-    Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());
-    Stmt call = Evaluate(
-        CallExtern(DataType::Int32(), "wmma::mma_sync",
-                   {At00(ic), At00(ia), At00(ib), At00(ic), Expr(16), Expr(16), Expr(16)}));
-    std::vector<BufferRegion> reads = {BufferRegion::Full(c), BufferRegion::Full(a),
-                                       BufferRegion::Full(b)};
-    std::vector<BufferRegion> ireads = {BufferRegion::Full(ic), BufferRegion::Full(ia),
-                                        BufferRegion::Full(ib)};
-    out.push_back(TensorIntrin{
-        kWmmaSync, Func("wmma_sync_desc", {a, b, c}, body, reads, {BufferRegion::Full(c)}),
-        Func("wmma_sync_impl", {ia, ib, ic}, call, ireads, {BufferRegion::Full(ic)})});
+  // Per accumulator dtype (float32, float16): store to global or shared memory, fill, and
+  // the multiply-accumulate (float16 products widened to a float32 accumulator).
+  struct AccumulatorGroup {
+    DataType acc;
+    const char* store;
+    const char* fill;
+    const char* sync;
+  };
+  for (const AccumulatorGroup& g : {AccumulatorGroup{f32, kWmmaStore, kWmmaFill, kWmmaSync},
+                                    AccumulatorGroup{f16, kWmmaStoreF16, kWmmaFillF16,
+                                                     kWmmaSyncF16}}) {
+    out.push_back(WmmaCopy(g.store, Buf("C_frag", g.acc, tile, "wmma.accumulator"),
+                           Buf("C", g.acc, tile, "global"), "wmma::store_matrix_sync"));
+    {  // Fill: the init of an accumulator. impl: wmma::fill_fragment(C[0, 0], 0, 16, 16, 16).
+      Buffer c = Buf("C_frag", g.acc, tile, "wmma.accumulator");
+      Stmt body = GridBlock("fill", {16, 16}, "SS", [&](const std::vector<Expr>& v) {
+        return BufferStore(c, FloatImm(g.acc, 0.0), {v[0], v[1]});
+      });
+      Buffer ic = c.WithName(c.name());
+      Stmt call = Evaluate(
+          CallExtern(DataType::Int32(), "wmma::fill_fragment",
+                     {At00(ic), FloatImm(g.acc, 0.0), Expr(16), Expr(16), Expr(16)}));
+      out.push_back(TensorIntrin{g.fill,
+                                 Func("wmma_fill_desc", {c}, body, {}, {BufferRegion::Full(c)}),
+                                 Func("wmma_fill_impl", {ic}, call, {}, {BufferRegion::Full(ic)})});
+    }
+    {  // C += A * B. impl: wmma::mma_sync(C[0, 0], A[0, 0], B[0, 0], C[0, 0], 16, 16, 16).
+      Buffer a = Buf("A_frag", f16, tile, "wmma.matrix_a");
+      Buffer b = Buf("B_frag", f16, tile, "wmma.matrix_b");
+      Buffer c = Buf("C_frag", g.acc, tile, "wmma.accumulator");
+      Stmt body = GridBlock("update", {16, 16, 16}, "SSR", [&](const std::vector<Expr>& v) {
+        Expr prod = g.acc == f16 ? a.Load({v[0], v[2]}) * b.Load({v[2], v[1]})
+                                 : Cast(g.acc, a.Load({v[0], v[2]})) *
+                                       Cast(g.acc, b.Load({v[2], v[1]}));
+        return BufferStore(c, c.Load({v[0], v[1]}) + prod, {v[0], v[1]});
+      });
+      Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());
+      Stmt call = Evaluate(
+          CallExtern(DataType::Int32(), "wmma::mma_sync",
+                     {At00(ic), At00(ia), At00(ib), At00(ic), Expr(16), Expr(16), Expr(16)}));
+      std::vector<BufferRegion> reads = {BufferRegion::Full(c), BufferRegion::Full(a),
+                                         BufferRegion::Full(b)};
+      std::vector<BufferRegion> ireads = {BufferRegion::Full(ic), BufferRegion::Full(ia),
+                                          BufferRegion::Full(ib)};
+      out.push_back(TensorIntrin{
+          g.sync, Func("wmma_sync_desc", {a, b, c}, body, reads, {BufferRegion::Full(c)}),
+          Func("wmma_sync_impl", {ia, ib, ic}, call, ireads, {BufferRegion::Full(ic)})});
+    }
   }
   {  // C[0] += sum_k int32(A[k]) * int32(B[k]) over 4 int8 lanes.
     // impl: C[0] = __dp4a(A[0], B[0], C[0]) (A and B by address: four packed int8 each).

@@ -43,6 +43,10 @@ inline constexpr char kWmmaLoadB[] = "wmma_load_16x16x16_f16_b";
 inline constexpr char kWmmaFill[] = "wmma_fill_16x16x16_f32";
 inline constexpr char kWmmaSync[] = "wmma_sync_16x16x16_f16f16f32";
 inline constexpr char kWmmaStore[] = "wmma_store_16x16x16_f32";
+// The float16-accumulator variants (float16 products summed in float16).
+inline constexpr char kWmmaFillF16[] = "wmma_fill_16x16x16_f16";
+inline constexpr char kWmmaSyncF16[] = "wmma_sync_16x16x16_f16f16f16";
+inline constexpr char kWmmaStoreF16[] = "wmma_store_16x16x16_f16";
 inline constexpr char kDp4a[] = "dp4a";
 
 // Adds `intrin`. kInvalidArgument if it breaks the conventions above (naming what),

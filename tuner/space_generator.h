@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/random.h"
 #include "ir/function.h"
 #include "ir/target.h"
 #include "rules/postproc.h"
@@ -53,6 +54,18 @@ struct CandidateFailure {
 absl::StatusOr<Schedule> MakeCandidate(const PrimFunc& workload, const Trace& trace,
                                        const std::vector<PostprocPtr>& postprocs, int64_t seed,
                                        bool erase_decisions, CandidateFailure* failure = nullptr);
+
+// One random sample of a search space, drawn as MetaSchedule's ReplayTrace does (facts 5.6):
+// a design space (trace) chosen uniformly, its decisions erased, replayed with a seed forked
+// from `rng`, then postprocessed (MakeCandidate). `spaces` must not be empty.
+struct SampledCandidate {
+  size_t space = 0;  // index into `spaces`
+  int64_t seed = 0;  // the candidate schedule's seed
+  absl::StatusOr<Schedule> schedule;
+  CandidateFailure failure;  // why `schedule` is an error
+};
+SampledCandidate SampleCandidate(const PrimFunc& workload, const std::vector<Trace>& spaces,
+                                 const std::vector<PostprocPtr>& postprocs, Random* rng);
 
 }  // namespace tessera
 

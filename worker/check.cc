@@ -32,70 +32,89 @@ std::vector<NDArray> RandomArgs(const PrimFunc& func, int64_t seed) {
   return args;
 }
 
-absl::Status SameParameters(const PrimFunc& func, const PrimFunc& reference) {
-  std::vector<ArgInfo> a = ArgInfosOf(func), b = ArgInfosOf(reference);
-  bool same = a.size() == b.size();
-  for (size_t i = 0; same && i < a.size(); ++i) {
-    same = a[i].dtype == b[i].dtype && a[i].shape == b[i].shape;
-  }
-  if (!same) {
-    return absl::InvalidArgumentError(
-        "check: the function and its reference have different parameters");
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func, const PrimFunc& reference,
-                                                   const Target& target, const BuildResult& built,
-                                                   int64_t seed, double timeout_sec) {
-  TESSERA_RETURN_IF_ERROR(SameParameters(func, reference));
+RunnerConfig RunOnce(double timeout_sec) {
   RunnerConfig once;
   once.warmup = 0;
   once.repeat = 1;
   once.number = 1;
   once.timeout_sec = timeout_sec;
-  std::vector<NDArray> actual = RandomArgs(func, seed);
-  std::vector<NDArray> expected;
-  for (const NDArray& a : actual) expected.push_back(a.Clone());
+  return once;
+}
+
+}  // namespace
+
+absl::StatusOr<ReferenceOutputs> ComputeReference(const PrimFunc& reference, int64_t seed,
+                                                  double timeout_sec) {
+  ReferenceOutputs out;
+  out.params = ArgInfosOf(reference);
+  out.written = WrittenParamIndices(reference);
+  out.inputs = RandomArgs(reference, seed);
+  for (const NDArray& a : out.inputs) out.outputs.push_back(a.Clone());
+  if (EstimateFlops(reference) <= kInterpreterFlopBudget) {
+    out.reference = "interpreter";
+    std::vector<NDArray*> pointers;
+    for (NDArray& e : out.outputs) pointers.push_back(&e);
+    TESSERA_RETURN_IF_ERROR(Interpret(reference, pointers));
+    return out;
+  }
+  out.reference = "naive compiled C (-O0, serial)";
+  CBuilderOptions naive;
+  naive.optimization_flags = {"-O0"};
+  naive.openmp = false;
+  std::unique_ptr<Builder> builder = NewCBuilder(naive);
+  // The reference always runs on the host, whatever the target of the candidates.
+  TESSERA_ASSIGN_OR_RETURN(Target host, ResolveTarget("cpu"));
+  TESSERA_ASSIGN_OR_RETURN(BuildResult ref_build, BuildOne(builder.get(), reference, host));
+  absl::StatusOr<RunResult> ref_ran =
+      RunCpuKernel(ref_build.artifact_path, ref_build.symbol, &out.outputs, RunOnce(timeout_sec));
+  if (!ref_ran.ok()) return ref_ran.status();
+  if (!ref_ran->ok()) {
+    return absl::InternalError(absl::StrCat("reference run failed: ", ref_ran->error_msg));
+  }
+  return out;
+}
+
+absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func,
+                                                   const ReferenceOutputs& reference,
+                                                   const Target& target, const BuildResult& built,
+                                                   double timeout_sec) {
+  std::vector<ArgInfo> params = ArgInfosOf(func);
+  bool same = params.size() == reference.params.size();
+  for (size_t i = 0; same && i < params.size(); ++i) {
+    same = params[i].dtype == reference.params[i].dtype &&
+           params[i].shape == reference.params[i].shape;
+  }
+  if (!same) {
+    return absl::InvalidArgumentError(
+        "check: the function and its reference have different parameters");
+  }
+  std::vector<NDArray> actual;
+  for (const NDArray& a : reference.inputs) actual.push_back(a.Clone());
   absl::StatusOr<RunResult> ran =
-      target.is_cuda() ? RunCudaKernel(built.artifact_path, &actual, once)
-                       : RunCpuKernel(built.artifact_path, built.symbol, &actual, once);
+      target.is_cuda()
+          ? RunCudaKernel(built.artifact_path, &actual, RunOnce(timeout_sec))
+          : RunCpuKernel(built.artifact_path, built.symbol, &actual, RunOnce(timeout_sec));
   if (!ran.ok()) return ran.status();
   if (!ran->ok()) return absl::InternalError(absl::StrCat("run failed: ", ran->error_msg));
 
   CheckOutcome outcome;
-  if (EstimateFlops(reference) <= kInterpreterFlopBudget) {
-    outcome.reference = "interpreter";
-    std::vector<NDArray*> pointers;
-    for (NDArray& e : expected) pointers.push_back(&e);
-    TESSERA_RETURN_IF_ERROR(Interpret(reference, pointers));
-  } else {
-    outcome.reference = "naive compiled C (-O0, serial)";
-    CBuilderOptions naive;
-    naive.optimization_flags = {"-O0"};
-    naive.openmp = false;
-    std::unique_ptr<Builder> builder = NewCBuilder(naive);
-    // The reference always runs on the host, whatever the target of `func`.
-    TESSERA_ASSIGN_OR_RETURN(Target host, ResolveTarget("cpu"));
-    TESSERA_ASSIGN_OR_RETURN(BuildResult ref_build, BuildOne(builder.get(), reference, host));
-    absl::StatusOr<RunResult> ref_ran =
-        RunCpuKernel(ref_build.artifact_path, ref_build.symbol, &expected, once);
-    if (!ref_ran.ok()) return ref_ran.status();
-    if (!ref_ran->ok()) {
-      return absl::InternalError(absl::StrCat("reference run failed: ", ref_ran->error_msg));
-    }
-  }
+  outcome.reference = reference.reference;
   outcome.passed = true;
-  for (int index : WrittenParamIndices(reference)) {
-    TESSERA_ASSIGN_OR_RETURN(Comparison cmp, Compare(actual[index], expected[index]));
+  for (int index : reference.written) {
+    TESSERA_ASSIGN_OR_RETURN(Comparison cmp, Compare(actual[index], reference.outputs[index]));
     outcome.max_abs_error = std::max(outcome.max_abs_error, cmp.max_abs_error);
     outcome.max_rel_error = std::max(outcome.max_rel_error, cmp.max_rel_error);
     outcome.mismatches += cmp.mismatches;
     if (!cmp.ok()) outcome.passed = false;
   }
   return outcome;
+}
+
+absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func, const PrimFunc& reference,
+                                                   const Target& target, const BuildResult& built,
+                                                   int64_t seed, double timeout_sec) {
+  TESSERA_ASSIGN_OR_RETURN(ReferenceOutputs outputs, ComputeReference(reference, seed, timeout_sec));
+  return CheckAgainstReference(func, outputs, target, built, timeout_sec);
 }
 
 absl::StatusOr<CheckOutcome> BuildAndCheck(Builder* builder, const PrimFunc& func,

@@ -8,9 +8,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/analysis.h"
 #include "ir/function.h"
+#include "ir/ndarray.h"
 #include "ir/target.h"
 #include "worker/builder.h"
 
@@ -32,6 +35,27 @@ struct CheckOutcome {
 absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func, const PrimFunc& reference,
                                                    const Target& target, const BuildResult& built,
                                                    int64_t seed, double timeout_sec);
+
+// The reference's side of a check, computed once to check many candidates of one function:
+// the seeded random inputs, and every parameter after the reference ran on them.
+struct ReferenceOutputs {
+  std::string reference;          // as CheckOutcome::reference
+  std::vector<ArgInfo> params;    // of the reference, which candidates must share
+  std::vector<int> written;       // indices of the parameters the reference writes
+  std::vector<NDArray> inputs;    // every parameter before the run
+  std::vector<NDArray> outputs;   // every parameter after the run
+};
+
+// Runs `reference` (interpreter, or naive compiled C above the interpreter budget) on inputs
+// drawn from `seed`. Errors: a failed reference run (kInternal).
+absl::StatusOr<ReferenceOutputs> ComputeReference(const PrimFunc& reference, int64_t seed,
+                                                  double timeout_sec);
+
+// As above, against outputs computed by ComputeReference (same seed for every candidate).
+absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func,
+                                                   const ReferenceOutputs& reference,
+                                                   const Target& target, const BuildResult& built,
+                                                   double timeout_sec);
 
 // Builds `func` with `builder` and checks it as above.
 absl::StatusOr<CheckOutcome> BuildAndCheck(Builder* builder, const PrimFunc& func,

@@ -973,6 +973,15 @@ std::vector<int64_t> CollectComputeLocation(const PrimFunc& func, const std::str
 
 }  // namespace
 
+absl::StatusOr<std::vector<int64_t>> Schedule::ComputeLocationCandidates(BlockRV block) const {
+  absl::StatusOr<std::string> name = BlockName(block);
+  if (!name.ok()) return WithPrimitive("compute_location_candidates", name.status());
+  absl::StatusOr<StmtPath> path = GetPath(block);
+  if (!path.ok()) return WithPrimitive("compute_location_candidates", path.status());
+  std::vector<Stmt> loops;
+  return CollectComputeLocation(func_, *name, &loops);
+}
+
 absl::StatusOr<LoopRV> Schedule::SampleComputeLocation(BlockRV block, const InstValue& decision) {
   constexpr const char* kPrimitive = "sample_compute_location";
   absl::StatusOr<std::string> name = BlockName(block);

@@ -33,10 +33,10 @@ absl::StatusOr<int64_t> ConstExtent(const char* primitive, const ForNode* loop) 
 
 // Buffers written and read by the blocks directly under `stmt`.
 bool BlocksDependOnEachOther(const Stmt& stmt, std::string* first, std::string* second) {
-  std::vector<Stmt> realizes;
-  PostOrderVisitStmts(stmt, [&](const Stmt& s) {
-    if (s.kind() == StmtKind::kBlockRealize) realizes.push_back(s);
-  });
+  // Only the outermost blocks under `stmt`: a block's regions cover the blocks nested in it
+  // (e.g. the inner block of a blockized computation).
+  std::vector<Stmt> realizes =
+      stmt.kind() == StmtKind::kBlockRealize ? std::vector<Stmt>{stmt} : ChildBlockRealizes(stmt);
   for (const Stmt& a : realizes) {
     for (const Stmt& b : realizes) {
       if (a.same_as(b)) continue;

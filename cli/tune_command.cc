@@ -1,0 +1,177 @@
+// `tessera tune`: tunes one or more workloads on a target with the in-process loop
+// (tuner/tune.h), storing every measured candidate in the database. Prints a live progress
+// line, then a table per task; a per-task log goes to the work dir. Running it again on the
+// same database continues where it stopped.
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_format.h"
+#include "cli/commands.h"
+#include "cli/measure.h"
+#include "tuner/tune.h"
+#include "worker/host.h"
+
+namespace tessera {
+namespace cli {
+namespace {
+
+struct TuneCommandOptions {
+  FunctionList functions;
+  std::string target = "cpu";
+  std::string db_path;
+  std::string work_dir;
+  int trials = 64;
+  int trials_per_task = -1;
+  int trials_per_iter = 64;
+  int64_t seed = 0;
+  std::string strategy = "evolutionary";
+  std::string cost_model = "xgb";
+  std::string task_scheduler = "gradient";
+  int num_threads = 0;
+  int repeat = 3;
+  int min_repeat_ms = 20;
+  double timeout = 30;
+  bool no_verify = false;
+  bool json = false;
+};
+
+std::string FormatDuration(double seconds) {
+  int s = static_cast<int>(seconds + 0.5);
+  return absl::StrFormat("%d:%02d", s / 60, s % 60);
+}
+
+void PrintProgress(const TuneProgress& p, bool tty) {
+  const TaskSummary& t = *p.summary;
+  std::string best = t.best_secs < 1e10
+                         ? absl::StrFormat("best %s %.2f GFLOP/s", FormatSeconds(t.best_secs),
+                                           t.gflops())
+                         : "no valid candidate yet";
+  std::string line =
+      absl::StrFormat("[%d/%d trials] %s: %d trials, %s | elapsed %s, left ~%s", p.trials_done,
+                      p.trials_budget, t.name, t.trials, best, FormatDuration(p.elapsed),
+                      FormatDuration(p.eta));
+  if (tty) {
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  std::fflush(stderr);
+}
+
+int RunTune(const TuneCommandOptions& o) {
+  absl::StatusOr<std::vector<FunctionList::Entry>> entries = o.functions.Load();
+  if (!entries.ok()) return ReportError(entries.status());
+  absl::StatusOr<Target> target = ResolveRunnableTarget(o.target);
+  if (!target.ok()) return ReportError(target.status());
+  absl::StatusOr<std::unique_ptr<Database>> db = OpenDatabase(o.db_path);
+  if (!db.ok()) return ReportError(db.status());
+
+  TuneOptions options;
+  options.target = *target;
+  options.max_trials_global = o.trials;
+  options.max_trials_per_task = o.trials_per_task;
+  options.num_trials_per_iter = o.trials_per_iter;
+  options.strategy = o.strategy;
+  options.cost_model = o.cost_model;
+  options.task_scheduler = o.task_scheduler;
+  options.seed = o.seed;
+  options.num_threads = o.num_threads;
+  options.work_dir = o.work_dir;
+  options.verify = !o.no_verify;
+  options.measure.runner.repeat = o.repeat;
+  options.measure.runner.min_repeat_ms = o.min_repeat_ms;
+  options.measure.runner.timeout_sec = o.timeout;
+  options.measure.runner.seed = static_cast<uint64_t>(o.seed);
+
+  std::vector<TuneTaskSpec> tasks;
+  for (const FunctionList::Entry& e : *entries) tasks.push_back({e.label, e.func, 1.0});
+  bool tty = isatty(STDERR_FILENO);
+  std::fprintf(stderr, "tuning %zu task(s) on %s, %d trials, database %s\n", tasks.size(),
+               target->ToString().c_str(), o.trials, o.db_path.c_str());
+  absl::StatusOr<TuneSummary> summary = Tune(
+      tasks, db->get(), options, [tty](const TuneProgress& p) { PrintProgress(p, tty); });
+  if (tty) std::fprintf(stderr, "\n");
+  if (!summary.ok()) return ReportError(summary.status());
+
+  const TuneTimes& times = summary->times;
+  if (o.json) {
+    nlohmann::json out;
+    out["target"] = target->ToString();
+    out["trials"] = summary->total_trials;
+    for (const TaskSummary& t : summary->tasks) {
+      out["tasks"].push_back({{"name", t.name},
+                              {"trials", t.trials},
+                              {"best_seconds", t.best_secs < 1e10 ? t.best_secs : -1},
+                              {"gflops_per_second", t.gflops()},
+                              {"verified", t.best_verified},
+                              {"best_record", t.best_record_id},
+                              {"build_errors", t.build_errors},
+                              {"run_errors", t.run_errors},
+                              {"wrong_outputs", t.wrong_outputs}});
+    }
+    out["seconds"] = {{"wall", times.wall},     {"build", times.build},
+                      {"run", times.run},       {"verify", times.verify},
+                      {"search", times.search}, {"cost_model", times.cost_model},
+                      {"overhead", times.overhead()}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-4s %-44s %7s %12s %10s %9s %7s\n", "ID", "task", "trials", "best", "GFLOP/s",
+              "verified", "errors");
+  for (size_t i = 0; i < summary->tasks.size(); ++i) {
+    const TaskSummary& t = summary->tasks[i];
+    std::printf("%-4zu %-44s %7d %12s %10.2f %9s %7d\n", i, t.name.c_str(), t.trials,
+                t.best_secs < 1e10 ? FormatSeconds(t.best_secs).c_str() : "-", t.gflops(),
+                t.best_verified ? "yes" : "no", t.build_errors + t.run_errors + t.wrong_outputs);
+  }
+  int n = std::max(1, summary->total_trials);
+  std::printf(
+      "%d trials in %.1f s (%.2f s per trial): build %.1f s, run %.1f s, verify %.1f s, search "
+      "and cost model %.1f s (%.1f%% overhead)\n",
+      summary->total_trials, times.wall, times.wall / n, times.build, times.run, times.verify,
+      times.overhead(), 100 * times.overhead() / std::max(times.wall, 1e-9));
+  return 0;
+}
+
+}  // namespace
+
+Command RegisterTuneCommand(CLI::App* root) {
+  CLI::App* app = root->add_subcommand("tune", "Tune workloads and store the results in a database");
+  auto o = std::make_shared<TuneCommandOptions>();
+  o->functions.AddOptions(app);
+  app->add_option("--target", o->target, "Target to tune for (cpu, or cuda with a GPU)")
+      ->capture_default_str();
+  app->add_option("--db", o->db_path, "Tuning database (SQLite file; created if missing)")
+      ->required();
+  app->add_option("--trials", o->trials, "Trial budget of the whole job")->capture_default_str();
+  app->add_option("--trials-per-task", o->trials_per_task,
+                  "Trial budget of each task (default: the job's budget)");
+  app->add_option("--trials-per-iter", o->trials_per_iter, "Candidates measured per batch")
+      ->capture_default_str();
+  app->add_option("--seed", o->seed, "Seed of the search and of the input data")
+      ->capture_default_str();
+  app->add_option("--strategy", o->strategy, "Search strategy: evolutionary or replay")
+      ->capture_default_str();
+  app->add_option("--cost-model", o->cost_model, "Cost model: xgb or random")
+      ->capture_default_str();
+  app->add_option("--task-scheduler", o->task_scheduler, "gradient or round-robin")
+      ->capture_default_str();
+  app->add_option("--work-dir", o->work_dir,
+                  "Directory for per-task logs and the saved cost model");
+  app->add_option("--threads", o->num_threads, "Search threads (default: all cores)");
+  app->add_option("--repeat", o->repeat, "Timed repeats per candidate")->capture_default_str();
+  app->add_option("--min-repeat-ms", o->min_repeat_ms,
+                  "Grow the runs per repeat until a repeat lasts this long")
+      ->capture_default_str();
+  app->add_option("--timeout", o->timeout, "Seconds before a candidate's run is killed")
+      ->capture_default_str();
+  app->add_flag("--no-verify", o->no_verify,
+                "Do not check new bests against the reference (they stay unverified)");
+  app->add_flag("--json", o->json, "Print the summary as JSON");
+  return {app, [o]() { return RunTune(*o); }};
+}
+
+}  // namespace cli
+}  // namespace tessera

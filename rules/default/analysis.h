@@ -1,0 +1,139 @@
+// Analysis shared by the default (DLight-style) rules (metaschedule-facts.md 10.1): the blocks of
+// a normalized function with their iteration kinds, inlining of what can be inlined, the
+// dominant read of a block, epilogue tests, and the final GPU check every GPU rule makes.
+#ifndef TESSERA_RULES_DEFAULT_ANALYSIS_H_
+#define TESSERA_RULES_DEFAULT_ANALYSIS_H_
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/function.h"
+#include "ir/target.h"
+#include "schedule/schedule.h"
+
+namespace tessera {
+namespace dlight {
+
+// A block directly under the root, in a function whose every such block has exactly one loop
+// per iteration variable, iteration variable i bound to loop i.
+struct BlockInfo {
+  std::string name;
+  BlockRV rv;
+  std::vector<LoopRV> loops;     // loops[i] binds iteration variable i
+  std::vector<int64_t> extents;  // constant extent per iteration variable (-1: not constant)
+  std::string kinds;             // "S" / "R" per iteration variable, e.g. "SSR"
+
+  bool IsInjective() const { return kinds.find('R') == std::string::npos; }
+  bool IsReduction() const { return !IsInjective(); }
+  // `kinds` without the iteration variables of extent 1 ("SRR" for b=1, i, j, k: "RR" -> as in
+  // DLight, which drops unit iterators).
+  std::string NonUnitKinds() const;
+};
+
+// The blocks under the root of `sch`'s function in program order (looked up through `sch`, so
+// GetBlock/GetLoops are recorded), or nullopt if the function is not in the normal form above
+// (a block nested in another block, a binding that is not its own loop variable, a block
+// without loops).
+std::optional<std::vector<BlockInfo>> NormalizeBlocks(Schedule* sch);
+
+// Repeatedly inlines blocks of `blocks` (ComputeInline, else ReverseComputeInline; the first
+// success restarts the scan) until none can be; returns the blocks that remain, re-normalized.
+// nullopt if the function stops being normal. With `into_reductions` false a block is inlined
+// only into elementwise blocks (CPU: a padding step inlined into a convolution puts its bounds
+// tests into the innermost loop).
+std::optional<std::vector<BlockInfo>> TryInline(Schedule* sch, const std::vector<BlockInfo>& blocks,
+                                                bool into_reductions = true);
+// TryInline restricted to runs of consecutive injective blocks; other blocks stay.
+std::optional<std::vector<BlockInfo>> TryInlineContiguousSpatial(
+    Schedule* sch, const std::vector<BlockInfo>& blocks);
+
+// Iteration-variable indices that the accesses to `buffer` in `block`'s body use, per access
+// dimension: -1 for a constant index, -2 for an index that is not a single iteration variable
+// or a constant. Empty if `block` does not access `buffer` (all accesses must agree; if they do
+// not, every dimension is -2).
+std::vector<int> AccessIters(const Block& block, const Buffer& buffer);
+
+// The index in block->reads of the read using the most iteration variables (first on ties),
+// -1 if the block reads nothing.
+int DominantRead(const Block& block);
+
+// True if the innermost dimension of `block`'s dominant read is indexed by a reduction
+// iteration variable (the reduction runs along contiguous memory).
+bool IsInnerReduction(const Block& block);
+
+// True if `block` is a reduction with a single write of the form X[idx] = X[idx] + Y.
+bool IsSumReduction(const Block& block);
+
+// True if `epilogue` reads `block`'s output with fewer iteration variables than `epilogue` has
+// non-unit ones (e.g. a per-row statistic used by every element of the row).
+bool IsBroadcastEpilogue(const Block& block, const Block& epilogue);
+
+// The block named `name` in `sch`'s function.
+absl::StatusOr<Block> BlockByName(const Schedule& sch, const std::string& name);
+
+// The constant extent of `loop` (-1 if not constant or unknown).
+int64_t LoopExtent(const Schedule& sch, LoopRV loop);
+
+// The largest power of two <= min(n, limit) (at least 1).
+int64_t FloorPowerOfTwo(int64_t n, int64_t limit);
+
+// A reduction block computing the GEMM C[S,I,J] += A[S,I,K] * B[S,J,K] (metaschedule-facts.md
+// 10.3): `a` and `b` index block->reads; groups[kGemmS..kGemmK] list the iteration variables of
+// each kind (unit ones go to S, or K if reductions). J is the group C is contiguous along.
+enum GemmGroup { kGemmS = 0, kGemmI = 1, kGemmJ = 2, kGemmK = 3 };
+struct GemmMatch {
+  int a = -1;
+  int b = -1;
+  std::vector<int> groups[4];
+};
+// The match, or nullopt unless `block` reads exactly two buffers (besides its output) and writes
+// one, every index is a single iterator or a constant, and I, J and K have non-unit members.
+// `extents` as in BlockInfo.
+std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t>& extents);
+
+// ---- Schedule steps shared by several rules ------------------------------------------------
+
+// Makes `block` accumulate in a `scope` (e.g. "local") copy of its output, reverse-inlines the
+// consumers of that output into the write-back copy as long as one can be (elementwise
+// epilogues), and computes the write-back under `loop` (unit loops kept). Returns the
+// write-back block. Errors from the primitives (the caller treats them as "does not apply").
+absl::StatusOr<BlockRV> WriteBackUnder(Schedule* sch, BlockRV block, LoopRV loop,
+                                       const std::string& scope);
+
+// The loops of a GEMM block after FuseGemmLoops.
+struct GemmLoops {
+  bool has_batch = false;
+  LoopRV batch, i, j, k;
+  int64_t extent_i = 1, extent_j = 1, extent_k = 1;
+};
+// Reorders `main`'s loops to (S, I, J, K) and fuses each group.
+absl::StatusOr<GemmLoops> FuseGemmLoops(Schedule* sch, const BlockInfo& main, const GemmMatch& g);
+
+// One thread block per row of a reduction `main` (iteration kinds S...S R...R): the spatial loops
+// fused on blockIdx.x, the reduction loops fused and split [None, len_tx] with the inner part on
+// threadIdx.x (a cross-thread reduction, see codegen/lower_gpu.h) and the serial part annotated
+// for unrolling by `unroll` steps. An `epilogue` (if given) reads main's output from shared
+// memory, computed at the row loop on the same threadIdx.x extent. Returns the row loop.
+absl::StatusOr<LoopRV> ScheduleRowReduction(Schedule* sch, const BlockInfo& main,
+                                            const std::optional<BlockInfo>& epilogue,
+                                            int64_t len_tx, int64_t unroll);
+
+// Fuses the loops `loops` (one loop is returned as is; none: a new unit loop above `block`),
+// splits the result [None, len_tx] and binds the inner part to threadIdx.x; the outer part
+// gets the unroll annotations when `unroll` > 0. Returns {outer, inner}.
+absl::StatusOr<std::vector<LoopRV>> SpreadOverThreads(Schedule* sch, BlockRV block,
+                                                      const std::vector<LoopRV>& loops,
+                                                      int64_t len_tx, int64_t unroll);
+
+// `sch` when its function passes the GPU checks (codegen/verify_gpu.h) on `target`, else
+// nullopt: a default GPU rule only claims functions it turns into valid kernels.
+std::optional<Schedule> IfValidOnGpu(Schedule sch, const Target& target);
+
+}  // namespace dlight
+}  // namespace tessera
+
+#endif  // TESSERA_RULES_DEFAULT_ANALYSIS_H_

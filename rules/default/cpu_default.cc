@@ -1,0 +1,131 @@
+// CpuDefault: the default schedule for cpu targets (DLight has no CPU rules in v0.16; this
+// follows the hand-written CPU traces in examples/). A GEMM
+// block (analysis.h MatchGemm) is register-tiled as examples/gmm_cpu_tiled.json: I split by 4,
+// J by up to 64, loops (S, I_o, J_o | K, I_i, J_i) with the outer three fused and run in
+// parallel, a local 4 x 64 accumulator written back per tile (epilogues inlined into the
+// write-back), the 4 rows unrolled and the 64 columns vectorized. Any other block gets its outer
+// spatial loops fused and run in parallel, reduction loops serial inside them (with the last
+// spatial loop innermost and vectorized if the output is contiguous along it), and (elementwise
+// blocks) its innermost loop vectorized when the output is contiguous along it. Blocks are
+// inlined only into elementwise consumers (a padding step stays its own loop nest).
+#include "base/status_macros.h"
+#include "rules/default/analysis.h"
+#include "rules/default/rule_factories.h"
+
+namespace tessera {
+namespace dlight {
+namespace {
+
+constexpr int64_t kRows = 4;
+constexpr int64_t kMaxColumns = 64;
+
+absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const GemmMatch& g) {
+  TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> i,
+                           sch->Split(loops.i, {InstValue(), InstValue::Int(kRows)}));
+  const int64_t columns = FloorPowerOfTwo(loops.extent_j, kMaxColumns);
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
+                           sch->Split(loops.j, {InstValue(), InstValue::Int(columns)}));
+  TESSERA_RETURN_IF_ERROR(sch->Reorder({i[0], j[0], loops.k, i[1], j[1]}));
+  std::vector<LoopRV> outer = {i[0], j[0]};
+  if (loops.has_batch) outer.insert(outer.begin(), loops.batch);
+  TESSERA_ASSIGN_OR_RETURN(LoopRV tile, sch->Fuse(outer));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, tile, "local"));
+  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, loops.k).status());
+  TESSERA_RETURN_IF_ERROR(sch->Parallel(tile));
+  TESSERA_RETURN_IF_ERROR(sch->Unroll(i[1]));
+  TESSERA_RETURN_IF_ERROR(sch->Vectorize(j[1]));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
+  if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  return absl::OkStatus();
+}
+
+// A reduction whose output is contiguous along its last spatial loop: loops (S_outer | R | S_last)
+// with S_outer fused and parallel, the R loops inside, and S_last vectorized, accumulating in a
+// local row written back per S_outer iteration (convolutions: a vector of output channels).
+absl::Status VectorizedReduction(Schedule* sch, const BlockInfo& info,
+                                 const std::vector<LoopRV>& spatial,
+                                 const std::vector<LoopRV>& reduction) {
+  std::vector<LoopRV> order(spatial.begin(), spatial.end() - 1);
+  order.insert(order.end(), reduction.begin(), reduction.end());
+  order.push_back(spatial.back());
+  TESSERA_RETURN_IF_ERROR(sch->Reorder(order));
+  LoopRV outer = spatial[0];
+  if (spatial.size() > 2) {
+    TESSERA_ASSIGN_OR_RETURN(outer, sch->Fuse({spatial.begin(), spatial.end() - 1}));
+  }
+  TESSERA_RETURN_IF_ERROR(WriteBackUnder(sch, info.rv, outer, "local").status());
+  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(info.rv, reduction[0]).status());
+  TESSERA_RETURN_IF_ERROR(sch->Parallel(outer));
+  return sch->Vectorize(spatial.back());
+}
+
+absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block& block) {
+  std::vector<LoopRV> spatial, reduction;
+  for (size_t i = 0; i < info.kinds.size(); ++i) {
+    (info.kinds[i] == 'S' ? spatial : reduction).push_back(info.loops[i]);
+  }
+  if (spatial.empty()) return absl::OkStatus();
+  if (!reduction.empty() && info.kinds.find('R') < spatial.size()) {
+    std::vector<LoopRV> order = spatial;
+    order.insert(order.end(), reduction.begin(), reduction.end());
+    TESSERA_RETURN_IF_ERROR(sch->Reorder(order));
+  }
+  // Elementwise blocks keep the innermost loop for vectors if the output is contiguous along it.
+  std::vector<int> out = AccessIters(block, block->writes[0].buffer);
+  const int last = static_cast<int>(info.kinds.size()) - 1;
+  const bool vectorize = reduction.empty() && spatial.size() > 1 && !out.empty() &&
+                         out.back() == last && info.extents[last] > 1;
+  if (!reduction.empty() && spatial.size() > 1 && !out.empty() &&
+      out.back() == info.kinds.find_last_of('S') && info.extents[out.back()] > 1) {
+    Schedule trial = sch->Copy();
+    if (VectorizedReduction(&trial, info, spatial, reduction).ok()) {
+      *sch = std::move(trial);
+      return absl::OkStatus();
+    }
+  }
+  std::vector<LoopRV> outer = spatial;
+  if (vectorize) outer.pop_back();
+  LoopRV fused = outer[0];
+  if (outer.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(fused, sch->Fuse(outer));
+  }
+  if (LoopExtent(*sch, fused) > 1) TESSERA_RETURN_IF_ERROR(sch->Parallel(fused));
+  if (vectorize) TESSERA_RETURN_IF_ERROR(sch->Vectorize(spatial.back()));
+  return absl::OkStatus();
+}
+
+std::optional<Schedule> CpuDefault(Schedule sch, const Target& /*target*/) {
+  std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
+  if (blocks.has_value()) blocks = TryInline(&sch, *blocks, /*into_reductions=*/false);
+  if (!blocks.has_value()) return std::nullopt;
+  for (const BlockInfo& original : *blocks) {
+    // Re-resolve: an earlier block's write-back may have absorbed this one.
+    absl::StatusOr<BlockRV> rv = sch.GetBlock(original.name);
+    if (!rv.ok()) continue;
+    absl::StatusOr<std::vector<LoopRV>> loops = sch.GetLoops(*rv);
+    absl::StatusOr<Block> block = BlockByName(sch, original.name);
+    if (!loops.ok() || !block.ok() || loops->size() != original.loops.size()) return std::nullopt;
+    BlockInfo info = original;
+    info.rv = *rv;
+    info.loops = *loops;
+    if (std::optional<GemmMatch> gemm = MatchGemm(*block, info.extents)) {
+      Schedule trial = sch.Copy();
+      if (TiledMatmul(&trial, info, *gemm).ok()) {
+        sch = std::move(trial);
+        continue;
+      }
+    }
+    if (!ParallelVectorize(&sch, info, *block).ok()) return std::nullopt;
+  }
+  return sch;
+}
+
+}  // namespace
+
+DefaultRulePtr MakeCpuDefaultRule() {
+  return MakeDefaultRule("CpuDefault", Target::Kind::kCpu, &CpuDefault);
+}
+
+}  // namespace dlight
+}  // namespace tessera

@@ -1,0 +1,69 @@
+// GEMV (metaschedule-facts.md 10.4): after inlining runs of elementwise blocks, one sum
+// reduction X[...] = X[...] + Y with 2 or 3 iterators ([S, R] or [B, S, R]) reading at least two
+// buffers of which some, but not all, are "vectors" (indexed by some but not all iterators),
+// optionally followed by one elementwise epilogue. Inner reductions only (the matrix is read
+// along its rows); other shapes fall through.
+//
+// Schedule: one thread block per output element (batch and S fused on blockIdx.x) and the
+// reduction split [None, TR] with TR = 256 threads (DLight's TS x TR = 4 x 64 / 16 x 32 for CUDA;
+// Tessera's cross-thread reductions combine over the whole thread block, so TS is 1 and the row
+// gets all the threads), combined across threads; the serial part unrolled; an epilogue at the
+// row loop on the same threads.
+#include "base/status_macros.h"
+#include "rules/default/analysis.h"
+#include "rules/default/rule_factories.h"
+
+namespace tessera {
+namespace dlight {
+namespace {
+
+constexpr int64_t kThreads = 256;
+constexpr int64_t kUnroll = 256;
+
+// Among the reads other than the accumulator, some are indexed by a proper subset of the
+// iterators (vectors) and some by all of them (matrices).
+bool HasVectorOperand(const Block& block) {
+  int vectors = 0, matrices = 0;
+  for (const BufferRegion& r : block->reads) {
+    if (r.buffer.same_as(block->writes[0].buffer)) continue;
+    std::vector<int> iters = AccessIters(block, r.buffer);
+    std::set<int> used;
+    for (int i : iters) {
+      if (i >= 0) used.insert(i);
+    }
+    if (!used.empty() && used.size() < block->iter_vars.size()) {
+      ++vectors;
+    } else {
+      ++matrices;
+    }
+  }
+  return vectors > 0 && matrices > 0;
+}
+
+std::optional<Schedule> Gemv(Schedule sch, const Target& target) {
+  std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
+  if (blocks.has_value()) blocks = TryInlineContiguousSpatial(&sch, *blocks);
+  if (!blocks.has_value() || blocks->empty() || blocks->size() > 2) return std::nullopt;
+  const BlockInfo& main = (*blocks)[0];
+  absl::StatusOr<Block> block = BlockByName(sch, main.name);
+  if (!block.ok() || main.kinds.size() < 2 || main.kinds.size() > 3 || main.kinds.back() != 'R' ||
+      main.IsInjective() || !IsSumReduction(*block) || !HasVectorOperand(*block) ||
+      !IsInnerReduction(*block)) {
+    return std::nullopt;
+  }
+  std::optional<BlockInfo> epilogue;
+  if (blocks->size() == 2) {
+    if (!(*blocks)[1].IsInjective()) return std::nullopt;
+    epilogue = (*blocks)[1];
+  }
+  const int64_t len_tx = std::min(kThreads, target.max_threads_per_block());
+  if (!ScheduleRowReduction(&sch, main, epilogue, len_tx, kUnroll).ok()) return std::nullopt;
+  return IfValidOnGpu(std::move(sch), target);
+}
+
+}  // namespace
+
+DefaultRulePtr MakeGpuGemvRule() { return MakeDefaultRule("GEMV", Target::Kind::kCuda, &Gemv); }
+
+}  // namespace dlight
+}  // namespace tessera

@@ -1,0 +1,53 @@
+// Reduction (metaschedule-facts.md 10.6): after inlining runs of elementwise blocks, one sum
+// reduction along contiguous memory (the dominant read's innermost index is a reduction
+// iterator), optionally followed by one elementwise epilogue. One thread block per output row;
+// the row's reduction is spread over up to max_threads_per_block threads (the largest power of
+// two not above the reduction length, at least a warp) and combined across threads. The
+// epilogue runs at the row loop on the same threads, reading the row's result from shared memory.
+// DLight's inner-spatial variant (reductions along a strided axis) is not implemented: such
+// functions fall through to the next rule.
+#include "base/status_macros.h"
+#include "rules/default/analysis.h"
+#include "rules/default/rule_factories.h"
+
+namespace tessera {
+namespace dlight {
+namespace {
+
+constexpr int64_t kUnroll = 256;
+
+std::optional<Schedule> Reduction(Schedule sch, const Target& target) {
+  std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
+  if (blocks.has_value()) blocks = TryInlineContiguousSpatial(&sch, *blocks);
+  if (!blocks.has_value() || blocks->empty() || blocks->size() > 2) return std::nullopt;
+  const BlockInfo& main = (*blocks)[0];
+  absl::StatusOr<Block> block = BlockByName(sch, main.name);
+  if (!block.ok() || !main.IsReduction() || !IsSumReduction(*block) ||
+      !IsInnerReduction(*block)) {
+    return std::nullopt;
+  }
+  std::optional<BlockInfo> epilogue;
+  if (blocks->size() == 2) {
+    if (!(*blocks)[1].IsInjective()) return std::nullopt;
+    epilogue = (*blocks)[1];
+  }
+  int64_t len_r = 1;
+  for (size_t i = 0; i < main.kinds.size(); ++i) {
+    if (main.kinds[i] == 'R') len_r *= main.extents[i];
+  }
+  if (len_r <= 0) return std::nullopt;
+  const int64_t max_threads = target.max_threads_per_block();
+  const int64_t len_tx = std::max<int64_t>(std::min<int64_t>(32, max_threads),
+                                           FloorPowerOfTwo(len_r, max_threads));
+  if (!ScheduleRowReduction(&sch, main, epilogue, len_tx, kUnroll).ok()) return std::nullopt;
+  return IfValidOnGpu(std::move(sch), target);
+}
+
+}  // namespace
+
+DefaultRulePtr MakeGpuReductionRule() {
+  return MakeDefaultRule("Reduction", Target::Kind::kCuda, &Reduction);
+}
+
+}  // namespace dlight
+}  // namespace tessera

@@ -1,0 +1,39 @@
+// The default rules one by one (rules/default/*.cc), and the adapter that turns a scheduling
+// function into a DefaultRule. Callers outside rules/default use default_rule.h.
+#ifndef TESSERA_RULES_DEFAULT_RULE_FACTORIES_H_
+#define TESSERA_RULES_DEFAULT_RULE_FACTORIES_H_
+
+#include <optional>
+#include <string>
+
+#include "ir/target.h"
+#include "rules/default/default_rule.h"
+#include "schedule/schedule.h"
+
+namespace tessera {
+namespace dlight {
+
+// Schedules the function of a fresh `sch` (seed 0) with fixed decisions; nullopt when the rule
+// does not apply. A primitive that refuses means "does not apply", never an error.
+using ScheduleFn = std::optional<Schedule> (*)(Schedule sch, const Target& target);
+
+// A DefaultRule named `name` that applies `fn` to functions on targets of `kind` only.
+DefaultRulePtr MakeDefaultRule(std::string name, Target::Kind kind, ScheduleFn fn);
+
+// True if `func` carries tessera.scheduled (rules/annotations.h attr::kScheduled) other than 0.
+bool IsScheduled(const PrimFunc& func);
+
+// GPU rules (metaschedule-facts.md 10.2-10.9).
+DefaultRulePtr MakeGpuMatmulRule();            // "Matmul"
+DefaultRulePtr MakeGpuGemvRule();              // "GEMV"
+DefaultRulePtr MakeGpuReductionRule();         // "Reduction"
+DefaultRulePtr MakeGpuGeneralReductionRule();  // "GeneralReduction"
+DefaultRulePtr MakeGpuTransposeRule();         // "Transpose"
+DefaultRulePtr MakeGpuFallbackRule();          // "Fallback"
+// CPU rule: "CpuDefault".
+DefaultRulePtr MakeCpuDefaultRule();
+
+}  // namespace dlight
+}  // namespace tessera
+
+#endif  // TESSERA_RULES_DEFAULT_RULE_FACTORIES_H_

@@ -1,0 +1,103 @@
+// Helpers shared by the database tests (database_testing.h).
+#include "tests/database/database_testing.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <utility>
+
+#include "frontend/compute.h"
+#include "frontend/workloads.h"
+#include "gtest/gtest.h"
+#include "ir/analysis.h"
+#include "ir/target.h"
+#include "schedule/schedule.h"
+
+namespace tessera {
+namespace testing {
+
+PrimFunc SmallGmm(int64_t n) {
+  return MakeWorkload("GMM", {{"B", 1}, {"M", n}, {"N", n}, {"K", n}}, "float32").value();
+}
+
+PrimFunc RenamedGmm(int64_t n) {
+  Tensor x = Placeholder({1, n, n}, DataType::Float32(), "X");
+  Tensor y = Placeholder({1, n, n}, DataType::Float32(), "Y");
+  IterVar r = ReduceAxis(n, "r");
+  Tensor z = Compute({1, n, n},
+                     [&](const std::vector<Var>& i) {
+                       return Sum(x({i[0], i[1], r.var}) * y({i[0], r.var, i[2]}), {r});
+                     },
+                     "C", {}, {"p", "q", "s"});
+  return CreatePrimFunc("renamed_matmul", {x, y, z}).value();
+}
+
+std::string TileTrace(int64_t n, int loop, int64_t inner) {
+  Schedule sch = Schedule::Create(SmallGmm(n), /*seed=*/7);
+  BlockRV block = sch.GetBlock("C").value();
+  std::vector<LoopRV> loops = sch.GetLoops(block).value();
+  std::vector<ExprRV> tile = sch.SamplePerfectTile(loops[loop], 2, /*max_innermost_factor=*/-1,
+                                                   InstValue::IntArray({n / inner, inner}))
+                                 .value();
+  sch.Split(loops[loop], {InstValue::Of(tile[0]), InstValue::Of(tile[1])}).value();
+  return sch.trace().ToJson();
+}
+
+TuningRecord MakeRecord(const Workload& workload, const std::string& target,
+                        const std::string& trace_json, std::vector<double> run_secs) {
+  static double clock = 1.7e9;
+  TuningRecord r;
+  r.workload_id = workload.id;
+  r.target = target;
+  r.trace_json = trace_json;
+  r.run_secs = std::move(run_secs);
+  r.args = ArgInfosOf(workload.func);
+  r.timestamp = (clock += 1.5);
+  r.provenance = {"0.1.0", "gcc 12.2.0 -O3 -march=native", "Intel Xeon (test)", ""};
+  return r;
+}
+
+TuningRecord MakeFailedRecord(const Workload& workload, const std::string& target,
+                              const std::string& trace_json, const std::string& error) {
+  TuningRecord r = MakeRecord(workload, target, trace_json, {});
+  r.error_msg = error;
+  return r;
+}
+
+std::string CpuTarget() { return Target::Parse("cpu -cores=4").value().ToString(); }
+std::string Sm80Target() { return Target::Parse("cuda -arch=sm_80").value().ToString(); }
+std::string Sm90Target() { return Target::Parse("cuda -arch=sm_90").value().ToString(); }
+
+void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b) {
+  EXPECT_EQ(a.workload_id, b.workload_id);
+  EXPECT_EQ(a.target, b.target);
+  EXPECT_EQ(a.trace_json, b.trace_json);
+  EXPECT_EQ(a.run_secs, b.run_secs);
+  EXPECT_EQ(a.error_msg, b.error_msg);
+  ASSERT_EQ(a.args.size(), b.args.size());
+  for (size_t i = 0; i < a.args.size(); ++i) {
+    EXPECT_EQ(a.args[i].dtype, b.args[i].dtype) << "arg " << i;
+    EXPECT_EQ(a.args[i].shape, b.args[i].shape) << "arg " << i;
+  }
+  EXPECT_EQ(a.timestamp, b.timestamp);
+  EXPECT_EQ(a.provenance.tessera_version, b.provenance.tessera_version);
+  EXPECT_EQ(a.provenance.compiler, b.provenance.compiler);
+  EXPECT_EQ(a.provenance.device, b.provenance.device);
+  EXPECT_EQ(a.provenance.driver, b.provenance.driver);
+  EXPECT_EQ(a.verified, b.verified);
+}
+
+TempDir::TempDir() {
+  std::string pattern = ::testing::TempDir() + "tessera_db_XXXXXX";
+  char* made = mkdtemp(pattern.data());
+  EXPECT_NE(made, nullptr) << "mkdtemp " << pattern;
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+}  // namespace testing
+}  // namespace tessera

@@ -1,0 +1,58 @@
+// Helpers shared by the database tests: small real workloads, real traces (a Schedule run on
+// the workload), records built from them, and a temporary directory per test.
+#ifndef TESSERA_TESTS_DATABASE_DATABASE_TESTING_H_
+#define TESSERA_TESTS_DATABASE_DATABASE_TESTING_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "database/database.h"
+#include "ir/function.h"
+
+namespace tessera {
+namespace testing {
+
+// GMM (batch 1) at n x n x n, float32, as the workload library builds it.
+PrimFunc SmallGmm(int64_t n);
+// The same computation written with other names for the function, buffers and loops (the
+// block is still "C"): structurally equal to SmallGmm(n).
+PrimFunc RenamedGmm(int64_t n);
+
+// A real trace, scheduled on SmallGmm(n): SamplePerfectTile of loop `loop` (1..3: i, j, k)
+// with the decision {n / inner, inner}, then a Split by the sampled factors. Distinct
+// (loop, inner) pairs give distinct traces.
+std::string TileTrace(int64_t n, int loop, int64_t inner);
+
+// A successful record of `workload` on `target` (args, provenance and timestamp filled).
+TuningRecord MakeRecord(const Workload& workload, const std::string& target,
+                        const std::string& trace_json, std::vector<double> run_secs);
+// A record whose candidate failed with `error`.
+TuningRecord MakeFailedRecord(const Workload& workload, const std::string& target,
+                              const std::string& trace_json, const std::string& error);
+
+// Canonical target strings.
+std::string CpuTarget();
+std::string Sm80Target();
+std::string Sm90Target();
+
+// Every field except id (workload_id included).
+void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b);
+
+// A fresh directory under ::testing::TempDir(), removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace testing
+}  // namespace tessera
+
+#endif  // TESSERA_TESTS_DATABASE_DATABASE_TESTING_H_

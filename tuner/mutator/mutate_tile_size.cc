@@ -1,0 +1,128 @@
+// MutateTileSize (metaschedule-facts.md 3.6): moves a divisor from one tile of a
+// SamplePerfectTile decision to another (the product stays the loop extent, the innermost
+// tile stays within max_innermost_factor), or redraws the vector length of a cooperative
+// fetch (a SampleCategorical annotated as meta_schedule.cooperative_fetch).
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "base/status_macros.h"
+#include "rules/annotations.h"
+#include "rules/rule/params.h"
+#include "tuner/mutator/util.h"
+#include "tuner/mutators.h"
+
+namespace tessera {
+namespace {
+
+constexpr char kName[] = "MutateTileSize";
+
+// The divisors of n (n >= 1), ascending.
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> low, high;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+int64_t Product(const std::vector<int64_t>& tiles) {
+  int64_t p = 1;
+  for (int64_t t : tiles) p *= t;
+  return p;
+}
+
+class MutateTileSize : public Mutator {
+ public:
+  std::string name() const override { return kName; }
+
+  std::optional<Trace> Apply(const Trace& trace, const PrimFunc& workload,
+                             Random* rng) const override {
+    (void)workload;
+    std::vector<size_t> tile_insts;
+    std::vector<size_t> fetch_insts;
+    FindCandidates(trace, &tile_insts, &fetch_insts);
+    const int64_t total = static_cast<int64_t>(tile_insts.size() + fetch_insts.size());
+    if (total == 0) return std::nullopt;
+    const int64_t pick = rng->UniformInt(0, total);
+    if (pick < static_cast<int64_t>(tile_insts.size())) {
+      return MutateTiles(trace, tile_insts[pick], rng);
+    }
+    return mutator::RedrawOneCategorical(trace, {fetch_insts[pick - tile_insts.size()]}, rng);
+  }
+
+ private:
+  // (a) SamplePerfectTile with at least two factors whose product is at least 2;
+  // (b) SampleCategorical whose value is a cooperative-fetch annotation and can change.
+  static void FindCandidates(const Trace& trace, std::vector<size_t>* tile_insts,
+                             std::vector<size_t>* fetch_insts) {
+    const size_t end = trace.PostprocStart();
+    const std::map<int64_t, size_t> producers = mutator::CategoricalProducers(trace);
+    std::set<size_t> fetch;
+    for (size_t i = 0; i < end; ++i) {
+      const Instruction& inst = trace.insts()[i];
+      if (mutator::IsKind(inst, "SamplePerfectTile")) {
+        const InstValue& d = trace.decision(i);
+        const std::vector<int64_t> tiles = d.AsIntArray();
+        bool positive = !tiles.empty();
+        for (int64_t t : tiles) positive = positive && t > 0;
+        if (d.is_array() && tiles.size() >= 2 && positive && Product(tiles) >= 2) {
+          tile_insts->push_back(i);
+        }
+      } else if (mutator::IsKind(inst, "Annotate") && inst.inputs.size() == 2 &&
+                 mutator::StringAttr(inst, 0) == attr::kCooperativeFetch) {
+        std::optional<size_t> producer = mutator::CategoricalProducerOf(producers, inst.inputs[1]);
+        if (producer && mutator::CanRedrawCategorical(trace, *producer)) fetch.insert(*producer);
+      }
+    }
+    fetch_insts->assign(fetch.begin(), fetch.end());
+  }
+
+  // Moves a divisor d > 1 of tile x to tile y != x; growing the innermost tile is limited by
+  // the instruction's max_innermost_factor. With two tiles, a failed attempt to grow the
+  // innermost one ends the mutation (as in the reference); with more, another pair is drawn.
+  static std::optional<Trace> MutateTiles(const Trace& trace, size_t index, Random* rng) {
+    const Instruction& inst = trace.insts()[index];
+    std::vector<int64_t> tiles = trace.decision(index).AsIntArray();
+    const int64_t n = static_cast<int64_t>(tiles.size());
+    const int64_t limit = inst.attrs.size() >= 2 && inst.attrs[1].is_int() ? inst.attrs[1].as_int()
+                                                                            : -1;
+    for (;;) {
+      const int64_t x = rng->UniformInt(0, n);
+      if (tiles[x] <= 1) continue;
+      int64_t y = rng->UniformInt(0, n - 1);
+      if (y >= x) ++y;
+      const std::vector<int64_t> divisors = Divisors(tiles[x]);  // divisors[0] == 1
+      int64_t count = static_cast<int64_t>(divisors.size());
+      if (y == n - 1) {
+        // Only divisors keeping the innermost tile within the limit (none when limit is -1).
+        count = 1;
+        while (count < static_cast<int64_t>(divisors.size()) &&
+               divisors[count] * tiles[y] <= limit) {
+          ++count;
+        }
+        if (count == 1) {
+          if (n <= 2) return std::nullopt;
+          continue;
+        }
+      }
+      const int64_t d = divisors[rng->UniformInt(1, count)];
+      tiles[x] /= d;
+      tiles[y] *= d;
+      return trace.WithDecision(index, InstValue::IntArray(tiles), /*remove_postproc=*/true);
+    }
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<MutatorPtr> MakeMutateTileSize(const Target& target, const nlohmann::json& params) {
+  (void)target;
+  TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());
+  return std::make_shared<MutateTileSize>();
+}
+
+}  // namespace tessera

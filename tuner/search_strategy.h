@@ -1,0 +1,96 @@
+// Search strategies pick which candidates of a task to measure next (metaschedule-facts.md 5):
+//   - ReplayTrace: independent random samples of the design spaces;
+//   - EvolutionarySearch: a population from fresh samples and the database's best records,
+//     evolved by mutators, ranked by the cost model, with epsilon-greedy exploration.
+// Both never propose a program already measured (in this run or, through the database, in an
+// earlier one): candidates are identified by the structural hash of the scheduled function.
+#ifndef TESSERA_TUNER_SEARCH_STRATEGY_H_
+#define TESSERA_TUNER_SEARCH_STRATEGY_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cost_model/cost_model.h"
+#include "database/database.h"
+#include "ir/function.h"
+#include "ir/target.h"
+#include "schedule/schedule.h"
+#include "tuner/space_generator.h"
+
+namespace tessera {
+
+// A postprocessed schedule ready to build, with its identity.
+struct MeasureCandidate {
+  Schedule sch;
+  std::string hash;  // StructuralHashHex(sch.func())
+};
+
+// What the measurement of one candidate gave.
+struct MeasureResult {
+  std::vector<double> run_secs;  // empty on failure
+  std::string error_msg;         // "build: ..." / "run: ..."; empty on success
+  bool ok() const { return error_msg.empty() && !run_secs.empty(); }
+  double median_secs() const;  // 1e10 on failure
+};
+
+// Everything a strategy needs about its task.
+struct SearchTask {
+  std::string name;
+  PrimFunc workload;
+  const SpaceConfig* space = nullptr;
+  std::vector<Trace> design_spaces;  // simplified, postproc part removed
+  Database* database = nullptr;
+  Workload db_workload;
+  std::string target;  // Target::ToString(), the database key
+  CostModel* cost_model = nullptr;
+  // Hashes of programs measured before this run (from the database).
+  std::unordered_set<std::string> measured_hashes;
+  int64_t seed = 0;
+  int num_threads = 1;
+};
+
+struct EvolutionaryConfig {
+  int population_size = 512;
+  double init_measured_ratio = 0.2;
+  int init_min_unmeasured = 50;
+  int max_fail_count = 5;
+  int genetic_num_iters = 4;
+  double genetic_mutate_prob = 0.85;
+  int genetic_max_fail_count = 10;
+  double eps_greedy = 0.05;
+};
+
+// Counters for the progress report and the log.
+struct SearchStats {
+  double search_seconds = 0;  // time spent inside the strategy
+  int64_t sampled = 0;
+  int64_t mutated = 0;
+  std::map<std::string, int64_t> rejected_by;  // stage ("replay", postproc name) -> count
+};
+
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  // Called once before the first batch. `max_trials` bounds the candidates this task proposes.
+  virtual absl::Status PreTuning(SearchTask task, int max_trials, int num_trials_per_iter) = 0;
+  // The next batch (at most num_trials_per_iter); empty when the task is finished (budget
+  // spent, or the space exhausted).
+  virtual absl::StatusOr<std::vector<MeasureCandidate>> GenerateCandidates() = 0;
+  // The results of the last batch, in order.
+  virtual void NotifyResults(const std::vector<MeasureCandidate>& candidates,
+                             const std::vector<MeasureResult>& results) = 0;
+  virtual const SearchStats& stats() const = 0;
+};
+
+std::unique_ptr<SearchStrategy> NewReplayTrace(int max_fail_count = 100);
+std::unique_ptr<SearchStrategy> NewEvolutionarySearch(
+    const EvolutionaryConfig& config = EvolutionaryConfig());
+
+}  // namespace tessera
+
+#endif  // TESSERA_TUNER_SEARCH_STRATEGY_H_

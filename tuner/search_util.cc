@@ -1,0 +1,61 @@
+#include "tuner/search_util.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "base/check.h"
+#include "ir/structural_hash.h"
+
+namespace tessera {
+
+void ParallelFor(int n, int num_threads, Random* rng,
+                 const std::function<void(int index, Random* thread_rng)>& fn) {
+  int threads = std::max(1, std::min(num_threads, n));
+  std::vector<Random> rngs;
+  for (int t = 0; t < threads; ++t) rngs.push_back(rng->Fork());
+  if (threads == 1) {
+    for (int i = 0; i < n; ++i) fn(i, &rngs[0]);
+    return;
+  }
+  // Static interleaved assignment: index i always runs on thread i % threads, so the stream
+  // each index sees does not depend on scheduling.
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int i = t; i < n; i += threads) fn(i, &rngs[t]);
+    });
+  }
+  for (std::thread& th : pool) th.join();
+}
+
+double MeasureResult::median_secs() const {
+  if (!ok()) return 1e10;
+  std::vector<double> s = run_secs;
+  std::sort(s.begin(), s.end());
+  size_t n = s.size();
+  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+MeasureCandidate ToCandidate(Schedule sch) {
+  std::string hash = StructuralHashHex(sch.func());
+  return MeasureCandidate{std::move(sch), std::move(hash)};
+}
+
+std::optional<MeasureCandidate> SampleFresh(const SearchTask& task, Random* rng,
+                                            CandidateFailure* failure) {
+  TESSERA_CHECK(!task.design_spaces.empty());
+  const Trace& space =
+      task.design_spaces[rng->UniformInt(0, static_cast<int64_t>(task.design_spaces.size()))];
+  absl::StatusOr<Schedule> sch = MakeCandidate(task.workload, space, task.space->postprocs,
+                                               rng->ForkSeed(), /*erase_decisions=*/true, failure);
+  if (!sch.ok()) return std::nullopt;
+  return ToCandidate(*std::move(sch));
+}
+
+void CountFailures(const std::vector<CandidateFailure>& failures, SearchStats* stats) {
+  for (const CandidateFailure& f : failures) {
+    if (!f.stage.empty()) ++stats->rejected_by[f.stage];
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,33 @@
+// Pieces the search strategies share: a small parallel-for over forked random generators, and
+// drawing fresh candidates from the design spaces.
+#ifndef TESSERA_TUNER_SEARCH_UTIL_H_
+#define TESSERA_TUNER_SEARCH_UTIL_H_
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "base/random.h"
+#include "tuner/search_strategy.h"
+
+namespace tessera {
+
+// Runs fn(i, rng) for every i in [0, n) on up to `num_threads` threads; each thread gets its
+// own generator forked from `rng`, so results depend only on the seed and the thread count.
+void ParallelFor(int n, int num_threads, Random* rng,
+                 const std::function<void(int index, Random* thread_rng)>& fn);
+
+// Turns a postprocessed schedule into a candidate (computes its hash).
+MeasureCandidate ToCandidate(Schedule sch);
+
+// One fresh sample: a uniformly chosen design space replayed with its decisions erased, then
+// postprocessed. nullopt when replay or a postprocessor rejected it; `failure` says which.
+std::optional<MeasureCandidate> SampleFresh(const SearchTask& task, Random* rng,
+                                            CandidateFailure* failure);
+
+// Adds the failure counts of `failures` (stage names; empty = no failure) to `stats`.
+void CountFailures(const std::vector<CandidateFailure>& failures, SearchStats* stats);
+
+}  // namespace tessera
+
+#endif  // TESSERA_TUNER_SEARCH_UTIL_H_

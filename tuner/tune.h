@@ -1,0 +1,96 @@
+// The in-process tuning loop (metaschedule-facts.md 1.3): for each task, design spaces and a
+// search strategy; a task scheduler picks the task of every batch; each batch is built and run
+// (tuner/measure.h), then the measure callbacks commit every candidate to the database (failed
+// ones with their error), update the cost model, check a new best against the reference
+// (marking it verified) and report progress. Running again on the same database continues:
+// programs already measured there are not measured again and the cost model starts from the
+// stored records.
+#ifndef TESSERA_TUNER_TUNE_H_
+#define TESSERA_TUNER_TUNE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "database/database.h"
+#include "ir/function.h"
+#include "ir/target.h"
+#include "tuner/measure.h"
+#include "tuner/search_strategy.h"
+
+namespace tessera {
+
+struct TuneTaskSpec {
+  std::string name;  // for logs and tables, e.g. "GMM(B=1,M=512,N=512,K=512)"
+  PrimFunc func;     // the unscheduled function
+  double weight = 1;  // how often it occurs in the job
+};
+
+struct TuneOptions {
+  Target target;                 // resolved (worker/host.h ResolveTarget)
+  int max_trials_global = 64;
+  int max_trials_per_task = -1;  // -1: max_trials_global
+  int num_trials_per_iter = 64;
+  std::string strategy = "evolutionary";  // or "replay"
+  std::string cost_model = "xgb";         // or "random"
+  std::string task_scheduler = "gradient";  // or "round-robin"
+  int64_t seed = 0;
+  int num_threads = 0;  // search threads; <= 0: hardware threads
+  std::string work_dir;  // logs/, the cost model; empty: no files besides the database
+  bool verify = true;    // check each new best against the reference
+  MeasureConfig measure;
+  EvolutionaryConfig evolutionary;
+};
+
+struct TaskSummary {
+  std::string name;
+  double flops = 0;
+  double weight = 1;
+  int trials = 0;  // measured in this run
+  int build_errors = 0;
+  int run_errors = 0;
+  int wrong_outputs = 0;      // new bests whose check failed
+  double best_secs = 1e10;    // best verified latency (this run or earlier), 1e10 if none
+  bool best_verified = false;
+  int64_t best_record_id = -1;
+  double gflops() const { return best_secs < 1e10 ? flops / best_secs / 1e9 : 0; }
+};
+
+// Where the time went (seconds).
+struct TuneTimes {
+  double wall = 0;
+  double build = 0;
+  double run = 0;
+  double verify = 0;
+  double search = 0;      // strategies: sampling, mutation, cost-model ranking
+  double cost_model = 0;  // features of measured candidates and training
+  double database = 0;
+  // Everything outside build, run and verification: the search's own overhead.
+  double overhead() const { return wall - build - run - verify; }
+};
+
+struct TuneSummary {
+  std::vector<TaskSummary> tasks;
+  int total_trials = 0;
+  TuneTimes times;
+};
+
+// A progress line after each batch.
+struct TuneProgress {
+  int task = 0;
+  const TaskSummary* summary = nullptr;
+  int trials_done = 0;   // all tasks, this run
+  int trials_budget = 0;
+  double elapsed = 0;
+  double eta = 0;  // seconds left, estimated from the time per trial so far
+};
+
+absl::StatusOr<TuneSummary> Tune(const std::vector<TuneTaskSpec>& tasks, Database* db,
+                                 const TuneOptions& options,
+                                 const std::function<void(const TuneProgress&)>& on_progress = {});
+
+}  // namespace tessera
+
+#endif  // TESSERA_TUNER_TUNE_H_
