@@ -130,8 +130,9 @@ int RunSample(const SampleOptions& options) {
         absl::StrCat("the rules of ", target->kind_name(), " produced no design space")));
   }
 
+  // Sampling starts from the simplified traces, as the search strategies do (facts 5.2).
   std::vector<Trace> traces;
-  for (const Schedule& space : *spaces) traces.push_back(space.trace());
+  for (const Schedule& space : *spaces) traces.push_back(space.trace().Simplified(true));
   Tally t;
   Random rng(options.seed);
   std::vector<BuildInput> inputs;
@@ -147,8 +148,8 @@ int RunSample(const SampleOptions& options) {
     ++t.valid;
     inputs.push_back({sample.schedule->func(), *target});
   }
-  std::fprintf(stderr, "sampled %d candidates from %zu design spaces: %d valid\n", t.sampled,
-               spaces->size(), t.valid);
+  std::fprintf(stderr, "sampled %d candidates from %zu design space%s: %d valid\n", t.sampled,
+               spaces->size(), spaces->size() == 1 ? "" : "s", t.valid);
 
   if (!options.no_build && !inputs.empty()) {
     std::unique_ptr<Builder> builder = target->is_cpu() ? NewCBuilder() : NewNvrtcBuilder();

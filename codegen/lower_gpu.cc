@@ -316,11 +316,16 @@ class FragmentRewriter : public IRMutator {
   Stmt VisitStmt_(const AllocateNode* op, const Stmt& self) override {
     const Buffer& b = op->buffer;
     if (!IsWmmaScope(b.scope())) return IRMutator::VisitStmt_(op, self);
-    const int64_t* rows = b.ndim() == 2 ? AsConstInt(b.shape()[0]) : nullptr;
-    const int64_t* cols = b.ndim() == 2 ? AsConstInt(b.shape()[1]) : nullptr;
+    // 2-D, or with leading unit dimensions (a batch of 1).
+    const int nd = b.ndim();
+    bool matrix = nd >= 2;
+    for (int d = 0; matrix && d + 2 < nd; ++d) matrix = IsConstInt(b.shape()[d], 1);
+    const int64_t* rows = matrix ? AsConstInt(b.shape()[nd - 2]) : nullptr;
+    const int64_t* cols = matrix ? AsConstInt(b.shape()[nd - 1]) : nullptr;
     if (rows == nullptr || cols == nullptr || *rows % kWmmaTile || *cols % kWmmaTile) {
       Fail(absl::StrCat("lower_gpu: fragment ", b.name(), " (", b.scope(),
-                        ") must be 2-D with constant multiples of 16 as extents"));
+                        ") must be 2-D (or have leading extents 1) with constant multiples of 16 "
+                        "as extents"));
       return self;
     }
     Buffer tiles = Buffer::Make(b.name(), b.dtype(),
@@ -402,9 +407,10 @@ class FragmentRewriter : public IRMutator {
 
   Expr TileLoad(const BufferLoadNode* load) {
     const Tiles& t = tiles_.at(load->buffer.get());
-    if (load->indices.size() != 2) return t.buffer.Load({Expr(0)});
-    Expr row = FloorDiv(IRMutator::VisitExpr(load->indices[0]), Expr(kWmmaTile));
-    Expr col = FloorDiv(IRMutator::VisitExpr(load->indices[1]), Expr(kWmmaTile));
+    const size_t n = load->indices.size();
+    if (n < 2) return t.buffer.Load({Expr(0)});
+    Expr row = FloorDiv(IRMutator::VisitExpr(load->indices[n - 2]), Expr(kWmmaTile));
+    Expr col = FloorDiv(IRMutator::VisitExpr(load->indices[n - 1]), Expr(kWmmaTile));
     return t.buffer.Load({row * Expr(t.tiles_per_row) + col});
   }
 

@@ -104,8 +104,8 @@ absl::StatusOr<std::vector<PostprocPtr>> DefaultPostprocs(const Target& target) 
   } else {
     names = {"DisallowDynamicLoop",       "RewriteCooperativeFetch",
              "RewriteUnboundBlock",       "RewriteParallelVectorizeUnroll",
-             "RewriteReductionBlock",     "VerifyGPUCode",
-             "RewriteTensorize"};
+             "RewriteReductionBlock",     "RewriteTensorize",
+             "VerifyGPUCode"};
   }
   std::vector<PostprocPtr> postprocs;
   for (const std::string& name : names) {

@@ -49,6 +49,15 @@ absl::Status BindBlockThreadIdx(Schedule* sch, BlockRV block, int64_t max_thread
   if (!EnclosingBlockRealize(path).defined()) return absl::OkStatus();  // the root block
   TESSERA_ASSIGN_OR_RETURN(Block b, sch->Get(block));
   if (IsMultiLevelTiled(b)) return absl::OkStatus();
+  // Thread loops around an enclosing block count too: a nested block inside a kernel's grid.
+  bool under_block_idx = false, under_thread_idx = false;
+  for (const Stmt& s : path) {
+    const auto* loop = s.as<ForNode>();
+    if (loop == nullptr || loop->for_kind != ForKind::kThreadBinding) continue;
+    under_block_idx = under_block_idx || StartsWith(loop->thread_tag, "blockIdx");
+    under_thread_idx = under_thread_idx || StartsWith(loop->thread_tag, "threadIdx");
+  }
+  if (under_block_idx && under_thread_idx) return absl::OkStatus();
 
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
   std::vector<std::optional<IterKind>> kinds = LoopIterKinds(*sch, block);

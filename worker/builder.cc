@@ -122,12 +122,46 @@ class CBuilder final : public Builder {
 
   std::vector<BuildResult> Build(const std::vector<BuildInput>& inputs) override {
     std::vector<BuildResult> results(inputs.size());
-    internal::ParallelFor(inputs.size(), options_.parallelism,
-                          [&](size_t i) { results[i] = BuildOne(inputs[i]); });
+    const size_t batch = static_cast<size_t>(std::max(1, options_.batch_size));
+    internal::ParallelFor((inputs.size() + batch - 1) / batch, options_.parallelism,
+                          [&](size_t b) {
+                            size_t first = b * batch;
+                            BuildBatch(inputs, first, std::min(first + batch, inputs.size()),
+                                       &results);
+                          });
     return results;
   }
 
  private:
+  // Builds inputs[first, last) into one shared object, each with its own symbol; if that
+  // fails, builds each on its own so that every error is attributed to its input.
+  void BuildBatch(const std::vector<BuildInput>& inputs, size_t first, size_t last,
+                  std::vector<BuildResult>* results) {
+    if (last - first > 1) {
+      auto start = std::chrono::steady_clock::now();
+      std::vector<CFunction> functions;
+      for (size_t i = first; i < last; ++i) {
+        if (!Usable(inputs[i]).empty()) break;
+        functions.push_back({inputs[i].func, UniqueSymbol(inputs[i].func.name())});
+      }
+      if (functions.size() == last - first) {
+        absl::StatusOr<std::string> source = GenerateCModule(functions);
+        std::string artifact;
+        if (source.ok() && Compile(*source, "batch", &artifact).empty()) {
+          double seconds = SecondsSince(start) / static_cast<double>(functions.size());
+          for (size_t i = first; i < last; ++i) {
+            BuildResult& r = (*results)[i];
+            r.artifact_path = artifact;
+            r.symbol = functions[i - first].symbol;
+            r.compile_seconds = seconds;
+          }
+          return;
+        }
+      }
+    }
+    for (size_t i = first; i < last; ++i) (*results)[i] = BuildOne(inputs[i]);
+  }
+
   BuildResult BuildOne(const BuildInput& input) {
     auto start = std::chrono::steady_clock::now();
     BuildResult result;
@@ -137,24 +171,40 @@ class CBuilder final : public Builder {
     return result;
   }
 
-  // Fills `result` and returns "" on success, else the error message.
-  std::string BuildInto(const BuildInput& input, BuildResult* result) {
+  // "" when the C builder can build `input`, else why not.
+  std::string Usable(const BuildInput& input) const {
     if (!work_dir_.status().ok()) return std::string(work_dir_.status().message());
     if (!input.func.defined()) return "c builder: input has no function";
     if (!input.target.is_cpu()) {
       return absl::StrCat("c builder: target ", input.target.ToString(), " is not a cpu target");
     }
+    return "";
+  }
+
+  // A symbol for function `name` not used by any other artifact of this builder.
+  std::string UniqueSymbol(const std::string& name) {
+    return SymbolFor(absl::StrCat(name, "_", next_id_++));
+  }
+
+  // Fills `result` and returns "" on success, else the error message.
+  std::string BuildInto(const BuildInput& input, BuildResult* result) {
+    std::string unusable = Usable(input);
+    if (!unusable.empty()) return unusable;
     result->symbol = SymbolFor(input.func.name());
     absl::StatusOr<std::string> source = GenerateC(input.func, result->symbol);
     if (!source.ok()) return std::string(source.status().message());
+    return Compile(*source, result->symbol, &result->artifact_path);
+  }
 
-    std::string stem =
-        absl::StrCat(work_dir_.path(), "/", SymbolFor(input.func.name()), "_", next_id_++);
-    std::string src_path = stem + ".c";
-    result->artifact_path = stem + ".so";
+  // Writes `source` to <work dir>/<stem>_<n>.c and compiles it into `*artifact`
+  // (<stem>_<n>.so); returns "" on success, else the error message.
+  std::string Compile(const std::string& source, const std::string& stem, std::string* artifact) {
+    std::string path_stem = absl::StrCat(work_dir_.path(), "/", stem, "_", next_id_++);
+    std::string src_path = path_stem + ".c";
+    *artifact = path_stem + ".so";
     {
       std::ofstream out(src_path, std::ios::binary);
-      out << *source;
+      out << source;
       if (!out.good()) return absl::StrCat("c builder: cannot write ", src_path);
     }
     std::vector<std::string> argv = {options_.compiler};
@@ -162,8 +212,7 @@ class CBuilder final : public Builder {
     if (options_.openmp) argv.push_back("-fopenmp");
     for (const char* flag : {"-shared", "-fPIC", "-std=gnu11"}) argv.push_back(flag);
     argv.insert(argv.end(), options_.extra_flags.begin(), options_.extra_flags.end());
-    for (const std::string& a :
-         {std::string("-o"), result->artifact_path, src_path, std::string("-lm")}) {
+    for (const std::string& a : {std::string("-o"), *artifact, src_path, std::string("-lm")}) {
       argv.push_back(a);
     }
     std::string output;

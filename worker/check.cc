@@ -113,7 +113,8 @@ absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func,
 absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func, const PrimFunc& reference,
                                                    const Target& target, const BuildResult& built,
                                                    int64_t seed, double timeout_sec) {
-  TESSERA_ASSIGN_OR_RETURN(ReferenceOutputs outputs, ComputeReference(reference, seed, timeout_sec));
+  TESSERA_ASSIGN_OR_RETURN(ReferenceOutputs outputs,
+                           ComputeReference(reference, seed, timeout_sec));
   return CheckAgainstReference(func, outputs, target, built, timeout_sec);
 }
 

@@ -319,9 +319,7 @@ absl::StatusOr<GemmLoops> FuseGemmLoops(Schedule* sch, const BlockInfo& main, co
   return out;
 }
 
-absl::StatusOr<BlockRV> WriteBackUnder(Schedule* sch, BlockRV block, LoopRV loop,
-                                       const std::string& scope) {
-  TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, sch->CacheWrite(block, 0, scope));
+absl::Status InlineEpilogues(Schedule* sch, BlockRV write_back) {
   bool inlined = true;
   while (inlined) {
     inlined = false;
@@ -333,6 +331,13 @@ absl::StatusOr<BlockRV> WriteBackUnder(Schedule* sch, BlockRV block, LoopRV loop
       }
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BlockRV> WriteBackUnder(Schedule* sch, BlockRV block, LoopRV loop,
+                                       const std::string& scope) {
+  TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, sch->CacheWrite(block, 0, scope));
+  TESSERA_RETURN_IF_ERROR(InlineEpilogues(sch, write_back));
   TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(write_back, loop, /*preserve_unit_loops=*/true));
   return write_back;
 }

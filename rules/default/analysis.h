@@ -97,6 +97,10 @@ std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t
 
 // ---- Schedule steps shared by several rules ------------------------------------------------
 
+// Reverse-inlines the consumers of `write_back`'s output into it as long as one can be
+// (elementwise epilogues). Errors from GetConsumers only.
+absl::Status InlineEpilogues(Schedule* sch, BlockRV write_back);
+
 // Makes `block` accumulate in a `scope` (e.g. "local") copy of its output, reverse-inlines the
 // consumers of that output into the write-back copy as long as one can be (elementwise
 // epilogues), and computes the write-back under `loop` (unit loops kept). Returns the

@@ -11,13 +11,26 @@
 // (epilogues inlined into the write-back); A and B tiles in shared memory at ko, fetched
 // cooperatively by all threads with 4-wide vectors when the tile divides evenly; init decomposed
 // at ko; the 4 x 4 micro tile unrolled. Shapes that are not multiples of the 32 x 64 x 16 tile
-// get predicated edge tiles instead of DLight's pad_einsum. The WMMA tensor-core path is not
-// taken (see docs/default-schedules.md).
+// get predicated edge tiles instead of DLight's pad_einsum.
+//
+// The tensor-core path, tried first on cuda sm_70+ for float16 A and B with a float16 or float32
+// C laid out as C[S.., I, J] += A[S.., I, K] * B[S.., K, J] (one iterator each for I, J and K,
+// all multiples of 16): the 16x16x16 inner tile is blockized; per thread block a 64 x 64 tile
+// (fewer warps / fragments where 64 does not divide) on up to 2 x 2 warps (threadIdx.y), each
+// warp 2 x 2 fragments; A and B tiles of k step 32 staged in shared memory, fetched by every
+// thread (threadIdx.y x 32 threadIdx.x, 4-wide vectors when they divide); wmma.matrix_a /
+// matrix_b fragments loaded at the inner k loop; a wmma.accumulator fragment per warp stored to
+// a shared C tile, which goes to global memory through every thread with the epilogues inlined;
+// init decomposed at the outer k loop; loads, fill, mma and store tensorized with the WMMA
+// intrinsics of the accumulator dtype. If any step refuses, the SIMT path is taken instead.
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 #include "base/status_macros.h"
 #include "rules/default/analysis.h"
 #include "rules/default/rule_factories.h"
+#include "schedule/tensor_intrin.h"
 
 namespace tessera {
 namespace dlight {
@@ -25,8 +38,9 @@ namespace {
 
 constexpr int64_t kThreadsI = 8, kThreadsJ = 16, kMicro = 4, kStepK = 16, kVector = 4;
 
-// Moves the copy block `cache` (computed at the k tile) onto the thread block's threads.
-absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim) {
+// Moves the last `ndim` loops of the copy block `cache` onto threads_y x threads_x threads.
+absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim, int64_t threads_y,
+                              int64_t threads_x) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(cache));
   if (loops.size() < ndim) return absl::InvalidArgumentError("unexpected copy loops");
   std::vector<LoopRV> copy(loops.end() - ndim, loops.end());
@@ -36,9 +50,9 @@ absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim) {
   if (copy.size() > 1) {
     TESSERA_ASSIGN_OR_RETURN(fused, sch->Fuse(copy));
   }
-  const bool vector = elements > 0 && elements % (kThreadsI * kThreadsJ * kVector) == 0;
-  std::vector<InstValue> factors = {InstValue(), InstValue::Int(kThreadsI),
-                                    InstValue::Int(kThreadsJ)};
+  const bool vector = elements > 0 && elements % (threads_y * threads_x * kVector) == 0;
+  std::vector<InstValue> factors = {InstValue(), InstValue::Int(threads_y),
+                                    InstValue::Int(threads_x)};
   if (vector) factors.push_back(InstValue::Int(kVector));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch->Split(fused, factors));
   TESSERA_RETURN_IF_ERROR(sch->Bind(parts[1], "threadIdx.y"));
@@ -71,7 +85,7 @@ absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, con
     const size_t ndim = block->reads[read].buffer.shape().size();
     TESSERA_ASSIGN_OR_RETURN(BlockRV cache, sch->CacheRead(main.rv, read, "shared"));
     TESSERA_RETURN_IF_ERROR(sch->ComputeAt(cache, k[0], /*preserve_unit_loops=*/true));
-    TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, cache, ndim));
+    TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, cache, ndim, kThreadsI, kThreadsJ));
   }
   TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, k[0]).status());
   TESSERA_RETURN_IF_ERROR(sch->Unroll(i[2]));
@@ -81,6 +95,134 @@ absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, con
     TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
     if (LoopExtent(*sch, wb.back()) == kMicro) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
   }
+  return absl::OkStatus();
+}
+
+// ---- Tensor-core path ------------------------------------------------------------------
+
+constexpr int64_t kWmma = 16, kWarp = 32;
+
+struct WmmaIntrins {
+  const char* fill;
+  const char* sync;
+  const char* store;
+};
+
+// The WMMA intrinsics for `block` (float16 inputs; float16 or float32 accumulator) when the
+// GEMM is C[S.., I, J] += A[S.., I, K] * B[S.., K, J] with one iterator per I, J, K, each a
+// multiple of 16; nullopt otherwise.
+std::optional<WmmaIntrins> MatchWmma(const Block& block, const GemmMatch& g,
+                                     const std::vector<int64_t>& extents) {
+  const Buffer& a = block->reads[g.a].buffer;
+  const Buffer& b = block->reads[g.b].buffer;
+  const Buffer& c = block->writes[0].buffer;
+  if (a.dtype() != DataType::Float16() || b.dtype() != DataType::Float16()) return std::nullopt;
+  std::optional<WmmaIntrins> intrins;
+  if (c.dtype() == DataType::Float16()) intrins = WmmaIntrins{kWmmaFillF16, kWmmaSyncF16,
+                                                              kWmmaStoreF16};
+  if (c.dtype() == DataType::Float32()) intrins = WmmaIntrins{kWmmaFill, kWmmaSync, kWmmaStore};
+  if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return std::nullopt;
+  int k = -1;
+  for (int v : g.groups[kGemmK]) {
+    if (extents[v] == 1) continue;
+    if (k >= 0) return std::nullopt;
+    k = v;
+  }
+  const int i = g.groups[kGemmI][0], j = g.groups[kGemmJ][0];
+  for (int v : {i, j, k}) {
+    if (v < 0 || extents[v] <= 0 || extents[v] % kWmma != 0) return std::nullopt;
+  }
+  // Trailing dimensions in the intrinsics' order; leading ones batch iterators or constants.
+  auto laid_out = [&](const Buffer& buffer, int row, int col) {
+    std::vector<int> iters = AccessIters(block, buffer);
+    const size_t n = iters.size();
+    if (n < 2 || iters[n - 2] != row || iters[n - 1] != col) return false;
+    for (size_t d = 0; d + 2 < n; ++d) {
+      const std::vector<int>& s = g.groups[kGemmS];
+      if (iters[d] != -1 && std::count(s.begin(), s.end(), iters[d]) == 0) return false;
+    }
+    return true;
+  };
+  if (!laid_out(a, i, k) || !laid_out(b, k, j) || !laid_out(c, i, j)) return std::nullopt;
+  return intrins;
+}
+
+// The largest of 4, 2, 1 that divides `n`.
+int64_t Divisor4(int64_t n) { return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1; }
+
+// Splits the last two loops of `block` by 16, moves the 16x16 pair innermost, blockizes it and
+// tensorizes the outer block with `intrin`.
+absl::Status TensorizeTile(Schedule* sch, BlockRV block, const std::string& intrin) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
+  if (loops.size() < 2) return absl::InvalidArgumentError("copy block has fewer than 2 loops");
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> rows,
+      sch->Split(loops[loops.size() - 2], {InstValue(), InstValue::Int(kWmma)}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> cols,
+                           sch->Split(loops.back(), {InstValue(), InstValue::Int(kWmma)}));
+  TESSERA_RETURN_IF_ERROR(sch->Reorder({rows[0], cols[0], rows[1], cols[1]}));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV outer, sch->Blockize(rows[1]));
+  return sch->Tensorize(outer, intrin);
+}
+
+absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
+                       const GemmMatch& g, const WmmaIntrins& intrins) {
+  TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
+  // Per dimension: [blocks, warps, fragments per warp, 16]; k: [steps, fragments, 16].
+  const int64_t frags_i = std::min<int64_t>(Divisor4(loops.extent_i / kWmma), 2);
+  const int64_t warps_i = std::min<int64_t>(Divisor4(loops.extent_i / kWmma / frags_i), 2);
+  const int64_t frags_j = std::min<int64_t>(Divisor4(loops.extent_j / kWmma), 2);
+  const int64_t warps_j = std::min<int64_t>(Divisor4(loops.extent_j / kWmma / frags_j), 2);
+  const int64_t frags_k = std::min<int64_t>(Divisor4(loops.extent_k / kWmma), 2);
+  const int64_t warps = warps_i * warps_j;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> i,
+                           sch->Split(loops.i, {InstValue(), InstValue::Int(warps_i),
+                                                InstValue::Int(frags_i), InstValue::Int(kWmma)}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
+                           sch->Split(loops.j, {InstValue(), InstValue::Int(warps_j),
+                                                InstValue::Int(frags_j), InstValue::Int(kWmma)}));
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> k,
+      sch->Split(loops.k, {InstValue(), InstValue::Int(frags_k), InstValue::Int(kWmma)}));
+  TESSERA_RETURN_IF_ERROR(
+      sch->Reorder({i[0], j[0], i[1], j[1], k[0], k[1], i[2], j[2], i[3], j[3], k[2]}));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV compute, sch->Blockize(i[3]));
+  LoopRV by = i[0];
+  if (loops.has_batch) {
+    TESSERA_ASSIGN_OR_RETURN(by, sch->Fuse({loops.batch, i[0]}));
+  }
+  TESSERA_RETURN_IF_ERROR(sch->Bind(by, "blockIdx.y"));
+  TESSERA_RETURN_IF_ERROR(sch->Bind(j[0], "blockIdx.x"));
+  TESSERA_ASSIGN_OR_RETURN(LoopRV ty, sch->Fuse({i[1], j[1]}));
+  TESSERA_RETURN_IF_ERROR(sch->Bind(ty, "threadIdx.y"));
+
+  // Output: accumulator fragments per warp -> shared C tile per thread block -> global.
+  // Both caches are made before either moves (a cache copy starts after the whole nest).
+  TESSERA_ASSIGN_OR_RETURN(BlockRV c_shared, sch->CacheWrite(compute, 0, "shared"));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV c_frag, sch->CacheWrite(compute, 0, "wmma.accumulator"));
+  TESSERA_RETURN_IF_ERROR(InlineEpilogues(sch, c_shared));
+  TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(c_frag, ty, /*preserve_unit_loops=*/true));
+  TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(c_shared, j[0], /*preserve_unit_loops=*/true));
+  const size_t c_ndim = block->writes[0].buffer.ndim();
+  TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, c_shared, c_ndim, warps, kWarp));
+  // Inputs: shared tiles at the k step, fragments at the inner k loop.
+  std::vector<std::pair<BlockRV, const char*>> loads;
+  for (const auto& [read, scope, intrin] :
+       {std::make_tuple(g.a, "wmma.matrix_a", kWmmaLoadA),
+        std::make_tuple(g.b, "wmma.matrix_b", kWmmaLoadB)}) {
+    const size_t ndim = block->reads[read].buffer.ndim();
+    TESSERA_ASSIGN_OR_RETURN(BlockRV shared, sch->CacheRead(compute, read, "shared"));
+    TESSERA_ASSIGN_OR_RETURN(BlockRV frag, sch->CacheRead(compute, read, scope));
+    TESSERA_RETURN_IF_ERROR(sch->ComputeAt(frag, k[1], /*preserve_unit_loops=*/true));
+    TESSERA_RETURN_IF_ERROR(sch->ComputeAt(shared, k[0], /*preserve_unit_loops=*/true));
+    TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, shared, ndim, warps, kWarp));
+    loads.emplace_back(frag, intrin);
+  }
+  TESSERA_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(compute, k[0]));
+  TESSERA_RETURN_IF_ERROR(sch->Tensorize(init, intrins.fill));
+  TESSERA_RETURN_IF_ERROR(sch->Tensorize(compute, intrins.sync));
+  TESSERA_RETURN_IF_ERROR(TensorizeTile(sch, c_frag, intrins.store));
+  for (const auto& [frag, intrin] : loads) TESSERA_RETURN_IF_ERROR(TensorizeTile(sch, frag, intrin));
   return absl::OkStatus();
 }
 
@@ -99,7 +241,16 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
   absl::StatusOr<Block> block = BlockByName(sch, main->name);
   if (!block.ok()) return std::nullopt;
   std::optional<GemmMatch> gemm = MatchGemm(*block, main->extents);
-  if (!gemm.has_value() || !Apply(&sch, *main, *block, *gemm).ok()) return std::nullopt;
+  if (!gemm.has_value()) return std::nullopt;
+  std::optional<WmmaIntrins> wmma = MatchWmma(*block, *gemm, main->extents);
+  if (wmma.has_value() && target.compute_capability() >= 70) {
+    Schedule tensor_core = sch.Copy();
+    if (ApplyWmma(&tensor_core, *main, *block, *gemm, *wmma).ok()) {
+      std::optional<Schedule> valid = IfValidOnGpu(std::move(tensor_core), target);
+      if (valid.has_value()) return valid;
+    }
+  }
+  if (!Apply(&sch, *main, *block, *gemm).ok()) return std::nullopt;
   return IfValidOnGpu(std::move(sch), target);
 }
 

@@ -3,7 +3,7 @@
 //   1. at every block annotated meta_schedule.thread_extent_low_inclusive /
 //      _high_inclusive (by MultiLevelTiling), the threads per block in effect (the product of
 //      the innermost threadIdx.x, .y and .z extents around it) must lie within the bounds, and
-//      be constant;
+//      be constant (threadIdx.x is the warp in a warp_execution block);
 //   2. the function must lower to kernels (codegen/lower_gpu.h LowerForGpu) that respect the
 //      target's limits (codegen/verify_gpu.h: threads and shared memory per block, virtual
 //      threads);
@@ -39,6 +39,8 @@ std::optional<int64_t> IntAnnotation(const Annotations& annotations, const char*
 // Check 1: the first block whose threads per block violate its annotated bounds.
 class ThreadExtentChecker : public IRVisitor {
  public:
+  explicit ThreadExtentChecker(int64_t warp_size) : warp_size_(warp_size) {}
+
   absl::Status status;
 
  protected:
@@ -63,10 +65,15 @@ class ThreadExtentChecker : public IRVisitor {
     dynamic_loop_ = saved_dynamic;
   }
   void VisitStmt_(const BlockNode* op) override {
+    // A warp_execution block (a tensor-core block) runs on whole warps: threadIdx.x is the
+    // warp, as in MetaSchedule's ThreadExtentChecker.
+    const std::optional<int64_t> saved_x = extents_[0];
+    if (op->annotations.count(attr::kWarpExecution) != 0) extents_[0] = warp_size_;
     std::optional<int64_t> low = IntAnnotation(op->annotations, attr::kThreadExtentLowInclusive);
     std::optional<int64_t> high = IntAnnotation(op->annotations, attr::kThreadExtentHighInclusive);
     if (status.ok() && (low || high)) status = Check(op->name, low, high);
     IRVisitor::VisitStmt_(op);
+    extents_[0] = saved_x;
   }
 
  private:
@@ -86,6 +93,7 @@ class ThreadExtentChecker : public IRVisitor {
     return absl::OkStatus();
   }
 
+  const int64_t warp_size_;
   std::array<std::optional<int64_t>, 3> extents_;
   std::string dynamic_loop_;
 };
@@ -129,7 +137,7 @@ class VerifyGPUCode final : public Postproc {
   std::string name() const override { return "VerifyGPUCode"; }
 
   absl::Status Apply(Schedule* sch) const override {
-    ThreadExtentChecker checker;
+    ThreadExtentChecker checker(target_.warp_size());
     checker.VisitStmt(sch->func().body());
     TESSERA_RETURN_IF_ERROR(checker.status);
     TESSERA_ASSIGN_OR_RETURN(PrimFunc lowered, LowerForGpu(sch->func(), target_));

@@ -4,8 +4,10 @@
 // binding of the inner block is divided into `outer * extent + inner`, where `inner` uses only
 // the loops under `loop` and covers [0, extent), and `outer` only the loops outside; the outer
 // block iterates the outer parts and the inner block is rebound to `vo * extent + inner`. The
-// reduction init moves to the outer block (as a loop nest over the inner spatial parts), so
-// that the inner block is a pure update, which is what tensor intrinsics describe.
+// reduction init moves to the outer block (as a block `<name>_init` under a loop nest over the
+// inner spatial parts), so that the inner block is a pure update, which is what tensor
+// intrinsics describe; DecomposeReduction of the outer block then yields an init block of the
+// loops-over-a-block form that a fill intrinsic describes.
 //
 // Tensorize(block) compares the block with an intrinsic's description (loops by extent,
 // blocks by iteration kinds, statements and expressions by structure, buffer accesses
@@ -308,7 +310,14 @@ absl::StatusOr<BlockizeResult> BlockizeImpl(const PrimFunc& func, const StmtPath
       return Invalid(kBlockizeName, absl::StrCat("the init of block ", block->name,
                                                  " uses the reduction variable ", reduction_var));
     }
+    // A nested block `<name>_init` under loops over the inner parts of the spatial
+    // iteration variables, bound like the inner block (`vo * extent + loop`), as TVM's
+    // blockize makes it: after DecomposeReduction the init block then has the
+    // loops-over-a-block form that an init intrinsic (a fill) describes.
+    BlockNode init_node;
+    init_node.name = UniqueBlockName(func, block->name + "_init");
     VarMap init_map;
+    std::vector<Expr> init_values;
     std::vector<std::pair<Var, int64_t>> init_loops;
     for (size_t k = 0; k < divs.size(); ++k) {
       const IterVar& iv = block->iter_vars[k];
@@ -319,9 +328,17 @@ absl::StatusOr<BlockizeResult> BlockizeImpl(const PrimFunc& func, const StmtPath
         init_loops.emplace_back(l, divs[k].extent);
         value = IsConstInt(value, 0) ? Expr(l) : value + l;
       }
-      init_map[iv.var] = value;
+      Var v = iv.var.Copy();
+      init_node.iter_vars.push_back(IterVar{v, iv.dom, IterKind::kSpatial});
+      init_values.push_back(value);
+      init_map[iv.var] = v;
     }
-    outer_init = Substitute(block->init, init_map);
+    init_node.body = Substitute(block->init, init_map);
+    arith::BufferAccessRegions init_regions =
+        arith::DetectBlockAccessRegions(MakeBlock(init_node));
+    init_node.reads = init_regions.reads;
+    init_node.writes = init_regions.writes;
+    outer_init = BlockRealize(init_values, True(), MakeBlock(init_node));
     for (auto it = init_loops.rbegin(); it != init_loops.rend(); ++it) {
       outer_init = For(it->first, Expr(it->second), ForKind::kSerial, outer_init);
     }

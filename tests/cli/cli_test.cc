@@ -274,6 +274,56 @@ TEST(CliTest, CodegenPrintsAGlobalKernelForCuda) {
   EXPECT_NE(unbound.stdout_text.find("not bound"), std::string::npos) << unbound.stdout_text;
 }
 
+// The JSON object in `text`, which may follow progress lines (stderr is folded into it).
+nlohmann::json JsonAfterProgress(const std::string& text) {
+  size_t start = text.rfind('{', 0) == 0 ? 0 : text.find("\n{") + 1;
+  return nlohmann::json::parse(text.substr(start));
+}
+
+TEST(CliTest, SpacePrintsEveryDesignSpaceTrace) {
+  Output out = RunTessera("space GMM --shape B=1,M=16,N=16,K=16");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("## design space 0"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("= SamplePerfectTile("), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("# rules: InlineConstantScalars"), std::string::npos);
+
+  Output json = RunTessera("space GMM --shape B=1,M=16,N=16,K=16 --target 'cuda -arch=sm_80' "
+                           "--json");
+  ASSERT_EQ(json.exit_code, 0) << json.stdout_text;
+  nlohmann::json spaces = JsonAfterProgress(json.stdout_text)["spaces"];
+  ASSERT_FALSE(spaces.empty());
+  for (const auto& trace : spaces) EXPECT_EQ(trace.size(), 2u) << trace;  // [insts, decisions]
+  EXPECT_NE(json.stdout_text.find("threadIdx.x"), std::string::npos) << json.stdout_text;
+}
+
+TEST(CliTest, SampleBuildsAndChecksCandidates) {
+  Output out = RunTessera("sample GMM --shape B=1,M=16,N=16,K=16 -n 6 --seed 3 --json");
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  nlohmann::json summary = JsonAfterProgress(out.stdout_text);
+  int rejected = 0;
+  for (const auto& [stage, count] : summary["rejected"].items()) rejected += count.get<int>();
+  EXPECT_EQ(summary["valid"].get<int>() + rejected, 6) << summary;
+  EXPECT_EQ(summary["built"], summary["valid"]) << summary;
+  EXPECT_EQ(summary["correct"], summary["built"]) << summary;
+  EXPECT_EQ(summary["wrong_output"], 0) << summary;
+
+  Output text = RunTessera("sample GMM --shape B=1,M=16,N=16,K=16 -n 4 --no-build");
+  ASSERT_EQ(text.exit_code, 0) << text.stdout_text;
+  EXPECT_NE(text.stdout_text.find("valid:"), std::string::npos) << text.stdout_text;
+  EXPECT_EQ(text.stdout_text.find("built:"), std::string::npos) << text.stdout_text;
+}
+
+TEST(CliTest, SpaceAndSampleErrorsAreOneLine) {
+  Output bad_n = RunTessera("sample GMM -n 0");
+  EXPECT_EQ(bad_n.exit_code, 1);
+  EXPECT_EQ(bad_n.stdout_text, "tessera: error: -n must be positive\n");
+  Output bad_target = RunTessera("space GMM --target tpu");
+  EXPECT_EQ(bad_target.exit_code, 1);
+  EXPECT_EQ(CountLines(bad_target.stdout_text), 1) << bad_target.stdout_text;
+  EXPECT_EQ(RunTessera("space --help").exit_code, 0);
+  EXPECT_EQ(RunTessera("sample --help").exit_code, 0);
+}
+
 // The acceptance check: every workload at its default shape runs and matches.
 class EveryWorkloadTest : public ::testing::TestWithParam<std::string> {};
 

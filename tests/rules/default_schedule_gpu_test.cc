@@ -1,7 +1,8 @@
 // The default GPU schedule of every workload, built with NVRTC for the device's architecture,
 // run on GPU 0 and checked against the unscheduled function at the workload's default shape
-// (worker/check.h: interpreter or naive C reference). Skips with "no CUDA device: ..." without
-// a GPU.
+// (worker/check.h: interpreter or naive C reference); and the tensor-core (WMMA) schedules of
+// float16 GEMMs, from the default Matmul rule and from the MultiLevelTilingTensorCore design
+// space. Skips with "no CUDA device: ..." without a GPU.
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rules/default/default_rule.h"
+#include "schedule/trace.h"
+#include "tuner/space_generator.h"
 #include "worker/check.h"
 #include "worker/devices.h"
 #include "worker/nvrtc_builder.h"
@@ -59,6 +62,70 @@ TEST_P(DefaultScheduleGpuTest, RunsOnTheDeviceAndMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, DefaultScheduleGpuTest, ::testing::ValuesIn(WorkloadNames()),
                          [](const auto& info) { return info.param; });
+
+// ---- Tensor cores (WMMA): float16 GEMMs on the device ------------------------------------
+
+PrimFunc HalfGmm(int64_t m, int64_t n, int64_t k) {
+  return *MakeWorkload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}}, "float16");
+}
+
+bool HasTensorize(const Schedule& sch) {
+  for (const Instruction& inst : sch.trace().insts()) {
+    if (std::string(inst.kind->name) == "Tensorize") return true;
+  }
+  return false;
+}
+
+void ExpectRunsAndMatches(const PrimFunc& scheduled, const PrimFunc& func, const Target& target) {
+  std::unique_ptr<Builder> builder = NewNvrtcBuilder();
+  absl::StatusOr<CheckOutcome> check =
+      BuildAndCheck(builder.get(), scheduled, func, target, /*seed=*/0, /*timeout_sec=*/120);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->passed) << check->mismatches << " mismatches, max abs error "
+                             << check->max_abs_error << " (" << check->reference << ")\n"
+                             << PrintFunc(scheduled);
+}
+
+// The default Matmul rule's WMMA schedule (sm_70 and later; SIMT below).
+TEST(TensorCoreGpuTest, DefaultMatmulScheduleRunsAndMatches) {
+  const std::string reason = NoDeviceReason();
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
+  ASSERT_TRUE(target.ok()) << target.status();
+  for (const PrimFunc& func : {HalfGmm(64, 64, 64), HalfGmm(128, 256, 64)}) {
+    std::vector<DefaultScheduleEntry> report;
+    absl::StatusOr<IRModule> mod = ApplyDefaultSchedule(IRModule::FromFunction(func), *target,
+                                                        DefaultGpuRules(), &report);
+    ASSERT_TRUE(mod.ok()) << mod.status();
+    ASSERT_EQ(report[0].rule, "Matmul");
+    ExpectRunsAndMatches(*mod->Lookup(func.name()), func, *target);
+  }
+}
+
+// Candidates of the MultiLevelTilingTensorCore design space after the default postprocessors.
+TEST(TensorCoreGpuTest, TensorCoreSpaceCandidatesRunAndMatch) {
+  const std::string reason = NoDeviceReason();
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
+  ASSERT_TRUE(target.ok()) << target.status();
+  if (target->compute_capability() < 70) GTEST_SKIP() << "no tensor cores before sm_70";
+  const PrimFunc func = HalfGmm(128, 128, 64);
+  absl::StatusOr<SpaceConfig> config = DefaultSpaceConfig(*target);
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<std::vector<Schedule>> spaces = GenerateDesignSpaces(func, *config, 1);
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  int ran = 0;
+  for (const Schedule& space : *spaces) {
+    for (int64_t seed = 1; seed <= 8 && ran < 4; ++seed) {
+      absl::StatusOr<Schedule> c =
+          MakeCandidate(func, space.trace(), config->postprocs, seed, /*erase_decisions=*/true);
+      if (!c.ok() || !HasTensorize(*c)) continue;  // over the limits, or the SIMT space
+      ExpectRunsAndMatches(c->func(), func, *target);
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 0) << "no tensorized candidate";
+}
 
 }  // namespace
 }  // namespace tessera

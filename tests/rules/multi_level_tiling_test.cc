@@ -22,6 +22,7 @@ namespace tessera {
 namespace {
 
 using testing::CheckScheduleCorrect;
+using testing::CheckTensorizedScheduleCorrect;
 using testing::SmallWorkload;
 
 Target Cpu() { return *Target::Parse("cpu"); }
@@ -447,12 +448,15 @@ TEST(MultiLevelTilingTensorCoreTest, AnnotatedBlocksTensorize) {
     init = sch.DecomposeReduction(compute, loops[i]);
   }
   ASSERT_TRUE(init.ok()) << init.status();
-  // (The decomposed init is a loop nest of stores, not a block as the fill description has;
-  // see the report: tensorizing it needs Blockize to keep the init as a nested block.)
+  // Blockize keeps the init as a nested block, so the decomposed init matches the fill.
+  absl::Status fill = sch.Tensorize(*init, kWmmaFillF16);
+  EXPECT_TRUE(fill.ok()) << fill << "\n" << PrintFunc(sch.func());
   for (const auto& [name, intrin] : TensorizeAnnotations(sch.func())) {
     absl::Status s = sch.Tensorize(*sch.GetBlock(name), intrin);
     EXPECT_TRUE(s.ok()) << name << ": " << s << "\n" << PrintFunc(sch.func());
   }
+  absl::Status correct = CheckTensorizedScheduleCorrect(sch, func, 3);
+  EXPECT_TRUE(correct.ok()) << correct;
 }
 
 TEST(MultiLevelTilingTensorCoreTest, LeavesOtherTargetsDtypesAndShapesAlone) {

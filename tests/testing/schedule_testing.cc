@@ -12,6 +12,8 @@
 #include "ir/target.h"
 #include "ir/verify.h"
 #include "schedule/state.h"
+#include "schedule/tensor_intrin.h"
+#include "schedule/trace.h"
 #include "worker/builder.h"
 #include "worker/runner.h"
 
@@ -73,6 +75,42 @@ absl::Status CheckScheduleCorrect(const Schedule& sch, const PrimFunc& original,
   absl::Status s = VerifyWellFormed(sch.func());
   if (s.ok()) s = CheckSameOutputs(original, sch.func(), seed);
   if (s.ok()) s = CheckReplay(sch, original);
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(s.message(), "\nscheduled:\n", PrintFunc(sch.func())));
+}
+
+namespace {
+
+// The name of the twin of intrinsic `name` whose impl is its desc, registered on first use.
+absl::StatusOr<std::string> ReferenceTwin(const std::string& name) {
+  std::string twin = name + ".reference";
+  if (GetTensorIntrin(twin).ok()) return twin;
+  absl::StatusOr<TensorIntrin> intrin = GetTensorIntrin(name);
+  if (!intrin.ok()) return intrin.status();
+  absl::Status s = RegisterTensorIntrin(TensorIntrin{twin, intrin->desc, intrin->desc});
+  if (!s.ok() && s.code() != absl::StatusCode::kAlreadyExists) return s;
+  return twin;
+}
+
+}  // namespace
+
+absl::Status CheckTensorizedScheduleCorrect(const Schedule& sch, const PrimFunc& original,
+                                            int64_t seed) {
+  absl::Status s = VerifyWellFormed(sch.func());
+  if (s.ok()) s = CheckReplay(sch, original);
+  Trace reference;
+  for (size_t i = 0; s.ok() && i < sch.trace().size(); ++i) {
+    Instruction inst = sch.trace().insts()[i];
+    if (std::string(inst.kind->name) == "Tensorize") {
+      absl::StatusOr<std::string> twin = ReferenceTwin(inst.attrs[0].as_string());
+      if (!twin.ok()) s = twin.status();
+      if (twin.ok()) inst.attrs[0] = InstValue::String(*twin);
+    }
+    reference.Append(std::move(inst), sch.trace().decision(i));
+  }
+  Schedule replay = Schedule::Create(original, /*seed=*/12345);
+  if (s.ok()) s = reference.ApplyTo(&replay, /*remove_postproc=*/false);
+  if (s.ok()) s = CheckSameOutputs(original, replay.func(), seed);
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(s.message(), "\nscheduled:\n", PrintFunc(sch.func())));
 }

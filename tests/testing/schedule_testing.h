@@ -26,6 +26,16 @@ absl::Status CheckReplay(const Schedule& sch, const PrimFunc& original);
 // computes (CheckSameOutputs) and its trace replays to it (CheckReplay).
 absl::Status CheckScheduleCorrect(const Schedule& sch, const PrimFunc& original, int64_t seed = 0);
 
+// CheckScheduleCorrect for schedules with Tensorize instructions, whose extern calls the
+// interpreter cannot run: the result is well formed and its trace replays to it; then the trace
+// is replayed once more with every intrinsic NAME replaced by the registered twin
+// "NAME.reference" (impl = desc, so the instantiated body is the description bound to the
+// same regions) and that function must compute what `original` computes. This checks every
+// binding and region of the tensorization; that each impl implements its desc is the
+// compile / device tests' part.
+absl::Status CheckTensorizedScheduleCorrect(const Schedule& sch, const PrimFunc& original,
+                                            int64_t seed = 0);
+
 // Builds `scheduled` with the C backend, runs it once on seeded random inputs, and compares
 // every argument with the interpreter running `original` on the same inputs.
 absl::Status CheckCBackendMatches(const PrimFunc& original, const PrimFunc& scheduled,

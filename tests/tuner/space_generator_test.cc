@@ -119,9 +119,12 @@ SpaceConfig ConfigOf(std::vector<ScheduleRulePtr> rules) {
 }
 
 // The given block of `func` annotated schedule_rule = value.
-PrimFunc WithScheduleRule(const PrimFunc& func, const std::string& block, const std::string& value) {
+PrimFunc WithScheduleRule(const PrimFunc& func, const std::string& block,
+                          const std::string& value) {
   Schedule sch = Schedule::Create(func, 0);
-  EXPECT_TRUE(sch.Annotate(*sch.GetBlock(block), attr::kScheduleRule, InstValue::String(value)).ok());
+  absl::Status annotated =
+      sch.Annotate(*sch.GetBlock(block), attr::kScheduleRule, InstValue::String(value));
+  EXPECT_TRUE(annotated.ok()) << annotated;
   return sch.func();
 }
 

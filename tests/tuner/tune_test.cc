@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
+#include "base/status_macros.h"
 #include "rules/annotations.h"
 #include "tuner/apply_best.h"
 #include "tuner/task_scheduler.h"
@@ -52,6 +53,14 @@ TuneOptions SmallOptions(int trials) {
   options.measure.runner.repeat = 3;
   options.measure.runner.min_repeat_ms = 5;
   return options;
+}
+
+// The program a stored trace gives on `func`.
+absl::StatusOr<PrimFunc> Replayed(const PrimFunc& func, const std::string& trace_json) {
+  TESSERA_ASSIGN_OR_RETURN(Trace trace, Trace::FromJson(trace_json));
+  Schedule sch = Schedule::Create(func, 0);
+  TESSERA_RETURN_IF_ERROR(trace.ApplyTo(&sch, /*remove_postproc=*/false));
+  return sch.func();
 }
 
 double MeasureUnscheduled(const PrimFunc& func, const Target& target) {
@@ -93,6 +102,7 @@ TEST(TuneTest, TunesGmmAndC2dIntoSqliteAndApplyBestReproducesTheBest) {
     std::printf("first run: %.1f s wall, build %.1f s, run %.1f s, overhead %.1f s\n",
                 summary->times.wall, summary->times.build, summary->times.run,
                 summary->times.overhead());
+    std::fflush(stdout);
   }
   EXPECT_TRUE(std::filesystem::exists(work_dir + "/cost_model.bin"));
   EXPECT_FALSE(std::filesystem::is_empty(work_dir + "/logs"));
@@ -120,10 +130,9 @@ TEST(TuneTest, TunesGmmAndC2dIntoSqliteAndApplyBestReproducesTheBest) {
     EXPECT_EQ(report[0].record_id, (*best)->id);
     PrimFunc scheduled = *applied->Lookup(task.func.name());
     EXPECT_TRUE(scheduled.attrs().count(attr::kScheduled));
-    Schedule replayed = Schedule::Create(task.func, 0);
-    ASSERT_TRUE((*Trace::FromJson((*best)->trace_json)).ApplyTo(&replayed, false).ok());
-    EXPECT_TRUE(StructuralEqual(replayed.func().WithAttr(attr::kScheduled, int64_t{1}),
-                                scheduled));
+    absl::StatusOr<PrimFunc> replayed = Replayed(task.func, (*best)->trace_json);
+    ASSERT_TRUE(replayed.ok()) << replayed.status() << "\n" << (*best)->trace_json;
+    EXPECT_TRUE(StructuralEqual(replayed->WithAttr(attr::kScheduled, int64_t{1}), scheduled));
   }
 
   // A second run continues: nothing measured before is measured again.
@@ -131,16 +140,20 @@ TEST(TuneTest, TunesGmmAndC2dIntoSqliteAndApplyBestReproducesTheBest) {
   auto collect = [&](std::set<std::string>* out) {
     for (const TuneTaskSpec& task : tasks) {
       Workload w = *(*db)->CommitWorkload(task.func);
-      for (const TuningRecord& r : *(*db)->AllRecords(w, target.ToString())) {
-        Schedule sch = Schedule::Create(task.func, 0);
-        EXPECT_TRUE((*Trace::FromJson(r.trace_json)).ApplyTo(&sch, false).ok());
-        EXPECT_TRUE(out->insert(StructuralHashHex(sch.func())).second)
+      absl::StatusOr<std::vector<TuningRecord>> records = (*db)->AllRecords(w, target.ToString());
+      ASSERT_TRUE(records.ok()) << records.status();
+      for (const TuningRecord& r : *records) {
+        absl::StatusOr<PrimFunc> program = Replayed(task.func, r.trace_json);
+        ASSERT_TRUE(program.ok()) << program.status() << "\n" << r.trace_json;
+        EXPECT_TRUE(out->insert(StructuralHashHex(*program)).second)
             << task.name << ": record " << r.id << " measures a program measured before";
       }
     }
   };
   options.work_dir.clear();
   options.seed = 4;
+  options.max_trials_global = 32;
+  options.max_trials_per_task = 16;
   absl::StatusOr<TuneSummary> again = Tune(tasks, db->get(), options);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_GT(*(*db)->NumRecords(), records_after_first);
@@ -174,11 +187,13 @@ TEST(TuneTest, CostModelTrainedOnOneRunRanksHeldOutCandidatesBetterThanChance) {
   Workload w = *db->CommitWorkload(gmm);
   std::vector<FeatureMatrix> features;
   std::vector<double> costs;
-  for (const TuningRecord& r : *db->AllRecords(w, options.target.ToString())) {
+  absl::StatusOr<std::vector<TuningRecord>> records = db->AllRecords(w, options.target.ToString());
+  ASSERT_TRUE(records.ok()) << records.status();
+  for (const TuningRecord& r : *records) {
     if (!r.ok()) continue;
-    Schedule sch = Schedule::Create(gmm, 0);
-    ASSERT_TRUE((*Trace::FromJson(r.trace_json)).ApplyTo(&sch, false).ok());
-    features.push_back(*ExtractFeatures(sch.func(), options.target));
+    absl::StatusOr<PrimFunc> program = Replayed(gmm, r.trace_json);
+    ASSERT_TRUE(program.ok()) << program.status();
+    features.push_back(*ExtractFeatures(*program, options.target));
     costs.push_back(r.mean_secs());
   }
   ASSERT_GE(features.size(), 80u);

@@ -420,6 +420,36 @@ TEST(TensorizeTest, WmmaSyncMatchesBlockizedFp16Matmul) {
       << c.status();
 }
 
+TEST(TensorizeTest, WmmaFillMatchesDecomposedInitOfBlockizedMatmul) {
+  // Blockize keeps the init as a nested block C_init, so the init block DecomposeReduction
+  // makes of the blockized block is loops over a block, the form of the fill description.
+  PrimFunc func = HandMatmul(32, DataType::Float16(), DataType::Float32(), "wmma.matrix_a",
+                             "wmma.matrix_b", "wmma.accumulator");
+  Schedule sch = Schedule::Create(func, 1);
+  std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("C"));
+  std::vector<LoopRV> i = *sch.Split(loops[0], {InstValue(), InstValue::Int(16)});
+  std::vector<LoopRV> j = *sch.Split(loops[1], {InstValue(), InstValue::Int(16)});
+  std::vector<LoopRV> k = *sch.Split(loops[2], {InstValue(), InstValue::Int(16)});
+  ASSERT_TRUE(sch.Reorder({i[0], j[0], k[0], i[1], j[1], k[1]}).ok());
+  BlockRV outer = *sch.Blockize(i[1]);
+  EXPECT_TRUE(sch.GetBlock("C_init").ok()) << PrintFunc(sch.func());
+  ExpectCorrect(func, sch);
+  absl::StatusOr<BlockRV> init = sch.DecomposeReduction(outer, k[0]);
+  ASSERT_TRUE(init.ok()) << init.status();
+  // The float16 fill does not match a float32 accumulator.
+  absl::Status s = sch.Tensorize(*init, kWmmaFillF16);
+  EXPECT_TRUE(Contains(std::string(s.message()), "is float32, the description's")) << s;
+  s = sch.Tensorize(*init, kWmmaFill);
+  ASSERT_TRUE(s.ok()) << s << "\n" << PrintFunc(sch.func());
+  s = sch.Tensorize(outer, kWmmaSync);
+  ASSERT_TRUE(s.ok()) << s << "\n" << PrintFunc(sch.func());
+  std::string text = PrintFunc(sch.func());
+  EXPECT_TRUE(Contains(text, "call_extern(int32, \"wmma::fill_fragment\", C[v_i_o * 16, v_j_o * 16]"))
+      << text;
+  s = testing::CheckTensorizedScheduleCorrect(sch, func);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST(TensorizeTest, Dp4aMatchesInt8DotProduct) {
   const DataType i8 = DataType::Int8(), i32 = DataType::Int32();
   Buffer a = Buffer::Make("A", i8, {Expr(8), Expr(16)});
