@@ -86,8 +86,12 @@ int Bench(int64_t size, int samples, int64_t seed, int repeat) {
   screen.timeout_sec = 120;
   std::vector<RunInput> screened;
   std::vector<size_t> screened_index;
+  std::string first_build_error;
   for (size_t i = 2; i < built.size(); ++i) {
-    if (!built[i].ok()) continue;
+    if (!built[i].ok()) {
+      if (first_build_error.empty()) first_build_error = built[i].error_msg;
+      continue;
+    }
     screened.push_back({built[i].artifact_path, built[i].symbol, args});
     screened_index.push_back(i);
   }
@@ -146,6 +150,10 @@ int Bench(int64_t size, int samples, int64_t seed, int repeat) {
               "to run; best is sample %zu (screened at %.2f ms)\n",
               samples, spaces->size(), rejected, screened.size(), failed, best - 2,
               best_secs * 1e3);
+  if (!first_build_error.empty()) {
+    std::printf("  first build failure: %s\n",
+                first_build_error.substr(0, first_build_error.find('\n')).c_str());
+  }
   return checks[0] == "match" && checks[1] == "match" ? 0 : 1;
 }
 

@@ -33,6 +33,7 @@ struct SampleOptions {
   bool no_run = false;
   double timeout = 60;
   int max_errors = 3;
+  int max_draws = kDefaultMaxDraws;
   bool json = false;
 };
 
@@ -40,8 +41,10 @@ struct SampleOptions {
 // build_failed, run_failed, wrong_output, passed, or (not built / not run) valid only.
 struct Tally {
   int sampled = 0;
+  int draws = 0;  // draws of the sampler (a rejected draw is drawn again, up to --max-draws)
   int valid = 0;  // passed postprocessing
-  std::map<std::string, int> rejected;  // by stage: "replay" or the postprocessor's name
+  int unfilled = 0;  // samples for which every draw was rejected
+  std::map<std::string, int> rejected;  // rejected draws by stage: "replay" or a postprocessor
   int built = 0;
   int build_failed = 0;
   int checked = 0;
@@ -80,9 +83,11 @@ void PrintText(const Tally& t, const std::string& label, const Target& target, s
   std::printf("%s on %s: %zu design space%s, %d samples (seed %ld)\n", label.c_str(),
               target.ToString().c_str(), spaces, spaces == 1 ? "" : "s", t.sampled,
               static_cast<long>(options.seed));
-  std::printf("  valid:        %d\n", t.valid);
-  std::printf("  rejected:     %d%s\n", t.Rejected(),
-              t.rejected.empty() ? "" : absl::StrCat("  (", CountsText(t.rejected), ")").c_str());
+  std::printf("  valid:        %d  (%d draws, %.1f%% of draws passed postprocessing)\n", t.valid,
+              t.draws, t.draws > 0 ? 100.0 * t.valid / t.draws : 0.0);
+  std::printf("  rejected:     %d draws%s; %d samples without a valid draw\n", t.Rejected(),
+              t.rejected.empty() ? "" : absl::StrCat("  (", CountsText(t.rejected), ")").c_str(),
+              t.unfilled);
   if (!options.no_build) {
     std::printf("  built:        %d\n  build failed: %d\n", t.built, t.build_failed);
   }
@@ -99,7 +104,8 @@ nlohmann::json ToJson(const Tally& t, const std::string& label, const Target& ta
                       size_t spaces, const SampleOptions& options) {
   nlohmann::json out = {{"function", label},   {"target", target.ToString()},
                         {"seed", options.seed}, {"spaces", spaces},
-                        {"samples", t.sampled}, {"valid", t.valid},
+                        {"samples", t.sampled}, {"draws", t.draws},
+                        {"valid", t.valid},     {"unfilled", t.unfilled},
                         {"rejected", t.rejected}};
   if (!options.no_build) {
     out["built"] = t.built;
@@ -137,12 +143,16 @@ int RunSample(const SampleOptions& options) {
   Random rng(options.seed);
   std::vector<BuildInput> inputs;
   for (int i = 0; i < options.num; ++i) {
-    SampledCandidate sample = SampleCandidate(*func, traces, config->postprocs, &rng);
+    SampledCandidate sample =
+        SampleCandidate(*func, traces, config->postprocs, &rng, options.max_draws);
     ++t.sampled;
+    t.draws += sample.draws;
+    for (const CandidateFailure& f : sample.rejections) {
+      ++t.rejected[f.stage];
+      t.AddError("rejected", Headline(absl::StrCat(f.stage, ": ", f.message)), options.max_errors);
+    }
     if (!sample.schedule.ok()) {
-      ++t.rejected[sample.failure.stage];
-      t.AddError("rejected", Headline(std::string(sample.schedule.status().message())),
-                 options.max_errors);
+      ++t.unfilled;
       continue;
     }
     ++t.valid;
@@ -219,6 +229,9 @@ Command RegisterSampleCommand(CLI::App* root) {
   app->add_option("--seed", options->seed,
                   "Seed of the design spaces, the sampling and the random check inputs")
       ->capture_default_str();
+  app->add_option("--max-draws", options->max_draws,
+                  "Draws per sample: a draw the postprocessors reject is drawn again")
+      ->capture_default_str();
   app->add_flag("--no-build", options->no_build,
                 "Only sample and postprocess (count valid and rejected candidates)");
   app->add_flag("--no-run", options->no_run, "Build the valid candidates but do not run them");
@@ -228,7 +241,7 @@ Command RegisterSampleCommand(CLI::App* root) {
                   "Messages shown per kind of failure (rejected, build failed, ...)")
       ->capture_default_str();
   app->add_flag("--json", options->json,
-                "Print {function, target, seed, spaces, samples, valid, rejected, built, "
+                "Print {function, target, seed, spaces, samples, draws, valid, unfilled, rejected, built, "
                 "build_failed, correct, wrong_output, run_failed, errors}");
   return {app, [options]() { return RunSample(*options); }};
 }

@@ -10,11 +10,12 @@
 #          Without SRCS (header-only) it is an INTERFACE library instead.
 #
 #   tessera_cc_test(NAME schedule_trace_test SRCS trace_test.cc DEPS tessera::schedule
-#     [LABELS gpu ...] [TIMEOUT seconds])
+#     [LABELS gpu ...] [TIMEOUT seconds] [SERIAL])
 #       -> executable build/tests/schedule_trace_test, linked with GTest::gtest_main; each TEST in
 #          it becomes one CTest test, discovered when ctest runs (the build never runs test
 #          binaries). TIMEOUT defaults to 600 s per test. GPU tests get LABELS gpu and skip
-#          themselves with GTEST_SKIP() where there is no device (reported as skipped).
+#          themselves with GTEST_SKIP() where there is no device (reported as skipped). SERIAL
+#          tests (their assertions depend on timings) run while no other test runs.
 #          TESSERA_SOURCE_DIR is defined to the repository root (a string) for golden files.
 #
 #   tessera_cc_binary(NAME tessera SRCS main.cc DEPS tessera::tuner ...)
@@ -54,7 +55,7 @@ function(tessera_cc_library)
 endfunction()
 
 function(tessera_cc_test)
-  cmake_parse_arguments(TCT "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(TCT "SERIAL" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
   if(NOT TCT_NAME OR NOT TCT_SRCS)
     message(FATAL_ERROR "tessera_cc_test: NAME and SRCS are required")
   endif()
@@ -77,7 +78,7 @@ function(tessera_cc_test)
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 120
     TEST_LIST ${TCT_NAME}_TESTS
-    PROPERTIES TIMEOUT ${TCT_TIMEOUT})
+    PROPERTIES TIMEOUT ${TCT_TIMEOUT} RUN_SERIAL ${TCT_SERIAL})
 
   # LABELS is a list, which gtest_discover_tests(PROPERTIES ...) would flatten into separate
   # arguments. Set it from a CTest include file that runs after discovery instead.

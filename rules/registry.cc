@@ -102,9 +102,9 @@ absl::StatusOr<std::vector<PostprocPtr>> DefaultPostprocs(const Target& target) 
   if (target.is_cpu()) {
     names = {"DisallowDynamicLoop", "RewriteParallelVectorizeUnroll", "RewriteReductionBlock"};
   } else {
-    names = {"DisallowDynamicLoop",       "RewriteCooperativeFetch",
-             "RewriteUnboundBlock",       "RewriteParallelVectorizeUnroll",
-             "RewriteReductionBlock",     "RewriteTensorize",
+    names = {"DisallowDynamicLoop",   "RewriteCooperativeFetch",
+             "RewriteUnboundBlock",   "RewriteParallelVectorizeUnroll",
+             "RewriteReductionBlock", "RewriteTensorize",
              "VerifyGPUCode"};
   }
   std::vector<PostprocPtr> postprocs;

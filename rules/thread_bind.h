@@ -29,8 +29,8 @@ ThreadExtentSampler MakeFixedThreadExtentSampler();
 // Binds the leading spatial loops of `block` to blockIdx.x and threadIdx.x. The root block
 // and blocks annotated meta_schedule.tiling_structure are skipped; a block already under
 // both a blockIdx and a threadIdx loop (its own loops or those of the blocks around it, e.g.
-// the inner block of a blockized tensor-core block) is left alone; a block under a blockIdx loop but no
-// threadIdx loop is kInvalidArgument. A block without spatial loops gets a unit loop. The
+// the inner block of a blockized tensor-core block) is left alone; a block under a blockIdx loop
+// but no threadIdx loop is kInvalidArgument. A block without spatial loops gets a unit loop. The
 // fused loop L of extent E is split [None, sampler(min(E, max_threads_per_block))] when
 // E <= max_threadblocks * max_threads_per_block, else [None, max_threadblocks,
 // max_threads_per_block] with the serial part moved innermost. On a failing primitive the

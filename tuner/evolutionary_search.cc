@@ -110,7 +110,7 @@ class EvolutionarySearch : public SearchStrategy {
     while (static_cast<int>(out.size()) < config_.init_min_unmeasured &&
            fail_rounds < config_.max_fail_count) {
       std::vector<std::optional<MeasureCandidate>> drawn(num);
-      std::vector<CandidateFailure> failures(num);
+      std::vector<std::vector<CandidateFailure>> failures(num);
       ParallelFor(num, task_.num_threads, &rng_, [&](int i, Random* rng) {
         drawn[i] = SampleFresh(task_, rng, &failures[i]);
       });

@@ -33,7 +33,7 @@ class ReplayTrace : public SearchStrategy {
     while (static_cast<int>(batch.size()) < want && fails < max_fail_count_) {
       int n = want - static_cast<int>(batch.size());
       std::vector<std::optional<MeasureCandidate>> drawn(n);
-      std::vector<CandidateFailure> failures(n);
+      std::vector<std::vector<CandidateFailure>> failures(n);
       ParallelFor(n, task_.num_threads, &rng_, [&](int i, Random* rng) {
         drawn[i] = SampleFresh(task_, rng, &failures[i]);
       });

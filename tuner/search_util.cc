@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "base/check.h"
 #include "ir/structural_hash.h"
 
 namespace tessera {
@@ -42,20 +41,23 @@ MeasureCandidate ToCandidate(Schedule sch) {
 }
 
 std::optional<MeasureCandidate> SampleFresh(const SearchTask& task, Random* rng,
-                                            CandidateFailure* failure) {
-  TESSERA_CHECK(!task.design_spaces.empty());
-  const Trace& space =
-      task.design_spaces[rng->UniformInt(0, static_cast<int64_t>(task.design_spaces.size()))];
-  absl::StatusOr<Schedule> sch = MakeCandidate(task.workload, space, task.space->postprocs,
-                                               rng->ForkSeed(), /*erase_decisions=*/true, failure);
-  if (!sch.ok()) return std::nullopt;
-  return ToCandidate(*std::move(sch));
+                                            std::vector<CandidateFailure>* rejections) {
+  SampledCandidate sample = SampleCandidate(task.workload, task.design_spaces,
+                                            task.space->postprocs, rng, kDefaultMaxDraws);
+  rejections->insert(rejections->end(), sample.rejections.begin(), sample.rejections.end());
+  if (!sample.schedule.ok()) return std::nullopt;
+  return ToCandidate(*std::move(sample.schedule));
 }
 
 void CountFailures(const std::vector<CandidateFailure>& failures, SearchStats* stats) {
   for (const CandidateFailure& f : failures) {
     if (!f.stage.empty()) ++stats->rejected_by[f.stage];
   }
+}
+
+void CountFailures(const std::vector<std::vector<CandidateFailure>>& failures,
+                   SearchStats* stats) {
+  for (const std::vector<CandidateFailure>& f : failures) CountFailures(f, stats);
 }
 
 }  // namespace tessera

@@ -20,13 +20,14 @@ void ParallelFor(int n, int num_threads, Random* rng,
 // Turns a postprocessed schedule into a candidate (computes its hash).
 MeasureCandidate ToCandidate(Schedule sch);
 
-// One fresh sample: a uniformly chosen design space replayed with its decisions erased, then
-// postprocessed. nullopt when replay or a postprocessor rejected it; `failure` says which.
+// One fresh sample of the task's design spaces (SampleCandidate with kDefaultMaxDraws);
+// nullopt when every draw was rejected. The rejected draws are appended to `rejections`.
 std::optional<MeasureCandidate> SampleFresh(const SearchTask& task, Random* rng,
-                                            CandidateFailure* failure);
+                                            std::vector<CandidateFailure>* rejections);
 
 // Adds the failure counts of `failures` (stage names; empty = no failure) to `stats`.
 void CountFailures(const std::vector<CandidateFailure>& failures, SearchStats* stats);
+void CountFailures(const std::vector<std::vector<CandidateFailure>>& failures, SearchStats* stats);
 
 }  // namespace tessera
 

@@ -117,13 +117,19 @@ absl::StatusOr<Schedule> MakeCandidate(const PrimFunc& workload, const Trace& tr
 }
 
 SampledCandidate SampleCandidate(const PrimFunc& workload, const std::vector<Trace>& spaces,
-                                 const std::vector<PostprocPtr>& postprocs, Random* rng) {
+                                 const std::vector<PostprocPtr>& postprocs, Random* rng,
+                                 int max_draws) {
   TESSERA_CHECK(!spaces.empty()) << "SampleCandidate needs at least one design space";
   SampledCandidate sample;
-  sample.space = static_cast<size_t>(rng->UniformInt(0, static_cast<int64_t>(spaces.size())));
-  sample.seed = rng->ForkSeed();
-  sample.schedule = MakeCandidate(workload, spaces[sample.space], postprocs, sample.seed,
-                                  /*erase_decisions=*/true, &sample.failure);
+  do {
+    sample.space = static_cast<size_t>(rng->UniformInt(0, static_cast<int64_t>(spaces.size())));
+    sample.seed = rng->ForkSeed();
+    sample.failure = CandidateFailure();
+    sample.schedule = MakeCandidate(workload, spaces[sample.space], postprocs, sample.seed,
+                                    /*erase_decisions=*/true, &sample.failure);
+    ++sample.draws;
+    if (!sample.schedule.ok()) sample.rejections.push_back(sample.failure);
+  } while (!sample.schedule.ok() && sample.draws < max_draws);
   return sample;
 }
 

@@ -57,15 +57,23 @@ absl::StatusOr<Schedule> MakeCandidate(const PrimFunc& workload, const Trace& tr
 
 // One random sample of a search space, drawn as MetaSchedule's ReplayTrace does (facts 5.6):
 // a design space (trace) chosen uniformly, its decisions erased, replayed with a seed forked
-// from `rng`, then postprocessed (MakeCandidate). `spaces` must not be empty.
+// from `rng`, then postprocessed (MakeCandidate). A draw the postprocessors reject is drawn
+// again, up to `max_draws` draws in all (on GPUs most tilings break a thread or memory limit, so
+// a sampler that gives up after one draw mostly returns nothing). `spaces` must not be empty.
 struct SampledCandidate {
-  size_t space = 0;  // index into `spaces`
-  int64_t seed = 0;  // the candidate schedule's seed
+  size_t space = 0;  // index into `spaces` of the last draw
+  int64_t seed = 0;  // the last draw's schedule seed
   absl::StatusOr<Schedule> schedule;
-  CandidateFailure failure;  // why `schedule` is an error
+  CandidateFailure failure;  // why `schedule` is an error (the last draw's failure)
+  int draws = 0;             // draws made
+  std::vector<CandidateFailure> rejections;  // one per rejected draw
 };
 SampledCandidate SampleCandidate(const PrimFunc& workload, const std::vector<Trace>& spaces,
-                                 const std::vector<PostprocPtr>& postprocs, Random* rng);
+                                 const std::vector<PostprocPtr>& postprocs, Random* rng,
+                                 int max_draws = 1);
+
+// Draws per sample the tuner and `tessera sample` allow by default.
+inline constexpr int kDefaultMaxDraws = 64;
 
 }  // namespace tessera
 

@@ -77,7 +77,7 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
   const bool vectorize = reduction.empty() && spatial.size() > 1 && !out.empty() &&
                          out.back() == last && info.extents[last] > 1;
   if (!reduction.empty() && spatial.size() > 1 && !out.empty() &&
-      out.back() == info.kinds.find_last_of('S') && info.extents[out.back()] > 1) {
+      out.back() == static_cast<int>(info.kinds.find_last_of('S')) && info.extents[out.back()] > 1) {
     Schedule trial = sch->Copy();
     if (VectorizedReduction(&trial, info, spatial, reduction).ok()) {
       *sch = std::move(trial);

@@ -118,8 +118,8 @@ std::optional<WmmaIntrins> MatchWmma(const Block& block, const GemmMatch& g,
   const Buffer& c = block->writes[0].buffer;
   if (a.dtype() != DataType::Float16() || b.dtype() != DataType::Float16()) return std::nullopt;
   std::optional<WmmaIntrins> intrins;
-  if (c.dtype() == DataType::Float16()) intrins = WmmaIntrins{kWmmaFillF16, kWmmaSyncF16,
-                                                              kWmmaStoreF16};
+  if (c.dtype() == DataType::Float16())
+    intrins = WmmaIntrins{kWmmaFillF16, kWmmaSyncF16, kWmmaStoreF16};
   if (c.dtype() == DataType::Float32()) intrins = WmmaIntrins{kWmmaFill, kWmmaSync, kWmmaStore};
   if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return std::nullopt;
   int k = -1;
@@ -165,8 +165,8 @@ absl::Status TensorizeTile(Schedule* sch, BlockRV block, const std::string& intr
   return sch->Tensorize(outer, intrin);
 }
 
-absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
-                       const GemmMatch& g, const WmmaIntrins& intrins) {
+absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block, const GemmMatch& g,
+                       const WmmaIntrins& intrins) {
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   // Per dimension: [blocks, warps, fragments per warp, 16]; k: [steps, fragments, 16].
   const int64_t frags_i = std::min<int64_t>(Divisor4(loops.extent_i / kWmma), 2);
@@ -207,9 +207,8 @@ absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
   TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, c_shared, c_ndim, warps, kWarp));
   // Inputs: shared tiles at the k step, fragments at the inner k loop.
   std::vector<std::pair<BlockRV, const char*>> loads;
-  for (const auto& [read, scope, intrin] :
-       {std::make_tuple(g.a, "wmma.matrix_a", kWmmaLoadA),
-        std::make_tuple(g.b, "wmma.matrix_b", kWmmaLoadB)}) {
+  for (const auto& [read, scope, intrin] : {std::make_tuple(g.a, "wmma.matrix_a", kWmmaLoadA),
+                                            std::make_tuple(g.b, "wmma.matrix_b", kWmmaLoadB)}) {
     const size_t ndim = block->reads[read].buffer.ndim();
     TESSERA_ASSIGN_OR_RETURN(BlockRV shared, sch->CacheRead(compute, read, "shared"));
     TESSERA_ASSIGN_OR_RETURN(BlockRV frag, sch->CacheRead(compute, read, scope));
@@ -222,7 +221,8 @@ absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
   TESSERA_RETURN_IF_ERROR(sch->Tensorize(init, intrins.fill));
   TESSERA_RETURN_IF_ERROR(sch->Tensorize(compute, intrins.sync));
   TESSERA_RETURN_IF_ERROR(TensorizeTile(sch, c_frag, intrins.store));
-  for (const auto& [frag, intrin] : loads) TESSERA_RETURN_IF_ERROR(TensorizeTile(sch, frag, intrin));
+  for (const auto& [frag, intrin] : loads)
+    TESSERA_RETURN_IF_ERROR(TensorizeTile(sch, frag, intrin));
   return absl::OkStatus();
 }
 

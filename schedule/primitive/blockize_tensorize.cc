@@ -334,8 +334,7 @@ absl::StatusOr<BlockizeResult> BlockizeImpl(const PrimFunc& func, const StmtPath
       init_map[iv.var] = v;
     }
     init_node.body = Substitute(block->init, init_map);
-    arith::BufferAccessRegions init_regions =
-        arith::DetectBlockAccessRegions(MakeBlock(init_node));
+    arith::BufferAccessRegions init_regions = arith::DetectBlockAccessRegions(MakeBlock(init_node));
     init_node.reads = init_regions.reads;
     init_node.writes = init_regions.writes;
     outer_init = BlockRealize(init_values, True(), MakeBlock(init_node));

@@ -94,8 +94,8 @@ TEST(TensorCoreGpuTest, DefaultMatmulScheduleRunsAndMatches) {
   ASSERT_TRUE(target.ok()) << target.status();
   for (const PrimFunc& func : {HalfGmm(64, 64, 64), HalfGmm(128, 256, 64)}) {
     std::vector<DefaultScheduleEntry> report;
-    absl::StatusOr<IRModule> mod = ApplyDefaultSchedule(IRModule::FromFunction(func), *target,
-                                                        DefaultGpuRules(), &report);
+    absl::StatusOr<IRModule> mod =
+        ApplyDefaultSchedule(IRModule::FromFunction(func), *target, DefaultGpuRules(), &report);
     ASSERT_TRUE(mod.ok()) << mod.status();
     ASSERT_EQ(report[0].rule, "Matmul");
     ExpectRunsAndMatches(*mod->Lookup(func.name()), func, *target);

@@ -4,9 +4,9 @@
 // build without it) and computes what the unscheduled function computes in the interpreter, its
 // trace replaying to it. No GPU needed (default_schedule_gpu_test.cc runs them on a device).
 #include <map>
-#include <tuple>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/check.h"
@@ -14,8 +14,8 @@
 #include "codegen/verify_gpu.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
-#include "ir/printer.h"
 #include "ir/functor.h"
+#include "ir/printer.h"
 #include "rules/annotations.h"
 #include "rules/default/default_rule.h"
 #include "schedule/tensor_intrin.h"
@@ -253,8 +253,8 @@ TEST(DefaultScheduleTensorCoreTest, Float16GmmOnSm80IsTensorizedVerifiedAndCompi
 }
 
 TEST(DefaultScheduleTensorCoreTest, TensorizedScheduleComputesWhatTheGmmComputes) {
-  for (const auto& [m, n, k] : {std::make_tuple(32, 32, 32), std::make_tuple(64, 64, 64),
-                                std::make_tuple(16, 48, 32)}) {
+  for (const auto& [m, n, k] :
+       {std::make_tuple(32, 32, 32), std::make_tuple(64, 64, 64), std::make_tuple(16, 48, 32)}) {
     SCOPED_TRACE(absl::StrCat(m, "x", n, "x", k));
     const PrimFunc func = HalfGmm(m, n, k);
     Applied applied = ApplyFirst(func, CudaTarget("sm_80"));

@@ -25,8 +25,9 @@ namespace tessera {
 namespace {
 
 Target Sm80() {
-  return *Target::Parse("cuda -arch=sm_80 -max_threads_per_block=1024 "
-                        "-max_shared_memory_per_block=49152");
+  return *Target::Parse(
+      "cuda -arch=sm_80 -max_threads_per_block=1024 "
+      "-max_shared_memory_per_block=49152");
 }
 
 PrimFunc HalfGmm(int64_t n, const std::string& dtype = "float16") {
@@ -85,8 +86,8 @@ std::vector<Schedule> TensorCoreCandidates(const PrimFunc& func, int count) {
 
 TEST(TensorCoreSpaceTest, Float16GmmCandidatesAreTensorizedVerifiedAndCompile) {
   const PrimFunc func = HalfGmm(256);
-  const std::multiset<std::string> expected = {kWmmaFillF16, kWmmaLoadA, kWmmaLoadB,
-                                               kWmmaSyncF16, kWmmaStoreF16};
+  const std::multiset<std::string> expected = {kWmmaFillF16, kWmmaLoadA, kWmmaLoadB, kWmmaSyncF16,
+                                               kWmmaStoreF16};
   for (const Schedule& c : TensorCoreCandidates(func, 4)) {
     EXPECT_EQ(TensorizedIntrins(c.func()), expected) << PrintFunc(c.func());
     absl::Status verified = VerifyGpuCode(c.func(), Sm80());

@@ -4,13 +4,17 @@
 // strategies draw them: tuner/space_generator.h SampleCandidate)
 //   - cpu: at least 95% pass the default postprocessors and build, and every one that builds
 //     computes what the unscheduled function computes (run once against the interpreter);
-//   - cuda (sm_80, NVRTC, no GPU needed): at least one passes the postprocessors, and at least
-//     95% of those that pass build. The share that passes is printed, not held to 95%: as in
-//     MetaSchedule, MultiLevelTiling samples its thread tiles freely and VerifyGPUCode rejects
-//     blocks with fewer threads than a warp (thread_extent_low_inclusive, facts 4.3.4 / 4.4),
-//     which at these small shapes is most tilings (1.5% to 7% pass for GMM, the convolutions
-//     and TBG); the tuner samples again until it has enough valid candidates.
+//   - cuda (sm_80, NVRTC, no GPU needed): at least one sample passes the postprocessors and
+//     at least 95% of those that pass build.
+// A sample is what the search strategies get from the sampler: a draw rejected by a
+// postprocessor is drawn again, up to kDefaultMaxDraws times. The share of single draws that
+// pass is printed. On cuda it is low for the matmul/conv family at these small shapes (1-7%:
+// as in MetaSchedule, MultiLevelTiling samples thread tiles freely and VerifyGPUCode rejects
+// blocks outside the thread-count bounds), so for C2D, GRP, CAP, CBR and DENSE_BIAS_RELU some
+// samples find no valid draw within the limit; issue #5's "95% of 200" is therefore met on cpu
+// and for 15 of the 20 workloads on cuda, not for those five.
 // Seeds are fixed, so a failure names a reproducible candidate (seed and trace).
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <ostream>
@@ -111,18 +115,18 @@ TEST_P(SpaceTest, SamplesPostprocessBuildAndComputeTheReference) {
 
   Random rng(kSeed);
   std::vector<SampledCandidate> valid;
-  std::map<std::string, int> rejected;
+  int draws = 0;
+  std::map<std::string, int> rejected;  // rejected draws by stage
   std::map<std::string, std::string> first_rejection;
   for (int i = 0; i < kSamples; ++i) {
-    SampledCandidate sample = SampleCandidate(func, traces, config->postprocs, &rng);
-    if (sample.schedule.ok()) {
-      valid.push_back(std::move(sample));
-    } else {
-      ++rejected[sample.failure.stage];
-      first_rejection.emplace(sample.failure.stage,
-                              absl::StrCat(sample.failure.message, " (seed ", sample.seed,
-                                           ", space ", sample.space, ")"));
+    SampledCandidate sample =
+        SampleCandidate(func, traces, config->postprocs, &rng, kDefaultMaxDraws);
+    draws += sample.draws;
+    for (const CandidateFailure& f : sample.rejections) {
+      ++rejected[f.stage];
+      first_rejection.emplace(f.stage, f.message);
     }
+    if (sample.schedule.ok()) valid.push_back(std::move(sample));
   }
 
   std::vector<BuildInput> inputs;
@@ -144,14 +148,15 @@ TEST_P(SpaceTest, SamplesPostprocessBuildAndComputeTheReference) {
     rejections.push_back(absl::StrCat(stage, " x", count, ", first: ", first_rejection[stage]));
   }
   const std::string summary = absl::StrCat(
-      spaces->size(), " spaces; ", valid.size(), " of ", kSamples, " valid, ", built,
-      " built\nrejected: ", absl::StrJoin(rejections, "\n  "),
+      spaces->size(), " spaces; ", valid.size(), " of ", kSamples, " valid, ", built, " built; ",
+      draws, " draws (", 100 * valid.size() / std::max(draws, 1), "% passed)\nrejected draws: ", absl::StrJoin(rejections, "\n  "),
       "\nfirst build failure: ", first_build_error);
   std::printf("%s on %s: %s\n", c.workload.c_str(), c.target.c_str(),
               summary.substr(0, summary.find('\n')).c_str());
   if (target->is_cpu()) {
     EXPECT_GE(built, kMinValidAndBuilt) << summary;
   } else {
+    // Not held to 95% of the samples (see the header): every valid one must build.
     EXPECT_FALSE(valid.empty()) << summary;
     EXPECT_GE(built * 100, 95 * static_cast<int>(valid.size())) << summary;
   }

@@ -444,7 +444,8 @@ TEST(TensorizeTest, WmmaFillMatchesDecomposedInitOfBlockizedMatmul) {
   s = sch.Tensorize(outer, kWmmaSync);
   ASSERT_TRUE(s.ok()) << s << "\n" << PrintFunc(sch.func());
   std::string text = PrintFunc(sch.func());
-  EXPECT_TRUE(Contains(text, "call_extern(int32, \"wmma::fill_fragment\", C[v_i_o * 16, v_j_o * 16]"))
+  EXPECT_TRUE(
+      Contains(text, "call_extern(int32, \"wmma::fill_fragment\", C[v_i_o * 16, v_j_o * 16]"))
       << text;
   s = testing::CheckTensorizedScheduleCorrect(sch, func);
   EXPECT_TRUE(s.ok()) << s;
