@@ -13,6 +13,7 @@
 #include "frontend/workloads.h"
 #include "ir/parser.h"
 #include "ir/serialize.h"
+#include "worker/host.h"
 
 namespace tessera {
 namespace cli {
@@ -143,6 +144,16 @@ absl::StatusOr<std::vector<FunctionList::Entry>> FunctionList::Load() const {
     entries.push_back(std::move(entry));
   }
   return entries;
+}
+
+absl::StatusOr<LoadedSpaces> LoadDesignSpaces(const FunctionSource& source,
+                                              const std::string& target, int64_t seed) {
+  LoadedSpaces out;
+  TESSERA_ASSIGN_OR_RETURN(out.func, source.Load(&out.label));
+  TESSERA_ASSIGN_OR_RETURN(out.target, ResolveTarget(target));
+  TESSERA_ASSIGN_OR_RETURN(out.config, DefaultSpaceConfig(out.target));
+  TESSERA_ASSIGN_OR_RETURN(out.spaces, GenerateDesignSpaces(out.func, out.config, seed));
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<Database>> OpenDatabase(const std::string& path) {

@@ -16,6 +16,7 @@
 #include "ir/function.h"
 #include "schedule/schedule.h"
 #include "schedule/trace.h"
+#include "tuner/space_generator.h"
 
 namespace tessera {
 namespace cli {
@@ -52,6 +53,17 @@ struct FunctionList {
   };
   absl::StatusOr<std::vector<Entry>> Load() const;
 };
+
+// A function's design spaces on a target under the target's default rules (`space`, `sample`).
+struct LoadedSpaces {
+  std::string label;
+  PrimFunc func;
+  Target target;
+  SpaceConfig config;
+  std::vector<Schedule> spaces;
+};
+absl::StatusOr<LoadedSpaces> LoadDesignSpaces(const FunctionSource& source,
+                                              const std::string& target, int64_t seed);
 
 // Opens the tuning database FILE (SQLite); errors name the file.
 absl::StatusOr<std::unique_ptr<Database>> OpenDatabase(const std::string& path);

@@ -122,15 +122,14 @@ nlohmann::json ToJson(const Tally& t, const std::string& label, const Target& ta
 
 int RunSample(const SampleOptions& options) {
   if (options.num <= 0) return ReportError(absl::InvalidArgumentError("-n must be positive"));
-  std::string label;
-  absl::StatusOr<PrimFunc> func = options.source.Load(&label);
-  if (!func.ok()) return ReportError(func.status());
-  absl::StatusOr<Target> target = ResolveTarget(options.target);
-  if (!target.ok()) return ReportError(target.status());
-  absl::StatusOr<SpaceConfig> config = DefaultSpaceConfig(*target);
-  if (!config.ok()) return ReportError(config.status());
-  absl::StatusOr<std::vector<Schedule>> spaces = GenerateDesignSpaces(*func, *config, options.seed);
-  if (!spaces.ok()) return ReportError(spaces.status());
+  absl::StatusOr<LoadedSpaces> loaded =
+      LoadDesignSpaces(options.source, options.target, options.seed);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  const std::string& label = loaded->label;
+  const PrimFunc* func = &loaded->func;
+  const Target* target = &loaded->target;
+  const SpaceConfig* config = &loaded->config;
+  const std::vector<Schedule>* spaces = &loaded->spaces;
   if (spaces->empty()) {
     return ReportError(absl::FailedPreconditionError(
         absl::StrCat("the rules of ", target->kind_name(), " produced no design space")));

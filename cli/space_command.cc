@@ -58,15 +58,13 @@ std::string TraceText(const nlohmann::json& trace) {
 }
 
 int RunSpace(const SpaceOptions& options) {
-  std::string label;
-  absl::StatusOr<PrimFunc> func = options.source.Load(&label);
-  if (!func.ok()) return ReportError(func.status());
-  absl::StatusOr<Target> target = ResolveTarget(options.target);
-  if (!target.ok()) return ReportError(target.status());
-  absl::StatusOr<SpaceConfig> config = DefaultSpaceConfig(*target);
-  if (!config.ok()) return ReportError(config.status());
-  absl::StatusOr<std::vector<Schedule>> spaces = GenerateDesignSpaces(*func, *config, options.seed);
-  if (!spaces.ok()) return ReportError(spaces.status());
+  absl::StatusOr<LoadedSpaces> loaded =
+      LoadDesignSpaces(options.source, options.target, options.seed);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  const std::string& label = loaded->label;
+  const Target* target = &loaded->target;
+  const SpaceConfig* config = &loaded->config;
+  const std::vector<Schedule>* spaces = &loaded->spaces;
 
   std::vector<std::string> rules;
   for (const ScheduleRulePtr& rule : config->rules) rules.push_back(rule->name());

@@ -51,7 +51,9 @@ absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(const Target& target,
   return m;
 }
 
-MeasuredBatch Measurer::Measure(const std::vector<PrimFunc>& funcs) {
+MeasuredBatch Measurer::Measure(const std::vector<PrimFunc>& funcs, double run_timeout_sec) {
+  RunnerConfig runner_config = config_.runner;
+  if (run_timeout_sec > 0) runner_config.timeout_sec = run_timeout_sec;
   MeasuredBatch batch;
   auto start = std::chrono::steady_clock::now();
   std::vector<BuildInput> inputs;
@@ -69,7 +71,7 @@ MeasuredBatch Measurer::Measure(const std::vector<PrimFunc>& funcs) {
     }
     // One input per call: a crash or time-out of one candidate cannot cost the others.
     std::vector<RunResult> ran = runner_->Run(
-        {RunInput{built.artifact_path, built.symbol, ArgInfosOf(funcs[i])}}, config_.runner);
+        {RunInput{built.artifact_path, built.symbol, ArgInfosOf(funcs[i])}}, runner_config);
     if (ran.size() != 1) {
       batch.results[i].error_msg = "run: the runner returned no result";
     } else if (!ran[0].ok()) {

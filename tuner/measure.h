@@ -40,7 +40,8 @@ class Measurer {
   // Builders and runners for the target's kind (cuda needs a GPU to run).
   static absl::StatusOr<std::unique_ptr<Measurer>> Create(const Target& target,
                                                           const MeasureConfig& config);
-  MeasuredBatch Measure(const std::vector<PrimFunc>& funcs);
+  // `run_timeout_sec` > 0 replaces the configured run time-out for this batch.
+  MeasuredBatch Measure(const std::vector<PrimFunc>& funcs, double run_timeout_sec = 0);
   Builder* builder() { return builder_.get(); }
   const Target& target() const { return target_; }
   // Where the measurements come from (records store it).

@@ -250,7 +250,7 @@ class Tuner {
       }
       std::vector<PrimFunc> funcs;
       for (const MeasureCandidate& c : candidates) funcs.push_back(c.sch.func());
-      MeasuredBatch batch = measurer_->Measure(funcs);
+      MeasuredBatch batch = measurer_->Measure(funcs, RunTimeout(task));
       times_.build += batch.build_seconds;
       times_.run += batch.run_seconds;
       trials_ += static_cast<int>(candidates.size());
@@ -275,6 +275,20 @@ class Tuner {
       }
     }
     return absl::OkStatus();
+  }
+
+  // A candidate far slower than the task's best teaches little and can cost seconds per run:
+  // its run is cut off at kSlowdownCutoff times the best latency (over all the runs the runner
+  // makes: warm-up and repeats), but never below kMinRunTimeout or above the configured limit.
+  double RunTimeout(const TaskRun& task) const {
+    constexpr double kSlowdownCutoff = 20;
+    constexpr double kMinRunTimeout = 2;
+    const RunnerConfig& r = options_.measure.runner;
+    double best = std::min(task.summary.best_secs, task.best_this_run_ms / 1e3);
+    if (best >= 1e9 / 1e3) return 0;
+    double runs = r.warmup + r.repeat * std::max(1, r.number);
+    double expected = kSlowdownCutoff * best * runs + r.repeat * r.min_repeat_ms / 1e3;
+    return std::clamp(expected, kMinRunTimeout, r.timeout_sec);
   }
 
   absl::StatusOr<std::vector<int64_t>> AddToDatabase(TaskRun& task,
