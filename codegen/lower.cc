@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "codegen/compact_buffers.h"
 #include "codegen/lower_internal.h"
 #include "ir/arith/analyzer.h"
 #include "ir/functor.h"
@@ -200,6 +202,30 @@ class BufferFlattener : public IRMutator {
   absl::Status status_;
 };
 
+// Step 0 (block form): intermediates of the root block shrink to the tile one iteration of
+// their innermost enclosing loop touches and move there (codegen/compact_buffers.h); those
+// accessed outside every loop or by predicated blocks stay whole at the root.
+absl::StatusOr<Stmt> CompactRootAllocations(const Stmt& body) {
+  const auto* realize = body.as<BlockRealizeNode>();
+  if (realize == nullptr || realize->block->alloc_buffers.empty()) return body;
+  const Block& root = realize->block;
+  std::vector<Buffer> kept;
+  TESSERA_ASSIGN_OR_RETURN(Stmt root_body,
+                           lower_internal::CompactBuffers(root->body, root->alloc_buffers,
+                                                          /*keep_predicated=*/true, &kept));
+  std::shared_ptr<BlockNode> node = root.CopyNode();
+  node->body = root_body;
+  node->alloc_buffers.clear();
+  // Untouched buffers are dropped; the rest keep their order.
+  for (const Buffer& b : root->alloc_buffers) {
+    if (std::find_if(kept.begin(), kept.end(), [&](const Buffer& o) { return o.same_as(b); }) !=
+        kept.end()) {
+      node->alloc_buffers.push_back(b);
+    }
+  }
+  return BlockRealize(realize->iter_values, realize->predicate, MakeBlock(*node));
+}
+
 }  // namespace
 
 namespace lower_internal {
@@ -279,7 +305,8 @@ absl::StatusOr<PrimFunc> LowerForCodegen(const PrimFunc& f) {
   if (!f.defined() || !f.body().defined()) {
     return absl::InvalidArgumentError("lower: function has no body");
   }
-  TESSERA_ASSIGN_OR_RETURN(Stmt body, lower_internal::RemoveBlocks(f.body()));
+  TESSERA_ASSIGN_OR_RETURN(Stmt body, CompactRootAllocations(f.body()));
+  TESSERA_ASSIGN_OR_RETURN(body, lower_internal::RemoveBlocks(body));
   std::vector<Buffer> params;
   TESSERA_ASSIGN_OR_RETURN(body, lower_internal::FlattenBuffers(f.params(), body, &params));
   return PrimFunc::Make(f.name(), std::move(params), std::move(body), f.attrs());

@@ -109,6 +109,52 @@ TEST(LowerTest, PredicateBecomesIfAndAllocationsBecomeAllocate) {
   });
 }
 
+// A tile cache written and read under one loop (what cache_write + reverse_compute_at give)
+// shrinks to one iteration's tile and is allocated inside that loop, where the C compiler can
+// keep it in registers; predicated accesses keep the whole buffer at the root.
+PrimFunc TiledCopyThroughCache(bool predicated) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {8, 8});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {8, 8});
+  Buffer t = Buffer::Make("T", DataType::Float32(), {8, 8}, "global");
+  Var io("io"), i("i"), j("j"), i2("i2"), j2("j2");
+  auto block_at = [&](const std::string& name, const Buffer& out, const Buffer& in, Var li,
+                      Var lj, Expr pred) {
+    Var vi("v" + name + "i"), vj("v" + name + "j");
+    BlockNode node;
+    node.name = name;
+    node.iter_vars = {IterVar{vi, Range{Expr(0), Expr(8)}, IterKind::kSpatial},
+                      IterVar{vj, Range{Expr(0), Expr(8)}, IterKind::kSpatial}};
+    node.reads = {BufferRegion{in, {Range{vi, Expr(1)}, Range{vj, Expr(1)}}}};
+    node.writes = {BufferRegion{out, {Range{vi, Expr(1)}, Range{vj, Expr(1)}}}};
+    node.body = BufferStore(out, in.Load({vi, vj}) + 1, {vi, vj});
+    Stmt realize = BlockRealize({io * 2 + li, lj}, pred, MakeBlock(node));
+    return For(li, Expr(2), ForKind::kSerial, For(lj, Expr(8), ForKind::kSerial, realize));
+  };
+  Stmt produce = block_at("T", t, a, i, j, predicated ? LT(io * 2 + i, 7) : True());
+  Stmt consume = block_at("B", b, t, i2, j2, True());
+  Stmt body = For(io, Expr(4), ForKind::kParallel, SeqStmt({produce, consume}));
+  return MakeFunc("tiled", {a, b}, body, {t});
+}
+
+TEST(LowerTest, CompactsTileCachesIntoTheirLoop) {
+  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(TiledCopyThroughCache(false));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const auto* io = lowered->body().as<ForNode>();
+  ASSERT_NE(io, nullptr) << "T should no longer be allocated at the root";
+  const auto* alloc = io->body.as<AllocateNode>();
+  ASSERT_NE(alloc, nullptr);
+  EXPECT_EQ(alloc->buffer.name(), "T");
+  EXPECT_EQ(alloc->buffer.NumElements(), 16);  // 2 rows of 8: one iteration of io
+}
+
+TEST(LowerTest, KeepsPredicatedCachesWhole) {
+  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(TiledCopyThroughCache(true));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const auto* alloc = lowered->body().as<AllocateNode>();
+  ASSERT_NE(alloc, nullptr);
+  EXPECT_EQ(alloc->buffer.NumElements(), 64);
+}
+
 TEST(LowerTest, HonoursStrides) {
   // A 4x4 view with a row pitch of 8 elements.
   Buffer a = Buffer::Make("A", DataType::Float32(), {4, 4}).WithStrides({Expr(8), Expr(1)});

@@ -1,0 +1,61 @@
+// Buffer compaction, shared by the CPU and GPU lowerings: an intermediate buffer allocated by
+// the root block but only touched inside some loop nest shrinks to the region one iteration of
+// the innermost loop enclosing all its accesses touches, and is allocated in that loop's body.
+// (TVM's CompactBufferAllocation.) A write cache of a tile thus becomes a small local array that
+// the C compiler keeps in registers, instead of a whole-output temporary in memory.
+#ifndef TESSERA_CODEGEN_COMPACT_BUFFERS_H_
+#define TESSERA_CODEGEN_COMPACT_BUFFERS_H_
+
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/functor.h"
+#include "ir/stmt.h"
+
+namespace tessera {
+namespace lower_internal {
+
+// Where each tracked buffer is accessed: the common prefix of the loop stacks of its accesses
+// (loads, stores and the declared regions of blocks). A buffer never accessed has no entry; an
+// empty prefix means some access is outside every loop.
+class AccessLcaFinder : public IRVisitor {
+ public:
+  explicit AccessLcaFinder(const std::vector<Buffer>& tracked);
+  const std::unordered_map<const BufferNode*, std::vector<const ForNode*>>& lca() const {
+    return lca_;
+  }
+  // Whether some access of `b` is inside a block realize with a predicate.
+  bool AccessedUnderPredicate(const BufferNode* b) const { return predicated_.count(b) > 0; }
+
+ protected:
+  void VisitStmt_(const ForNode* op) override;
+  void VisitStmt_(const BlockRealizeNode* op) override;
+  void VisitExpr_(const BufferLoadNode* op) override;
+  void VisitStmt_(const BufferStoreNode* op) override;
+
+ private:
+  void Record(const BufferNode* b);
+
+  std::unordered_set<const BufferNode*> tracked_;
+  std::vector<const ForNode*> stack_;
+  int predicated_depth_ = 0;
+  std::unordered_set<const BufferNode*> predicated_;
+  std::unordered_map<const BufferNode*, std::vector<const ForNode*>> lca_;
+};
+
+// Compacts `buffers` (root allocations) within `body`, which is still in block form (block
+// regions give the extent of tile accesses). Shared memory is relaxed over threadIdx loops: it
+// belongs to the whole thread block. A buffer accessed outside every loop cannot be compacted,
+// nor, with `keep_predicated`, one accessed by a predicated block (an iteration may then read
+// what another iteration wrote, as imperfect splits of fused loops do): it is left as it is
+// and appended to `*kept`. Buffers not accessed in `body` are ignored. The caller allocates
+// the kept buffers (they keep their full shape).
+absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>& buffers,
+                                    bool keep_predicated, std::vector<Buffer>* kept);
+
+}  // namespace lower_internal
+}  // namespace tessera
+
+#endif  // TESSERA_CODEGEN_COMPACT_BUFFERS_H_
