@@ -81,11 +81,7 @@ int RunDefault(DefaultOptions options) {
       std::printf("%s\n", sch->trace().ToJson().c_str());
     }
   }
-  if (options.run) {
-    if (!m->check_status.ok()) return ReportError(m->check_status);
-    return m->ExitCode();
-  }
-  return 0;
+  return options.run ? m->ExitCode() : 0;
 }
 
 }  // namespace

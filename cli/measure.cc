@@ -82,7 +82,7 @@ std::string Measurement::ToText() const {
 
 int Measurement::ExitCode() const {
   if (!checked) return 0;
-  if (!check_status.ok()) return 1;
+  if (!check_status.ok()) return ReportError(check_status);
   return check.passed ? 0 : 2;
 }
 

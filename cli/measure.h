@@ -53,7 +53,8 @@ struct Measurement {
   nlohmann::json ToJson() const;
   // "latency: 1.234 ms (median of 5 repeats), 12.34 GFLOP/s" and, when checked, the check line.
   std::string ToText() const;
-  // 0, 1 when the check could not run, 2 when it ran and failed.
+  // 0; 1 when the check could not run (and why is reported on stderr); 2 when it ran and
+  // failed.
   int ExitCode() const;
 };
 

@@ -1,16 +1,14 @@
 #include "codegen/codegen_cuda.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <limits>
-#include <set>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "codegen/c_like_printer.h"
 #include "codegen/cuda_prelude.h"
 #include "codegen/lower_gpu.h"
 #include "codegen/lower_gpu_internal.h"
@@ -28,16 +26,7 @@ using lower_gpu_internal::ThreadDim;
 constexpr const char* kDimNames[3] = {"x", "y", "z"};
 constexpr const char* kLaneNames[4] = {"x", "y", "z", "w"};
 
-// Removes one pair of parentheses that encloses all of `s`.
-std::string StripParens(const std::string& s) {
-  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
-  int depth = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '(') ++depth;
-    if (s[i] == ')' && --depth == 0 && i + 1 != s.size()) return s;
-  }
-  return s.substr(1, s.size() - 2);
-}
+using codegen_internal::StripParens;
 
 bool IsF16(DataType t) { return t.code() == DataType::Code::kFloat && t.bits() == 16; }
 bool IsBF16(DataType t) { return t.code() == DataType::Code::kBFloat && t.bits() == 16; }
@@ -45,16 +34,21 @@ bool IsBF16(DataType t) { return t.code() == DataType::Code::kBFloat && t.bits()
 // A vectorized store the emitter writes with one vector access per operand.
 struct VectorPlan {
   int lanes = 0;
-  std::string type;             // float4, half2, ...
-  Expr store_base;              // element offset of lane 0
+  std::string type;                          // float4, half2, ...
+  Expr store_base;                           // element offset of lane 0
   std::vector<const BufferLoadNode*> loads;  // contiguous loads, each with its base
   std::vector<Expr> load_bases;
 };
 
-class KernelEmitter {
+class KernelEmitter : public codegen_internal::CLikePrinter {
  public:
   KernelEmitter(const PrimFunc& lowered, const GpuKernelInfo& info, std::string* code)
-      : func_(lowered), info_(info), code_(code) {}
+      : CLikePrinter({"cuda", &CudaReservedNames(), " in kernel " + info.name,
+                      "the kernel still has blocks (lower it with LowerForGpu first)"},
+                     code),
+        func_(lowered),
+        info_(info),
+        code_(code) {}
 
   absl::Status Emit() {
     int64_t threads = info_.block[0] * info_.block[1] * info_.block[2];
@@ -67,220 +61,110 @@ class KernelEmitter {
     }
     absl::StrAppend(code_, "\nextern \"C\" __global__ void __launch_bounds__(", threads, ") ",
                     info_.name, "(", absl::StrJoin(params, ", "), ") {\n");
-    indent_ = 1;
+    Indent();
     EmitStmt(info_.body);
     absl::StrAppend(code_, "}\n");
-    return status_;
+    return status();
   }
 
  private:
-  // ---- names and types -----------------------------------------------------------------
+  // ---- dialect --------------------------------------------------------------------------
 
-  std::string Define(const void* key, const std::string& hint) {
-    std::string base;
-    for (char c : hint) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])) || base[0] == '_') {
-      base = "v_" + base;
-    }
-    if (base.rfind("tessera_", 0) == 0) base = "v_" + base;
-    std::string name = base;
-    for (int n = 1; CudaReservedNames().count(name) || used_.count(name); ++n) {
-      name = absl::StrCat(base, "_", n);
-    }
-    used_.insert(name);
-    names_[key] = name;
-    return name;
-  }
-
-  std::string NameOf(const void* key, const std::string& what) {
-    auto it = names_.find(key);
-    if (it != names_.end()) return it->second;
-    Fail(absl::StrCat("cuda codegen: free variable ", what, " in kernel ", info_.name));
-    return what;
-  }
-
-  void Fail(const std::string& message) {
-    if (status_.ok()) status_ = absl::InvalidArgumentError(message);
-  }
-
-  absl::Status CheckDType(DataType t, const std::string& where) {
-    return lower_internal::CheckEmittableDType(t, "cuda", where);
-  }
-
-  // The C type values of `t` are computed in (float16/bfloat16 compute in float).
-  static std::string ValueType(DataType t) {
-    switch (t.code()) {
-      case DataType::Code::kFloat:
-        return t.bits() == 64 ? "double" : "float";
-      case DataType::Code::kBFloat:
-        return "float";
-      case DataType::Code::kInt:
-        return t.bits() == 8 ? "signed char" : t.bits() == 16 ? "short" : t.bits() == 32 ? "int" : "long long";
-      case DataType::Code::kUInt:
-        return t.bits() == 8    ? "unsigned char"
-               : t.bits() == 16 ? "unsigned short"
-               : t.bits() == 32 ? "unsigned int"
-                                : "unsigned long long";
-      case DataType::Code::kBool:
-        return "bool";
-    }
-    return "int";
+  // The builtin types (NVRTC has no <stdint.h>).
+  std::string IntegerType(DataType t) const override {
+    if (t.is_bool()) return "bool";
+    std::string base = t.bits() == 8    ? "char"
+                       : t.bits() == 16 ? "short"
+                       : t.bits() == 32 ? "int"
+                                        : "long long";
+    if (t.is_uint()) return "unsigned " + base;
+    return t.bits() == 8 ? "signed char" : base;
   }
 
   // The C type elements of `t` are stored as.
-  static std::string StorageType(DataType t) {
+  std::string StorageType(DataType t) const {
     if (IsF16(t)) return "half";
     if (IsBF16(t)) return "__nv_bfloat16";
     if (t.is_bool()) return "unsigned char";
     return ValueType(t);
   }
 
-  static const char* MathSuffix(DataType t) { return t.bits() == 64 ? "" : "f"; }
+  std::string BoolLiteral(bool v) const override { return v ? "true" : "false"; }
 
-  // ---- expressions ---------------------------------------------------------------------
-
-  std::string FloatLiteral(DataType t, double v) {
-    bool is_double = t.bits() == 64;
-    if (std::isnan(v)) return is_double ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
-    if (std::isinf(v)) {
-      if (is_double) {
-        return v > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
-                     : "__longlong_as_double((long long)0xfff0000000000000ULL)";
-      }
-      return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float((int)0xff800000u)";
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), is_double ? "%.17g" : "%.9g", v);
-    std::string s = buf;
-    if (s.find_first_of(".e") == std::string::npos) s += ".0";
-    if (!is_double) s += "f";
-    return v < 0 ? "(" + s + ")" : s;
-  }
-
-  std::string IntLiteral(DataType t, int64_t v) {
-    if (t.is_bool()) return v ? "true" : "false";
+  std::string WideIntLiteral(DataType t, int64_t v) const override {
     if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807LL - 1)";
-    std::string s = std::to_string(v);
-    if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
-      s += t.is_uint() ? "ULL" : "LL";
-    }
-    return v < 0 ? "(" + s + ")" : s;
+    return absl::StrCat(v, t.is_uint() ? "ULL" : "LL");
   }
 
-  std::string EmitExpr(const Expr& e) {
-    switch (e.kind()) {
-      case ExprKind::kIntImm:
-        return IntLiteral(e.dtype(), e.as<IntImmNode>()->value);
-      case ExprKind::kFloatImm:
-        return FloatLiteral(e.dtype(), e.as<FloatImmNode>()->value);
-      case ExprKind::kVar: {
-        const auto* v = e.as<VarNode>();
-        auto lane = lane_values_.find(v);
-        if (lane != lane_values_.end()) return std::to_string(lane->second);
-        return NameOf(v, v->name);
-      }
-      case ExprKind::kBinary:
-        return EmitBinary(e.as<BinaryNode>());
-      case ExprKind::kNot:
-        return "(!" + EmitExpr(e.as<NotNode>()->a) + ")";
-      case ExprKind::kSelect: {
-        const auto* s = e.as<SelectNode>();
-        return absl::StrCat("(", EmitExpr(s->condition), " ? ", EmitExpr(s->true_value), " : ",
-                            EmitExpr(s->false_value), ")");
-      }
-      case ExprKind::kCast:
-        return EmitCast(e.dtype(), e.as<CastNode>()->value);
-      case ExprKind::kBufferLoad: {
-        const auto* load = e.as<BufferLoadNode>();
-        std::string access;
-        auto vec = vector_loads_.find(load);
-        if (vec != vector_loads_.end()) {
-          access = vec->second;
-        } else {
-          access = Access(load->buffer, load->indices);
-        }
-        DataType t = load->buffer.dtype();
-        if (IsF16(t)) return "__half2float(" + access + ")";
-        if (IsBF16(t)) return "__bfloat162float(" + access + ")";
-        if (t.is_bool()) return "(" + access + " != 0)";
-        return access;
-      }
-      case ExprKind::kCall:
-        return EmitCall(e.as<CallNode>());
+  // By their bits: NVRTC has no <math.h> macros.
+  std::string SpecialFloatLiteral(DataType t, double v) const override {
+    if (t.bits() == 64) {
+      if (std::isnan(v)) return "__longlong_as_double(0x7ff8000000000000LL)";
+      return v > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                   : "__longlong_as_double((long long)0xfff0000000000000ULL)";
     }
-    return "0";
+    if (std::isnan(v)) return "__int_as_float(0x7fc00000)";
+    return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float((int)0xff800000u)";
   }
 
-  std::string Access(const Buffer& buffer, const std::vector<Expr>& indices) {
-    if (indices.size() != 1) {
-      Fail(absl::StrCat("cuda codegen: access to ", buffer.name(), " is not flattened"));
-      return "0";
-    }
-    return absl::StrCat(NameOf(buffer.get(), buffer.name()), "[",
-                        StripParens(EmitExpr(indices[0])), "]");
+  // Overloads (floormod) and templates (tessera_min<T>) of the prelude.
+  std::string HelperName(const std::string& helper, DataType t) const override {
+    if (helper == "floormod") return "tessera_floormod";
+    return absl::StrCat("tessera_", helper, "<", ValueType(t), ">");
   }
 
-  std::string EmitBinary(const BinaryNode* op) {
-    DataType t = op->a.dtype();
-    std::string a = EmitExpr(op->a);
-    std::string b = EmitExpr(op->b);
-    // Two int64 literals would be computed (and overflow) in int.
-    if (t == DataType::Int64() && AsConstInt(op->a) && AsConstInt(op->b)) a = "(long long)" + a;
-    std::string vt = ValueType(t);
-    switch (op->op) {
-      case BinaryOp::kFloorDiv:
-        if (t.is_float()) return absl::StrCat("floor", MathSuffix(t), "(", a, " / ", b, ")");
-        if (t.is_int()) return Narrow(t, "tessera_floordiv(" + Widen(t, a) + ", " + Widen(t, b) + ")");
-        return "(" + a + " / " + b + ")";
-      case BinaryOp::kFloorMod:
-        if (t.is_float()) return "tessera_floormod(" + a + ", " + b + ")";
-        if (t.is_int()) return Narrow(t, "tessera_floormod(" + Widen(t, a) + ", " + Widen(t, b) + ")");
-        return "(" + a + " % " + b + ")";
-      case BinaryOp::kMin:
-        return absl::StrCat("tessera_min<", vt, ">(", a, ", ", b, ")");
-      case BinaryOp::kMax:
-        return absl::StrCat("tessera_max<", vt, ">(", a, ", ", b, ")");
-      default:
-        return absl::StrCat("(", a, " ", BinaryOpName(op->op), " ", b, ")");
-    }
+  // The int (up to 32 bits) or long long overloads; narrower types are narrowed back.
+  std::string SignedIntFloorOp(BinaryOp op, DataType t, const std::string& a,
+                               const std::string& b) const override {
+    std::string widen = t.bits() == 64 ? "(long long)" : "(int)";
+    std::string call =
+        absl::StrCat(op == BinaryOp::kFloorDiv ? "tessera_floordiv(" : "tessera_floormod(", widen,
+                     a, ", ", widen, b, ")");
+    if (t.bits() == 64 || t.bits() == 32) return call;
+    return "((" + ValueType(t) + ")" + call + ")";
   }
 
-  // Signed integers narrower than 32 bits use the int helpers.
-  static std::string Widen(DataType t, const std::string& s) {
-    if (t.bits() == 64) return "(long long)" + s;
-    return "(int)" + s;
-  }
-  static std::string Narrow(DataType t, const std::string& s) {
-    if (t.bits() == 64 || t.bits() == 32) return s;
-    return "((" + ValueType(t) + ")" + s + ")";
+  std::string LoadValue(DataType t, const std::string& access) const override {
+    if (IsF16(t)) return "__half2float(" + access + ")";
+    if (IsBF16(t)) return "__bfloat162float(" + access + ")";
+    if (t.is_bool()) return "(" + access + " != 0)";
+    return access;
   }
 
-  std::string EmitCast(DataType to, const Expr& value) {
-    std::string v = EmitExpr(value);
-    if (!CheckDType(to, "a cast").ok()) {
-      Fail(absl::StrCat("cuda codegen: unsupported dtype ", to.ToString(), " in a cast"));
-      return v;
-    }
-    if (to.is_bool()) return "(" + v + " != 0)";
-    if (IsF16(to)) return "tessera_round_f16((float)" + v + ")";
-    if (IsBF16(to)) return "tessera_round_bf16((float)" + v + ")";
-    return "((" + ValueType(to) + ")" + v + ")";
+  std::string RoundToHalf(DataType to, DataType, const std::string& v) const override {
+    return (IsF16(to) ? "tessera_round_f16((float)" : "tessera_round_bf16((float)") + v + ")";
   }
+
+  // Inside a vectorized loop: the lane's constant.
+  std::string PrintVar(const VarNode* v) override {
+    auto lane = lane_values_.find(v);
+    if (lane != lane_values_.end()) return std::to_string(lane->second);
+    return NameOf(v, v->name);
+  }
+
+  // Inside a vectorized loop: the lane of the vector a contiguous load was read into.
+  std::string PrintLoadAccess(const BufferLoadNode* load) override {
+    auto vec = vector_loads_.find(load);
+    if (vec != vector_loads_.end()) return vec->second;
+    return PrintAccess(load->buffer, load->indices);
+  }
+
+  // ---- extern calls --------------------------------------------------------------------
 
   // The address of a buffer element (an extern call operand).
   std::string Address(const Expr& arg) {
     const auto* load = arg.as<BufferLoadNode>();
-    if (load == nullptr) return EmitExpr(arg);
-    return "&" + Access(load->buffer, load->indices);
+    if (load == nullptr) return PrintExpr(arg);
+    return "&" + PrintAccess(load->buffer, load->indices);
   }
 
-  std::string EmitExtern(const CallNode* op) {
+  std::string PrintExtern(const CallNode* op) override {
     const std::string& name = op->name;
     std::vector<std::string> args;
     if (name == lower_gpu_internal::kSyncThreads) return "__syncthreads()";
     if (name.rfind(lower_gpu_internal::kBlockReducePrefix, 0) == 0 && op->args.size() == 3) {
-      return absl::StrCat(name, "(", EmitExpr(op->args[0]), ", ", Address(op->args[1]), ", ",
-                          EmitExpr(op->args[2]), ")");
+      return absl::StrCat(name, "(", PrintExpr(op->args[0]), ", ", Address(op->args[1]), ", ",
+                          PrintExpr(op->args[2]), ")");
     }
     if (name == "__dp4a" && op->args.size() == 3) {
       auto packed = [&](const Expr& a) -> std::string {
@@ -292,18 +176,18 @@ class KernelEmitter {
         return "tessera_pack_i8x4(" + Address(a) + ")";
       };
       return absl::StrCat("__dp4a(", packed(op->args[0]), ", ", packed(op->args[1]), ", ",
-                          EmitExpr(op->args[2]), ")");
+                          PrintExpr(op->args[2]), ")");
     }
     if (name.rfind("wmma::", 0) == 0) {
       uses_wmma_ = true;
       for (const Expr& a : op->args) {
         const auto* load = a.as<BufferLoadNode>();
         if (load != nullptr && load->buffer.scope().rfind("wmma.", 0) == 0) {
-          args.push_back(Access(load->buffer, load->indices));  // a fragment
+          args.push_back(PrintAccess(load->buffer, load->indices));  // a fragment
         } else if (load != nullptr) {
           args.push_back(Address(a));
         } else {
-          args.push_back(StripParens(EmitExpr(a)));
+          args.push_back(StripParens(PrintExpr(a)));
         }
       }
       if (name == "wmma::store_matrix_sync" && args.size() == 3) {
@@ -320,106 +204,21 @@ class KernelEmitter {
       }
       return absl::StrCat(name, "(", absl::StrJoin(args, ", "), ")");
     }
-    Fail(absl::StrCat("cuda codegen: unsupported extern call ", name));
-    return "0";
-  }
-
-  std::string EmitCall(const CallNode* op) {
-    if (op->op == CallOp::kExtern) return EmitExtern(op);
-    DataType t = op->dtype;
-    std::vector<std::string> args;
-    for (const Expr& a : op->args) args.push_back(EmitExpr(a));
-    if (!t.is_float()) {
-      switch (op->op) {
-        case CallOp::kAbs:
-          return Narrow(t, "((long long)llabs((long long)" + args[0] + "))");
-        case CallOp::kFloor:
-        case CallOp::kCeil:
-          return args[0];
-        default:
-          break;
-      }
-      for (std::string& a : args) a = "(double)" + a;
-      t = DataType::Float64();
-    }
-    const std::string f = MathSuffix(t);
-    const std::string one = t.bits() == 64 ? "1.0" : "1.0f";
-    std::string r;
-    switch (op->op) {
-      case CallOp::kExp: r = "exp" + f + "(" + args[0] + ")"; break;
-      case CallOp::kLog: r = "log" + f + "(" + args[0] + ")"; break;
-      case CallOp::kSqrt: r = "sqrt" + f + "(" + args[0] + ")"; break;
-      case CallOp::kRsqrt: r = "(" + one + " / sqrt" + f + "(" + args[0] + "))"; break;
-      case CallOp::kTanh: r = "tanh" + f + "(" + args[0] + ")"; break;
-      case CallOp::kErf: r = "erf" + f + "(" + args[0] + ")"; break;
-      case CallOp::kPow: r = "pow" + f + "(" + args[0] + ", " + args[1] + ")"; break;
-      case CallOp::kAbs: r = "fabs" + f + "(" + args[0] + ")"; break;
-      case CallOp::kSigmoid:
-        r = "(" + one + " / (" + one + " + exp" + f + "(-" + args[0] + ")))";
-        break;
-      case CallOp::kFloor: r = "floor" + f + "(" + args[0] + ")"; break;
-      case CallOp::kCeil: r = "ceil" + f + "(" + args[0] + ")"; break;
-      case CallOp::kExtern: break;
-    }
-    if (!op->dtype.is_float()) return "((" + ValueType(op->dtype) + ")" + r + ")";
-    return r;
+    return CLikePrinter::PrintExtern(op);
   }
 
   // ---- statements ----------------------------------------------------------------------
 
-  void Line(const std::string& text) {
-    code_->append(2 * indent_, ' ');
-    *code_ += text;
-    *code_ += '\n';
-  }
-
-  void EmitStmt(const Stmt& s) {
-    if (!s.defined() || !status_.ok()) return;
-    switch (s.kind()) {
-      case StmtKind::kBufferStore: {
-        const auto* store = s.as<BufferStoreNode>();
-        const auto* copy = store->value.as<BufferLoadNode>();
-        if (copy != nullptr && copy->buffer.dtype() == store->buffer.dtype()) {
-          // A plain copy moves the stored bits (no float round trip for half / bfloat16).
-          Line(absl::StrCat(Access(store->buffer, store->indices), " = ",
-                            Access(copy->buffer, copy->indices), ";"));
-          return;
-        }
-        Line(absl::StrCat(Access(store->buffer, store->indices), " = ",
-                          StoreValue(store->buffer.dtype(), EmitExpr(store->value)), ";"));
-        return;
-      }
-      case StmtKind::kSeq:
-        for (const Stmt& c : s.as<SeqStmtNode>()->seq) EmitStmt(c);
-        return;
-      case StmtKind::kIfThenElse: {
-        const auto* ite = s.as<IfThenElseNode>();
-        Line("if (" + StripParens(EmitExpr(ite->condition)) + ") {");
-        EmitNested(ite->then_case);
-        if (ite->else_case.defined()) {
-          Line("} else {");
-          EmitNested(ite->else_case);
-        }
-        Line("}");
-        return;
-      }
-      case StmtKind::kEvaluate: {
-        std::string v = EmitExpr(s.as<EvaluateNode>()->value);
-        const auto* call = s.as<EvaluateNode>()->value.as<CallNode>();
-        Line((call != nullptr && call->op == CallOp::kExtern ? "" : "(void)") + v + ";");
-        return;
-      }
-      case StmtKind::kFor:
-        EmitFor(s.as<ForNode>());
-        return;
-      case StmtKind::kAllocate:
-        EmitAllocate(s.as<AllocateNode>());
-        return;
-      case StmtKind::kBlock:
-      case StmtKind::kBlockRealize:
-        Fail("cuda codegen: the kernel still has blocks (lower it with LowerForGpu first)");
-        return;
+  void EmitStore(const BufferStoreNode* store) override {
+    const auto* copy = store->value.as<BufferLoadNode>();
+    if (copy != nullptr && copy->buffer.dtype() == store->buffer.dtype()) {
+      // A plain copy moves the stored bits (no float round trip for half / bfloat16).
+      Line(absl::StrCat(PrintAccess(store->buffer, store->indices), " = ",
+                        PrintAccess(copy->buffer, copy->indices), ";"));
+      return;
     }
+    Line(absl::StrCat(PrintAccess(store->buffer, store->indices), " = ",
+                      StoreValue(store->buffer.dtype(), PrintExpr(store->value)), ";"));
   }
 
   static std::string StoreValue(DataType t, const std::string& value) {
@@ -430,13 +229,7 @@ class KernelEmitter {
     return v;
   }
 
-  void EmitNested(const Stmt& s) {
-    ++indent_;
-    EmitStmt(s);
-    --indent_;
-  }
-
-  void EmitFor(const ForNode* op) {
+  void EmitFor(const ForNode* op) override {
     const std::string& var_name = op->loop_var.name();
     if (op->for_kind == ForKind::kParallel) {
       Fail(absl::StrCat("cuda codegen: loop ", var_name,
@@ -449,7 +242,7 @@ class KernelEmitter {
     }
     const int64_t* extent = AsConstInt(op->extent);
     int64_t saved_budget = unroll_budget_;
-    analyzer_.Bind(op->loop_var, Range{Expr(0), op->extent});
+    BindLoopVar(op->loop_var, op->extent);
     if (op->for_kind == ForKind::kVectorized && extent != nullptr && TryEmitVector(op, *extent)) {
       return;
     }
@@ -463,7 +256,7 @@ class KernelEmitter {
     if (it != op->annotations.end()) {
       if (const auto* step = std::get_if<int64_t>(&it->second)) unroll_budget_ = *step;
     }
-    std::string extent_text = StripParens(EmitExpr(op->extent));
+    std::string extent_text = StripParens(PrintExpr(op->extent));
     std::string var = Define(op->loop_var.get(), var_name);
     std::string type = ValueType(op->loop_var.dtype());
     Line(absl::StrCat("for (", type, " ", var, " = 0; ", var, " < ", extent_text, "; ++", var,
@@ -484,34 +277,26 @@ class KernelEmitter {
     bool block = IsBlockIdxTag(op->thread_tag);
     int64_t launched = block ? info_.grid[dim] : info_.block[dim];
     std::string builtin = absl::StrCat(block ? "blockIdx." : "threadIdx.", kDimNames[dim]);
-    analyzer_.Bind(op->loop_var, Range{Expr(0), op->extent});
+    BindLoopVar(op->loop_var, op->extent);
     if (*extent < launched) {
       Line(absl::StrCat("if (", builtin, " < ", *extent, ") {"));
     } else {
       Line("{");
     }
-    ++indent_;
+    Indent();
     std::string var = Define(op->loop_var.get(), op->loop_var.name());
     Line(absl::StrCat("const ", ValueType(op->loop_var.dtype()), " ", var, " = ", builtin, ";"));
     EmitStmt(op->body);
-    --indent_;
+    Dedent();
     Line("}");
   }
 
-  void EmitAllocate(const AllocateNode* op) {
+  void EmitAllocate(const AllocateNode* op) override {
     const Buffer& b = op->buffer;
-    if (absl::Status s = CheckDType(b.dtype(), b.name()); !s.ok()) {
-      Fail(std::string(s.message()));
-      return;
-    }
-    int64_t n = b.NumElements();
-    if (n < 0) {
-      Fail(absl::StrCat("cuda codegen: allocation ", b.name(), " has a non-constant size"));
-      return;
-    }
-    n = std::max<int64_t>(n, 1);
+    int64_t n = AllocationElements(b);
+    if (n < 0) return;
     Line("{");
-    ++indent_;
+    Indent();
     std::string name = Define(b.get(), b.name());
     const std::string& scope = b.scope();
     if (scope == "shared") {
@@ -541,7 +326,7 @@ class KernelEmitter {
       return;
     }
     EmitStmt(op->body);
-    --indent_;
+    Dedent();
     Line("}");
   }
 
@@ -591,13 +376,13 @@ class KernelEmitter {
 
   // `base` if `index` is base + v with base free of v and aligned to `lanes` elements.
   bool ContiguousBase(const Expr& raw_index, const Var& v, int64_t lanes, Expr* base) {
-    LaneNormalizer normalizer(v, lanes, &analyzer_);
-    Expr index = analyzer_.Simplify(normalizer.VisitExpr(raw_index));
+    LaneNormalizer normalizer(v, lanes, analyzer());
+    Expr index = analyzer()->Simplify(normalizer.VisitExpr(raw_index));
     VarMap zero{{v, Expr(0)}};
-    Expr b = analyzer_.Simplify(Substitute(index, zero));
+    Expr b = analyzer()->Simplify(Substitute(index, zero));
     if (UsesVar(b, [&](const VarNode* x) { return x == v.get(); })) return false;
-    if (!analyzer_.CanProveEqual(index, b + v)) return false;
-    if (!analyzer_.CanProve(EQ(FloorMod(b, Expr(lanes)), Expr(0)))) return false;
+    if (!analyzer()->CanProveEqual(index, b + v)) return false;
+    if (!analyzer()->CanProve(EQ(FloorMod(b, Expr(lanes)), Expr(0)))) return false;
     *base = b;
     return true;
   }
@@ -629,13 +414,13 @@ class KernelEmitter {
     });
     if (!ok) return false;
     Line(absl::StrCat("{  // vectorized ", op->loop_var.name(), " x", lanes));
-    ++indent_;
+    Indent();
     for (size_t i = 0; i < plan.loads.size(); ++i) {
       const BufferLoadNode* load = plan.loads[i];
       std::string tmp = absl::StrCat("vec_", vector_counter_++);
       Line(absl::StrCat(plan.type, " ", tmp, " = *(const ", plan.type, "*)(&",
                         NameOf(load->buffer.get(), load->buffer.name()), "[",
-                        StripParens(EmitExpr(plan.load_bases[i])), "]);"));
+                        StripParens(PrintExpr(plan.load_bases[i])), "]);"));
       vector_temps_.push_back({load, tmp});
     }
     std::string result = absl::StrCat("vec_", vector_counter_++);
@@ -646,14 +431,14 @@ class KernelEmitter {
         vector_loads_[load] = absl::StrCat(tmp, ".", kLaneNames[lane]);
       }
       Line(absl::StrCat(result, ".", kLaneNames[lane], " = ",
-                        StoreValue(store->buffer.dtype(), EmitExpr(store->value)), ";"));
+                        StoreValue(store->buffer.dtype(), PrintExpr(store->value)), ";"));
     }
     lane_values_.erase(v);
     vector_loads_.clear();
     vector_temps_.clear();
     Line(absl::StrCat("*(", plan.type, "*)(&", NameOf(store->buffer.get(), store->buffer.name()),
-                      "[", StripParens(EmitExpr(plan.store_base)), "]) = ", result, ";"));
-    --indent_;
+                      "[", StripParens(PrintExpr(plan.store_base)), "]) = ", result, ";"));
+    Dedent();
     Line("}");
     return true;
   }
@@ -665,17 +450,12 @@ class KernelEmitter {
   const PrimFunc& func_;
   const GpuKernelInfo& info_;
   std::string* code_;
-  int indent_ = 0;
   int64_t unroll_budget_ = 0;
   int vector_counter_ = 0;
   bool uses_wmma_ = false;
-  arith::Analyzer analyzer_;
-  std::unordered_map<const void*, std::string> names_;
-  std::set<std::string> used_;
   std::unordered_map<const VarNode*, int64_t> lane_values_;
   std::unordered_map<const BufferLoadNode*, std::string> vector_loads_;
   std::vector<std::pair<const BufferLoadNode*, std::string>> vector_temps_;
-  absl::Status status_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@ namespace tessera {
 namespace {
 
 using testing_funcs::ElementwiseNest;
+using testing_funcs::FusedSplitTranspose;
 using testing_funcs::MakeFunc;
 using testing_funcs::Matmul;
 
@@ -109,6 +110,18 @@ TEST(CodegenCTest, SignedFloorDivUsesHelpers) {
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_TRUE(Contains(*code, "((int32_t)tessera_floordiv_i64(A[i], 3))")) << *code;
   EXPECT_TRUE(Contains(*code, "(A[i] / 3)")) << *code;
+}
+
+TEST(CodegenCTest, NonNegativeIndexDivisionIsPlainC) {
+  absl::StatusOr<std::string> code = GenerateC(FusedSplitTranspose(6, 8, 16), "t");
+  ASSERT_TRUE(code.ok()) << code.status();
+  std::string body = code->substr(code->find("int32_t t(void** args)"));
+  // The fused index (fo * 16 + fi) is >= 0: C's / and % round as floordiv/floormod do.
+  EXPECT_TRUE(Contains(body, " / 8)")) << body;
+  EXPECT_TRUE(Contains(body, " % 8)")) << body;
+  EXPECT_FALSE(Contains(body, "tessera_floormod_i64(")) << body;
+  // floordiv(i - 3, 2) can have a negative dividend: it keeps the helper.
+  EXPECT_TRUE(Contains(body, "tessera_floordiv_i64(")) << body;
 }
 
 TEST(CodegenCTest, SmallAllocationsOnStackLargeOnHeap) {

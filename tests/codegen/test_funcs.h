@@ -85,6 +85,30 @@ inline PrimFunc Matmul(int64_t m, int64_t n, int64_t k, DataType in = DataType::
   return MakeFunc("matmul", {a, b, c}, s);
 }
 
+// B[j, i] = A[i, j] * 2 + floordiv(i - 3, 2) for float32 A[m, n], B[n, m], with i and j fused
+// and the fused loop split by `inner` (which must divide m * n): loops fo, fi with
+// i = floordiv(fo * inner + fi, n), j = floormod(fo * inner + fi, n). The index math divides
+// non-negative values; the value's floordiv has a dividend that can be negative.
+inline PrimFunc FusedSplitTranspose(int64_t m, int64_t n, int64_t inner) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {m, n});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {n, m});
+  Var fo("fo"), fi("fi"), vi("vi"), vj("vj");
+  Expr fused = fo * inner + fi;
+  BlockNode block;
+  block.name = "B";
+  block.iter_vars = {IterVar{vi, Range{Expr(0), Expr(m)}, IterKind::kSpatial},
+                     IterVar{vj, Range{Expr(0), Expr(n)}, IterKind::kSpatial}};
+  block.reads = {BufferRegion::Full(a)};
+  block.writes = {BufferRegion::Full(b)};
+  block.body = BufferStore(
+      b, a.Load({vi, vj}) * 2 + Cast(DataType::Float32(), FloorDiv(vi - 3, Expr(2))), {vj, vi});
+  Stmt s = BlockRealize({FloorDiv(fused, Expr(n)), FloorMod(fused, Expr(n))}, True(),
+                        MakeBlock(block));
+  s = For(fi, Expr(inner), ForKind::kSerial, s);
+  s = For(fo, Expr(m * n / inner), ForKind::kSerial, s);
+  return MakeFunc("fused_split_transpose", {a, b}, s);
+}
+
 }  // namespace testing_funcs
 }  // namespace tessera
 

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "gtest/gtest.h"
+#include "ir/interpreter.h"
 #include "tests/codegen/test_funcs.h"
 #include "worker/builder.h"
 #include "worker/runner.h"
@@ -192,6 +193,18 @@ TEST(CpuBackendTest, SignedFloorDivAndModRoundDown) {
     EXPECT_EQ(args[1].GetFlat(i), fdiv * 100 + fmod + (x / 5) * 10000) << "x = " << x;
   }
   EXPECT_TRUE(saw_negative);
+}
+
+TEST(CpuBackendTest, FusedSplitIndexDivisionMatchesTheInterpreter) {
+  // Index floordiv/floormod of the fused loop print as C's / and %; the value's floordiv of a
+  // negative dividend keeps rounding down.
+  PrimFunc f = testing_funcs::FusedSplitTranspose(6, 8, 16);
+  std::vector<NDArray> args = BuildAndRun(f, /*seed=*/5);
+  std::vector<NDArray> expected = RandomArgs(f, /*seed=*/5);
+  ASSERT_TRUE(Interpret(f, {&expected[0], &expected[1]}).ok());
+  absl::StatusOr<Comparison> cmp = Compare(args[1], expected[1], 0, 0);
+  ASSERT_TRUE(cmp.ok()) << cmp.status();
+  EXPECT_TRUE(cmp->ok()) << cmp->mismatches << " mismatches, first at " << cmp->first_mismatch;
 }
 
 TEST(CpuBackendTest, GuardedPaddingLoadsStayCorrect) {
