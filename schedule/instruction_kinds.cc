@@ -73,14 +73,59 @@ Outputs ApplySampleCategorical(Schedule* sch, const Values& inputs, const Values
   return Values{InstValue::Of(rv)};
 }
 
+// The product limits of a SamplePerfectTile: inputs[1] holds each limit's prior factors
+// ([[v, ...], ...]), attrs[2] each limit's [[positions], min, max, [later extents]].
+absl::StatusOr<std::vector<TileProductLimit>> DecodeTileProductLimits(const InstValue& priors,
+                                                                      const InstValue& bounds) {
+  const absl::Status malformed = absl::InvalidArgumentError(
+      "expected product limits as inputs [[prior v, ...], ...] and attrs "
+      "[[[positions], min, max, [later extents]], ...] of the same length");
+  if (!priors.is_array() || !bounds.is_array() || priors.items().size() != bounds.items().size()) {
+    return malformed;
+  }
+  std::vector<TileProductLimit> limits;
+  for (size_t k = 0; k < bounds.items().size(); ++k) {
+    const InstValue& prior = priors.items()[k];
+    const InstValue& bound = bounds.items()[k];
+    if (!prior.is_array() || !bound.is_array() || bound.items().size() != 4 ||
+        !bound.items()[0].is_array() || !bound.items()[3].is_array()) {
+      return malformed;
+    }
+    TileProductLimit limit;
+    for (const InstValue& v : prior.items()) {
+      if (!v.is_rv() || v.rv_kind() != RVKind::kExpr) return malformed;
+      limit.prior.push_back(ExprRV{v.rv_id()});
+    }
+    for (const InstValue& v : bound.items()[0].items()) {
+      TESSERA_ASSIGN_OR_RETURN(int64_t position, AsInt(v));
+      limit.positions.push_back(static_cast<int>(position));
+    }
+    TESSERA_ASSIGN_OR_RETURN(limit.min, AsInt(bound.items()[1]));
+    TESSERA_ASSIGN_OR_RETURN(limit.max, AsInt(bound.items()[2]));
+    for (const InstValue& v : bound.items()[3].items()) {
+      TESSERA_ASSIGN_OR_RETURN(int64_t extent, AsInt(v));
+      limit.later.push_back(extent);
+    }
+    limits.push_back(std::move(limit));
+  }
+  return limits;
+}
+
 Outputs ApplySamplePerfectTile(Schedule* sch, const Values& inputs, const Values& attrs,
                                const InstValue& decision) {
-  TESSERA_RETURN_IF_ERROR(Arity(inputs, 1, attrs, 2));
+  // Without product limits: [loop] and [n, max_innermost_factor]; with them one more of each.
+  const bool limited = inputs.size() == 2 && attrs.size() == 3;
+  if (!limited) TESSERA_RETURN_IF_ERROR(Arity(inputs, 1, attrs, 2));
   TESSERA_ASSIGN_OR_RETURN(LoopRV loop, AsLoop(inputs[0]));
   TESSERA_ASSIGN_OR_RETURN(int64_t n, AsInt(attrs[0]));
   TESSERA_ASSIGN_OR_RETURN(int64_t max_innermost, AsInt(attrs[1]));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> rvs,
-                           sch->SamplePerfectTile(loop, static_cast<int>(n), max_innermost, decision));
+  std::vector<TileProductLimit> limits;
+  if (limited) {
+    TESSERA_ASSIGN_OR_RETURN(limits, DecodeTileProductLimits(inputs[1], attrs[2]));
+  }
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<ExprRV> rvs,
+      sch->SamplePerfectTile(loop, static_cast<int>(n), max_innermost, limits, decision));
   return ToValues(rvs);
 }
 

@@ -30,6 +30,22 @@ namespace tessera {
 
 class IndexMap;  // schedule/index_map.h
 
+// A bound on a product of tile factors taken across the loops of one loop nest, for tilings
+// sampled one loop at a time (e.g. the threads per block of a GPU tiling: the product over
+// all loops of the factors bound to threadIdx). For the SamplePerfectTile of one loop: the
+// product of its factors at `positions`, times the values of `prior` (those factors of the
+// loops tiled before), times one divisor of each extent in `later` (the loops tiled after
+// this one, whose factors are not known yet), must be able to lie in [min, max]. Checking
+// `later` makes sampling exact: a tiling chosen under the limit always leaves the later loops
+// a way to meet it, and when every loop's factors are fixed it is the plain bound.
+struct TileProductLimit {
+  std::vector<int> positions;   // indices into the n factors, each at most once
+  std::vector<ExprRV> prior;    // factors already sampled (their product counts)
+  int64_t min = 1;              // >= 1
+  int64_t max = -1;             // >= min, or -1: no upper bound
+  std::vector<int64_t> later;   // extents (>= 1) of the loops tiled after this one
+};
+
 class Schedule {
  public:
   // A schedule of `func`, which the trace refers to as function "main".
@@ -76,6 +92,14 @@ class Schedule {
   absl::StatusOr<std::vector<ExprRV>> SamplePerfectTile(LoopRV loop, int n,
                                                         int64_t max_innermost_factor,
                                                         const InstValue& decision = InstValue());
+  // As above, under product limits (see TileProductLimit): a fresh draw is uniform over the
+  // perfect tilings that meet every limit (kInvalidArgument naming the loop when none does).
+  // A recorded decision is only repaired, as above: one a mutator changed may break a limit,
+  // and whatever checks the bound (e.g. VerifyGPUCode) rejects it there. The limits are
+  // recorded with the instruction. Without limits this is the plain SamplePerfectTile.
+  absl::StatusOr<std::vector<ExprRV>> SamplePerfectTile(
+      LoopRV loop, int n, int64_t max_innermost_factor,
+      const std::vector<TileProductLimit>& limits, const InstValue& decision = InstValue());
 
   // ---- Loop kinds and annotations ------------------------------------------------------
   absl::Status Parallel(LoopRV loop);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "codegen/verify_gpu.h"
 #include "rules/analysis.h"
 #include "rules/annotations.h"
 #include "rules/schedule_rules.h"
@@ -86,6 +87,68 @@ LoopRV CacheLoop(const TilingState& state, int level) { return state.tiles[level
 absl::StatusOr<LoopRV> FuseAll(Schedule* sch, const std::vector<LoopRV>& loops) {
   if (loops.size() == 1) return loops[0];
   return sch->Fuse(loops);
+}
+
+// The slots of a GPU tiling bound to one kind of thread axis, and the bounds VerifyGPUCode
+// puts on the product of their extents: threads per block (threadIdx.*) within the block's
+// thread-extent annotations, virtual threads (vthread.*) at most kMaxVirtualThreads. While the
+// loops are tiled one by one, `prior` collects the factors sampled in these slots.
+struct BoundSlots {
+  std::vector<bool> in_group;  // per slot
+  int64_t min = 1;
+  int64_t max = -1;
+  std::vector<ExprRV> prior;
+};
+
+// The groups of `config`'s tile_binds that MultiLevelTiling samples under product limits (cuda
+// only: none on cpu). A warp_execution block (tensor cores) runs whole warps, its threadIdx.x
+// being the warp, so its threadIdx slots get a warp_size-th of the bounds.
+std::vector<BoundSlots> BoundSlotGroups(const TilingConfig& config, const Block& block,
+                                        int64_t low_threads) {
+  if (config.warp_size == -1) return {};
+  const bool warp_execution = block->annotations.count(attr::kWarpExecution) != 0;
+  BoundSlots threads, vthreads;
+  threads.in_group.assign(config.structure.size(), false);
+  vthreads.in_group.assign(config.structure.size(), false);
+  for (size_t i = 0; i < config.tile_binds.size() && i < config.structure.size(); ++i) {
+    const std::string& axis = config.tile_binds[i];
+    if (axis.rfind("threadIdx.", 0) == 0 && !(warp_execution && axis == "threadIdx.x")) {
+      threads.in_group[i] = true;
+    } else if (axis.rfind("vthread", 0) == 0) {
+      vthreads.in_group[i] = true;
+    }
+  }
+  const int64_t warp = warp_execution ? config.warp_size : 1;
+  threads.min = std::max<int64_t>(1, (low_threads + warp - 1) / warp);
+  threads.max = config.max_threads_per_block / warp;
+  vthreads.max = kMaxVirtualThreads;
+  return {threads, vthreads};
+}
+
+// The product limits of loop `i` of the nest, one per group with a slot of the loop: loop l of
+// the nest is split over the slots *slots_of[l] and has extent extents[l].
+std::vector<TileProductLimit> LimitsOfLoop(const std::vector<BoundSlots>& groups, size_t i,
+                                           const std::vector<const std::vector<int>*>& slots_of,
+                                           const std::vector<int64_t>& extents) {
+  std::vector<TileProductLimit> limits;
+  for (const BoundSlots& g : groups) {
+    TileProductLimit limit;
+    for (int j = 0; j < static_cast<int>(slots_of[i]->size()); ++j) {
+      if (g.in_group[(*slots_of[i])[j]]) limit.positions.push_back(j);
+    }
+    if (limit.positions.empty()) continue;
+    for (size_t later = i + 1; later < slots_of.size(); ++later) {
+      const std::vector<int>& slots = *slots_of[later];
+      if (std::any_of(slots.begin(), slots.end(), [&](int s) { return g.in_group[s]; })) {
+        limit.later.push_back(extents[later]);
+      }
+    }
+    limit.prior = g.prior;
+    limit.min = g.min;
+    limit.max = g.max;
+    limits.push_back(std::move(limit));
+  }
+  return limits;
 }
 
 // `state` with its schedule forked (the RVs stay valid in the copy).
@@ -171,25 +234,54 @@ std::vector<TilingState> TileLoopNest(const TilingConfig& config, TilingState st
   const std::vector<IterKind> kinds = BlockIterKinds(*block);
   const std::vector<int> s_slots = config.SpatialSlots();
   const std::vector<int> r_slots = config.ReductionSlots();
-  std::vector<std::vector<LoopRV>> tiles(config.structure.size());
-  std::vector<std::vector<ExprRV>> factors(config.structure.size());
+  // Per loop: its slots and its constant extent (-1 if not constant).
+  std::vector<const std::vector<int>*> slots_of;
+  std::vector<int64_t> extents;
+  bool constant = true;
   int64_t spatial_product = 1;
   for (size_t i = 0; i < loops->size(); ++i) {
-    const LoopRV loop = (*loops)[i];
-    const std::vector<int>& slots = kinds[i] == IterKind::kSpatial ? s_slots : r_slots;
+    slots_of.push_back(kinds[i] == IterKind::kSpatial ? &s_slots : &r_slots);
+    if (slots_of.back()->empty()) return {};  // A reduction loop but no R slot: nowhere to put it.
+    absl::StatusOr<const ForNode*> node = sch.Get((*loops)[i]);
+    const int64_t* extent = node.ok() ? AsConstInt((*node)->extent) : nullptr;
+    extents.push_back(extent != nullptr ? *extent : -1);
+    constant = constant && extent != nullptr;
     if (kinds[i] == IterKind::kSpatial && spatial_product != -1) {
-      absl::StatusOr<const ForNode*> node = sch.Get(loop);
-      const int64_t* extent = node.ok() ? AsConstInt((*node)->extent) : nullptr;
       spatial_product = extent != nullptr ? spatial_product * *extent : -1;
     }
-    if (slots.empty()) return {};  // A reduction loop but no R slot: nowhere to put it.
+  }
+  const int64_t low_threads = config.warp_size != -1 && spatial_product > 2 * config.warp_size
+                                  ? config.warp_size
+                                  : int64_t{1};
+  // On cuda, the factors in bound slots are sampled under VerifyGPUCode's limits, so that
+  // draws meet them. Not when an extent is unknown, nor when a bound slot holds a loop
+  // unsplit (a kind with one slot; custom structures only): VerifyGPUCode alone judges those.
+  std::vector<BoundSlots> groups;
+  if (constant) groups = BoundSlotGroups(config, *block, low_threads);
+  for (size_t i = 0; i < loops->size() && !groups.empty(); ++i) {
+    const int slot = (*slots_of[i])[0];
+    if (slots_of[i]->size() == 1 && (groups[0].in_group[slot] || groups[1].in_group[slot])) {
+      groups.clear();
+    }
+  }
+  std::vector<std::vector<LoopRV>> tiles(config.structure.size());
+  std::vector<std::vector<ExprRV>> factors(config.structure.size());
+  for (size_t i = 0; i < loops->size(); ++i) {
+    const LoopRV loop = (*loops)[i];
+    const std::vector<int>& slots = *slots_of[i];
     if (slots.size() == 1) {
       tiles[slots[0]].push_back(loop);
       continue;
     }
-    absl::StatusOr<std::vector<ExprRV>> sampled =
-        sch.SamplePerfectTile(loop, static_cast<int>(slots.size()), config.max_innermost_factor);
+    const std::vector<TileProductLimit> limits = LimitsOfLoop(groups, i, slots_of, extents);
+    absl::StatusOr<std::vector<ExprRV>> sampled = sch.SamplePerfectTile(
+        loop, static_cast<int>(slots.size()), config.max_innermost_factor, limits);
     if (!sampled.ok()) return {};
+    for (BoundSlots& g : groups) {
+      for (size_t j = 0; j < slots.size(); ++j) {
+        if (g.in_group[slots[j]]) g.prior.push_back((*sampled)[j]);
+      }
+    }
     std::vector<InstValue> split_factors;
     for (ExprRV f : *sampled) split_factors.push_back(InstValue::Of(f));
     absl::StatusOr<std::vector<LoopRV>> pieces = sch.Split(loop, split_factors);
@@ -209,8 +301,8 @@ std::vector<TilingState> TileLoopNest(const TilingConfig& config, TilingState st
     tiles[i] = {*fused};
   }
   if (config.warp_size != -1) {
-    const int64_t low = spatial_product > 2 * config.warp_size ? config.warp_size : int64_t{1};
-    if (!sch.Annotate(state.block, attr::kThreadExtentLowInclusive, InstValue::Int(low)).ok() ||
+    if (!sch.Annotate(state.block, attr::kThreadExtentLowInclusive, InstValue::Int(low_threads))
+             .ok() ||
         !sch.Annotate(state.block, attr::kThreadExtentHighInclusive,
                       InstValue::Int(config.max_threads_per_block))
              .ok()) {

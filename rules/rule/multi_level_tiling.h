@@ -76,7 +76,10 @@ struct TilingState {
 // Splits each spatial loop over the S slots and each reduction loop over the R slots
 // (SamplePerfectTile + Split; a kind with one slot puts its loops there unsplit), reorders the
 // pieces slot by slot, fuses and binds the first tile_binds.size() slots, and on cuda
-// annotates the thread extent limits. Requires a trivial binding.
+// annotates the thread extent limits. Requires a trivial binding. On cuda the factors of the
+// slots bound to threadIdx (and to vthread) are sampled under product limits matching those
+// annotations (and kMaxVirtualThreads), so every draw meets them (docs/design-spaces.md); no
+// state when no tiling can.
 std::vector<TilingState> TileLoopNest(const TilingConfig& config, TilingState state);
 
 // Per config.reuse_write (or the block's meta_schedule.write_cache_level annotation, a list

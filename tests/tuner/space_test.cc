@@ -1,18 +1,18 @@
 // The acceptance test of issue #5's design spaces: for every workload of the library (at its
 // small test shape) and both targets, the default rules give at least one design space, and
 // of 200 random samples (drawn from the simplified design-space traces as the search
-// strategies draw them: tuner/space_generator.h SampleCandidate)
-//   - cpu: at least 95% pass the default postprocessors and build, and every one that builds
-//     computes what the unscheduled function computes (run once against the interpreter);
-//   - cuda (sm_80, NVRTC, no GPU needed): at least one sample passes the postprocessors and
-//     at least 95% of those that pass build.
+// strategies draw them: tuner/space_generator.h SampleCandidate) at least 95% pass the default
+// postprocessors and build:
+//   - cpu: with the C builder, and every one that builds computes what the unscheduled
+//     function computes (run once against the interpreter);
+//   - cuda (sm_80, NVRTC, no GPU needed): with NVRTC, VerifyGPUCode among the postprocessors.
 // A sample is what the search strategies get from the sampler: a draw rejected by a
 // postprocessor is drawn again, up to kDefaultMaxDraws times. The share of single draws that
-// pass is printed. On cuda it is low for the matmul/conv family at these small shapes (1-7%:
-// as in MetaSchedule, MultiLevelTiling samples thread tiles freely and VerifyGPUCode rejects
-// blocks outside the thread-count bounds), so for C2D, GRP, CAP, CBR and DENSE_BIAS_RELU some
-// samples find no valid draw within the limit; issue #5's "95% of 200" is therefore met on cpu
-// and for 15 of the 20 workloads on cuda, not for those five.
+// pass is printed. On cuda it is near 100%: MultiLevelTiling samples the tile factors bound to
+// threadIdx and vthread under VerifyGPUCode's thread-count bounds (SamplePerfectTile with
+// product limits, rules/rule/multi_level_tiling.h), where free sampling (MetaSchedule's) passed
+// only 1-7% of draws for the matmul/conv family at these shapes and left C2D, GRP, CAP, CBR
+// and DENSE_BIAS_RELU short of 95% within kDefaultMaxDraws.
 // Seeds are fixed, so a failure names a reproducible candidate (seed and trace).
 #include <algorithm>
 #include <cstdio>
@@ -149,17 +149,12 @@ TEST_P(SpaceTest, SamplesPostprocessBuildAndComputeTheReference) {
   }
   const std::string summary = absl::StrCat(
       spaces->size(), " spaces; ", valid.size(), " of ", kSamples, " valid, ", built, " built; ",
-      draws, " draws (", 100 * valid.size() / std::max(draws, 1), "% passed)\nrejected draws: ", absl::StrJoin(rejections, "\n  "),
+      draws, " draws (", 100 * valid.size() / std::max(draws, 1),
+      "% passed)\nrejected draws: ", absl::StrJoin(rejections, "\n  "),
       "\nfirst build failure: ", first_build_error);
   std::printf("%s on %s: %s\n", c.workload.c_str(), c.target.c_str(),
               summary.substr(0, summary.find('\n')).c_str());
-  if (target->is_cpu()) {
-    EXPECT_GE(built, kMinValidAndBuilt) << summary;
-  } else {
-    // Not held to 95% of the samples (see the header): every valid one must build.
-    EXPECT_FALSE(valid.empty()) << summary;
-    EXPECT_GE(built * 100, 95 * static_cast<int>(valid.size())) << summary;
-  }
+  EXPECT_GE(built, kMinValidAndBuilt) << summary;
 
   if (!target->is_cpu()) return;
   absl::StatusOr<ReferenceOutputs> reference = ComputeReference(func, kSeed, 60);
