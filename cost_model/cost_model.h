@@ -1,7 +1,8 @@
 // Cost models predict how fast a candidate is, from its features, so the search measures only
 // promising ones. XGBoostModel follows MetaSchedule's XGBModel (metaschedule-facts.md 6.1):
 // per-task groups, labels = best cost in the task / cost, a pack-sum objective over the rows
-// of a candidate, retraining after 20% new data, random scores until 100 samples. RandomModel
+// of a candidate, retraining after 20% new data, random scores (and no training) until 100
+// samples. RandomModel
 // scores uniformly at random (ablation).
 #ifndef TESSERA_COST_MODEL_COST_MODEL_H_
 #define TESSERA_COST_MODEL_COST_MODEL_H_
@@ -33,6 +34,9 @@ class CostModel {
   // One score per candidate, higher = predicted faster.
   virtual absl::StatusOr<std::vector<double>> Predict(
       const std::vector<FeatureMatrix>& candidates) = 0;
+  // Whether Predict's scores depend on the features now. When false (RandomModel; XGBoost before
+  // it has trained) callers may pass empty matrices instead of extracting features.
+  virtual bool UsesFeatures() const = 0;
   // Number of samples the model holds.
   virtual int64_t size() const = 0;
   // A file holding the trained booster and the samples; Load replaces this model's state.
@@ -50,6 +54,7 @@ struct XGBoostConfig {
   int nthread = 1;
   int num_warmup_samples = 100;
   int early_stopping_rounds = 50;
+  double early_stopping_min_delta = 1e-4;  // relative p-rmse gain that counts as an improvement
   int max_boost_rounds = 10000;
 };
 

@@ -33,6 +33,8 @@ class RandomModel final : public CostModel {
     return scores;
   }
 
+  bool UsesFeatures() const override { return false; }
+
   absl::Status Save(const std::string& path) const override {
     std::ofstream out(path, std::ios::trunc);
     out << kMagic << " " << kVersion << " " << rng_.state() << " " << size_ << "\n";

@@ -115,8 +115,12 @@ class XGBoostModel final : public CostModel {
       g.min_cost = std::min(g.min_cost, s.cost_secs);
       ++data_size_;
     }
+    // Predictions stay random until num_warmup_samples, and every training starts from scratch,
+    // so a booster trained before then would be thrown away unused: the first training waits
+    // for the warm-up samples (a deviation from the reference, which trains from the start).
+    if (data_size_ == 0 || data_size_ < config_.num_warmup_samples) return absl::OkStatus();
     // Adaptive training: retrain from scratch only after >= 20% new data.
-    if (data_size_ == 0 || data_size_ - last_train_size_ < last_train_size_ / 5) {
+    if (booster_ != nullptr && data_size_ - last_train_size_ < last_train_size_ / 5) {
       return absl::OkStatus();
     }
     last_train_size_ = data_size_;
@@ -129,7 +133,7 @@ class XGBoostModel final : public CostModel {
       TESSERA_RETURN_IF_ERROR(CheckShape(candidates[i], "candidate " + std::to_string(i)));
     }
     std::vector<double> scores(candidates.size());
-    if (data_size_ < config_.num_warmup_samples || booster_ == nullptr) {
+    if (!UsesFeatures()) {
       for (double& s : scores) s = rng_.UniformReal();
       return scores;
     }
@@ -143,6 +147,10 @@ class XGBoostModel final : public CostModel {
     TESSERA_RETURN_IF_ERROR(
         XgbStatus(XGBoosterPredict(booster_, dmat->get(), 0, 0, 0, &len, &out), "predict"));
     return packed.Sum(out);
+  }
+
+  bool UsesFeatures() const override {
+    return data_size_ >= config_.num_warmup_samples && booster_ != nullptr;
   }
 
   absl::Status Save(const std::string& path) const override {
@@ -341,7 +349,7 @@ class XGBoostModel final : public CostModel {
           se += d * d;
         }
         const double rmse = std::sqrt(se / static_cast<double>(num_rows));
-        if (rmse < best_rmse) {
+        if (rmse < best_rmse * (1 - config_.early_stopping_min_delta)) {
           best_rmse = rmse;
           best_round = rounds;
         } else if (rounds - best_round >= config_.early_stopping_rounds) {

@@ -2,10 +2,12 @@
 // the database's best records and fresh samples, evolves it for genetic_num_iters generations
 // (fitness-proportional parents, mutation with genetic_mutate_prob), keeps the best predicted
 // unmeasured programs in a bounded heap, and fills the batch from them, with an eps_greedy share
-// of random fresh samples.
+// of random fresh samples. Deviation: while the cost model's scores are random (warm-up) the
+// population is warmup_population_size, not population_size, and no features are extracted.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -62,9 +64,20 @@ class EvolutionarySearch : public SearchStrategy {
   absl::Status Generate(std::vector<MeasureCandidate>* batch) {
     while (proposed_ < max_trials_ && empty_iters_ < kMaxEmptyIters) {
       int sample_num = std::min(per_iter_, max_trials_ - proposed_);
+      population_size_ = config_.population_size;
+      if (!task_.cost_model->UsesFeatures() && config_.warmup_population_size > 0) {
+        // Room for init_min_unmeasured fresh samples next to the database's share.
+        int fresh_room = config_.init_measured_ratio < 1
+                             ? static_cast<int>(std::ceil(config_.init_min_unmeasured /
+                                                          (1 - config_.init_measured_ratio)))
+                             : population_size_;
+        population_size_ = std::min(
+            population_size_, std::max({config_.warmup_population_size, 2 * sample_num,
+                                        fresh_room}));
+      }
       std::vector<MeasureCandidate> population = PickBestFromDatabase();
       std::vector<MeasureCandidate> unmeasured =
-          SampleInitPopulation(config_.population_size - static_cast<int>(population.size()));
+          SampleInitPopulation(population_size_ - static_cast<int>(population.size()));
       if (static_cast<int>(unmeasured.size()) < config_.init_min_unmeasured) {
         TESSERA_LOG(INFO) << task_.name << ": only " << unmeasured.size()
                           << " fresh samples (need " << config_.init_min_unmeasured
@@ -86,7 +99,7 @@ class EvolutionarySearch : public SearchStrategy {
 
   std::vector<MeasureCandidate> PickBestFromDatabase() {
     std::vector<MeasureCandidate> picked;
-    int k = static_cast<int>(config_.population_size * config_.init_measured_ratio);
+    int k = static_cast<int>(population_size_ * config_.init_measured_ratio);
     if (k <= 0) return picked;
     absl::StatusOr<std::vector<TuningRecord>> records =
         task_.database->TopK(task_.db_workload, task_.target, k);
@@ -132,14 +145,18 @@ class EvolutionarySearch : public SearchStrategy {
       if (!score_cache_.count(population[i].hash)) todo.push_back(static_cast<int>(i));
     }
     std::vector<FeatureMatrix> features(todo.size());
-    std::vector<bool> featurized(todo.size(), false);
-    ParallelFor(static_cast<int>(todo.size()), task_.num_threads, &rng_, [&](int j, Random*) {
-      absl::StatusOr<FeatureMatrix> f = ExtractFeatures(population[todo[j]].sch.func(), target_);
-      if (f.ok()) {
-        features[j] = *std::move(f);
-        featurized[j] = true;
-      }
-    });
+    // A model that does not look at features yet (warm-up: random scores) gets empty ones.
+    std::vector<bool> featurized(todo.size(), !task_.cost_model->UsesFeatures());
+    if (task_.cost_model->UsesFeatures()) {
+      ParallelFor(static_cast<int>(todo.size()), task_.num_threads, &rng_, [&](int j, Random*) {
+        absl::StatusOr<FeatureMatrix> f =
+            ExtractFeatures(population[todo[j]].sch.func(), target_);
+        if (f.ok()) {
+          features[j] = *std::move(f);
+          featurized[j] = true;
+        }
+      });
+    }
     TESSERA_ASSIGN_OR_RETURN(std::vector<double> predicted, task_.cost_model->Predict(features));
     for (size_t j = 0; j < todo.size(); ++j) {
       score_cache_[population[todo[j]].hash] = featurized[j] ? std::max(0.0, predicted[j]) : 0.0;
@@ -198,7 +215,7 @@ class EvolutionarySearch : public SearchStrategy {
     bool any_positive = std::any_of(scores.begin(), scores.end(), [](double s) { return s > 0; });
     if (!any_positive) parent_weights.assign(scores.size(), 1.0);
 
-    int n = config_.population_size;
+    int n = population_size_;
     std::vector<std::optional<MeasureCandidate>> next(n);
     std::vector<int> fallback(n, 0);
     std::vector<CandidateFailure> failures(n);
@@ -273,6 +290,7 @@ class EvolutionarySearch : public SearchStrategy {
   int per_iter_ = 0;
   int proposed_ = 0;
   int empty_iters_ = 0;
+  int population_size_ = 0;  // of this batch: config_.population_size, or the warm-up size
   SearchStats stats_;
 };
 

@@ -63,6 +63,10 @@ struct EvolutionaryConfig {
   double genetic_mutate_prob = 0.85;
   int genetic_max_fail_count = 10;
   double eps_greedy = 0.05;
+  // Population while the cost model's scores are random (it does not use features yet: fewer
+  // than its warm-up samples), at least 2 x the batch: a larger population then only draws
+  // more random programs to pick the same batch from at random. <= 0: population_size.
+  int warmup_population_size = 64;
 };
 
 // Counters for the progress report and the log.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 
@@ -51,6 +52,10 @@ struct TaskRun {
   TaskProgress progress;
   double best_this_run_ms = 1e9;  // best measured latency this run (the scheduler's view)
   std::ofstream log;
+  // The reference's inputs and outputs (or why they could not be computed), computed at the
+  // task's first check and reused by every later one: the interpreter or a naive build takes
+  // seconds on large tasks.
+  std::optional<absl::StatusOr<ReferenceOutputs>> reference;
 };
 
 std::string FileSafe(const std::string& name) {
@@ -250,7 +255,8 @@ class Tuner {
       }
       std::vector<PrimFunc> funcs;
       for (const MeasureCandidate& c : candidates) funcs.push_back(c.sch.func());
-      MeasuredBatch batch = measurer_->Measure(funcs, RunTimeout(task));
+      MeasuredBatch batch = measurer_->Measure(
+          funcs, std::min(task.summary.best_secs, task.best_this_run_ms / 1e3));
       times_.build += batch.build_seconds;
       times_.run += batch.run_seconds;
       trials_ += static_cast<int>(candidates.size());
@@ -275,20 +281,6 @@ class Tuner {
       }
     }
     return absl::OkStatus();
-  }
-
-  // A candidate far slower than the task's best teaches little and can cost seconds per run:
-  // its run is cut off at kSlowdownCutoff times the best latency (over all the runs the runner
-  // makes: warm-up and repeats), but never below kMinRunTimeout or above the configured limit.
-  double RunTimeout(const TaskRun& task) const {
-    constexpr double kSlowdownCutoff = 20;
-    constexpr double kMinRunTimeout = 2;
-    const RunnerConfig& r = options_.measure.runner;
-    double best = std::min(task.summary.best_secs, task.best_this_run_ms / 1e3);
-    if (best >= 1e9 / 1e3) return 0;
-    double runs = r.warmup + r.repeat * std::max(1, r.number);
-    double expected = kSlowdownCutoff * best * runs + r.repeat * r.min_repeat_ms / 1e3;
-    return std::clamp(expected, kMinRunTimeout, r.timeout_sec);
   }
 
   absl::StatusOr<std::vector<int64_t>> AddToDatabase(TaskRun& task,
@@ -358,10 +350,15 @@ class Tuner {
       bool verified = !options_.verify;
       if (options_.verify) {
         ++checks;
+        if (!task.reference) {
+          task.reference = ComputeReference(task.spec.func, options_.seed,
+                                            options_.measure.runner.timeout_sec);
+        }
         absl::StatusOr<CheckOutcome> outcome =
-            CheckAgainstReference(cands[i].sch.func(), task.spec.func, options_.target,
-                                  batch.builds[i], options_.seed,
-                                  options_.measure.runner.timeout_sec);
+            task.reference->ok()
+                ? CheckAgainstReference(cands[i].sch.func(), **task.reference, options_.target,
+                                        batch.builds[i], options_.measure.runner.timeout_sec)
+                : absl::StatusOr<CheckOutcome>(task.reference->status());
         verified = outcome.ok() && outcome->passed;
         if (!verified) {
           ++task.summary.wrong_outputs;

@@ -18,11 +18,16 @@ using internal::ChildMessage;
 using internal::MonotonicSeconds;
 using KernelFn = int32_t (*)(void**);
 
-// Written by the child, read by the parent after the child has exited.
+// Written by the child, read by the parent after the child has exited (and `steps` while it
+// runs).
 struct SharedHeader {
-  int32_t num_results;
+  int64_t steps;         // steps done: the progress counter that restarts the timeout
+  int32_t num_results;   // entries of run_secs written: repeat, or 1 for a slow kernel
   ChildMessage message;  // why the child failed, when it exits nonzero
 };
+
+int64_t LoadSteps(const SharedHeader* h) { return __atomic_load_n(&h->steps, __ATOMIC_ACQUIRE); }
+void BumpSteps(SharedHeader* h) { __atomic_fetch_add(&h->steps, 1, __ATOMIC_RELEASE); }
 
 // Size of the largest CPU cache in bytes (sysfs), or 64 MiB when unknown.
 size_t LargestCacheBytes() {
@@ -63,7 +68,17 @@ int ChildMain(const std::string& path, const std::string& symbol, std::vector<vo
     int32_t rc = fn(args.data());
     if (rc != 0) fail(absl::StrCat("kernel returned ", rc));
   };
-  for (int i = 0; i < config.warmup; ++i) call();
+  for (int i = 0; i < config.warmup; ++i) {
+    double start = MonotonicSeconds();
+    call();
+    double elapsed = MonotonicSeconds() - start;
+    BumpSteps(header);
+    if (i == 0 && config.slow_run_secs > 0 && elapsed >= config.slow_run_secs) {
+      run_secs[0] = elapsed;  // slow: this run ranks it well enough, skip the repeats
+      header->num_results = 1;
+      return 0;
+    }
+  }
 
   char* flush = nullptr;
   if (config.enable_cpu_cache_flush) {
@@ -82,23 +97,24 @@ int ChildMain(const std::string& path, const std::string& symbol, std::vector<vo
       number = internal::GrowNumber(elapsed, number, config.min_repeat_ms);
     }
     run_secs[r] = elapsed / static_cast<double>(number);
+    BumpSteps(header);
   }
   header->num_results = config.repeat;
   return 0;
 }
 
-}  // namespace
-
-absl::StatusOr<RunResult> RunCpuKernel(const std::string& artifact_path, const std::string& symbol,
-                                       std::vector<NDArray>* args, const RunnerConfig& config) {
-  if (args == nullptr) return absl::InvalidArgumentError("cpu runner: no argument list");
+// Runs the kernel on copies of `args` in shared memory; when `outputs` is given, copies the
+// arguments after the run back into it (it may be `args` itself).
+absl::StatusOr<RunResult> RunOnCopies(const std::string& artifact_path, const std::string& symbol,
+                                      const std::vector<NDArray>& args,
+                                      std::vector<NDArray>* outputs, const RunnerConfig& config) {
   absl::Status valid = internal::ValidateRunnerConfig(config, "cpu runner");
   if (!valid.ok()) return valid;
   // Shared layout: header | run_secs[repeat] | arg 0 | arg 1 | ... (each 64-byte aligned).
   size_t secs_offset = AlignUp(sizeof(SharedHeader));
   size_t total = AlignUp(secs_offset + sizeof(double) * static_cast<size_t>(config.repeat));
   std::vector<size_t> offsets;
-  for (const NDArray& a : *args) {
+  for (const NDArray& a : args) {
     offsets.push_back(total);
     total += AlignUp(std::max<size_t>(static_cast<size_t>(a.nbytes()), 1));
   }
@@ -108,8 +124,8 @@ absl::StatusOr<RunResult> RunCpuKernel(const std::string& artifact_path, const s
   auto* header = reinterpret_cast<SharedHeader*>(base);
   auto* run_secs = reinterpret_cast<double*>(base + secs_offset);
   std::vector<void*> pointers;
-  for (size_t i = 0; i < args->size(); ++i) {
-    std::memcpy(base + offsets[i], (*args)[i].data(), static_cast<size_t>((*args)[i].nbytes()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::memcpy(base + offsets[i], args[i].data(), static_cast<size_t>(args[i].nbytes()));
     pointers.push_back(base + offsets[i]);
   }
   size_t flush_bytes = config.enable_cpu_cache_flush ? 2 * LargestCacheBytes() : 0;
@@ -118,7 +134,7 @@ absl::StatusOr<RunResult> RunCpuKernel(const std::string& artifact_path, const s
       [&]() {
         return ChildMain(artifact_path, symbol, pointers, config, header, run_secs, flush_bytes);
       },
-      config.timeout_sec, &header->message);
+      config.timeout_sec, &header->message, [header]() { return LoadSteps(header); });
   if (!failure.ok()) {
     return absl::Status(failure.status().code(),
                         absl::StrCat("cpu runner: ", failure.status().message()));
@@ -126,18 +142,25 @@ absl::StatusOr<RunResult> RunCpuKernel(const std::string& artifact_path, const s
   RunResult result;
   if (!failure->empty()) {
     result.error_msg = *failure;
-  } else if (header->num_results != config.repeat) {
+  } else if (header->num_results != config.repeat && header->num_results != 1) {
     result.error_msg = "kernel process exited without results";
   } else {
-    result.run_secs.assign(run_secs, run_secs + config.repeat);
-    for (size_t i = 0; i < args->size(); ++i) {
-      std::memcpy((*args)[i].data(), base + offsets[i], static_cast<size_t>((*args)[i].nbytes()));
+    result.run_secs.assign(run_secs, run_secs + header->num_results);
+    for (size_t i = 0; outputs != nullptr && i < outputs->size(); ++i) {
+      std::memcpy((*outputs)[i].data(), base + offsets[i],
+                  static_cast<size_t>((*outputs)[i].nbytes()));
     }
   }
   return result;
 }
 
-namespace {
+bool SameArgs(const std::vector<ArgInfo>& a, const std::vector<ArgInfo>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i].dtype == b[i].dtype) || a[i].shape != b[i].shape) return false;
+  }
+  return true;
+}
 
 class CpuRunner final : public Runner {
  public:
@@ -149,24 +172,45 @@ class CpuRunner final : public Runner {
   }
 
  private:
-  static RunResult RunOne(const RunInput& input, const RunnerConfig& config) {
+  RunResult RunOne(const RunInput& input, const RunnerConfig& config) {
     RunResult result;
-    absl::StatusOr<std::vector<NDArray>> args =
-        internal::RandomArguments(input.args, config.seed, "cpu runner");
-    if (!args.ok()) {
-      result.error_msg = std::string(args.status().message());
-      return result;
+    // The candidates of a task share their argument list: generate the data once. Kernels run
+    // on copies, so the cached inputs stay as generated.
+    if (!cached_ || cached_seed_ != config.seed || !SameArgs(cached_infos_, input.args)) {
+      cached_ = false;
+      absl::StatusOr<std::vector<NDArray>> args =
+          internal::RandomArguments(input.args, config.seed, "cpu runner");
+      if (!args.ok()) {
+        result.error_msg = std::string(args.status().message());
+        return result;
+      }
+      cached_args_ = *std::move(args);
+      cached_infos_ = input.args;
+      cached_seed_ = config.seed;
+      cached_ = true;
     }
-    absl::StatusOr<RunResult> ran = RunCpuKernel(input.artifact_path, input.symbol, &*args, config);
+    absl::StatusOr<RunResult> ran =
+        RunOnCopies(input.artifact_path, input.symbol, cached_args_, nullptr, config);
     if (!ran.ok()) {
       result.error_msg = std::string(ran.status().message());
       return result;
     }
     return *std::move(ran);
   }
+
+  bool cached_ = false;
+  std::vector<ArgInfo> cached_infos_;
+  uint64_t cached_seed_ = 0;
+  std::vector<NDArray> cached_args_;
 };
 
 }  // namespace
+
+absl::StatusOr<RunResult> RunCpuKernel(const std::string& artifact_path, const std::string& symbol,
+                                       std::vector<NDArray>* args, const RunnerConfig& config) {
+  if (args == nullptr) return absl::InvalidArgumentError("cpu runner: no argument list");
+  return RunOnCopies(artifact_path, symbol, *args, args, config);
+}
 
 std::unique_ptr<Runner> NewCpuRunner() { return std::make_unique<CpuRunner>(); }
 

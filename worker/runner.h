@@ -1,15 +1,23 @@
 // Runners time built kernels. The CPU runner (NewCpuRunner) runs each kernel in a forked
 // child process so that a crashing or hanging candidate cannot take the caller down:
 //
-//   parent: places the arguments in MAP_SHARED anonymous memory, forks, waits with a timeout
-//           (then SIGKILL: "timed out after 2s"), reads the timings and outputs back.
+//   parent: places the arguments in MAP_SHARED anonymous memory, forks, watches the child's
+//           progress counter (a step that makes no progress for timeout_sec: SIGKILL,
+//           "timed out after 2s"), reads the timings and outputs back.
 //   child:  dlopen + dlsym the kernel, warm-up runs, `repeat` repeats of `number` runs each
 //           (optionally flushing the CPU caches before each repeat), writes the per-repeat
-//           seconds (total / number) into the shared memory, _exit.
+//           seconds (total / number) into the shared memory, _exit. Steps (each bumps the
+//           progress counter): loading plus the first warm-up run, every further warm-up
+//           run, every repeat.
 //
 // A signal in the child becomes "kernel crashed: SIGSEGV (Segmentation fault)", a nonzero
 // return value "kernel returned -1". Timing follows TVM's time_evaluator: when
 // min_repeat_ms > 0, `number` grows until one repeat lasts at least that long.
+//
+// Slow candidates (slow_run_secs > 0): when the first warm-up run lasts at least
+// slow_run_secs, that run is the only measurement (run_secs has one entry) and the repeats are
+// skipped. A tuner sets it to a multiple of the best latency so far: a kernel 10x slower than
+// the best is ranked just as well by one run, and the repeats would cost most of the run time.
 //
 // Fork constraint: the child inherits a copy of the parent's memory but only the forking
 // thread. The kernels use OpenMP; libgomp's thread pool does not survive fork(), so the
@@ -38,7 +46,8 @@ struct RunnerConfig {
   int repeat = 3;                       // timed repeats (one run_secs entry each)
   int min_repeat_ms = 0;                // grow `number` until a repeat lasts this long
   bool enable_cpu_cache_flush = false;  // write a buffer larger than the LLC before each repeat
-  double timeout_sec = 30;              // for the whole child (load, warm-up and all repeats)
+  double timeout_sec = 30;              // per step (see above): load + first warm-up, a repeat
+  double slow_run_secs = 0;             // > 0: a first warm-up run this long is the measurement
   uint64_t seed = 0;                    // of the random argument data
 };
 
@@ -58,7 +67,8 @@ class Runner {
  public:
   virtual ~Runner() = default;
   // One result per input, in order; the kernels run one at a time. Arguments are filled
-  // with NDArray::FillRandom(Random(config.seed)), the same data for every input.
+  // with NDArray::FillRandom(Random(config.seed)), the same data for every input (the CPU
+  // runner generates them once per distinct argument list and seed, and reuses them).
   virtual std::vector<RunResult> Run(const std::vector<RunInput>& inputs,
                                      const RunnerConfig& config) = 0;
 };

@@ -132,11 +132,11 @@ int64_t GrowNumber(double elapsed, int64_t number, int min_repeat_ms) {
 
 absl::Status ValidateRunnerConfig(const RunnerConfig& config, const std::string& who) {
   if (config.number < 1 || config.repeat < 1 || config.warmup < 0 || config.min_repeat_ms < 0 ||
-      !(config.timeout_sec > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(who, ": invalid config (warmup=", config.warmup, ", number=", config.number,
-                     ", repeat=", config.repeat, ", min_repeat_ms=", config.min_repeat_ms,
-                     ", timeout_sec=", config.timeout_sec, ")"));
+      !(config.timeout_sec > 0) || !(config.slow_run_secs >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        who, ": invalid config (warmup=", config.warmup, ", number=", config.number,
+        ", repeat=", config.repeat, ", min_repeat_ms=", config.min_repeat_ms,
+        ", timeout_sec=", config.timeout_sec, ", slow_run_secs=", config.slow_run_secs, ")"));
   }
   return absl::OkStatus();
 }

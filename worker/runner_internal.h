@@ -75,7 +75,7 @@ absl::StatusOr<std::string> RunInChildProcess(const std::function<int()>& child_
 int64_t GrowNumber(double elapsed, int64_t number, int min_repeat_ms);
 
 // kInvalidArgument "<who>: invalid config (warmup=.., ...)" unless number >= 1, repeat >= 1,
-// warmup >= 0, min_repeat_ms >= 0 and timeout_sec > 0.
+// warmup >= 0, min_repeat_ms >= 0, timeout_sec > 0 and slow_run_secs >= 0.
 absl::Status ValidateRunnerConfig(const RunnerConfig& config, const std::string& who);
 
 // One array per ArgInfo, filled with NDArray::FillRandom(Random(seed)) in order (the data every

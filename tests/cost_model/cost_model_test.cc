@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -156,6 +157,7 @@ TEST(XGBoostModelTest, RandomScoresBeforeWarmup) {
   std::unique_ptr<CostModel> model = NewXGBoostModel();  // 100 warm-up samples
   const std::vector<FeatureMatrix> probe = FeaturesOf(SyntheticSamples(10, 1000));
   ASSERT_TRUE(model->Update(SyntheticSamples(50, 1)).ok());
+  EXPECT_FALSE(model->UsesFeatures());  // not trained before the warm-up samples
   std::vector<double> a = *model->Predict(probe), b = *model->Predict(probe);
   for (double s : a) {
     EXPECT_GE(s, 0);
@@ -164,7 +166,59 @@ TEST(XGBoostModelTest, RandomScoresBeforeWarmup) {
   EXPECT_NE(a, b);  // fresh random numbers each time
   ASSERT_TRUE(model->Update(SyntheticSamples(60, 100)).ok());
   EXPECT_EQ(model->size(), 110);
+  EXPECT_TRUE(model->UsesFeatures());
   EXPECT_EQ(*model->Predict(probe), *model->Predict(probe));  // the booster now
+  // Scores do not depend on the features before the warm-up either: empty matrices will do.
+  std::unique_ptr<CostModel> fresh = NewXGBoostModel();
+  EXPECT_EQ(fresh->Predict({FeatureMatrix(), FeatureMatrix()})->size(), 2u);
+  EXPECT_FALSE(NewRandomModel(1)->UsesFeatures());
+}
+
+// Early stopping counts only relative p-rmse gains of at least early_stopping_min_delta: the
+// training error stops improving in a few dozen rounds and then creeps down by float noise for
+// thousands, which the reference rule (min_delta 0) keeps training for.
+TEST(XGBoostModelTest, EarlyStoppingIgnoresNegligibleTrainingGains) {
+  // Candidates of several rows (as ones with cache stages are) and noisy costs: the pack-sum
+  // training error can only creep towards its floor.
+  std::vector<CostSample> samples = SyntheticSamples(120, 1);
+  const std::vector<CostSample> extra = SyntheticSamples(120, 5000);
+  Random noise(5);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    FeatureMatrix& f = samples[i].features;
+    f.values.insert(f.values.end(), extra[i].features.values.begin(),
+                    extra[i].features.values.end());
+    f.rows += extra[i].features.rows;
+    samples[i].cost_secs *= 1 + 0.5 * noise.UniformReal();
+  }
+  const std::vector<FeatureMatrix> probe = FeaturesOf(SyntheticSamples(20, 1000));
+  XGBoostConfig reference;
+  reference.early_stopping_min_delta = 0;
+  reference.max_boost_rounds = 1000;
+  auto timed_update = [&](CostModel* model) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(model->Update(samples).ok());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::unique_ptr<CostModel> full = NewXGBoostModel(reference);
+  std::unique_ptr<CostModel> fast = NewXGBoostModel();
+  const double full_s = timed_update(full.get());
+  const double fast_s = timed_update(fast.get());
+  const std::string full_path = TempPath("xgb_full"), fast_path = TempPath("xgb_fast");
+  ASSERT_TRUE(full->Save(full_path).ok());
+  ASSERT_TRUE(fast->Save(fast_path).ok());
+  const auto full_bytes = std::filesystem::file_size(full_path);
+  const auto fast_bytes = std::filesystem::file_size(fast_path);
+  std::printf("training on 120 samples: %.2f s (min_delta 0) vs %.2f s (default); model files "
+              "%ju vs %ju bytes\n", full_s, fast_s, static_cast<uintmax_t>(full_bytes),
+              static_cast<uintmax_t>(fast_bytes));
+  EXPECT_LT(fast_bytes, full_bytes);  // fewer trees
+  const std::vector<double> a = *full->Predict(probe), b = *fast->Predict(probe);
+  std::vector<double> truth;
+  for (const CostSample& s : SyntheticSamples(20, 1000)) truth.push_back(1 / s.cost_secs);
+  EXPECT_GT(KendallTau(b, truth), 0);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 0.05) << i;
+  std::remove(full_path.c_str());
+  std::remove(fast_path.c_str());
 }
 
 TEST(XGBoostModelTest, RetrainsOnlyAfterTwentyPercentNewData) {

@@ -3,6 +3,7 @@
 // references computed here. Also: build errors, crashes, timeouts and timing fields.
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 
@@ -364,6 +365,76 @@ TEST(CpuBackendTest, TimeoutKillsTheKernel) {
   double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(results[0].error_msg, "timed out after 0.3s");
   EXPECT_LT(waited, 5.0);
+}
+
+// A[0] = A[0] * 0.999 + 1, `steps` times in a dependent chain: a few cycles per step.
+PrimFunc Spin(int64_t steps) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {1});
+  Var i("i");
+  BlockNode block;
+  block.name = "spin";
+  block.body =
+      BufferStore(a, a.Load({Expr(0)}) * FloatImm(DataType::Float32(), 0.999) + 1, {Expr(0)});
+  return MakeFunc("spin", {a},
+                  For(i, Expr(steps), ForKind::kSerial, BlockRealize({}, True(), MakeBlock(block))));
+}
+
+TEST(CpuBackendTest, SlowKernelIsTimedByItsFirstWarmupRunOnly) {
+  PrimFunc f = Matmul(16, 16, 16);
+  std::unique_ptr<Builder> builder = NewCBuilder();
+  std::vector<BuildResult> built = BuildAll(builder.get(), {f});
+  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
+  RunInput input{built[0].artifact_path, built[0].symbol, ArgInfosOf(f)};
+  std::unique_ptr<Runner> runner = NewCpuRunner();
+  RunnerConfig config;
+  config.repeat = 3;
+  config.slow_run_secs = 1e-12;  // every run is "slow"
+  std::vector<RunResult> results = runner->Run({input}, config);
+  ASSERT_TRUE(results[0].ok()) << results[0].error_msg;
+  ASSERT_EQ(results[0].run_secs.size(), 1u);
+  EXPECT_GT(results[0].run_secs[0], 0);
+  config.slow_run_secs = 10;  // none is
+  results = runner->Run({input}, config);
+  ASSERT_TRUE(results[0].ok()) << results[0].error_msg;
+  EXPECT_EQ(results[0].run_secs.size(), 3u);
+  config.warmup = 0;  // the rule needs a warm-up run
+  config.slow_run_secs = 1e-12;
+  results = runner->Run({input}, config);
+  ASSERT_TRUE(results[0].ok()) << results[0].error_msg;
+  EXPECT_EQ(results[0].run_secs.size(), 3u);
+  config.slow_run_secs = -1;
+  results = runner->Run({input}, config);
+  EXPECT_NE(results[0].error_msg.find("slow_run_secs=-1"), std::string::npos)
+      << results[0].error_msg;
+}
+
+TEST(CpuBackendTest, TimeoutCoversOneStepNotTheWholeMeasurement) {
+  // About 5 * 10^7 dependent multiply-adds: tens of milliseconds per run. All the repeats
+  // last longer than the 0.4 s time-out, each step far less.
+  PrimFunc f = Spin(50'000'000);
+  std::unique_ptr<Builder> builder = NewCBuilder();
+  std::vector<BuildResult> built = BuildAll(builder.get(), {f});
+  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
+  std::vector<NDArray> args = RandomArgs(f, 1);
+  RunnerConfig config;
+  config.repeat = 1;
+  absl::StatusOr<RunResult> probe = RunCpuKernel(built[0].artifact_path, built[0].symbol, &args,
+                                                 config);
+  ASSERT_TRUE(probe.ok() && probe->ok());
+  const double per_run = probe->run_secs[0];
+  if (per_run > 0.1 || per_run < 0.01) GTEST_SKIP() << "a run took " << per_run << " s";
+  config.repeat = static_cast<int>(std::ceil(1.0 / per_run));  // about 1 s in all
+  config.timeout_sec = 0.4;
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<RunResult> ran =
+      RunCpuKernel(built[0].artifact_path, built[0].symbol, &args, config);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_TRUE(ran->ok()) << ran->error_msg;
+  EXPECT_EQ(ran->run_secs.size(), static_cast<size_t>(config.repeat));
+  EXPECT_GT(wall, config.timeout_sec);
+  std::printf("%d runs of %.3f s in %.2f s under a 0.4 s step time-out\n", config.repeat + 1,
+              per_run, wall);
 }
 
 TEST(CpuBackendTest, TimingFieldsFollowTheConfig) {
