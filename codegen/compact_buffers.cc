@@ -180,7 +180,8 @@ absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>&
     }
     const ForNode* site = path.back();
     arith::BufferAccessRegions regions =
-        arith::DetectBufferAccessRegions(site->body, relax, &analyzer);
+        arith::DetectBufferAccessRegions(site->body, relax, &analyzer, /*exclude=*/{},
+                                         /*only=*/{b});
     std::vector<Range> region;
     for (const auto* list : {&regions.reads, &regions.writes}) {
       for (const BufferRegion& r : *list) {

@@ -171,8 +171,9 @@ VarIntSetMap ToIntSets(const VarRangeMap& dom, Analyzer* analyzer) {
 // Collects accesses while walking a statement, with the loops entered so far as domains.
 class AccessCollector : public IRVisitor {
  public:
-  AccessCollector(const VarRangeMap& relax, Analyzer* analyzer, const std::vector<Buffer>& exclude)
-      : analyzer_(analyzer), exclude_(exclude) {
+  AccessCollector(const VarRangeMap& relax, Analyzer* analyzer, const std::vector<Buffer>& exclude,
+                  const std::vector<Buffer>& only = {})
+      : analyzer_(analyzer), exclude_(exclude), only_(only) {
     dom_ = ToIntSets(relax, analyzer);
   }
 
@@ -180,13 +181,13 @@ class AccessCollector : public IRVisitor {
 
  protected:
   void VisitExpr_(const BufferLoadNode* op) override {
-    Record(op->buffer, Relax(op->buffer, op->indices), &result.reads);
+    if (Wanted(op->buffer)) Record(op->buffer, Relax(op->buffer, op->indices), &result.reads);
     IRVisitor::VisitExpr_(op);
   }
 
   void VisitStmt_(const BufferStoreNode* op) override {
     IRVisitor::VisitStmt_(op);  // value and indices: reads
-    Record(op->buffer, Relax(op->buffer, op->indices), &result.writes);
+    if (Wanted(op->buffer)) Record(op->buffer, Relax(op->buffer, op->indices), &result.writes);
   }
 
   void VisitStmt_(const ForNode* op) override {
@@ -211,6 +212,7 @@ class AccessCollector : public IRVisitor {
     }
     for (const auto* list : {&block->reads, &block->writes}) {
       for (const BufferRegion& region : *list) {
+        if (!Wanted(region.buffer)) continue;
         std::vector<Range> ranges;
         for (size_t d = 0; d < region.region.size(); ++d) {
           const Range& r = region.region[d];
@@ -227,6 +229,14 @@ class AccessCollector : public IRVisitor {
   }
 
  private:
+  bool Wanted(const Buffer& buffer) const {
+    if (only_.empty()) return true;
+    for (const Buffer& b : only_) {
+      if (b.same_as(buffer)) return true;
+    }
+    return false;
+  }
+
   Range ToRangeOrFull(const IntSet& set, const Buffer& buffer, size_t dim) {
     if (set.IsBounded()) return set.ToRange(analyzer_);
     return Range{IntImm(DataType::Index(), 0), buffer.shape()[dim]};
@@ -256,6 +266,7 @@ class AccessCollector : public IRVisitor {
   VarIntSetMap dom_;
   Analyzer* analyzer_;
   std::vector<Buffer> exclude_;
+  std::vector<Buffer> only_;
 };
 
 }  // namespace
@@ -333,9 +344,10 @@ std::vector<Range> UnionRegion(const std::vector<Range>& a, const std::vector<Ra
 
 BufferAccessRegions DetectBufferAccessRegions(const Stmt& stmt, const VarRangeMap& relax,
                                               Analyzer* analyzer,
-                                              const std::vector<Buffer>& exclude) {
+                                              const std::vector<Buffer>& exclude,
+                                              const std::vector<Buffer>& only) {
   Analyzer local;
-  AccessCollector collector(relax, analyzer != nullptr ? analyzer : &local, exclude);
+  AccessCollector collector(relax, analyzer != nullptr ? analyzer : &local, exclude, only);
   collector.VisitStmt(stmt);
   return std::move(collector.result);
 }

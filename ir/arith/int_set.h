@@ -81,11 +81,14 @@ struct BufferAccessRegions {
 // Variables of `relax` and the loop variables of loops inside `stmt` are relaxed over their
 // domains; all other variables stay symbolic. A nested BlockRealize contributes its block's
 // declared reads/writes with iteration variables replaced by their bindings; buffers allocated
-// by nested blocks or listed in `exclude` are left out. A dimension whose bound cannot be
-// found covers the whole buffer dimension.
+// by nested blocks or listed in `exclude` are left out, and so, when `only` is not empty, are
+// all buffers not in `only` (their regions are not evaluated: the cost of region detection is
+// in the evaluation). A dimension whose bound cannot be found covers the whole buffer
+// dimension.
 BufferAccessRegions DetectBufferAccessRegions(const Stmt& stmt, const VarRangeMap& relax,
                                               Analyzer* analyzer = nullptr,
-                                              const std::vector<Buffer>& exclude = {});
+                                              const std::vector<Buffer>& exclude = {},
+                                              const std::vector<Buffer>& only = {});
 
 // The reads and writes of `block` (its init and body) in terms of its iteration variables,
 // relaxing only loops inside the block and leaving out the block's own alloc_buffers.

@@ -80,24 +80,22 @@ absl::StatusOr<bool> TakeRequest(Schedule* sch, BlockRV root, Request* request) 
 
 bool IsSingleChild(const Stmt& body) { return body.as<SeqStmtNode>() == nullptr; }
 
-// Element stride of `var` in `region`: its constant coefficient in the innermost dimension
-// whose start uses it, times the dimension's stride; 0 when unused; nullopt when the use is
-// not linear with a constant coefficient or the layout is not constant.
-std::optional<int64_t> AccessStride(const BufferRegion& region, const VarMap& bindings,
-                                    const Var& var) {
-  const Buffer& buffer = region.buffer;
+// Element stride of `var` in an access of `buffer` whose dimensions start at `starts` (in
+// loop variables): its constant coefficient in the innermost dimension whose start uses it,
+// times the dimension's stride; 0 when unused; nullopt when the use is not linear with a
+// constant coefficient or the layout is not constant.
+std::optional<int64_t> AccessStride(const Buffer& buffer, const std::vector<Expr>& starts,
+                                    const Var& var, arith::Analyzer* analyzer) {
   int64_t dim_stride = 1;
-  for (int d = static_cast<int>(region.region.size()) - 1; d >= 0; --d) {
+  for (int d = static_cast<int>(starts.size()) - 1; d >= 0; --d) {
     if (!buffer->strides.empty()) {
       const int64_t* s = AsConstInt(buffer->strides[d]);
       if (s == nullptr) return std::nullopt;
       dim_stride = *s;
     }
-    arith::Analyzer analyzer;
-    Expr index = analyzer.Simplify(Substitute(region.region[d].min, bindings));
+    const Expr& index = starts[d];
     if (UsesVar(index, [&](const VarNode* v) { return v == var.get(); })) {
-      std::optional<arith::LinearEquation> eq =
-          arith::DetectLinearEquation(index, {var}, &analyzer);
+      std::optional<arith::LinearEquation> eq = arith::DetectLinearEquation(index, {var}, analyzer);
       if (!eq) return std::nullopt;
       const int64_t* coeff = AsConstInt(eq->coeffs[0]);
       if (coeff == nullptr) return std::nullopt;
@@ -115,11 +113,17 @@ std::optional<int64_t> AccessStride(const BufferRegion& region, const VarMap& bi
 // How many innermost loops walk `region` contiguously.
 int ContiguousLoops(const BufferRegion& region, const VarMap& bindings,
                     const std::vector<LoopFacts>& loops) {
+  // The region's starts in loop variables, simplified once for all loops.
+  arith::Analyzer analyzer;
+  std::vector<Expr> starts;
+  for (const Range& r : region.region) {
+    starts.push_back(analyzer.Simplify(Substitute(r.min, bindings)));
+  }
   int count = 0;
   int prev_used = -1;
   int64_t prev_stride = 0;
   for (int i = static_cast<int>(loops.size()) - 1; i >= 0; --i) {
-    std::optional<int64_t> stride = AccessStride(region, bindings, loops[i].var);
+    std::optional<int64_t> stride = AccessStride(region.buffer, starts, loops[i].var, &analyzer);
     if (!stride) break;
     if (*stride == 0) {
       ++count;

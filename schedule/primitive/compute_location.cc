@@ -412,7 +412,8 @@ absl::StatusOr<std::vector<VarDomain>> NeededDomains(const MoveRequest& r,
   std::vector<VarDomain> doms(r.block->iter_vars.size());
   for (const BufferRegion& p : provided) {
     arith::BufferAccessRegions access = arith::DetectBufferAccessRegions(
-        r.loop->body, ThreadRelaxedLoops(r, p.buffer.scope()), analyzer);
+        r.loop->body, ThreadRelaxedLoops(r, p.buffer.scope()), analyzer, /*exclude=*/{},
+        /*only=*/{p.buffer});
     const std::vector<BufferRegion>& needed = r.reverse ? access.writes : access.reads;
     for (const BufferRegion& n : needed) {
       if (!n.buffer.same_as(p.buffer)) continue;

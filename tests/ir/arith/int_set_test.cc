@@ -197,6 +197,17 @@ TEST_F(AccessRegionTest, LoopsInsideAreRelaxed) {
   ExpectRange(regions.writes[0].region[0], i0 * 8, Expr(8));
 }
 
+TEST_F(AccessRegionTest, OnlyListedBuffersAreCollected) {
+  Var i1("i1");
+  Stmt body = For(i1, Expr(8), ForKind::kSerial,
+                  BufferStore(c, a.Load({i1, Expr(0)}) + b.Load({Expr(0), i1}), {i1, Expr(1)}));
+  BufferAccessRegions regions = DetectBufferAccessRegions(body, {}, nullptr, {}, {b});
+  ASSERT_EQ(regions.reads.size(), 1u);
+  EXPECT_TRUE(regions.reads[0].buffer.same_as(b));
+  ExpectRange(regions.reads[0].region[1], Expr(0), Expr(8));
+  EXPECT_TRUE(regions.writes.empty());
+}
+
 TEST_F(AccessRegionTest, RelaxMapAndUnionOfAccesses) {
   Var i("i");
   Stmt body = BufferStore(c, a.Load({i, Expr(0)}) + a.Load({i + 2, Expr(5)}), {i, Expr(0)});
