@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/divisors.h"
 #include "base/status_macros.h"
 #include "schedule/instruction_kinds.h"
 #include "schedule/schedule.h"
@@ -72,18 +73,6 @@ std::vector<int64_t> RepairTiling(std::vector<int64_t> tiles, int64_t extent) {
 constexpr int64_t kProductCap = int64_t{1} << 40;
 
 int64_t CappedMul(int64_t a, int64_t b) { return a > kProductCap / b ? kProductCap : a * b; }
-
-// The divisors of n (n >= 1), ascending.
-std::vector<int64_t> Divisors(int64_t n) {
-  std::vector<int64_t> low, high;
-  for (int64_t d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    low.push_back(d);
-    if (d != n / d) high.push_back(n / d);
-  }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  return low;
-}
 
 double Binomial(int64_t n, int64_t k) {
   double result = 1;

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "base/divisors.h"
 #include "base/status_macros.h"
 #include "rules/annotations.h"
 #include "rules/rule/params.h"
@@ -16,18 +17,6 @@ namespace tessera {
 namespace {
 
 constexpr char kName[] = "MutateTileSize";
-
-// The divisors of n (n >= 1), ascending.
-std::vector<int64_t> Divisors(int64_t n) {
-  std::vector<int64_t> low, high;
-  for (int64_t d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    low.push_back(d);
-    if (d != n / d) high.push_back(n / d);
-  }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  return low;
-}
 
 int64_t Product(const std::vector<int64_t>& tiles) {
   int64_t p = 1;
