@@ -4,6 +4,7 @@
 #define TESSERA_TESTS_CODEGEN_TEST_FUNCS_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/function.h"
@@ -50,6 +51,19 @@ Stmt ElementwiseNest(const std::string& block_name, const Buffer& out,
     s = For(loops[d], out.shape()[d], kind, s);
   }
   return s;
+}
+
+// A[i] = float(i) over `n` elements, and the same loop bound to threadIdx.x, which the C
+// builder must refuse: {good, bound}.
+inline std::pair<PrimFunc, PrimFunc> ElementwiseAndThreadBound(int64_t n) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {n});
+  Stmt s = ElementwiseNest(
+      "A", a, {}, [&](const std::vector<Var>& v) { return Cast(DataType::Float32(), v[0]); });
+  const auto* loop = s.as<ForNode>();
+  PrimFunc bound = MakeFunc(
+      "bound", {a},
+      For(loop->loop_var, loop->extent, ForKind::kThreadBinding, loop->body, "threadIdx.x"));
+  return {MakeFunc("good", {a}, s), bound};
 }
 
 // C[M, N] (+)= A[M, K] * B[K, N] with init, loops i, j, k of the given kinds. `in`/`acc` are

@@ -59,14 +59,7 @@ TEST(BatchBuildTest, EveryKernelOfABatchComputesItsOwnFunction) {
 }
 
 TEST(BatchBuildTest, AFailingBatchAttributesErrorsToItsInputs) {
-  Buffer a = Buffer::Make("A", DataType::Float32(), {8});
-  Stmt s = ElementwiseNest(
-      "A", a, {}, [&](const std::vector<Var>& v) { return Cast(DataType::Float32(), v[0]); });
-  const auto* loop = s.as<ForNode>();
-  PrimFunc bound = MakeFunc(
-      "bound", {a},
-      For(loop->loop_var, loop->extent, ForKind::kThreadBinding, loop->body, "threadIdx.x"));
-  PrimFunc good = MakeFunc("good", {a}, s);
+  auto [good, bound] = testing_funcs::ElementwiseAndThreadBound(8);
   std::vector<BuildResult> results =
       BatchBuilder(4)->Build({{good, Cpu()}, {bound, Cpu()}, {good, Cpu()},
                               {good, *Target::Parse("cuda -arch=sm_80")}});

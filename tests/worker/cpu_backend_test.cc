@@ -229,14 +229,7 @@ TEST(CpuBackendTest, GuardedPaddingLoadsStayCorrect) {
 }
 
 TEST(CpuBackendTest, BuildErrorsAreResults) {
-  Buffer a = Buffer::Make("A", DataType::Float32(), {32});
-  Stmt s = ElementwiseNest(
-      "A", a, {}, [&](const std::vector<Var>& v) { return Cast(DataType::Float32(), v[0]); });
-  const auto* loop = s.as<ForNode>();
-  PrimFunc bound = MakeFunc(
-      "bound", {a},
-      For(loop->loop_var, loop->extent, ForKind::kThreadBinding, loop->body, "threadIdx.x"));
-  PrimFunc good = MakeFunc("good", {a}, s);
+  auto [good, bound] = testing_funcs::ElementwiseAndThreadBound(32);
 
   std::unique_ptr<Builder> builder = NewCBuilder();
   std::vector<BuildResult> results =
@@ -379,12 +372,19 @@ PrimFunc Spin(int64_t steps) {
                   For(i, Expr(steps), ForKind::kSerial, BlockRealize({}, True(), MakeBlock(block))));
 }
 
-TEST(CpuBackendTest, SlowKernelIsTimedByItsFirstWarmupRunOnly) {
-  PrimFunc f = Matmul(16, 16, 16);
+// Matmul(16, 16, 16) built by the C builder, which it keeps: the builder owns the artifact.
+struct SmallBuiltMatmul {
+  PrimFunc func = Matmul(16, 16, 16);
   std::unique_ptr<Builder> builder = NewCBuilder();
-  std::vector<BuildResult> built = BuildAll(builder.get(), {f});
-  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
-  RunInput input{built[0].artifact_path, built[0].symbol, ArgInfosOf(f)};
+  BuildResult built = BuildAll(builder.get(), {func})[0];
+
+  RunInput Input() const { return RunInput{built.artifact_path, built.symbol, ArgInfosOf(func)}; }
+};
+
+TEST(CpuBackendTest, SlowKernelIsTimedByItsFirstWarmupRunOnly) {
+  SmallBuiltMatmul matmul;
+  ASSERT_TRUE(matmul.built.ok()) << matmul.built.error_msg;
+  RunInput input = matmul.Input();
   std::unique_ptr<Runner> runner = NewCpuRunner();
   RunnerConfig config;
   config.repeat = 3;
@@ -438,11 +438,9 @@ TEST(CpuBackendTest, TimeoutCoversOneStepNotTheWholeMeasurement) {
 }
 
 TEST(CpuBackendTest, TimingFieldsFollowTheConfig) {
-  PrimFunc f = Matmul(16, 16, 16);
-  std::unique_ptr<Builder> builder = NewCBuilder();
-  std::vector<BuildResult> built = BuildAll(builder.get(), {f});
-  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
-  RunInput input{built[0].artifact_path, built[0].symbol, ArgInfosOf(f)};
+  SmallBuiltMatmul matmul;
+  ASSERT_TRUE(matmul.built.ok()) << matmul.built.error_msg;
+  RunInput input = matmul.Input();
   std::unique_ptr<Runner> runner = NewCpuRunner();
 
   RunnerConfig config;
