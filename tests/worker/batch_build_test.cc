@@ -10,8 +10,6 @@
 namespace tessera {
 namespace {
 
-using testing_funcs::ElementwiseNest;
-using testing_funcs::MakeFunc;
 using testing_funcs::Matmul;
 
 Target Cpu() { return *Target::Parse("cpu"); }
