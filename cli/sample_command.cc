@@ -135,7 +135,8 @@ int RunSample(const SampleOptions& options) {
         absl::StrCat("the rules of ", target->kind_name(), " produced no design space")));
   }
 
-  // Sampling starts from the simplified traces, as the search strategies do (facts 5.2).
+  // Sampling starts from the simplified traces, as the search strategies do
+  // (docs/reference/metaschedule.md §5.2).
   std::vector<Trace> traces;
   for (const Schedule& space : *spaces) traces.push_back(space.trace().Simplified(true));
   Tally t;

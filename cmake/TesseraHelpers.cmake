@@ -1,4 +1,4 @@
-# Helpers that every folder uses to declare its targets (style.md 3.2, after abseil's
+# Helpers that every folder uses to declare its targets (docs/architecture.md, after abseil's
 # absl_cc_library). Sorted, explicit source lists; a target links only what it names.
 #
 #   tessera_cc_library(NAME schedule
@@ -73,7 +73,7 @@ function(tessera_cc_test)
   _tessera_add_warnings(${TCT_NAME})
 
   # PRE_TEST: the list of tests is read from the binary when ctest runs, never during the build
-  # (a binary that cannot start here must not break the build; deps.md T1).
+  # (a binary that cannot start here must not break the build; docs/deps.md T1).
   gtest_discover_tests(${TCT_NAME}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 120

@@ -1,6 +1,6 @@
 // Cost models predict how fast a candidate is, from its features, so the search measures only
-// promising ones. XGBoostModel follows MetaSchedule's XGBModel (metaschedule-facts.md 6.1):
-// per-task groups, labels = best cost in the task / cost, a pack-sum objective over the rows
+// promising ones. XGBoostModel follows MetaSchedule's XGBModel (docs/reference/metaschedule.md
+// §6.1): per-task groups, labels = best cost in the task / cost, a pack-sum objective over the rows
 // of a candidate, retraining after 20% new data, random scores (and no training) until 100
 // samples. RandomModel
 // scores uniformly at random (ablation).

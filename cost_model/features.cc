@@ -1,5 +1,5 @@
-// Per-store feature extraction (metaschedule-facts.md 6.2), walking the scheduled TensorIR
-// directly instead of lowering it first: block iteration variables are replaced by their
+// Per-store feature extraction (docs/reference/metaschedule.md §6.2), walking the scheduled
+// TensorIR directly instead of lowering it first: block iteration variables are replaced by their
 // bindings (so accesses are in terms of loop variables, as after the reference's
 // convert-blocks-to-opaque), a reduction's init runs inside all the block's loops (as after
 // lowering init blocks), serial un-annotated loops of extent 1 are dropped (their variable is

@@ -1,6 +1,6 @@
 // Per-store features of a scheduled program, after MetaSchedule's PerStoreFeature
-// (metaschedule-facts.md 6.2): one row of kFeatureDim floats per buffer a non-constant store
-// writes (arithmetic counts, loop kinds and GPU bindings, per-buffer access patterns and
+// (docs/reference/metaschedule.md §6.2): one row of kFeatureDim floats per buffer a non-constant
+// store writes (arithmetic counts, loop kinds and GPU bindings, per-buffer access patterns and
 // reuse, an arithmetic-intensity curve, allocation and outer-loop values), slog-scaled.
 // Candidates are featurized by the thousands per second on one core.
 #ifndef TESSERA_COST_MODEL_FEATURES_H_

@@ -1,4 +1,4 @@
-// Group 2 of the per-store features (metaschedule-facts.md 6.2): for every buffer a store
+// Group 2 of the per-store features (docs/reference/metaschedule.md §6.2): for every buffer a store
 // reads or writes, the elements it touches under each loop level, the stride of the innermost
 // loop that moves it, and the kind and distance of its reuse.
 //

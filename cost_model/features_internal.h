@@ -1,5 +1,5 @@
 // Internal to cost_model/: the buffer-access group of the per-store features (group 2 of
-// metaschedule-facts.md 6.2), shared by features.cc (the walk over the program) and
+// docs/reference/metaschedule.md §6.2), shared by features.cc (the walk over the program) and
 // features_access.cc (regions, strides and reuse of one store's buffers).
 #ifndef TESSERA_COST_MODEL_FEATURES_INTERNAL_H_
 #define TESSERA_COST_MODEL_FEATURES_INTERNAL_H_

@@ -1,4 +1,5 @@
-// XGBoostModel: MetaSchedule's XGBModel (metaschedule-facts.md 6.1) over the XGBoost 1.7 C API.
+// XGBoostModel: MetaSchedule's XGBModel (docs/reference/metaschedule.md §6.1) over the XGBoost 1.7
+// C API.
 //
 // Every candidate is a set of rows (one per stored buffer); its predicted score is the sum of
 // the booster's outputs over its rows ("pack-sum"). Training uses a custom objective computed

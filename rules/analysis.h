@@ -1,6 +1,6 @@
 // Block and loop predicates shared by the schedule rules and postprocessors: which blocks
 // need multi-level tiling, rfactor or a cross-thread reduction, which blocks look like a
-// write cache, how a block reads relative to how it writes (metaschedule-facts.md 4.3).
+// write cache, how a block reads relative to how it writes (docs/reference/metaschedule.md §4.3).
 //
 // The kinds of block iterators are the IR's own IterKind (ir/stmt.h: kSpatial, kReduction);
 // the IR has no opaque iterators, so a loop used by iterators of both kinds is the only
@@ -40,14 +40,15 @@ bool HasTrivialBinding(const Schedule& sch, BlockRV block);
 // True when `block` carries the meta_schedule.tiling_structure annotation.
 bool IsMultiLevelTiled(const Block& block);
 
-// The MultiLevelTiling match (facts 4.3.4): not yet tiled, one write and at least one read,
-// some reduction iterator, trivial binding, no buffer read twice, constant read extents and
-// data reuse (some non-output read buffer is not indexed by a non-unit spatial iterator).
+// The MultiLevelTiling match (docs/reference/metaschedule.md §4.3.4): not yet tiled, one write and
+// at least one read, some reduction iterator, trivial binding, no buffer read twice, constant read
+// extents and data reuse (some non-output read buffer is not indexed by a non-unit spatial
+// iterator).
 bool NeedsMultiLevelTiling(const Schedule& sch, BlockRV block);
 
-// The AddRFactor / CrossThreadReduction match (facts 4.3.6): a reduction block with trivial
-// binding, not tiled, directly inside a perfect nest of spatial/reduction loops with constant
-// extents and at least one reduction loop. A block that also needs multi-level tiling
+// The AddRFactor / CrossThreadReduction match (docs/reference/metaschedule.md §4.3.6): a reduction
+// block with trivial binding, not tiled, directly inside a perfect nest of spatial/reduction loops
+// with constant extents and at least one reduction loop. A block that also needs multi-level tiling
 // matches only when its spatial extent is below its reduction extent and at most
 // `max_parallel_extent`; any other block when its reduction extent exceeds 1.
 bool NeedsRFactorOrCrossThreadReduction(const Schedule& sch, BlockRV block,
@@ -77,7 +78,7 @@ struct ReadWritePattern {
 ReadWritePattern AnalyzeReadWritePattern(const BufferRegion& read, const BufferRegion& write);
 
 // True when `block` writes one buffer and every read maps injectively and in order onto the
-// write (a copy such as a cache-write block; facts 4.3.4 AddWriteReuse).
+// write (a copy such as a cache-write block; docs/reference/metaschedule.md §4.3.4 AddWriteReuse).
 bool IsWriteCache(const Block& block);
 bool IsWriteCache(const Schedule& sch, BlockRV block);
 

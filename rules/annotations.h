@@ -1,5 +1,5 @@
 // Annotation keys shared by schedule rules, postprocessors, mutators and the backends
-// (metaschedule-facts.md 4.5). One definition each, so a rule and the postprocessor that
+// (docs/reference/metaschedule.md §4.5). One definition each, so a rule and the postprocessor that
 // consumes its annotation cannot drift apart.
 #ifndef TESSERA_RULES_ANNOTATIONS_H_
 #define TESSERA_RULES_ANNOTATIONS_H_

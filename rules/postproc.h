@@ -1,7 +1,7 @@
 // Postprocessors turn a sampled schedule into a buildable one, or reject it. They run after a
 // design-space trace is replayed and EnterPostproc is recorded; what they do is recorded in
 // the schedule's trace after the marker, so replaying a stored full trace reproduces the
-// exact program without running them again (metaschedule-facts.md 2.6, 4.4).
+// exact program without running them again (docs/reference/metaschedule.md §2.6, 4.4).
 //
 // Each postprocessor is one file under rules/postproc/, made by a factory in
 // rules/postprocs.h and registered by name in rules/registry.cc.

@@ -80,7 +80,8 @@ std::vector<std::string> ScheduleRuleNames() { return NamesOf(RuleTable()); }
 std::vector<std::string> PostprocNames() { return NamesOf(PostprocTable()); }
 
 absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(const Target& target) {
-  // MetaSchedule's DefaultLLVM / DefaultCUDA / DefaultCUDATensorCore orders (facts 4.2).
+  // MetaSchedule's DefaultLLVM / DefaultCUDA / DefaultCUDATensorCore orders
+  // (docs/reference/metaschedule.md §4.2).
   std::vector<std::string> names;
   if (target.is_cpu()) {
     names = {"InlineConstantScalars", "AutoInline", "AddRFactor", "MultiLevelTiling",

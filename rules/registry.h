@@ -1,5 +1,5 @@
 // Schedule rules and postprocessors by name, and the default lists per target
-// (metaschedule-facts.md 4.2; docs/design-spaces.md says where Tessera differs and why).
+// (docs/reference/metaschedule.md §4.2; docs/design-spaces.md says where Tessera differs and why).
 #ifndef TESSERA_RULES_REGISTRY_H_
 #define TESSERA_RULES_REGISTRY_H_
 

@@ -5,7 +5,7 @@
 //
 // Each rule is one file under rules/rule/, made by a factory in rules/schedule_rules.h and
 // registered by name in rules/registry.cc. Parameters are a JSON object; keys left out take
-// the defaults of the target (metaschedule-facts.md 4.2).
+// the defaults of the target (docs/reference/metaschedule.md §4.2).
 #ifndef TESSERA_RULES_SCHEDULE_RULE_H_
 #define TESSERA_RULES_SCHEDULE_RULE_H_
 

@@ -1,5 +1,5 @@
 // Factories of the schedule rules (one file each under rules/rule/). `params` is a JSON object;
-// keys left out take the defaults for `target` from metaschedule-facts.md 4.2 (CPU: the
+// keys left out take the defaults for `target` from docs/reference/metaschedule.md §4.2 (CPU: the
 // "llvm" column, CUDA: the "cuda" column). An unknown key or a value of the wrong type is
 // kInvalidArgument naming the rule and the key.
 #ifndef TESSERA_RULES_SCHEDULE_RULES_H_

@@ -1,5 +1,5 @@
 // Binding the outer spatial loops of a GPU block to blockIdx.x / threadIdx.x
-// (metaschedule-facts.md 4.3.11). Shared by the AutoBind rule (sampled thread count), the
+// (docs/reference/metaschedule.md §4.3.11). Shared by the AutoBind rule (sampled thread count), the
 // RewriteUnboundBlock postprocessor (fixed thread count) and default schedules.
 #ifndef TESSERA_RULES_THREAD_BIND_H_
 #define TESSERA_RULES_THREAD_BIND_H_

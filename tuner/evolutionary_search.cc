@@ -1,5 +1,5 @@
-// EvolutionarySearch (metaschedule-facts.md 5.1-5.5): each batch starts from a population of
-// the database's best records and fresh samples, evolves it for genetic_num_iters generations
+// EvolutionarySearch (docs/reference/metaschedule.md §5.1-5.5): each batch starts from a population
+// of the database's best records and fresh samples, evolves it for genetic_num_iters generations
 // (fitness-proportional parents, mutation with genetic_mutate_prob), keeps the best predicted
 // unmeasured programs in a bounded heap, and fills the batch from them, with an eps_greedy share
 // of random fresh samples. Deviation: while the cost model's scores are random (warm-up) the

@@ -1,6 +1,6 @@
 // Mutators change one decision (or one annotation value) of a trace, for the evolutionary
 // search. The result is truncated at EnterPostproc: postprocessors run again when the mutated
-// trace is replayed (metaschedule-facts.md 3.6). Mutators are immutable once made.
+// trace is replayed (docs/reference/metaschedule.md §3.6). Mutators are immutable once made.
 //
 // Each mutator is one file under tuner/mutator/, made by a factory in tuner/mutators.h.
 #ifndef TESSERA_TUNER_MUTATOR_H_

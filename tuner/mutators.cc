@@ -1,5 +1,5 @@
 // The mutator name table and MetaSchedule's default mutator weights per target
-// (metaschedule-facts.md 3.7).
+// (docs/reference/metaschedule.md §3.7).
 #include "tuner/mutators.h"
 
 #include "absl/strings/str_cat.h"

@@ -1,5 +1,5 @@
 // Factories of the mutators (one file each under tuner/mutator/), and the defaults per target
-// (metaschedule-facts.md 3.6, 3.7).
+// (docs/reference/metaschedule.md §3.6, 3.7).
 #ifndef TESSERA_TUNER_MUTATORS_H_
 #define TESSERA_TUNER_MUTATORS_H_
 

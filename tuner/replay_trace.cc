@@ -1,5 +1,5 @@
 // ReplayTrace: every batch is num_trials_per_iter independent samples of the design spaces
-// (metaschedule-facts.md 5.6), minus programs already measured.
+// (docs/reference/metaschedule.md §5.6), minus programs already measured.
 #include <chrono>
 
 #include "tuner/search_strategy.h"

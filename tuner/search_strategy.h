@@ -1,4 +1,5 @@
-// Search strategies pick which candidates of a task to measure next (metaschedule-facts.md 5):
+// Search strategies pick which candidates of a task to measure next (docs/reference/metaschedule.md
+// §5):
 //   - ReplayTrace: independent random samples of the design spaces;
 //   - EvolutionarySearch: a population from fresh samples and the database's best records,
 //     evolved by mutators, ranked by the cost model, with epsilon-greedy exploration.

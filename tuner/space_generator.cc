@@ -1,4 +1,4 @@
-// PostOrderApply and candidate construction (metaschedule-facts.md 4.1, 2.6).
+// PostOrderApply and candidate construction (docs/reference/metaschedule.md §4.1, 2.6).
 #include "tuner/space_generator.h"
 
 #include <functional>

@@ -1,7 +1,8 @@
 // Design spaces: PostOrderApply runs the schedule rules over a function's blocks and returns
 // the traced schedules whose sampling instructions are the tunable knobs
-// (metaschedule-facts.md 4.1). MakeCandidate turns one such trace (or a mutated one) into a
-// measurable candidate: replay, EnterPostproc, postprocessors (facts 2.6).
+// (docs/reference/metaschedule.md §4.1). MakeCandidate turns one such trace (or a mutated one) into
+// a measurable candidate: replay, EnterPostproc, postprocessors (docs/reference/metaschedule.md
+// §2.6).
 #ifndef TESSERA_TUNER_SPACE_GENERATOR_H_
 #define TESSERA_TUNER_SPACE_GENERATOR_H_
 
@@ -55,11 +56,12 @@ absl::StatusOr<Schedule> MakeCandidate(const PrimFunc& workload, const Trace& tr
                                        const std::vector<PostprocPtr>& postprocs, int64_t seed,
                                        bool erase_decisions, CandidateFailure* failure = nullptr);
 
-// One random sample of a search space, drawn as MetaSchedule's ReplayTrace does (facts 5.6):
-// a design space (trace) chosen uniformly, its decisions erased, replayed with a seed forked
-// from `rng`, then postprocessed (MakeCandidate). A draw the postprocessors reject is drawn
-// again, up to `max_draws` draws in all (on GPUs most tilings break a thread or memory limit, so
-// a sampler that gives up after one draw mostly returns nothing). `spaces` must not be empty.
+// One random sample of a search space, drawn as MetaSchedule's ReplayTrace does
+// (docs/reference/metaschedule.md §5.6): a design space (trace) chosen uniformly, its decisions
+// erased, replayed with a seed forked from `rng`, then postprocessed (MakeCandidate). A draw the
+// postprocessors reject is drawn again, up to `max_draws` draws in all (on GPUs most tilings break
+// a thread or memory limit, so a sampler that gives up after one draw mostly returns nothing).
+// `spaces` must not be empty.
 struct SampledCandidate {
   size_t space = 0;  // index into `spaces` of the last draw
   int64_t seed = 0;  // the last draw's schedule seed

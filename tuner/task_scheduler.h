@@ -1,4 +1,4 @@
-// Task schedulers share a job's trial budget among its tasks (metaschedule-facts.md 7):
+// Task schedulers share a job's trial budget among its tasks (docs/reference/metaschedule.md §7):
 //   - RoundRobin: the next unfinished task in turn;
 //   - GradientBased (default): after one warm-up batch per task, the task whose weighted
 //     latency is expected to drop most: grad = (alpha * backward gradient over `window`

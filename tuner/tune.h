@@ -1,6 +1,6 @@
-// The in-process tuning loop (metaschedule-facts.md 1.3): for each task, design spaces and a
-// search strategy; a task scheduler picks the task of every batch; each batch is built and run
-// (tuner/measure.h), then the measure callbacks commit every candidate to the database (failed
+// The in-process tuning loop (docs/reference/metaschedule.md §1.3): for each task, design spaces
+// and a search strategy; a task scheduler picks the task of every batch; each batch is built and
+// run (tuner/measure.h), then the measure callbacks commit every candidate to the database (failed
 // ones with their error), update the cost model, check a new best against the reference
 // (marking it verified) and report progress. Running again on the same database continues:
 // programs already measured there are not measured again and the cost model starts from the

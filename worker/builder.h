@@ -5,7 +5,7 @@
 //   cc -O3 -march=native -fno-tree-loop-if-convert -fopenmp -shared -fPIC -std=gnu11
 //      <extra flags> -o <unique>.so <src>.c -lm
 //
-// Every .so gets a unique path (dlopen caches by path, deps.md T6), the compiler is started
+// Every .so gets a unique path (dlopen caches by path, docs/deps.md T6), the compiler is started
 // with posix_spawnp (no shell, no fork of this possibly threaded process), and the inputs of
 // one Build call are compiled in parallel threads (optionally several per compiler call,
 // CBuilderOptions::batch_size). A candidate that fails to generate or to compile is a

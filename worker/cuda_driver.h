@@ -1,6 +1,6 @@
 // The CUDA driver API as a table of function pointers, opened with dlopen("libcuda.so.1") at
-// run time. Nothing in Tessera links libcuda (deps.md T1): a binary that did could not start on
-// a machine without a driver. CUDA 13's cuda.h maps API names to versioned symbols
+// run time. Nothing in Tessera links libcuda (docs/deps.md T1): a binary that did could not start
+// on a machine without a driver. CUDA 13's cuda.h maps API names to versioned symbols
 // (cuMemAlloc -> cuMemAlloc_v2, cuEventElapsedTime -> cuEventElapsedTime_v2, ...); the table
 // resolves exactly those symbols, so every entry has the signature cuda.h declares for it.
 //

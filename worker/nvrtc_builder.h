@@ -28,7 +28,7 @@
 namespace tessera {
 
 struct NvrtcCompileOptions {
-  // Where cuda_fp16.h / cuda_bf16.h are (NVRTC needs them on its include path, deps.md T3).
+  // Where cuda_fp16.h / cuda_bf16.h are (NVRTC needs them on its include path, docs/deps.md T3).
   // Empty: DefaultCudaIncludeDir().
   std::string include_dir;
   bool fast_math = false;                // --use_fast_math

@@ -1,5 +1,5 @@
-// Analysis shared by the default (DLight-style) rules (metaschedule-facts.md 10.1): the blocks of
-// a normalized function with their iteration kinds, inlining of what can be inlined, the
+// Analysis shared by the default (DLight-style) rules (docs/reference/metaschedule.md §10.1): the
+// blocks of a normalized function with their iteration kinds, inlining of what can be inlined, the
 // dominant read of a block, epilogue tests, and the final GPU check every GPU rule makes.
 #ifndef TESSERA_RULES_DEFAULT_ANALYSIS_H_
 #define TESSERA_RULES_DEFAULT_ANALYSIS_H_
@@ -81,9 +81,10 @@ int64_t LoopExtent(const Schedule& sch, LoopRV loop);
 // The largest power of two <= min(n, limit) (at least 1).
 int64_t FloorPowerOfTwo(int64_t n, int64_t limit);
 
-// A reduction block computing the GEMM C[S,I,J] += A[S,I,K] * B[S,J,K] (metaschedule-facts.md
-// 10.3): `a` and `b` index block->reads; groups[kGemmS..kGemmK] list the iteration variables of
-// each kind (unit ones go to S, or K if reductions). J is the group C is contiguous along.
+// A reduction block computing the GEMM C[S,I,J] += A[S,I,K] * B[S,J,K]
+// (docs/reference/metaschedule.md §10.3): `a` and `b` index block->reads; groups[kGemmS..kGemmK]
+// list the iteration variables of each kind (unit ones go to S, or K if reductions). J is the group
+// C is contiguous along.
 enum GemmGroup { kGemmS = 0, kGemmI = 1, kGemmJ = 2, kGemmK = 3 };
 struct GemmMatch {
   int a = -1;

@@ -1,5 +1,5 @@
-// The default rule lists per target and ApplyDefaultSchedule (metaschedule-facts.md 10.1): every
-// function not yet scheduled gets the schedule of the first rule that applies.
+// The default rule lists per target and ApplyDefaultSchedule (docs/reference/metaschedule.md
+// §10.1): every function not yet scheduled gets the schedule of the first rule that applies.
 #include <utility>
 
 #include "rules/annotations.h"

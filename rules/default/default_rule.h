@@ -1,5 +1,5 @@
 // Default schedules: rule-based, no search, in the style of TVM's DLight
-// (metaschedule-facts.md 10). A DefaultRule either schedules a whole function with fixed
+// (docs/reference/metaschedule.md §10). A DefaultRule either schedules a whole function with fixed
 // decisions or says it does not apply; ApplyDefaultSchedule tries rules in order and the first
 // that applies wins.
 #ifndef TESSERA_RULES_DEFAULT_DEFAULT_RULE_H_

@@ -1,8 +1,8 @@
-// Fallback (metaschedule-facts.md 10.2): any normal function. Everything inlinable is inlined;
-// each remaining block gets its spatial loops fused and split over blockIdx.x / threadIdx.x,
-// its reduction loops serial inside (init decomposed before them). Unlike DLight, whose
-// intermediates may live in global workspaces, Tessera's kernels keep intermediates on chip: a
-// reduction whose output feeds an elementwise epilogue accumulates in a local register and the
+// Fallback (docs/reference/metaschedule.md §10.2): any normal function. Everything inlinable is
+// inlined; each remaining block gets its spatial loops fused and split over blockIdx.x /
+// threadIdx.x, its reduction loops serial inside (init decomposed before them). Unlike DLight,
+// whose intermediates may live in global workspaces, Tessera's kernels keep intermediates on chip:
+// a reduction whose output feeds an elementwise epilogue accumulates in a local register and the
 // epilogue is inlined into the write-back (CBR: conv + bias + batch norm + ReLU).
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// GEMV (metaschedule-facts.md 10.4): after inlining runs of elementwise blocks, one sum
+// GEMV (docs/reference/metaschedule.md §10.4): after inlining runs of elementwise blocks, one sum
 // reduction X[...] = X[...] + Y with 2 or 3 iterators ([S, R] or [B, S, R]) reading at least two
 // buffers of which some, but not all, are "vectors" (indexed by some but not all iterators),
 // optionally followed by one elementwise epilogue. Inner reductions only (the matrix is read

@@ -1,10 +1,11 @@
-// GeneralReduction (metaschedule-facts.md 10.7): softmax, layer norm, RMS norm and other row-wise
-// chains. After inlining runs of elementwise blocks: the first block's iteration kinds D end with
-// at least one "R", every middle block has the same kinds, and the last block is elementwise with
-// at most len(D) iterators, more than D's leading spatial ones. One thread block per row: the last block's leading spatial loops (as
-// many as D starts with) are fused on blockIdx.x and the rest spread over 256 threads; every
-// earlier block keeps its output in shared memory, is computed at that row loop, and spreads its
-// trailing reduction loops over the same threads (a cross-thread reduction).
+// GeneralReduction (docs/reference/metaschedule.md §10.7): softmax, layer norm, RMS norm and other
+// row-wise chains. After inlining runs of elementwise blocks: the first block's iteration kinds D
+// end with at least one "R", every middle block has the same kinds, and the last block is
+// elementwise with at most len(D) iterators, more than D's leading spatial ones. One thread block
+// per row: the last block's leading spatial loops (as many as D starts with) are fused on
+// blockIdx.x and the rest spread over 256 threads; every earlier block keeps its output in shared
+// memory, is computed at that row loop, and spreads its trailing reduction loops over the same
+// threads (a cross-thread reduction).
 #include "base/status_macros.h"
 #include "rules/default/analysis.h"
 #include "rules/default/rule_factories.h"

@@ -1,4 +1,4 @@
-// Matmul (metaschedule-facts.md 10.3), the SIMT path. Match: after inlining everything
+// Matmul (docs/reference/metaschedule.md §10.3), the SIMT path. Match: after inlining everything
 // inlinable, exactly one reduction block, the others elementwise consumers of it (epilogues);
 // the reduction reads two buffers A, B and writes C with point accesses (every index a single
 // iterator or a constant) classifying as the GEMM C[S,I,J] += A[S,I,K] * B[S,J,K]: S spatial in

@@ -1,5 +1,5 @@
-// Reduction (metaschedule-facts.md 10.6): after inlining runs of elementwise blocks, one sum
-// reduction along contiguous memory (the dominant read's innermost index is a reduction
+// Reduction (docs/reference/metaschedule.md §10.6): after inlining runs of elementwise blocks, one
+// sum reduction along contiguous memory (the dominant read's innermost index is a reduction
 // iterator), optionally followed by one elementwise epilogue. One thread block per output row;
 // the row's reduction is spread over up to max_threads_per_block threads (the largest power of
 // two not above the reduction length, at least a warp) and combined across threads. The

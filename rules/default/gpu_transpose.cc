@@ -1,6 +1,6 @@
-// Transpose (metaschedule-facts.md 10.9): after inlining everything inlinable, a single 2-D block
-// out[perm(i)] = in[i] whose store indices are a permutation, other than the identity, of its
-// load indices. Each thread block moves a 32 x 32 tile: the input tile is read into shared
+// Transpose (docs/reference/metaschedule.md §10.9): after inlining everything inlinable, a single
+// 2-D block out[perm(i)] = in[i] whose store indices are a permutation, other than the identity, of
+// its load indices. Each thread block moves a 32 x 32 tile: the input tile is read into shared
 // memory with coalesced (and, for whole tiles, 4-wide vectorized) loads by 8 x 32 threads, and
 // the output is written row by row from it, so both global accesses are contiguous. (DLight
 // uses 16 x 8 threads with an optional decode prologue; the tile here is the one of

@@ -23,7 +23,7 @@ DefaultRulePtr MakeDefaultRule(std::string name, Target::Kind kind, ScheduleFn f
 // True if `func` carries tessera.scheduled (rules/annotations.h attr::kScheduled) other than 0.
 bool IsScheduled(const PrimFunc& func);
 
-// GPU rules (metaschedule-facts.md 10.2-10.9).
+// GPU rules (docs/reference/metaschedule.md §10.2-10.9).
 DefaultRulePtr MakeGpuMatmulRule();            // "Matmul"
 DefaultRulePtr MakeGpuGemvRule();              // "GEMV"
 DefaultRulePtr MakeGpuReductionRule();         // "Reduction"

@@ -1,5 +1,5 @@
-// DisallowDynamicLoop (metaschedule-facts.md 4.4): rejects a program with a loop whose extent
-// is not a constant. Tiling, vectorization and thread binding all need constant extents, and
+// DisallowDynamicLoop (docs/reference/metaschedule.md §4.4): rejects a program with a loop whose
+// extent is not a constant. Tiling, vectorization and thread binding all need constant extents, and
 // the measured kernel would only be valid for one value of the symbolic extent anyway.
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// RewriteCooperativeFetch (metaschedule-facts.md 4.4, GPU): turns each
+// RewriteCooperativeFetch (docs/reference/metaschedule.md §4.4, GPU): turns each
 // Annotate(block, meta_schedule.cooperative_fetch, v) of the trace (MultiLevelTiling's
 // shared-memory copies) into a copy shared by the threads of the thread block: the annotation
 // is removed and the copy's innermost (fused) loop is split [None, ty, tx, lanes], the middle

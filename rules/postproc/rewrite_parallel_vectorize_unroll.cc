@@ -1,4 +1,4 @@
-// RewriteParallelVectorizeUnroll (metaschedule-facts.md 4.4, after the annotations of the
+// RewriteParallelVectorizeUnroll (docs/reference/metaschedule.md §4.4, after the annotations of the
 // ParallelizeVectorizeUnroll rule, 4.3.8): the root block's meta_schedule.parallel = P,
 // meta_schedule.vectorize = V and meta_schedule.unroll_explicit / unroll_implicit = S become
 // loop transformations of every block directly under the root:

@@ -1,4 +1,4 @@
-// RewriteReductionBlock (metaschedule-facts.md 4.4): splits the init statement of every
+// RewriteReductionBlock (docs/reference/metaschedule.md §4.4): splits the init statement of every
 // reduction block out into its own block with DecomposeReduction, placed before the block's
 // first loop that is not purely spatial, so the backends see a plain initialization loop nest
 // and a plain update. Blocks whose reduction runs across threads (a reduction variable bound

@@ -1,4 +1,4 @@
-// RewriteTensorize (metaschedule-facts.md 4.4): every block annotated
+// RewriteTensorize (docs/reference/metaschedule.md §4.4): every block annotated
 // meta_schedule.auto_tensorize = NAME (by MultiLevelTilingTensorCore, or by RewriteReductionBlock
 // for the init block of such a block) loses the annotation and is tensorized with the intrinsic
 // NAME (schedule/tensor_intrin.h). A block that no longer matches the intrinsic stays as it is,

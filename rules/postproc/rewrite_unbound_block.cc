@@ -1,5 +1,5 @@
-// RewriteUnboundBlock (metaschedule-facts.md 4.4, GPU): every block that would run outside a
-// kernel's thread grid, i.e. is not under both a blockIdx and a threadIdx loop, gets its
+// RewriteUnboundBlock (docs/reference/metaschedule.md §4.4, GPU): every block that would run
+// outside a kernel's thread grid, i.e. is not under both a blockIdx and a threadIdx loop, gets its
 // leading spatial loops bound to blockIdx.x / threadIdx.x by BindBlockThreadIdx
 // (rules/thread_bind.h) with min(max_threads_per_block, extent) threads, no sampling. Blocks
 // nested in such a block move with it, so only the outermost unbound blocks are bound.

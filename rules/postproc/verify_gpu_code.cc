@@ -1,5 +1,5 @@
-// VerifyGPUCode (metaschedule-facts.md 4.4, GPU): rejects a candidate that cannot run as CUDA
-// kernels on the target, before it costs a compilation:
+// VerifyGPUCode (docs/reference/metaschedule.md §4.4, GPU): rejects a candidate that cannot run as
+// CUDA kernels on the target, before it costs a compilation:
 //   1. at every block annotated meta_schedule.thread_extent_low_inclusive /
 //      _high_inclusive (by MultiLevelTiling), the threads per block in effect (the product of
 //      the innermost threadIdx.x, .y and .z extents around it) must lie within the bounds, and

@@ -1,5 +1,5 @@
-// AddRFactor (metaschedule-facts.md 4.3.6): a reduction with little spatial parallelism is
-// split into a partial (rfactor) reduction over a sampled factor of its reduction loop and a
+// AddRFactor (docs/reference/metaschedule.md §4.3.6): a reduction with little spatial parallelism
+// is split into a partial (rfactor) reduction over a sampled factor of its reduction loop and a
 // final one, so the partial results can run in parallel. Branches the design space into
 // the successful rfactor variants plus the untouched original.
 #include <algorithm>

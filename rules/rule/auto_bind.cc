@@ -1,5 +1,5 @@
-// AutoBind (metaschedule-facts.md 4.3.11): binds the outer spatial loops of a GPU block to
-// blockIdx.x / threadIdx.x with a sampled thread count (rules/thread_bind.h). On a CPU
+// AutoBind (docs/reference/metaschedule.md §4.3.11): binds the outer spatial loops of a GPU block
+// to blockIdx.x / threadIdx.x with a sampled thread count (rules/thread_bind.h). On a CPU
 // target it never applies.
 #include <algorithm>
 #include <string>

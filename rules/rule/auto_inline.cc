@@ -1,5 +1,5 @@
-// AutoInline (metaschedule-facts.md 4.3.3): inline elementwise blocks into their consumers,
-// or (GPU) a consumer into its single producer.
+// AutoInline (docs/reference/metaschedule.md §4.3.3): inline elementwise blocks into their
+// consumers, or (GPU) a consumer into its single producer.
 // Legality is the primitives' own: ComputeInline / ReverseComputeInline validate and leave
 // the schedule unchanged when they fail, so the rule simply tries them in order.
 #include <string>
@@ -89,7 +89,8 @@ class AutoInline : public ScheduleRule {
   }
 
  private:
-  // Conditions 3 (skipped for purely spatial functions) and 4 of facts 4.3.3.
+  // Conditions 3 (skipped for purely spatial functions) and 4 of docs/reference/metaschedule.md
+  // §4.3.3.
   bool Allowed(const Schedule& sch, const Block& block, const Stmt& realize) const {
     if (InlineDisabled(block)) return false;
     if (IsSpatialFunc(sch.func())) return true;

@@ -1,5 +1,5 @@
-// CrossThreadReduction (metaschedule-facts.md 4.3.7): on GPU, a reduction with little spatial
-// parallelism gets its (fused) reduction loop split by a sampled thread count and the inner
+// CrossThreadReduction (docs/reference/metaschedule.md §4.3.7): on GPU, a reduction with little
+// spatial parallelism gets its (fused) reduction loop split by a sampled thread count and the inner
 // part bound to threadIdx.x, lowered later to a cross-thread allreduce. When possible the
 // block is first computed inside its consumer's loop nest, with its result in shared memory.
 // Returns the transformed schedule and the untouched original.

@@ -1,4 +1,4 @@
-// InlineConstantScalars (metaschedule-facts.md 4.3.2): inlines blocks that compute a
+// InlineConstantScalars (docs/reference/metaschedule.md §4.3.2): inlines blocks that compute a
 // 0-dimensional buffer from nothing (a constant scalar) into their consumers.
 #include <string>
 #include <vector>

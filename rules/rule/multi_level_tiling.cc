@@ -1,4 +1,4 @@
-// MultiLevelTiling (metaschedule-facts.md 4.3.4): tiles reduction blocks with data reuse
+// MultiLevelTiling (docs/reference/metaschedule.md §4.3.4): tiles reduction blocks with data reuse
 // (matmul, convolutions) into the loop structure of the configuration, then adds write and
 // read caches. The sub-rules are shared with MultiLevelTilingTensorCore.
 #include "rules/rule/multi_level_tiling.h"

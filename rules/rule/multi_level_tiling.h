@@ -1,6 +1,6 @@
-// The pieces of multi-level tiling (metaschedule-facts.md 4.3.4) shared by MultiLevelTiling
-// and MultiLevelTilingTensorCore: the configuration, the state a tiling carries from one
-// sub-rule to the next, and the sub-rules TileLoopNest, AddWriteReuse and AddReadReuse.
+// The pieces of multi-level tiling (docs/reference/metaschedule.md §4.3.4) shared by
+// MultiLevelTiling and MultiLevelTilingTensorCore: the configuration, the state a tiling carries
+// from one sub-rule to the next, and the sub-rules TileLoopNest, AddWriteReuse and AddReadReuse.
 //
 // A sub-rule maps one state to the states continuing it (0..k: several branch the design
 // space). A primitive that fails inside a sub-rule drops that branch; it never returns a
@@ -50,9 +50,9 @@ struct TilingConfig {
 // vector_load_lens, reuse_read, reuse_write.
 const std::vector<std::string>& TilingConfigKeys();
 
-// The MultiLevelTiling defaults of `target` (facts 4.2): cpu "SSRSRS" with reuse_write
-// {may, [1, 2], global}; cuda "SSSRRSRS" bound to blockIdx.x / vthread.x / threadIdx.x,
-// vector_load_lens [1, 2, 3, 4, 8, 16], reuse_read {must, [4], shared}, reuse_write
+// The MultiLevelTiling defaults of `target` (docs/reference/metaschedule.md §4.2): cpu "SSRSRS"
+// with reuse_write {may, [1, 2], global}; cuda "SSSRRSRS" bound to blockIdx.x / vthread.x /
+// threadIdx.x, vector_load_lens [1, 2, 3, 4, 8, 16], reuse_read {must, [4], shared}, reuse_write
 // {must, [3], local}, plus the target's warp size and thread limit.
 TilingConfig DefaultTilingConfig(const Target& target);
 

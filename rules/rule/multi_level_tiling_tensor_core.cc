@@ -1,4 +1,4 @@
-// MultiLevelTilingTensorCore (metaschedule-facts.md 4.3.9), WMMA 16x16x16 float16 groups
+// MultiLevelTilingTensorCore (docs/reference/metaschedule.md §4.3.9), WMMA 16x16x16 float16 groups
 // (float32 or float16 accumulator) on cuda sm_70 and later. A block computing
 // C[batch..., m, n] += A[batch..., m, k] * B[batch..., k, n] with m, n, k multiples of 16 is
 // split into 16x16x16 tiles whose inner part is blockized and annotated for RewriteTensorize

@@ -1,5 +1,5 @@
-// ParallelizeVectorizeUnroll (metaschedule-facts.md 4.3.8): annotates the root block with the
-// parallel extent, the vectorize extent and a sampled unroll step; the postprocessor
+// ParallelizeVectorizeUnroll (docs/reference/metaschedule.md §4.3.8): annotates the root block with
+// the parallel extent, the vectorize extent and a sampled unroll step; the postprocessor
 // RewriteParallelVectorizeUnroll turns them into loop transformations.
 #include <string>
 #include <utility>

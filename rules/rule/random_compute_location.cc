@@ -1,4 +1,4 @@
-// RandomComputeLocation (metaschedule-facts.md 4.3.10): samples where a block of the root
+// RandomComputeLocation (docs/reference/metaschedule.md §4.3.10): samples where a block of the root
 // scope is computed (inline, root, or under one of its consumer's loops) and moves it there;
 // then does the same for the rfactor producer AddRFactor marked.
 #include <string>

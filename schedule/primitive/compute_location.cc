@@ -921,7 +921,8 @@ LoopIterType GetLoopIterType(const Stmt& loop) {
   return n_reduce > 0 ? LoopIterType::kReduce : LoopIterType::kDataPar;
 }
 
-// The candidate decisions of reference §3.5 and the loops of the first consumer.
+// The candidate decisions of docs/reference/metaschedule.md §3.5 and the loops of the first
+// consumer.
 std::vector<int64_t> CollectComputeLocation(const PrimFunc& func, const std::string& block_name,
                                             std::vector<Stmt>* consumer_loops) {
   std::vector<int64_t> candidates;

@@ -22,7 +22,7 @@
 namespace tessera {
 namespace {
 
-// Offsets in a row (metaschedule-facts.md 6.2).
+// Offsets in a row (docs/reference/metaschedule.md §6.2).
 constexpr int kFloatAddSub = 1, kFloatMul = 2, kIntAddSub = 8;
 constexpr int kVec = 16, kUnroll = 27, kParallel = 38, kGpu = 49;
 constexpr int kBuf = 57, kPerBuf = 18, kCurve = 147, kAlloc = 157, kOuter = 161;

@@ -405,8 +405,8 @@ INSTANTIATE_TEST_SUITE_P(Archs, NvrtcDepsTest, ::testing::Values("sm_80", "sm_90
                            return std::string(info.param);
                          });
 
-// deps.md T1: linking NVRTC must not drag in libcuda (the driver is dlopen()ed when needed), or
-// binaries cannot start on machines without a GPU driver.
+// docs/deps.md T1: linking NVRTC must not drag in libcuda (the driver is dlopen()ed when needed),
+// or binaries cannot start on machines without a GPU driver.
 TEST(NvrtcLinkDepsTest, LibcudaIsNotLoaded) {
   EXPECT_TRUE(IsLoaded("libnvrtc.so"));
   EXPECT_FALSE(IsLoaded("libcuda.so"));

@@ -1,6 +1,7 @@
 // MultiLevelTiling, MultiLevelTilingTensorCore and the block predicates of rules/analysis.h:
 // every design space computes what the unscheduled workload computes and replays from its
-// trace JSON; the number of spaces and the instructions follow metaschedule-facts.md 4.3.4.
+// trace JSON; the number of spaces and the instructions follow docs/reference/metaschedule.md
+// §4.3.4.
 #include <gtest/gtest.h>
 
 #include <map>

@@ -1,5 +1,5 @@
-// MutateComputeLocation (metaschedule-facts.md 3.6): replays the trace on the workload and, at
-// every SampleComputeLocation, asks the schedule as it is at that point which locations are
+// MutateComputeLocation (docs/reference/metaschedule.md §3.6): replays the trace on the workload
+// and, at every SampleComputeLocation, asks the schedule as it is at that point which locations are
 // valid; one instruction with an alternative to its recorded decision is picked uniformly, and
 // one of its alternatives uniformly. Unlike the reference, a choice whose trace no longer
 // replays (later instructions depend on the moved block) is replaced by another one.

@@ -1,4 +1,4 @@
-// MutateParallel (metaschedule-facts.md 3.6): rewrites the integer of a
+// MutateParallel (docs/reference/metaschedule.md §3.6): rewrites the integer of a
 // meta_schedule.parallel annotation so that RewriteParallelVectorizeUnroll fuses a different
 // number of leading loops in some block. Candidate limits are the prefix products of the
 // outermost run of constant-extent spatial loops of each block directly under the annotated

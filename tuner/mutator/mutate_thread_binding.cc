@@ -1,5 +1,5 @@
-// MutateThreadBinding (metaschedule-facts.md 3.6): redraws a sampled thread extent, i.e. the
-// SampleCategorical v of the pattern
+// MutateThreadBinding (docs/reference/metaschedule.md §3.6): redraws a sampled thread extent, i.e.
+// the SampleCategorical v of the pattern
 //   v = SampleCategorical(...); l_out, l_in = Split(l, [None, v]); Bind(l_in, "threadIdx.x")
 // that CrossThreadReduction and AutoBind emit.
 #include <memory>

@@ -1,4 +1,4 @@
-// MutateTileSize (metaschedule-facts.md 3.6): moves a divisor from one tile of a
+// MutateTileSize (docs/reference/metaschedule.md §3.6): moves a divisor from one tile of a
 // SamplePerfectTile decision to another (the product stays the loop extent, the innermost
 // tile stays within max_innermost_factor), or redraws the vector length of a cooperative
 // fetch (a SampleCategorical annotated as meta_schedule.cooperative_fetch).

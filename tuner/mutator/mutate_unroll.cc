@@ -1,5 +1,5 @@
-// MutateUnroll (metaschedule-facts.md 3.6): redraws the SampleCategorical whose value is the
-// unroll step of a meta_schedule.unroll_explicit / unroll_implicit annotation.
+// MutateUnroll (docs/reference/metaschedule.md §3.6): redraws the SampleCategorical whose value is
+// the unroll step of a meta_schedule.unroll_explicit / unroll_implicit annotation.
 #include <memory>
 #include <set>
 #include <vector>

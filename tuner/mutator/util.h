@@ -1,5 +1,5 @@
-// Trace reading shared by the mutators (metaschedule-facts.md 3.6): which instructions are
-// mutable lie before EnterPostproc, how a SampleCategorical's output feeds other instructions,
+// Trace reading shared by the mutators (docs/reference/metaschedule.md §3.6): which instructions
+// are mutable lie before EnterPostproc, how a SampleCategorical's output feeds other instructions,
 // and the "remove the current index, draw among the others" redraw of a categorical decision.
 #ifndef TESSERA_TUNER_MUTATOR_UTIL_H_
 #define TESSERA_TUNER_MUTATOR_UTIL_H_
