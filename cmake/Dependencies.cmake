@@ -1,5 +1,5 @@
 # Third-party packages, all from Debian 12 (scripts/setup.sh installs them). How each one is
-# found, and the traps T1..T9 referred to below, are in deps.md of the design notes.
+# found, and the traps T1..T9 referred to below, are in docs/deps.md.
 #
 # Targets for the rest of the build:
 #   protobuf::libprotobuf  gRPC::grpc++  gRPC::grpc_cpp_plugin   absl::status absl::statusor ...
