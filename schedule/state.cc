@@ -171,14 +171,29 @@ PrimFunc ReplaceStmt(const PrimFunc& func, const Stmt& old_stmt, const Stmt& new
   return func.WithBody(replacer.VisitStmt(func.body()));
 }
 
-std::string UniqueBlockName(const PrimFunc& func, const std::string& base) {
-  std::vector<std::string> names = AllBlockNames(func);
-  std::set<std::string> used(names.begin(), names.end());
+std::string UniqueName(const PrimFunc& func, const std::string& base, NameScope scope) {
+  std::set<std::string> used;
+  if (scope != NameScope::kBuffers) {
+    std::vector<std::string> blocks = AllBlockNames(func);
+    used.insert(blocks.begin(), blocks.end());
+  }
+  if (scope != NameScope::kBlocks) {
+    for (const Buffer& b : func.params()) used.insert(b.name());
+    PostOrderVisitStmts(func.body(), [&](const Stmt& s) {
+      if (const auto* block = s.as<BlockNode>()) {
+        for (const Buffer& b : block->alloc_buffers) used.insert(b.name());
+      }
+    });
+  }
   if (!used.count(base)) return base;
   for (int i = 1;; ++i) {
     std::string candidate = absl::StrCat(base, "_", i);
     if (!used.count(candidate)) return candidate;
   }
+}
+
+std::string UniqueBlockName(const PrimFunc& func, const std::string& base) {
+  return UniqueName(func, base, NameScope::kBlocks);
 }
 
 }  // namespace tessera

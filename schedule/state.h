@@ -37,7 +37,15 @@ std::vector<std::string> AllBlockNames(const PrimFunc& func);
 // `new_stmt` may be undefined to remove `old_stmt` from a sequence.
 PrimFunc ReplaceStmt(const PrimFunc& func, const Stmt& old_stmt, const Stmt& new_stmt);
 
-// A block name not used in `func`, derived from `base` ("A_shared", "A_shared_1", ...).
+// The names a fresh name must not clash with: block names, buffer names (parameters and
+// allocations), or both (a cache block and its buffer share one name).
+enum class NameScope { kBlocks, kBuffers, kBlocksAndBuffers };
+
+// `base` if no name of `scope` in `func` is taken, else the first free of base_1, base_2, ...
+// ("A_shared", "A_shared_1", ...).
+std::string UniqueName(const PrimFunc& func, const std::string& base, NameScope scope);
+
+// A block name not used in `func`, derived from `base`: UniqueName(func, base, kBlocks).
 std::string UniqueBlockName(const PrimFunc& func, const std::string& base);
 
 }  // namespace tessera

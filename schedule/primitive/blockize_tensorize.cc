@@ -36,14 +36,11 @@
 namespace tessera {
 namespace {
 
+using primitive::Invalid;
 using primitive::WithPrimitive;
 
 constexpr const char* kBlockizeName = "blockize";
 constexpr const char* kTensorizeName = "tensorize";
-
-absl::Status Invalid(const char* primitive, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrCat(primitive, ": ", message));
-}
 
 // ---- Blockize ----------------------------------------------------------------------------
 

@@ -32,11 +32,9 @@
 namespace tessera {
 namespace {
 
+using primitive::Accesses;
+using primitive::Invalid;
 using primitive::WithPrimitive;
-
-absl::Status Invalid(const char* primitive, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrCat(primitive, ": ", message));
-}
 
 // TVM's storage scopes: a rank (global, shared, local, warp) optionally tagged
 // ("shared.dyn", "global.texture"), or a tensor-core fragment scope.
@@ -69,23 +67,6 @@ std::string ScopeSuffix(std::string scope) {
   return scope;
 }
 
-// A name used by no block and no buffer of `func`: base, base_1, base_2, ...
-std::string UniqueName(const PrimFunc& func, const std::string& base) {
-  std::vector<std::string> blocks = AllBlockNames(func);
-  std::set<std::string> used(blocks.begin(), blocks.end());
-  for (const Buffer& b : func.params()) used.insert(b.name());
-  PostOrderVisitStmts(func.body(), [&](const Stmt& s) {
-    if (const auto* block = s.as<BlockNode>()) {
-      for (const Buffer& b : block->alloc_buffers) used.insert(b.name());
-    }
-  });
-  if (!used.count(base)) return base;
-  for (int i = 1;; ++i) {
-    std::string candidate = absl::StrCat(base, "_", i);
-    if (!used.count(candidate)) return candidate;
-  }
-}
-
 // Replaces one buffer by another wherever it is referenced.
 class BufferReplacer : public IRMutator {
  public:
@@ -114,13 +95,6 @@ class SelectiveBufferReplacer : public IRMutator {
   BufferReplacer replacer_;
   std::set<std::string> blocks_;
 };
-
-bool RegionsHave(const std::vector<BufferRegion>& regions, const Buffer& buffer) {
-  for (const BufferRegion& r : regions) {
-    if (r.buffer.same_as(buffer)) return true;
-  }
-  return false;
-}
 
 // Where a block sits: its path, the scope block enclosing it and the scope's top-level
 // statements, where copy stages are inserted.
@@ -320,7 +294,7 @@ absl::StatusOr<BlockRV> Schedule::CacheRead(BlockRV block, int read_buffer_index
                            ConsumerNames(*this, ctx, consumer_blocks, kPrimitive));
   if (consumer_blocks.empty()) {
     for (const Block& b : ctx.siblings) {
-      if (RegionsHave(b->reads, buffer)) consumers.insert(b->name);
+      if (Accesses(b->reads, buffer)) consumers.insert(b->name);
     }
   }
   consumers.insert(target->name);
@@ -330,11 +304,11 @@ absl::StatusOr<BlockRV> Schedule::CacheRead(BlockRV block, int read_buffer_index
   for (size_t i = 0; i < ctx.siblings.size(); ++i) {
     const Block& b = ctx.siblings[i];
     if (!consumers.count(b->name)) continue;
-    if (RegionsHave(b->writes, buffer)) {
+    if (Accesses(b->writes, buffer)) {
       return Invalid(kPrimitive, absl::StrCat("block ", b->name, " reads and writes buffer ",
                                               buffer.name(), "; it cannot read a cache of it"));
     }
-    if (!RegionsHave(b->reads, buffer)) {
+    if (!Accesses(b->reads, buffer)) {
       return Invalid(kPrimitive, absl::StrCat("consumer block ", b->name, " does not read buffer ",
                                               buffer.name()));
     }
@@ -344,7 +318,7 @@ absl::StatusOr<BlockRV> Schedule::CacheRead(BlockRV block, int read_buffer_index
   const int pos = ctx.sibling_child[first];
   for (size_t i = 0; i < ctx.siblings.size(); ++i) {
     const Block& b = ctx.siblings[i];
-    if (consumers.count(b->name) || !RegionsHave(b->writes, buffer)) continue;
+    if (consumers.count(b->name) || !Accesses(b->writes, buffer)) continue;
     if (ctx.sibling_child[i] >= pos && static_cast<int>(i) < last) {
       return Invalid(kPrimitive, absl::StrCat("block ", b->name, " writes buffer ", buffer.name(),
                                               " between the cache copy (placed before block ",
@@ -352,7 +326,8 @@ absl::StatusOr<BlockRV> Schedule::CacheRead(BlockRV block, int read_buffer_index
     }
   }
 
-  const std::string name = UniqueName(func_, absl::StrCat(buffer.name(), "_", ScopeSuffix(scope)));
+  const std::string name = UniqueName(func_, absl::StrCat(buffer.name(), "_", ScopeSuffix(scope)),
+                                      NameScope::kBlocksAndBuffers);
   Buffer cache = Buffer::Make(name, buffer.dtype(), buffer.shape(), scope);
   IndexFn same = [](const std::vector<Var>& v) { return AsExprs(v); };
   // The whole buffer, or in a nested scope the region the scope block declares it reads.
@@ -388,7 +363,7 @@ absl::StatusOr<BlockRV> Schedule::CacheWrite(BlockRV block, int write_buffer_ind
   }
   TESSERA_RETURN_IF_ERROR(CheckScope(kPrimitive, scope));
   const Buffer buffer = target->writes[write_buffer_index].buffer;
-  if (RegionsHave(target->reads, buffer) && !target->init.defined()) {
+  if (Accesses(target->reads, buffer) && !target->init.defined()) {
     return Invalid(kPrimitive, absl::StrCat("block ", target->name, " reads buffer ", buffer.name(),
                                             " before writing it and has no init; the cache would "
                                             "not hold the values it reads"));
@@ -398,13 +373,13 @@ absl::StatusOr<BlockRV> Schedule::CacheWrite(BlockRV block, int write_buffer_ind
   const int self = ctx.SiblingIndex(target->name);
   for (size_t i = 0; i < ctx.siblings.size(); ++i) {
     const Block& b = ctx.siblings[i];
-    const bool touches = RegionsHave(b->reads, buffer) || RegionsHave(b->writes, buffer);
+    const bool touches = Accesses(b->reads, buffer) || Accesses(b->writes, buffer);
     if (consumers.count(b->name)) {
       if (static_cast<int>(i) <= self) {
         return Invalid(kPrimitive, absl::StrCat("consumer block ", b->name,
                                                 " does not come after block ", target->name));
       }
-      if (RegionsHave(b->writes, buffer) || !RegionsHave(b->reads, buffer)) {
+      if (Accesses(b->writes, buffer) || !Accesses(b->reads, buffer)) {
         return Invalid(kPrimitive, absl::StrCat("consumer block ", b->name, " must read buffer ",
                                                 buffer.name(), " without writing it"));
       }
@@ -415,7 +390,8 @@ absl::StatusOr<BlockRV> Schedule::CacheWrite(BlockRV block, int write_buffer_ind
     }
   }
 
-  const std::string name = UniqueName(func_, absl::StrCat(buffer.name(), "_", ScopeSuffix(scope)));
+  const std::string name = UniqueName(func_, absl::StrCat(buffer.name(), "_", ScopeSuffix(scope)),
+                                      NameScope::kBlocksAndBuffers);
   Buffer cache = Buffer::Make(name, buffer.dtype(), buffer.shape(), scope);
   IndexFn same = [](const std::vector<Var>& v) { return AsExprs(v); };
   Stmt write_back = MakeCopyStage(name, ctx.scope, FullRegion(buffer),
@@ -483,8 +459,8 @@ absl::StatusOr<std::vector<std::vector<Expr>>> CollectAccesses(const Block& bloc
   std::string nested;
   PostOrderVisitStmts(block->body, [&](const Stmt& s) {
     const auto* realize = s.as<BlockRealizeNode>();
-    if (realize != nullptr && (RegionsHave(realize->block->reads, buffer) ||
-                               RegionsHave(realize->block->writes, buffer))) {
+    if (realize != nullptr && (Accesses(realize->block->reads, buffer) ||
+                               Accesses(realize->block->writes, buffer))) {
       nested = realize->block->name;
     }
   });
@@ -615,11 +591,11 @@ absl::StatusOr<BlockRV> Schedule::ReIndex(BlockRV block, int buffer_index, int b
                      ", which ", is_write ? "writes " : "reads ", regions.size(), " buffers"));
   }
   const Buffer buffer = regions[buffer_index].buffer;
-  if (!is_write && RegionsHave(target->writes, buffer)) {
+  if (!is_write && Accesses(target->writes, buffer)) {
     return Invalid(kPrimitive, absl::StrCat("block ", target->name, " also writes buffer ",
                                             buffer.name(), "; reindex it as a write buffer"));
   }
-  if (is_write && RegionsHave(target->reads, buffer) && !target->init.defined()) {
+  if (is_write && Accesses(target->reads, buffer) && !target->init.defined()) {
     return Invalid(kPrimitive, absl::StrCat("block ", target->name, " reads buffer ", buffer.name(),
                                             " before writing it and has no init"));
   }
@@ -633,8 +609,8 @@ absl::StatusOr<BlockRV> Schedule::ReIndex(BlockRV block, int buffer_index, int b
     if (ctx.sibling_child[i] != ctx.block_child || static_cast<int>(i) == self) continue;
     const bool conflict = is_write
                               ? (static_cast<int>(i) > self &&
-                                 (RegionsHave(b->reads, buffer) || RegionsHave(b->writes, buffer)))
-                              : (static_cast<int>(i) < self && RegionsHave(b->writes, buffer));
+                                 (Accesses(b->reads, buffer) || Accesses(b->writes, buffer)))
+                              : (static_cast<int>(i) < self && Accesses(b->writes, buffer));
     if (conflict) {
       return Invalid(kPrimitive, absl::StrCat("block ", b->name, " accesses buffer ", buffer.name(),
                                               " in the loop nest of block ", target->name,
@@ -642,7 +618,8 @@ absl::StatusOr<BlockRV> Schedule::ReIndex(BlockRV block, int buffer_index, int b
     }
   }
 
-  const std::string name = UniqueName(func_, absl::StrCat(buffer.name(), "_reindex"));
+  const std::string name =
+      UniqueName(func_, absl::StrCat(buffer.name(), "_reindex"), NameScope::kBlocksAndBuffers);
   arith::Analyzer analyzer;
   std::vector<Expr> shape, block_indices;
   std::vector<Range> copy_doms;

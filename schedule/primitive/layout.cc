@@ -28,11 +28,8 @@ extern const InstructionKind kPadEinsum;
 
 namespace {
 
+using primitive::Invalid;
 using primitive::WithPrimitive;
-
-absl::Status Invalid(const char* primitive, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrCat(primitive, ": ", message));
-}
 
 // Rewrites every access to `old_buffer` into an access to `new_buffer` at the mapped indices.
 class LayoutRewriter : public IRMutator {

@@ -16,11 +16,8 @@
 namespace tessera {
 namespace {
 
+using primitive::Invalid;
 using primitive::WithPrimitive;
-
-absl::Status Invalid(const char* primitive, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrCat(primitive, ": ", message));
-}
 
 absl::StatusOr<int64_t> ConstExtent(const char* primitive, const ForNode* loop) {
   const int64_t* extent = AsConstInt(loop->extent);

@@ -29,14 +29,12 @@
 namespace tessera {
 namespace {
 
+using primitive::HasReduction;
+using primitive::Invalid;
 using primitive::WithPrimitive;
 
 constexpr const char* kDecompose = "decompose_reduction";
 constexpr const char* kRFactorName = "rfactor";
-
-absl::Status Invalid(const char* primitive, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrCat(primitive, ": ", message));
-}
 
 const Var& LoopVarOf(const Stmt& loop) { return loop.as<ForNode>()->loop_var; }
 
@@ -46,13 +44,6 @@ bool Uses(const Expr& e, const Var& v) {
 
 bool Uses(const Expr& e, const std::set<const VarNode*>& vars) {
   return UsesVar(e, [&](const VarNode* n) { return vars.count(n) != 0; });
-}
-
-bool HasReductionIter(const Block& block) {
-  for (const IterVar& iv : block->iter_vars) {
-    if (iv.kind == IterKind::kReduction) return true;
-  }
-  return false;
 }
 
 // True if loop variable `v` appears in the binding of a variable of `kind`.
@@ -101,22 +92,6 @@ Block WithAccessRegions(BlockNode node) {
 // `body` under a copy of `loop` with loop variable `var`.
 Stmt WrapInLoop(Stmt body, const ForNode& loop, const Var& var) {
   return For(var, loop.extent, loop.for_kind, std::move(body), loop.thread_tag, loop.annotations);
-}
-
-// A buffer name not used by any parameter or allocation of `func`.
-std::string UniqueBufferName(const PrimFunc& func, const std::string& base) {
-  std::set<std::string> used;
-  for (const Buffer& b : func.params()) used.insert(b.name());
-  PostOrderVisitStmts(func.body(), [&](const Stmt& s) {
-    if (const auto* block = s.as<BlockNode>()) {
-      for (const Buffer& b : block->alloc_buffers) used.insert(b.name());
-    }
-  });
-  if (!used.count(base)) return base;
-  for (int i = 1;; ++i) {
-    std::string candidate = absl::StrCat(base, "_", i);
-    if (!used.count(candidate)) return candidate;
-  }
 }
 
 // Replaces the BlockRealize of block `scope_name` by one whose block also allocates `buffer`.
@@ -262,7 +237,7 @@ absl::StatusOr<RFactorPlan> PlanRFactor(const PrimFunc& func, const Stmt& rf_loo
   const BlockNode* block = plan.block.get();
   const std::vector<Expr>& bindings = plan.realize->iter_values;
   const std::string& name = block->name;
-  if (!block->init.defined() || !HasReductionIter(plan.block)) {
+  if (!block->init.defined() || !HasReduction(plan.block)) {
     return RFactorError(absl::StrCat("block ", name, " under loop ", loop_name,
                                      " is not a reduction block with an init statement"));
   }
@@ -421,7 +396,7 @@ Stmt MakeRFactorRealize(const RFactorPlan& plan, const Buffer& rf_buf, const std
   for (const Expr& index : reducer.store->indices) indices.push_back(Substitute(index, body_map));
   indices.insert(indices.begin() + static_cast<long>(plan.axis), rf_iter);
   Expr update = Substitute(reducer.update, body_map);
-  if (HasReductionIter(MakeBlock(rf))) {
+  if (HasReduction(MakeBlock(rf))) {
     rf.init = BufferStore(rf_buf, reducer.identity, indices);
     rf.body = BufferStore(rf_buf, reducer.Combine(rf_buf.Load(indices), update), indices);
   } else {
@@ -522,7 +497,7 @@ absl::StatusOr<BlockRV> Schedule::DecomposeReduction(BlockRV block_rv, LoopRV lo
   const auto* realize = realize_stmt.as<BlockRealizeNode>();
   const Block& block = realize->block;
   const std::string& name = block->name;
-  if (!block->init.defined() || !HasReductionIter(block)) {
+  if (!block->init.defined() || !HasReduction(block)) {
     return Invalid(kDecompose, absl::StrCat("block ", name,
                                             " is not a reduction block with an init statement"));
   }
@@ -637,8 +612,9 @@ absl::StatusOr<BlockRV> Schedule::RFactor(LoopRV loop_rv, int factor_axis) {
   std::vector<Expr> rf_shape = out.shape();
   rf_shape.insert(rf_shape.begin() + static_cast<long>(plan.axis),
                   plan.loops[plan.rf_index].as<ForNode>()->extent);
-  Buffer rf_buf = Buffer::Make(UniqueBufferName(func_, absl::StrCat(out.name(), "_rf")),
-                               out.dtype(), rf_shape, out.scope());
+  Buffer rf_buf =
+      Buffer::Make(UniqueName(func_, absl::StrCat(out.name(), "_rf"), NameScope::kBuffers),
+                   out.dtype(), rf_shape, out.scope());
   const std::string rf_name = UniqueBlockName(func_, absl::StrCat(plan.block->name, "_rf"));
   Stmt rf_realize = MakeRFactorRealize(plan, rf_buf, rf_name);
   Stmt wb_nest = MakeWriteBackNest(plan, rf_buf);

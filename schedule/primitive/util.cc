@@ -80,5 +80,54 @@ absl::Status WithPrimitive(const char* primitive, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(primitive, ": ", status.message()));
 }
 
+absl::Status Invalid(const char* primitive, const std::string& message) {
+  return absl::InvalidArgumentError(absl::StrCat(primitive, ": ", message));
+}
+
+const Block& BlockOf(const Stmt& realize) { return realize.as<BlockRealizeNode>()->block; }
+
+bool Accesses(const std::vector<BufferRegion>& regions, const Buffer& buffer) {
+  for (const BufferRegion& r : regions) {
+    if (r.buffer.same_as(buffer)) return true;
+  }
+  return false;
+}
+
+Buffer SharedBuffer(const std::vector<BufferRegion>& a, const std::vector<BufferRegion>& b) {
+  for (const BufferRegion& x : a) {
+    if (Accesses(b, x.buffer)) return x.buffer;
+  }
+  return Buffer();
+}
+
+bool HasReduction(const Block& block) {
+  for (const IterVar& iv : block->iter_vars) {
+    if (iv.kind == IterKind::kReduction) return true;
+  }
+  return false;
+}
+
+bool UsesAnyOf(const Expr& e, const std::set<const VarNode*>& vars) {
+  return UsesVar(e, [&](const VarNode* v) { return vars.count(v) != 0; });
+}
+
+bool AllocatedIn(const Block& scope, const Buffer& buffer) {
+  for (const Buffer& b : scope->alloc_buffers) {
+    if (b.same_as(buffer)) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<PrimFunc> RemoveLeaf(const char* primitive, const PrimFunc& func,
+                                    const StmtPath& path) {
+  size_t i = path.size() - 1;
+  while (i > 0 && path[i - 1].kind() == StmtKind::kFor) --i;
+  if (i == 0 || path[i - 1].kind() != StmtKind::kSeq) {
+    return Invalid(primitive, absl::StrCat("block ", BlockOf(path.back())->name,
+                                           " is the only statement of its scope"));
+  }
+  return ReplaceStmt(func, path[i], Stmt());
+}
+
 }  // namespace primitive
 }  // namespace tessera
