@@ -78,8 +78,8 @@ absl::StatusOr<std::vector<std::vector<Expr>>> CollectAccesses(const Block& bloc
   std::string nested;
   PostOrderVisitStmts(block->body, [&](const Stmt& s) {
     const auto* realize = s.as<BlockRealizeNode>();
-    if (realize != nullptr && (Accesses(realize->block->reads, buffer) ||
-                               Accesses(realize->block->writes, buffer))) {
+    if (realize != nullptr &&
+        (Accesses(realize->block->reads, buffer) || Accesses(realize->block->writes, buffer))) {
       nested = realize->block->name;
     }
   });
@@ -226,10 +226,9 @@ absl::StatusOr<BlockRV> Schedule::ReIndex(BlockRV block, int buffer_index, int b
   for (size_t i = 0; i < ctx.siblings.size(); ++i) {
     const Block& b = ctx.siblings[i];
     if (ctx.sibling_child[i] != ctx.block_child || static_cast<int>(i) == self) continue;
-    const bool conflict = is_write
-                              ? (static_cast<int>(i) > self &&
-                                 (Accesses(b->reads, buffer) || Accesses(b->writes, buffer)))
-                              : (static_cast<int>(i) < self && Accesses(b->writes, buffer));
+    const bool conflict = is_write ? (static_cast<int>(i) > self &&
+                                      (Accesses(b->reads, buffer) || Accesses(b->writes, buffer)))
+                                   : (static_cast<int>(i) < self && Accesses(b->writes, buffer));
     if (conflict) {
       return Invalid(kPrimitive, absl::StrCat("block ", b->name, " accesses buffer ", buffer.name(),
                                               " in the loop nest of block ", target->name,

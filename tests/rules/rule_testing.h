@@ -45,7 +45,8 @@ inline ScheduleRulePtr Make(absl::StatusOr<ScheduleRulePtr> rule) {
 }
 
 // Applies `rule` to block `block` of `*sch`.
-inline std::vector<Schedule> ApplyAt(const ScheduleRule& rule, Schedule* sch, const std::string& block) {
+inline std::vector<Schedule> ApplyAt(const ScheduleRule& rule, Schedule* sch,
+                                     const std::string& block) {
   absl::StatusOr<BlockRV> rv = sch->GetBlock(block);
   TESSERA_CHECK(rv.ok()) << rv.status();
   absl::StatusOr<std::vector<Schedule>> result = rule.Apply(sch, *rv);

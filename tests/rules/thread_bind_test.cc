@@ -1,13 +1,14 @@
 // The thread binder shared by AutoBind, RewriteUnboundBlock and the default schedules
 // (rules/thread_bind.h): reductions are bound through their spatial loops, and blockIdx without
 // threadIdx is an error.
+#include "rules/thread_bind.h"
+
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rules/schedule_rules.h"
-#include "rules/thread_bind.h"
 #include "rules/annotations.h"
+#include "rules/schedule_rules.h"
 #include "rules/thread_bind.h"
 #include "tests/rules/rule_testing.h"
 #include "tests/testing/schedule_testing.h"

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "rules/annotations.h"
 #include "rules/schedule_rules.h"
 #include "rules/thread_bind.h"
-#include "rules/annotations.h"
 #include "tests/rules/rule_testing.h"
 #include "tests/testing/schedule_testing.h"
 

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rules/schedule_rules.h"
 #include "rules/annotations.h"
+#include "rules/schedule_rules.h"
 #include "tests/rules/rule_testing.h"
 #include "tests/testing/schedule_testing.h"
 

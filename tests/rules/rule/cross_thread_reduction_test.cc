@@ -1,14 +1,14 @@
-// CrossThreadReduction (rules/rule/cross_thread_reduction.cc). Where it applies and where it does not, and that
-// what it produces computes what the unscheduled function computes and replays from its trace
-// JSON (testing::CheckScheduleCorrect).
+// CrossThreadReduction (rules/rule/cross_thread_reduction.cc). Where it applies and where it does
+// not, and that what it produces computes what the unscheduled function computes and replays from
+// its trace JSON (testing::CheckScheduleCorrect).
 #include <set>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rules/schedule_rules.h"
 #include "ir/functor.h"
 #include "rules/annotations.h"
+#include "rules/schedule_rules.h"
 #include "tests/rules/rule_testing.h"
 #include "tests/testing/schedule_testing.h"
 

@@ -1,12 +1,12 @@
-// InlineConstantScalars (rules/rule/inline_constant_scalars.cc). Where it applies and where it does not, and that
-// what it produces computes what the unscheduled function computes and replays from its trace
-// JSON (testing::CheckScheduleCorrect).
+// InlineConstantScalars (rules/rule/inline_constant_scalars.cc). Where it applies and where it does
+// not, and that what it produces computes what the unscheduled function computes and replays from
+// its trace JSON (testing::CheckScheduleCorrect).
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rules/schedule_rules.h"
 #include "ir/parser.h"
 #include "rules/annotations.h"
+#include "rules/schedule_rules.h"
 #include "tests/rules/rule_testing.h"
 #include "tests/testing/schedule_testing.h"
 

@@ -1,12 +1,12 @@
-// ParallelizeVectorizeUnroll (rules/rule/parallelize_vectorize_unroll.cc). Where it applies and where it does not, and that
-// what it produces computes what the unscheduled function computes and replays from its trace
-// JSON (testing::CheckScheduleCorrect).
+// ParallelizeVectorizeUnroll (rules/rule/parallelize_vectorize_unroll.cc). Where it applies and
+// where it does not, and that what it produces computes what the unscheduled function computes and
+// replays from its trace JSON (testing::CheckScheduleCorrect).
 #include <set>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rules/schedule_rules.h"
 #include "rules/annotations.h"
+#include "rules/schedule_rules.h"
 #include "tests/rules/rule_testing.h"
 #include "tests/testing/schedule_testing.h"
 

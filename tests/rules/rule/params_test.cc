@@ -1,16 +1,16 @@
 // Rule parameters (rules/rule/params.h): values and defaults are read, unknown keys, wrong types
 // and non-objects are refused.
+#include "rules/rule/params.h"
+
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "rules/schedule_rules.h"
-#include "rules/rule/params.h"
 #include "tests/rules/rule_testing.h"
 
 namespace tessera {
 namespace {
-
 
 TEST(RuleParamsTest, ReadsValuesAndDefaults) {
   nlohmann::json params = {{"flag", false}, {"n", 3}, {"list", {1, 2}}, {"ops", {"exp"}}};

@@ -1,13 +1,13 @@
-// RandomComputeLocation (rules/rule/random_compute_location.cc). Where it applies and where it does not, and that
-// what it produces computes what the unscheduled function computes and replays from its trace
-// JSON (testing::CheckScheduleCorrect).
+// RandomComputeLocation (rules/rule/random_compute_location.cc). Where it applies and where it does
+// not, and that what it produces computes what the unscheduled function computes and replays from
+// its trace JSON (testing::CheckScheduleCorrect).
 #include <set>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rules/schedule_rules.h"
 #include "rules/annotations.h"
+#include "rules/schedule_rules.h"
 #include "tests/rules/rule_testing.h"
 #include "tests/testing/schedule_testing.h"
 

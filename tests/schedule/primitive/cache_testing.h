@@ -69,7 +69,7 @@ inline Buffer RootAlloc(const PrimFunc& f, const std::string& name) {
 
 // Expects `status` to be kInvalidArgument containing `text`, with the schedule untouched.
 inline void ExpectRejected(const absl::Status& status, const std::string& text, const Schedule& sch,
-                    const PrimFunc& before, size_t trace_size) {
+                           const PrimFunc& before, size_t trace_size) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_NE(std::string(status.message()).find(text), std::string::npos) << status;
   EXPECT_TRUE(sch.func().same_as(before));
@@ -78,7 +78,7 @@ inline void ExpectRejected(const absl::Status& status, const std::string& text, 
 
 // for i in range(4): block `name` storing value(v) into out[v], its regions detected.
 inline Stmt Elementwise(const std::string& name, const Buffer& out,
-                 const std::function<Expr(const Var&)>& value) {
+                        const std::function<Expr(const Var&)>& value) {
   Var i("i"), v("v");
   BlockNode node;
   node.name = name;
@@ -100,7 +100,6 @@ inline PrimFunc FuncOf(std::vector<Buffer> params, std::vector<Stmt> nests) {
   EXPECT_TRUE(wf.ok()) << wf;
   return func;
 }
-
 
 }  // namespace cache_testing
 }  // namespace tessera

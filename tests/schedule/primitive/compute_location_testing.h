@@ -31,7 +31,9 @@ inline PrimFunc SmallC2d() {
                           {"stride", 2},
                           {"padding", 1}});
 }
-inline PrimFunc SmallDense() { return Workload("DENSE_BIAS_RELU", {{"M", 8}, {"N", 12}, {"K", 6}}); }
+inline PrimFunc SmallDense() {
+  return Workload("DENSE_BIAS_RELU", {{"M", 8}, {"N", 12}, {"K", 6}});
+}
 inline PrimFunc SmallSoftmax() { return Workload("SFM", {{"M", 6}, {"N", 8}}); }
 inline PrimFunc SmallLayerNorm() { return Workload("LAYER_NORM", {{"M", 6}, {"N", 8}}); }
 inline PrimFunc SmallCbr() {
@@ -52,7 +54,7 @@ inline void ExpectCorrect(const Schedule& sch, const PrimFunc& original) {
 
 // Fails with kInvalidArgument naming `what`, recording nothing and changing nothing.
 inline void ExpectRejected(const Schedule& sch, const PrimFunc& before, size_t trace_size,
-                    const absl::Status& status, const std::string& what) {
+                           const absl::Status& status, const std::string& what) {
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_NE(std::string(status.message()).find(what), std::string::npos) << status;
