@@ -44,10 +44,9 @@ std::string FormatDuration(double seconds) {
 
 void PrintProgress(const TuneProgress& p, bool tty) {
   const TaskSummary& t = *p.summary;
-  std::string best = t.best_secs
-                         ? absl::StrFormat("best %s %.2f GFLOP/s", FormatSeconds(*t.best_secs),
-                                           t.gflops())
-                         : "no valid candidate yet";
+  std::string best =
+      t.best_secs ? absl::StrFormat("best %s %.2f GFLOP/s", FormatSeconds(*t.best_secs), t.gflops())
+                  : "no valid candidate yet";
   std::string line =
       absl::StrFormat("[%d/%d trials] %s: %d trials, %s | elapsed %s, left ~%s", p.trials_done,
                       p.trials_budget, t.name, t.trials, best, FormatDuration(p.elapsed),

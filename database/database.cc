@@ -30,9 +30,9 @@ const char* MeasureErrorName(MeasureError error) {
 }
 
 absl::StatusOr<MeasureError> ParseMeasureError(const std::string& name) {
-  for (MeasureError e : {MeasureError::kNone, MeasureError::kBuild, MeasureError::kRun,
-                         MeasureError::kTimeout, MeasureError::kWrongOutput,
-                         MeasureError::kWorkerLost}) {
+  for (MeasureError e :
+       {MeasureError::kNone, MeasureError::kBuild, MeasureError::kRun, MeasureError::kTimeout,
+        MeasureError::kWrongOutput, MeasureError::kWorkerLost}) {
     if (name == MeasureErrorName(e)) return e;
   }
   return absl::InvalidArgumentError(absl::StrCat(

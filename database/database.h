@@ -58,7 +58,7 @@ struct TuningRecord {
   std::string trace_json;  // the full trace, postproc part included (Trace::ToJson())
   std::vector<double> run_secs;  // seconds per run, one per repeat; empty unless it ran
   MeasureError error = MeasureError::kNone;
-  std::string error_msg;         // what went wrong, for people; empty when it ran
+  std::string error_msg;  // what went wrong, for people; empty when it ran
   std::vector<ArgInfo> args;
   double timestamp = 0;  // seconds since the Unix epoch, when measured
   Provenance provenance;

@@ -145,8 +145,8 @@ absl::Status ValidateRecord(const TuningRecord& record) {
   }
   if (!std::isfinite(record.timestamp)) return FieldError("timestamp", "not finite");
   if (record.error != MeasureError::kNone && record.error_msg.empty()) {
-    return FieldError("error", absl::StrCat("a ", MeasureErrorName(record.error),
-                                            " record needs a message"));
+    return FieldError(
+        "error", absl::StrCat("a ", MeasureErrorName(record.error), " record needs a message"));
   }
   return absl::OkStatus();
 }

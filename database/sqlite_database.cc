@@ -374,9 +374,9 @@ UPDATE records SET error_kind = CASE
 INSERT INTO schema_version (version) VALUES (2);
 )sql");
     if (!status.ok()) {
-      return absl::Status(status.code(), absl::StrCat("database '", path_,
-                                                      "': migrating schema 1 to 2: ",
-                                                      status.message()));
+      return absl::Status(
+          status.code(),
+          absl::StrCat("database '", path_, "': migrating schema 1 to 2: ", status.message()));
     }
     return absl::OkStatus();
   }

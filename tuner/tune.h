@@ -18,8 +18,8 @@
 #include "database/database.h"
 #include "ir/function.h"
 #include "ir/target.h"
-#include "worker/measurer.h"
 #include "tuner/search_strategy.h"
+#include "worker/measurer.h"
 
 namespace tessera {
 
@@ -53,16 +53,14 @@ struct TaskSummary {
   int build_errors = 0;
   int run_errors = 0;
   int timeouts = 0;
-  int wrong_outputs = 0;   // new bests whose check failed
-  int workers_lost = 0;    // quarantined by the service after killing workers
+  int wrong_outputs = 0;  // new bests whose check failed
+  int workers_lost = 0;   // quarantined by the service after killing workers
   // Mean seconds per run of the task's best record (this run or earlier): a verified one when
   // the job verifies, else the fastest that ran; nullopt while there is none.
   std::optional<double> best_secs;
   bool best_verified = false;
   int64_t best_record_id = -1;
-  int errors() const {
-    return build_errors + run_errors + timeouts + wrong_outputs + workers_lost;
-  }
+  int errors() const { return build_errors + run_errors + timeouts + wrong_outputs + workers_lost; }
   double gflops() const { return best_secs ? flops / *best_secs / 1e9 : 0; }
 };
 

@@ -126,12 +126,12 @@ absl::Status ValidateOptions(const std::vector<TuneTaskSpec>& tasks, const TuneO
     return absl::InvalidArgumentError("tune: trials per iteration must be positive");
   }
   if (options.strategy != "evolutionary" && options.strategy != "replay") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tune: unknown strategy '", options.strategy, "' (expected evolutionary or replay)"));
+    return absl::InvalidArgumentError(absl::StrCat("tune: unknown strategy '", options.strategy,
+                                                   "' (expected evolutionary or replay)"));
   }
   if (options.cost_model != "xgb" && options.cost_model != "random") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tune: unknown cost model '", options.cost_model, "' (expected xgb or random)"));
+    return absl::InvalidArgumentError(absl::StrCat("tune: unknown cost model '", options.cost_model,
+                                                   "' (expected xgb or random)"));
   }
   return absl::OkStatus();
 }
@@ -147,14 +147,13 @@ class TuningJob::Impl {
     TESSERA_RETURN_IF_ERROR(ValidateOptions(specs, options_));
     TESSERA_ASSIGN_OR_RETURN(space_, DefaultSpaceConfig(options_.target));
     cost_model_ = MakeCostModel(options_);
-    TESSERA_ASSIGN_OR_RETURN(scheduler_,
-                             MakeTaskScheduler(options_.task_scheduler, options_.seed));
+    TESSERA_ASSIGN_OR_RETURN(scheduler_, MakeTaskScheduler(options_.task_scheduler, options_.seed));
     if (!options_.work_dir.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(options_.work_dir + "/logs", ec);
       if (ec) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tune: cannot create work dir ", options_.work_dir, ": ", ec.message()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("tune: cannot create work dir ", options_.work_dir, ": ", ec.message()));
       }
     }
     std::vector<CostSample> history;
@@ -211,9 +210,9 @@ class TuningJob::Impl {
       return absl::InvalidArgumentError(absl::StrCat("commit: no task ", batch.task));
     }
     if (measured.outcomes.size() != batch.candidates.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("commit: ", measured.outcomes.size(), " outcomes for ",
-                       batch.candidates.size(), " candidates"));
+      return absl::InvalidArgumentError(absl::StrCat("commit: ", measured.outcomes.size(),
+                                                     " outcomes for ", batch.candidates.size(),
+                                                     " candidates"));
     }
     TaskRun& task = tasks_[batch.task];
     times_.build += measured.build_seconds;
@@ -363,8 +362,9 @@ class TuningJob::Impl {
                     std::ios::app);
       task.log << "# task " << task.spec.name << " on " << target << ", " << spaces.size()
                << " design spaces, " << history->size() - samples_before << " stored samples"
-               << (job_id_.empty() ? "" : absl::StrCat(", job ", job_id_, " has measured ",
-                                                       task.summary.trials, " before"))
+               << (job_id_.empty() ? ""
+                                   : absl::StrCat(", job ", job_id_, " has measured ",
+                                                  task.summary.trials, " before"))
                << "\n";
     }
     tasks_.push_back(std::move(task));
@@ -376,8 +376,7 @@ class TuningJob::Impl {
     ScopedTimer timer(&times_.database);
     std::vector<int64_t> ids;
     const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (size_t i = 0; i < batch.candidates.size(); ++i) {
       const MeasureOutcome& r = measured.outcomes[i];
       TuningRecord record;
@@ -411,8 +410,8 @@ class TuningJob::Impl {
       absl::StatusOr<FeatureMatrix> f =
           ExtractFeatures(batch.candidates[i].sch.func(), options_.target);
       if (!f.ok() || f->rows == 0) continue;
-      samples.push_back(CostSample{task.workload.hash, *std::move(f),
-                                   CostLabel(r.run_secs, r.error)});
+      samples.push_back(
+          CostSample{task.workload.hash, *std::move(f), CostLabel(r.run_secs, r.error)});
     }
     if (samples.empty()) return absl::OkStatus();
     return cost_model_->Update(samples);
@@ -449,8 +448,8 @@ class TuningJob::Impl {
       task.log << "\n";
     }
     const SearchStats& stats = task.strategy->stats();
-    task.log << "# batch: build " << absl::StrFormat("%.2f", measured.build_seconds)
-             << " s, run " << absl::StrFormat("%.2f", measured.run_seconds) << " s; best "
+    task.log << "# batch: build " << absl::StrFormat("%.2f", measured.build_seconds) << " s, run "
+             << absl::StrFormat("%.2f", measured.run_seconds) << " s; best "
              << (task.summary.best_secs ? absl::StrFormat("%.4f ms", *task.summary.best_secs * 1e3)
                                         : std::string("none"))
              << "; sampled " << stats.sampled << ", mutated " << stats.mutated << "\n";

@@ -60,7 +60,7 @@ class TuningJob {
   absl::StatusOr<JobBatch> RestoreBatch(int task, const std::vector<std::string>& trace_jsons);
 
   bool finished() const;
-  int trials() const;       // measured by this job (resumed ones included)
+  int trials() const;  // measured by this job (resumed ones included)
   const TuneOptions& options() const;
   const std::vector<TuneTaskSpec>& tasks() const;
   // Progress so far; times.wall is the time since Start.

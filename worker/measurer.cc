@@ -52,9 +52,9 @@ absl::StatusOr<std::unique_ptr<LocalMeasurer>> LocalMeasurer::Create(const Targe
     options.work_dir = config.work_dir;
     options.parallelism = config.build_parallelism;
     options.timeout_sec = config.build_timeout_sec;
-    m->provenance_.compiler = absl::StrCat(options.compiler, " ",
-                                           absl::StrJoin(options.optimization_flags, " "),
-                                           options.openmp ? " -fopenmp" : "");
+    m->provenance_.compiler =
+        absl::StrCat(options.compiler, " ", absl::StrJoin(options.optimization_flags, " "),
+                     options.openmp ? " -fopenmp" : "");
     m->builder_ = NewCBuilder(options);
     m->runner_ = NewCpuRunner();
     m->provenance_.device = HostCpuName();
@@ -88,8 +88,8 @@ RunnerConfig LocalMeasurer::RunnerConfigFor(double best_secs) const {
     constexpr double kStartupSecs = 0.05;
     double step = std::max(config_.cutoff_ratio * best_secs + kStartupSecs,
                            r.slow_run_secs + 3 * r.min_repeat_ms / 1e3);
-    r.timeout_sec = std::clamp(step, std::min(config_.min_timeout_sec, r.timeout_sec),
-                               r.timeout_sec);
+    r.timeout_sec =
+        std::clamp(step, std::min(config_.min_timeout_sec, r.timeout_sec), r.timeout_sec);
   }
   return r;
 }
@@ -141,8 +141,8 @@ void LocalMeasurer::BuildAndRun(const MeasureRequest& request, std::vector<Build
       outcome.error = timed_out ? MeasureError::kTimeout : MeasureError::kRun;
       outcome.error_msg = absl::StrCat("run: ", ran[0].error_msg);
       if (timed_out && runner_config.timeout_sec < config_.runner.timeout_sec) {
-        absl::StrAppend(&outcome.error_msg, " (cut off at ", config_.cutoff_ratio,
-                        "x the best ", absl::StrFormat("%.4g", best_secs * 1e3), " ms)");
+        absl::StrAppend(&outcome.error_msg, " (cut off at ", config_.cutoff_ratio, "x the best ",
+                        absl::StrFormat("%.4g", best_secs * 1e3), " ms)");
       }
     } else {
       outcome.run_secs = ran[0].run_secs;
@@ -172,25 +172,24 @@ void LocalMeasurer::CheckNewBests(const MeasureRequest& request,
     auto key = std::make_pair(StructuralHashHex(request.workload), request.check_seed);
     auto it = references_.find(key);
     if (it == references_.end()) {
-      it = references_
-               .emplace(key, ComputeReference(request.workload, request.check_seed, timeout))
+      it = references_.emplace(key, ComputeReference(request.workload, request.check_seed, timeout))
                .first;
     }
     MeasureOutcome& outcome = batch->outcomes[i];
     absl::StatusOr<CheckOutcome> check =
-        it->second.ok() ? CheckAgainstReference(request.candidates[i], *it->second, target_,
-                                                builds[i], timeout)
-                        : absl::StatusOr<CheckOutcome>(it->second.status());
+        it->second.ok()
+            ? CheckAgainstReference(request.candidates[i], *it->second, target_, builds[i], timeout)
+            : absl::StatusOr<CheckOutcome>(it->second.status());
     if (check.ok() && check->passed) {
       outcome.verified = true;
       break;
     }
     outcome.error = MeasureError::kWrongOutput;
-    outcome.error_msg =
-        check.ok() ? absl::StrFormat("check: outputs differ from the %s's: max abs error %g, "
-                                     "%d mismatches",
-                                     check->reference, check->max_abs_error, check->mismatches)
-                   : absl::StrCat("check: ", check.status().message());
+    outcome.error_msg = check.ok() ? absl::StrFormat(
+                                         "check: outputs differ from the %s's: max abs error %g, "
+                                         "%d mismatches",
+                                         check->reference, check->max_abs_error, check->mismatches)
+                                   : absl::StrCat("check: ", check.status().message());
   }
   batch->verify_seconds = SecondsSince(start);
 }

@@ -42,14 +42,14 @@
 namespace tessera {
 
 struct MeasureConfig {
-  RunnerConfig runner;          // warmup, number, repeat, min_repeat_ms, cache flush, timeout
-  double slow_ratio = 10;       // one timed run at >= slow_ratio x best (<= 0: always repeat)
+  RunnerConfig runner;              // warmup, number, repeat, min_repeat_ms, cache flush, timeout
+  double slow_ratio = 10;           // one timed run at >= slow_ratio x best (<= 0: always repeat)
   double min_slow_run_secs = 0.05;  // ... and at >= this (a first run's start-up noise is ~1 ms)
-  double cutoff_ratio = 20;     // run steps killed beyond cutoff_ratio x best (<= 0: never)
-  double min_timeout_sec = 0.25;  // floor of the cut-off time-out
-  int build_parallelism = 0;    // concurrent compilations; <= 0: hardware threads
+  double cutoff_ratio = 20;         // run steps killed beyond cutoff_ratio x best (<= 0: never)
+  double min_timeout_sec = 0.25;    // floor of the cut-off time-out
+  int build_parallelism = 0;        // concurrent compilations; <= 0: hardware threads
   double build_timeout_sec = 60;
-  std::string work_dir;         // build artifacts (empty: a temporary directory)
+  std::string work_dir;  // build artifacts (empty: a temporary directory)
 };
 
 // What measuring one candidate gave.
@@ -80,10 +80,10 @@ struct MeasureRequest {
 
 struct MeasuredBatch {
   std::vector<MeasureOutcome> outcomes;  // one per candidate, in order
-  double build_seconds = 0;   // wall time of the parallel builds
-  double run_seconds = 0;     // wall time of the runs
-  double verify_seconds = 0;  // wall time of the checks (the reference included)
-  Provenance provenance;      // where they were measured (set by the measurer)
+  double build_seconds = 0;              // wall time of the parallel builds
+  double run_seconds = 0;                // wall time of the runs
+  double verify_seconds = 0;             // wall time of the checks (the reference included)
+  Provenance provenance;                 // where they were measured (set by the measurer)
 };
 
 class Measurer {

@@ -202,8 +202,7 @@ TEST(XgboostDepsTest, RegressionLearnsAndSurvivesSaveLoad) {
 
 class FakeVersionTuner final : public tessera::v1::TuningService::Service {
  public:
-  grpc::Status GetVersion(grpc::ServerContext* /*context*/,
-                          const tessera::v1::Empty* /*request*/,
+  grpc::Status GetVersion(grpc::ServerContext* /*context*/, const tessera::v1::Empty* /*request*/,
                           tessera::v1::VersionInfo* reply) override {
     reply->set_version("1.2.3");
     reply->set_git_commit("0123456789abcdef");

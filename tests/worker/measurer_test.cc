@@ -46,7 +46,8 @@ TEST(LocalMeasurerTest, OutcomesAreTypedAndOnlyAPassedCheckVerifies) {
   // Same parameters, other outputs: C = max(A * 3 + B, 0).
   const std::string text = PrintFunc(good);
   ASSERT_NE(text.find("* float32(2.0)"), std::string::npos) << text;
-  absl::StatusOr<PrimFunc> wrong = ParseFunc(absl::StrReplaceAll(text, {{"* float32(2.0)", "* float32(3.0)"}}));
+  absl::StatusOr<PrimFunc> wrong =
+      ParseFunc(absl::StrReplaceAll(text, {{"* float32(2.0)", "* float32(3.0)"}}));
   ASSERT_TRUE(wrong.ok()) << wrong.status();
 
   // The wrong one alone: it beats no best, so it is checked, and fails.
