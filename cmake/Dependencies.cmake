@@ -4,7 +4,7 @@
 # Targets for the rest of the build:
 #   protobuf::libprotobuf  gRPC::grpc++  gRPC::grpc_cpp_plugin   absl::status absl::statusor ...
 #   SQLite::SQLite3  GTest::gtest_main  Threads::Threads  OpenMP::OpenMP_C  OpenMP::OpenMP_CXX
-#   nlohmann_json::nlohmann_json  CLI11::CLI11  xgboost::xgboost
+#   nlohmann_json::nlohmann_json  CLI11::CLI11  xgboost::xgboost  onnx_proto
 #   tessera::openblas      (if found; benchmarks only, as the CPU anchor)
 #   tessera::nvrtc         (if TESSERA_WITH_CUDA) NVRTC, without the libcuda stub
 #   tessera::cuda_headers  (if TESSERA_WITH_CUDA) cuda.h & co.; libcuda itself is dlopen()ed
@@ -23,6 +23,10 @@ find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS C CXX)
 find_package(nlohmann_json 3 CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+# ONNX (libonnx-dev 1.12): only its protobuf messages, for the model importer in frontend/.
+# Debian generated them for protobuf 3.21, the version found above; the imported target
+# onnx_proto carries ONNX_ML=1 and ONNX_NAMESPACE=onnx.
+find_package(ONNX CONFIG REQUIRED)
 
 # XGBoost: Debian's CMake config is fatally broken (T2), so import the C API by hand.
 find_path(XGBOOST_INCLUDE_DIR xgboost/c_api.h REQUIRED)
@@ -100,5 +104,5 @@ endif()
 message(STATUS "Tessera dependencies: protobuf ${Protobuf_VERSION}, gRPC ${gRPC_VERSION}, "
                "abseil ${absl_VERSION}, SQLite ${SQLite3_VERSION}, GTest ${GTest_VERSION}, "
                "XGBoost ${TESSERA_XGBOOST_VERSION}, OpenMP ${OpenMP_CXX_VERSION}, "
-               "nlohmann_json ${nlohmann_json_VERSION}, CLI11 ${CLI11_VERSION}, "
+               "nlohmann_json ${nlohmann_json_VERSION}, CLI11 ${CLI11_VERSION}, ONNX ${ONNX_VERSION}, "
                "OpenBLAS ${TESSERA_OPENBLAS_SUMMARY}; CUDA ${TESSERA_CUDA_SUMMARY}")

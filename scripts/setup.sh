@@ -12,7 +12,7 @@ packages=(
   libgtest-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev libxgboost-dev libabsl-dev libopenblas-dev
-  nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev
+  nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev libonnx-dev
 )
 
 missing=()

@@ -54,12 +54,8 @@ class ReplayTrace : public SearchStrategy {
     return batch;
   }
 
-  // Proposed candidates are already in measured_; a batch restored after a restart was not
-  // proposed by this strategy.
-  void NotifyResults(const std::vector<MeasureCandidate>& candidates,
-                     const std::vector<MeasureOutcome>&) override {
-    for (const MeasureCandidate& c : candidates) measured_.insert(c.hash);
-  }
+  void NotifyResults(const std::vector<MeasureCandidate>&,
+                     const std::vector<MeasureResult>&) override {}
   const SearchStats& stats() const override { return stats_; }
 
  private:

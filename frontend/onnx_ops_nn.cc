@@ -1,0 +1,423 @@
+// Neural-network ONNX operators: Conv (N-d, groups, strides, pads, dilations), Gemm, MatMul
+// (batched, broadcasting, 1-D operands), BatchNormalization (inference; folded into a
+// per-channel scale and shift at import), MaxPool / AveragePool / GlobalAveragePool. Written
+// as TOPI writes them: a padding stage where there is padding, then the reduction.
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "frontend/onnx_import_internal.h"
+
+namespace tessera {
+namespace onnx_internal {
+namespace {
+
+Expr Const(DataType t, double v) { return MakeConst(t, v); }
+
+// Conv and pool window geometry for `spatial` dimensions.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads_begin, pads_end, out;
+};
+
+absl::StatusOr<Window> ReadWindow(NodeContext* ctx, const std::vector<int64_t>& in_spatial,
+                                  std::vector<int64_t> kernel, bool ceil_mode) {
+  const size_t n = in_spatial.size();
+  Window w;
+  w.kernel = std::move(kernel);
+  TESSERA_ASSIGN_OR_RETURN(w.strides, ctx->Ints("strides", std::vector<int64_t>(n, 1)));
+  TESSERA_ASSIGN_OR_RETURN(w.dilations, ctx->Ints("dilations", std::vector<int64_t>(n, 1)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                           ctx->Ints("pads", std::vector<int64_t>(2 * n, 0)));
+  TESSERA_ASSIGN_OR_RETURN(std::string auto_pad, ctx->String("auto_pad", "NOTSET"));
+  if (w.kernel.size() != n || w.strides.size() != n || w.dilations.size() != n ||
+      pads.size() != 2 * n) {
+    return ctx->Error(absl::StrCat("kernel, strides, dilations or pads do not match the ", n,
+                                   " spatial dimensions"));
+  }
+  w.pads_begin.assign(pads.begin(), pads.begin() + n);
+  w.pads_end.assign(pads.begin() + n, pads.end());
+  for (size_t d = 0; d < n; ++d) {
+    if (w.strides[d] <= 0 || w.dilations[d] <= 0 || w.kernel[d] <= 0) {
+      return ctx->Error("non-positive kernel, stride or dilation");
+    }
+    const int64_t eff = (w.kernel[d] - 1) * w.dilations[d] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t out = (in_spatial[d] + w.strides[d] - 1) / w.strides[d];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[d] + eff - in_spatial[d]);
+      w.pads_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pads_end[d] = total - w.pads_begin[d];
+    } else if (auto_pad == "VALID") {
+      w.pads_begin[d] = w.pads_end[d] = 0;
+    } else if (auto_pad != "NOTSET") {
+      return ctx->Unsupported(absl::StrCat("unsupported attribute auto_pad=", auto_pad));
+    }
+    const int64_t span = in_spatial[d] + w.pads_begin[d] + w.pads_end[d] - eff;
+    if (span < 0) return ctx->Error("the window is larger than the padded input");
+    int64_t out = span / w.strides[d] + 1;
+    if (ceil_mode && span % w.strides[d] != 0) {
+      out += 1;
+      // A last window starting in the end padding is dropped (PyTorch/ONNX rule).
+      if ((out - 1) * w.strides[d] >= in_spatial[d] + w.pads_begin[d]) out -= 1;
+    }
+    w.out.push_back(out);
+  }
+  return w;
+}
+
+// The input padded by `w` (and by extra end padding when ceil_mode windows reach past it)
+// with zeros (or the lowest value of the type), as a compute stage; the input itself when nothing is padded.
+Tensor Pad(const Tensor& x, const Window& w, bool lowest, TensorNamer* namer) {
+  const int n = static_cast<int>(w.out.size());
+  const int lead = x.ndim() - n;
+  std::vector<int64_t> shape = x.shape();
+  bool any = false;
+  std::vector<int64_t> end_pad(n);
+  for (int d = 0; d < n; ++d) {
+    const int64_t need = (w.out[d] - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1;
+    end_pad[d] = need - x.shape()[lead + d] - w.pads_begin[d];
+    shape[lead + d] = need;
+    any = any || w.pads_begin[d] != 0 || end_pad[d] != 0;
+  }
+  if (!any) return x;
+  return Compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx(i.begin(), i.end());
+        Expr inside;
+        for (int d = 0; d < n; ++d) {
+          Expr src = Expr(i[lead + d]) - Expr(w.pads_begin[d]);
+          idx[lead + d] = src;
+          Expr ok = And(GE(src, Expr(0)), LT(src, Expr(x.shape()[lead + d])));
+          inside = inside.defined() ? And(inside, ok) : ok;
+        }
+        return Select(inside, x(idx), lowest ? MinValue(x.dtype()) : Const(x.dtype(), 0));
+      },
+      (*namer)("pad_temp"));
+}
+
+absl::Status ConvertConv(NodeContext* ctx) {
+  TESSERA_RETURN_IF_ERROR(
+      ctx->CheckAttrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}));
+  if (ctx->num_inputs() < 2 || !ctx->has_input(0) || !ctx->has_input(1)) {
+    return ctx->Error("expects inputs X and W");
+  }
+  const std::vector<int64_t>& xs = ctx->shape(0);
+  const std::vector<int64_t>& ws = ctx->shape(1);
+  if (xs.size() < 3 || ws.size() != xs.size()) {
+    return ctx->Error(absl::StrCat("X [", absl::StrJoin(xs, ", "), "] and W [",
+                                   absl::StrJoin(ws, ", "), "] are not N, C, spatial..."));
+  }
+  TESSERA_ASSIGN_OR_RETURN(int64_t groups, ctx->Int("group", 1));
+  const int64_t c_in = xs[1], m = ws[0], cg = ws[1];
+  if (groups <= 0 || c_in % groups != 0 || m % groups != 0 || cg * groups != c_in) {
+    return ctx->Error(absl::StrCat("group ", groups, " does not fit ", c_in,
+                                   " input and ", m, " output channels (W has ", cg, " per group)"));
+  }
+  std::vector<int64_t> in_spatial(xs.begin() + 2, xs.end());
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> ks, ctx->Ints("kernel_shape", kernel));
+  if (ks != kernel) return ctx->Error("kernel_shape does not match W");
+  TESSERA_ASSIGN_OR_RETURN(Window w, ReadWindow(ctx, in_spatial, kernel, false));
+  const bool bias = ctx->has_input(2);
+  std::vector<int> inputs = {ctx->input(0), ctx->input(1)};
+  if (bias) inputs.push_back(ctx->input(2));
+  std::vector<int64_t> out_shape = {xs[0], m};
+  out_shape.insert(out_shape.end(), w.out.begin(), w.out.end());
+  const int64_t m_per_group = m / groups;
+  OpCompute compute = [w, out_shape, cg, m_per_group, bias](const std::vector<Operand>& ops,
+                                                            TensorNamer* namer) {
+    const Tensor& x = ops[0].tensor;
+    const Operand& weight = ops[1];
+    Tensor padded = Pad(x, w, /*lowest=*/false, namer);
+    const int n = static_cast<int>(w.out.size());
+    std::vector<IterVar> red = {ReduceAxis(cg, "rc")};
+    const char* names[] = {"rz", "ry", "rx"};
+    for (int d = 0; d < n; ++d) {
+      red.push_back(ReduceAxis(w.kernel[d], n <= 3 ? names[3 - n + d] : absl::StrCat("rk", d)));
+    }
+    Tensor conv = Compute(
+        out_shape,
+        [&](const std::vector<Var>& i) {
+          Expr channel = FloorDiv(Expr(i[1]), Expr(m_per_group)) * Expr(cg) + Expr(red[0].var);
+          std::vector<Expr> xi = {i[0], channel};
+          std::vector<Expr> wi = {i[1], red[0].var};
+          for (int d = 0; d < n; ++d) {
+            xi.push_back(Expr(i[2 + d]) * Expr(w.strides[d]) +
+                         Expr(red[1 + d].var) * Expr(w.dilations[d]));
+            wi.push_back(red[1 + d].var);
+          }
+          return Sum(padded(xi) * weight(wi), red);
+        },
+        (*namer)("conv"));
+    if (!bias) return conv;
+    const Operand& b = ops[2];
+    return Compute(
+        out_shape,
+        [&](const std::vector<Var>& i) { return conv(Exprs(i)) + b({i[1]}); },
+        (*namer)("T_add"));
+  };
+  return ctx->Compute(OpPattern::kAnchor, inputs, out_shape, ctx->value(0).dtype, compute);
+}
+
+// MatMul of A [..., M, K] and B [..., K, N] with numpy batch broadcasting; 1-D operands get a
+// unit dimension that the result drops.
+absl::Status ConvertMatMul(NodeContext* ctx) {
+  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({}));
+  if (ctx->num_inputs() != 2) return ctx->Error("expects 2 inputs");
+  std::vector<int64_t> a = ctx->shape(0), b = ctx->shape(1);
+  if (a.empty() || b.empty()) return ctx->Error("rank-0 operand");
+  const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
+  if (a_vec) a.insert(a.begin(), 1);
+  if (b_vec) b.push_back(1);
+  const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  if (b[b.size() - 2] != k) {
+    return ctx->Error(absl::StrCat("inner dimensions differ: [", absl::StrJoin(ctx->shape(0), ", "),
+                                   "] x [", absl::StrJoin(ctx->shape(1), ", "), "]"));
+  }
+  std::vector<int64_t> batch_a(a.begin(), a.end() - 2), batch_b(b.begin(), b.end() - 2);
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> batch, BroadcastShapes(*ctx, batch_a, batch_b));
+  std::vector<int64_t> out = batch;
+  if (!a_vec) out.push_back(m);
+  if (!b_vec) out.push_back(n);
+  std::vector<int64_t> func_out = FuncShape(out);
+  const int nb = static_cast<int>(batch.size());
+  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+    IterVar r = ReduceAxis(k, "k");
+    return Compute(
+        func_out,
+        [&](const std::vector<Var>& i) {
+          // Output indices: batch..., [i], [j].
+          Expr row = a_vec ? Expr(0) : Expr(i[nb]);
+          Expr col = b_vec ? Expr(0) : Expr(i[nb + (a_vec ? 0 : 1)]);
+          auto operand = [&](const Operand& op, Expr x, Expr y, bool vec_first, bool vec_last) {
+            std::vector<Expr> idx;
+            const int op_batch = op.ndim() - (vec_first || vec_last ? 1 : 2);
+            for (int d = 0; d < op_batch; ++d) {
+              idx.push_back(op.shape[d] == 1 ? Expr(0) : Expr(i[nb - op_batch + d]));
+            }
+            if (!vec_first) idx.push_back(x);
+            if (!vec_last) idx.push_back(y);
+            return op(idx);
+          };
+          Expr lhs = operand(ops[0], row, r.var, a_vec, false);
+          Expr rhs = operand(ops[1], r.var, col, false, b_vec);
+          return Sum(lhs * rhs, {r});
+        },
+        (*namer)("T_matmul"));
+  };
+  return ctx->Compute(OpPattern::kAnchor, {ctx->input(0), ctx->input(1)}, out,
+                      ctx->value(0).dtype, compute);
+}
+
+absl::Status ConvertGemm(NodeContext* ctx) {
+  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({"alpha", "beta", "transA", "transB"}));
+  if (ctx->num_inputs() < 2 || ctx->rank(0) != 2 || ctx->rank(1) != 2) {
+    return ctx->Error("expects 2-D A and B");
+  }
+  TESSERA_ASSIGN_OR_RETURN(float alpha, ctx->Float("alpha", 1.0f));
+  TESSERA_ASSIGN_OR_RETURN(float beta, ctx->Float("beta", 1.0f));
+  TESSERA_ASSIGN_OR_RETURN(int64_t trans_a, ctx->Int("transA", 0));
+  TESSERA_ASSIGN_OR_RETURN(int64_t trans_b, ctx->Int("transB", 0));
+  const int64_t m = trans_a ? ctx->shape(0)[1] : ctx->shape(0)[0];
+  const int64_t k = trans_a ? ctx->shape(0)[0] : ctx->shape(0)[1];
+  const int64_t kb = trans_b ? ctx->shape(1)[1] : ctx->shape(1)[0];
+  const int64_t n = trans_b ? ctx->shape(1)[0] : ctx->shape(1)[1];
+  if (k != kb) return ctx->Error(absl::StrCat("inner dimensions differ: ", k, " and ", kb));
+  const bool has_c = ctx->has_input(2) && beta != 0.0f;
+  std::vector<int> inputs = {ctx->input(0), ctx->input(1)};
+  if (has_c) {
+    TESSERA_RETURN_IF_ERROR(BroadcastShapes(*ctx, {m, n}, ctx->shape(2)).status());
+    inputs.push_back(ctx->input(2));
+  }
+  const std::vector<int64_t> out = {m, n};
+  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+    IterVar r = ReduceAxis(k, "k");
+    const DataType t = ops[0].dtype;
+    Tensor mm = Compute(
+        out,
+        [&](const std::vector<Var>& i) {
+          Expr lhs = trans_a ? ops[0]({r.var, i[0]}) : ops[0]({i[0], r.var});
+          Expr rhs = trans_b ? ops[1]({i[1], r.var}) : ops[1]({r.var, i[1]});
+          return Sum(lhs * rhs, {r});
+        },
+        (*namer)("T_matmul"));
+    if (!has_c && alpha == 1.0f) return mm;
+    return Compute(
+        out,
+        [&](const std::vector<Var>& i) {
+          Expr y = mm(Exprs(i));
+          if (alpha != 1.0f) y = y * Const(t, alpha);
+          if (has_c) {
+            Expr c = ops[2].Broadcast(i);
+            y = y + (beta == 1.0f ? c : c * Const(t, beta));
+          }
+          return y;
+        },
+        (*namer)("T_add"));
+  };
+  return ctx->Compute(OpPattern::kAnchor, inputs, out, ctx->value(0).dtype, compute);
+}
+
+absl::Status ConvertBatchNorm(NodeContext* ctx) {
+  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({"epsilon", "momentum", "training_mode", "spatial"}));
+  TESSERA_ASSIGN_OR_RETURN(int64_t training, ctx->Int("training_mode", 0));
+  if (training != 0) return ctx->Unsupported("unsupported attribute training_mode=1");
+  TESSERA_ASSIGN_OR_RETURN(float eps, ctx->Float("epsilon", 1e-5f));
+  if (ctx->num_inputs() != 5 || ctx->rank(0) < 2) return ctx->Error("expects X, scale, B, mean, var");
+  const int64_t c = ctx->shape(0)[1];
+  std::vector<std::vector<double>> p;
+  for (int i = 1; i <= 4; ++i) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<double> v, ctx->ConstDoubles(i));
+    if (static_cast<int64_t>(v.size()) != c) {
+      return ctx->Error(absl::StrCat("input ", i, " has ", v.size(), " elements for ", c, " channels"));
+    }
+    p.push_back(std::move(v));
+  }
+  // y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a (per channel).
+  std::vector<int64_t> shape(ctx->rank(0) - 1, 1);
+  shape[0] = c;
+  const DataType t = ctx->value(0).dtype;
+  NDArray a = NDArray::Empty(t, shape), b = NDArray::Empty(t, shape);
+  for (int64_t i = 0; i < c; ++i) {
+    const double s = p[0][i] / std::sqrt(p[3][i] + static_cast<double>(eps));
+    a.SetFlat(i, s);
+    b.SetFlat(i, p[1][i] - p[2][i] * s);
+  }
+  const int a_id = ctx->NewConstant(std::move(a), "scale");
+  const int b_id = ctx->NewConstant(std::move(b), "shift");
+  const std::vector<int64_t> out = ctx->shape(0);
+  OpCompute compute = [out](const std::vector<Operand>& ops, TensorNamer* namer) {
+    return Compute(
+        out,
+        [&](const std::vector<Var>& i) {
+          return ops[0].Broadcast(i) * ops[1].Broadcast(i) + ops[2].Broadcast(i);
+        },
+        (*namer)("T_batch_norm"));
+  };
+  return ctx->Compute(OpPattern::kElementwise, {ctx->input(0), a_id, b_id}, out, t, compute);
+}
+
+absl::Status ConvertPool(NodeContext* ctx, bool is_max) {
+  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({"auto_pad", "ceil_mode", "count_include_pad",
+                                           "dilations", "kernel_shape", "pads", "storage_order",
+                                           "strides"}));
+  if (ctx->output_count() > 1) return ctx->Unsupported("the Indices output is not supported");
+  TESSERA_ASSIGN_OR_RETURN(int64_t storage_order, ctx->Int("storage_order", 0));
+  if (storage_order != 0) return ctx->Unsupported("unsupported attribute storage_order=1");
+  const std::vector<int64_t>& xs = ctx->shape(0);
+  if (xs.size() < 3) return ctx->Error("expects N, C, spatial...");
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx->Ints("kernel_shape", {}));
+  TESSERA_ASSIGN_OR_RETURN(int64_t ceil_mode, ctx->Int("ceil_mode", 0));
+  TESSERA_ASSIGN_OR_RETURN(int64_t include_pad, ctx->Int("count_include_pad", 0));
+  if (!is_max && ctx->HasAttr("dilations")) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> dil, ctx->Ints("dilations", {}));
+    for (int64_t d : dil) {
+      if (d != 1) return ctx->Unsupported("AveragePool with dilations");
+    }
+  }
+  std::vector<int64_t> in_spatial(xs.begin() + 2, xs.end());
+  TESSERA_ASSIGN_OR_RETURN(Window w, ReadWindow(ctx, in_spatial, kernel, ceil_mode != 0));
+  std::vector<int64_t> out = {xs[0], xs[1]};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+    const Tensor& x = ops[0].tensor;
+    const DataType t = x.dtype();
+    const int n = static_cast<int>(w.out.size());
+    // Max pads with the lowest value; average pads with zeros and divides by the count.
+    Tensor padded = Pad(x, w, /*lowest=*/is_max, namer);
+    std::vector<IterVar> red;
+    for (int d = 0; d < n; ++d) red.push_back(ReduceAxis(w.kernel[d], absl::StrCat("rv", d)));
+    auto window = [&](const std::vector<Var>& i) {
+      std::vector<Expr> idx = {i[0], i[1]};
+      for (int d = 0; d < n; ++d) {
+        idx.push_back(Expr(i[2 + d]) * Expr(w.strides[d]) +
+                      Expr(red[d].var) * Expr(w.dilations[d]));
+      }
+      return padded(idx);
+    };
+    if (is_max) {
+      return Compute(
+          out, [&](const std::vector<Var>& i) { return MaxReduce(window(i), red); },
+          (*namer)("pool_max"));
+    }
+    Tensor sum = Compute(
+        out, [&](const std::vector<Var>& i) { return Sum(window(i), red); }, (*namer)("pool_sum"));
+    return Compute(
+        out,
+        [&](const std::vector<Var>& i) {
+          Expr count;
+          for (int d = 0; d < n; ++d) {
+            Expr start = Expr(i[2 + d]) * Expr(w.strides[d]) - Expr(w.pads_begin[d]);
+            Expr end = start + Expr(w.kernel[d]);
+            Expr c = include_pad
+                         ? Min(end, Expr(in_spatial[d] + w.pads_end[d])) -
+                               Max(start, Expr(-w.pads_begin[d]))
+                         : Min(end, Expr(in_spatial[d])) - Max(start, Expr(0));
+            count = count.defined() ? count * c : c;
+          }
+          return Div(sum(Exprs(i)), Cast(t, count));
+        },
+        (*namer)("pool_avg"));
+  };
+  return ctx->Compute(OpPattern::kAnchor, {ctx->input(0)}, out, ctx->value(0).dtype, compute);
+}
+
+absl::Status ConvertMaxPool(NodeContext* ctx) { return ConvertPool(ctx, true); }
+absl::Status ConvertAveragePool(NodeContext* ctx) { return ConvertPool(ctx, false); }
+
+absl::Status ConvertGlobalPool(NodeContext* ctx, bool is_max) {
+  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({}));
+  const std::vector<int64_t> xs = ctx->shape(0);
+  if (xs.size() < 3) return ctx->Error("expects N, C, spatial...");
+  std::vector<int64_t> out = {xs[0], xs[1]};
+  out.resize(xs.size(), 1);
+  int64_t count = 1;
+  for (size_t d = 2; d < xs.size(); ++d) count *= xs[d];
+  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+    std::vector<IterVar> red;
+    for (size_t d = 2; d < xs.size(); ++d) {
+      red.push_back(ReduceAxis(xs[d], absl::StrCat("rv", d - 2)));
+    }
+    auto elem = [&](const std::vector<Var>& i) {
+      std::vector<Expr> idx = {i[0], i[1]};
+      for (const IterVar& r : red) idx.push_back(r.var);
+      return ops[0](idx);
+    };
+    if (is_max) {
+      return Compute(
+          out, [&](const std::vector<Var>& i) { return MaxReduce(elem(i), red); },
+          (*namer)("T_global_max"));
+    }
+    Tensor sum = Compute(
+        out, [&](const std::vector<Var>& i) { return Sum(elem(i), red); }, (*namer)("T_global_sum"));
+    return Compute(
+        out,
+        [&](const std::vector<Var>& i) {
+          return sum(Exprs(i)) * Const(ops[0].dtype, 1.0 / static_cast<double>(count));
+        },
+        (*namer)("T_global_avg"));
+  };
+  return ctx->Compute(OpPattern::kReduction, {ctx->input(0)}, out, ctx->value(0).dtype, compute);
+}
+
+absl::Status ConvertGlobalAveragePool(NodeContext* ctx) { return ConvertGlobalPool(ctx, false); }
+absl::Status ConvertGlobalMaxPool(NodeContext* ctx) { return ConvertGlobalPool(ctx, true); }
+
+}  // namespace
+
+std::vector<ConverterRow> NnConverters() {
+  return {
+      {"AveragePool", ConvertAveragePool},
+      {"BatchNormalization", ConvertBatchNorm},
+      {"Conv", ConvertConv},
+      {"Gemm", ConvertGemm},
+      {"GlobalAveragePool", ConvertGlobalAveragePool},
+      {"GlobalMaxPool", ConvertGlobalMaxPool},
+      {"MatMul", ConvertMatMul},
+      {"MaxPool", ConvertMaxPool},
+  };
+}
+
+}  // namespace onnx_internal
+}  // namespace tessera

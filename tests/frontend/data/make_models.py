@@ -1,0 +1,171 @@
+"""Generates the small ONNX models of the frontend tests and their reference outputs.
+
+Run from the repository root in a virtualenv with numpy, onnx and onnxruntime from PyPI
+(never part of the build):
+
+    python3 -m venv /tmp/venv && /tmp/venv/bin/pip install onnx onnxruntime numpy
+    /tmp/venv/bin/python tests/frontend/data/make_models.py
+
+For each model NAME it writes NAME.onnx, NAME.input.npy (seeded random input) and
+NAME.output.npy (onnxruntime's output on that input, CPU provider, all graph optimizations
+off). The weights are seeded random numbers. Models:
+
+  cnn       conv-bn-relu, max pool, two identical conv-bn-relu blocks, global average pool,
+            flatten, gemm (opset 13)
+  encoder   a transformer encoder layer: multi-head self-attention, residual, LayerNormalization,
+            GELU MLP (Erf form, as PyTorch exports it), residual, LayerNormalization (opset 17)
+  decoder   a decoder block: RMS norm (Pow/ReduceMean/Sqrt/Div), causal self-attention with an
+            additive mask, residual, RMS norm, SwiGLU MLP, residual (opset 13)
+"""
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Builder:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits = [], []
+        self.count = 0
+
+    def name(self, base):
+        self.count += 1
+        return f"{base}_{self.count}"
+
+    def weight(self, shape, scale=None, name="w"):
+        scale = scale if scale is not None else 1.0 / np.sqrt(shape[0] if len(shape) else 1)
+        arr = (self.rng.standard_normal(shape) * scale).astype(np.float32)
+        return self.const(arr, name)
+
+    def const(self, arr, name="c"):
+        n = self.name(name)
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), n))
+        return n
+
+    def op(self, op_type, inputs, **attrs):
+        out = self.name(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
+        return out
+
+    def model(self, inputs, outputs, opset):
+        graph = helper.make_graph(self.nodes, "g", inputs, outputs, self.inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 8
+        onnx.checker.check_model(m)
+        return m
+
+
+def conv_bn_relu(b, x, cin, cout):
+    w = b.weight([cout, cin, 3, 3], scale=1.0 / np.sqrt(cin * 9))
+    bias = b.weight([cout], scale=0.1)
+    y = b.op("Conv", [x, w, bias], pads=[1, 1, 1, 1], kernel_shape=[3, 3])
+    scale = b.const((1 + 0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+    shift = b.const((0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+    mean = b.const((0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+    var = b.const((1 + 0.1 * b.rng.random(cout)).astype(np.float32))
+    y = b.op("BatchNormalization", [y, scale, shift, mean, var], epsilon=1e-5)
+    return b.op("Relu", [y])
+
+
+def make_cnn():
+    b = Builder(1)
+    y = conv_bn_relu(b, "x", 3, 8)
+    y = b.op("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
+    y = conv_bn_relu(b, y, 8, 8)
+    y = conv_bn_relu(b, y, 8, 8)
+    y = b.op("GlobalAveragePool", [y])
+    y = b.op("Flatten", [y], axis=1)
+    y = b.op("Gemm", [y, b.weight([10, 8]), b.weight([10], 0.1)], transB=1)
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], 13)
+
+
+def linear(b, x, cin, cout):
+    return b.op("Add", [b.op("MatMul", [x, b.weight([cin, cout])]), b.weight([cout], 0.1)])
+
+
+def attention(b, x, seq, hidden, heads, mask=None):
+    d = hidden // heads
+    split = b.const(np.array([1, seq, heads, d], dtype=np.int64), "shape")
+    merge = b.const(np.array([1, seq, hidden], dtype=np.int64), "shape")
+    q = b.op("Transpose", [b.op("Reshape", [linear(b, x, hidden, hidden), split])], perm=[0, 2, 1, 3])
+    k = b.op("Transpose", [b.op("Reshape", [linear(b, x, hidden, hidden), split])], perm=[0, 2, 3, 1])
+    v = b.op("Transpose", [b.op("Reshape", [linear(b, x, hidden, hidden), split])], perm=[0, 2, 1, 3])
+    s = b.op("Div", [b.op("MatMul", [q, k]), b.const(np.array(np.sqrt(d), dtype=np.float32))])
+    if mask is not None:
+        s = b.op("Add", [s, mask])
+    p = b.op("Softmax", [s], axis=-1)
+    o = b.op("Transpose", [b.op("MatMul", [p, v])], perm=[0, 2, 1, 3])
+    o = b.op("Reshape", [o, merge])
+    return linear(b, o, hidden, hidden)
+
+
+def make_encoder(seq=16, hidden=32, heads=2, ffn=64):
+    b = Builder(2)
+    x = "x"
+    h = b.op("Add", [x, attention(b, x, seq, hidden, heads)])
+    h = b.op("LayerNormalization", [h, b.weight([hidden], 0.1), b.weight([hidden], 0.1)], axis=-1,
+             epsilon=1e-5)
+    m = linear(b, h, hidden, ffn)
+    # GELU as PyTorch exports it: 0.5 * x * (1 + erf(x / sqrt(2))).
+    g = b.op("Erf", [b.op("Div", [m, b.const(np.array(np.sqrt(2.0), dtype=np.float32))])])
+    g = b.op("Mul", [b.op("Mul", [m, b.op("Add", [g, b.const(np.array(1.0, dtype=np.float32))])]),
+                     b.const(np.array(0.5, dtype=np.float32))])
+    m = linear(b, g, ffn, hidden)
+    y = b.op("Add", [h, m])
+    y = b.op("LayerNormalization", [y, b.weight([hidden], 0.1), b.weight([hidden], 0.1)], axis=-1,
+             epsilon=1e-5)
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])], 17)
+
+
+def rms_norm(b, x, hidden):
+    ms = b.op("ReduceMean", [b.op("Pow", [x, b.const(np.array(2.0, dtype=np.float32))])],
+              axes=[-1], keepdims=1)
+    r = b.op("Sqrt", [b.op("Add", [ms, b.const(np.array(1e-6, dtype=np.float32))])])
+    return b.op("Mul", [b.op("Div", [x, r]), b.weight([hidden], 0.1)])
+
+
+def make_decoder(seq=16, hidden=32, heads=4, ffn=48):
+    b = Builder(3)
+    mask = np.triu(np.full((seq, seq), -1e9, dtype=np.float32), k=1)
+    x = "x"
+    h = b.op("Add", [x, attention(b, rms_norm(b, x, hidden), seq, hidden, heads,
+                                  mask=b.const(mask, "mask"))])
+    n = rms_norm(b, h, hidden)
+    gate = b.op("MatMul", [n, b.weight([hidden, ffn])])
+    up = b.op("MatMul", [n, b.weight([hidden, ffn])])
+    silu = b.op("Mul", [gate, b.op("Sigmoid", [gate])])
+    down = b.op("MatMul", [b.op("Mul", [silu, up]), b.weight([ffn, hidden])])
+    y = b.op("Add", [h, down])
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])], 13)
+
+
+def main():
+    for name, make in [("cnn", make_cnn), ("encoder", make_encoder), ("decoder", make_decoder)]:
+        model = make()
+        path = os.path.join(HERE, f"{name}.onnx")
+        onnx.save(model, path)
+        shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+        x = np.random.default_rng(100).standard_normal(shape).astype(np.float32)
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        (y,) = sess.run(None, {"x": x})
+        np.save(os.path.join(HERE, f"{name}.input.npy"), x)
+        np.save(os.path.join(HERE, f"{name}.output.npy"), y)
+        print(f"{name}: {len(model.graph.node)} nodes, output {list(y.shape)}, "
+              f"{os.path.getsize(path)} bytes")
+
+
+if __name__ == "__main__":
+    main()
