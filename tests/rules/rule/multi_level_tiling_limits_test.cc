@@ -25,8 +25,7 @@ using testing::SmallWorkload;
 Target Cuda() { return *Target::Parse("cuda -arch=sm_80"); }
 
 // The schedules `rule` gives for the first block it tiles (the others are left alone).
-std::vector<Schedule> TileFirstMatch(const ScheduleRule& rule, const PrimFunc& func,
-                                     int64_t seed) {
+std::vector<Schedule> TileFirstMatch(const ScheduleRule& rule, const PrimFunc& func, int64_t seed) {
   for (const std::string& name : AllBlockNames(func)) {
     Schedule sch = Schedule::Create(func, seed);
     BlockRV block = *sch.GetBlock(name);
@@ -117,8 +116,7 @@ TEST(MultiLevelTilingLimitsTest, CpuTilingHasNoLimits) {
 TEST(MultiLevelTilingLimitsTest, CudaBlockWithoutValidThreadCountIsLeftUntiled) {
   // 2 x 1031 (a prime) outputs: the threads per block can only be 1, 2, 1031 or 2062, none
   // within [32, 1024], so no tiling can pass VerifyGPUCode and the rule leaves the block.
-  absl::StatusOr<PrimFunc> func =
-      MakeWorkload("GMM", {{"B", 1}, {"M", 2}, {"N", 1031}, {"K", 4}});
+  absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"B", 1}, {"M", 2}, {"N", 1031}, {"K", 4}});
   ASSERT_TRUE(func.ok()) << func.status();
   ScheduleRulePtr rule = *MakeMultiLevelTiling(Cuda(), nullptr);
   Schedule sch = Schedule::Create(*func, 1);
