@@ -44,10 +44,9 @@ std::string FormatDuration(double seconds) {
 
 void PrintProgress(const TuneProgress& p, bool tty) {
   const TaskSummary& t = *p.summary;
-  std::string best = t.best_secs < 1e10
-                         ? absl::StrFormat("best %s %.2f GFLOP/s", FormatSeconds(t.best_secs),
-                                           t.gflops())
-                         : "no valid candidate yet";
+  std::string best =
+      t.best_secs ? absl::StrFormat("best %s %.2f GFLOP/s", FormatSeconds(*t.best_secs), t.gflops())
+                  : "no valid candidate yet";
   std::string line =
       absl::StrFormat("[%d/%d trials] %s: %d trials, %s | elapsed %s, left ~%s", p.trials_done,
                       p.trials_budget, t.name, t.trials, best, FormatDuration(p.elapsed),
@@ -101,15 +100,23 @@ int RunTune(const TuneCommandOptions& o) {
     out["target"] = target->ToString();
     out["trials"] = summary->total_trials;
     for (const TaskSummary& t : summary->tasks) {
-      out["tasks"].push_back({{"name", t.name},
-                              {"trials", t.trials},
-                              {"best_seconds", t.best_secs < 1e10 ? t.best_secs : -1},
-                              {"gflops_per_second", t.gflops()},
-                              {"verified", t.best_verified},
-                              {"best_record", t.best_record_id},
-                              {"build_errors", t.build_errors},
-                              {"run_errors", t.run_errors},
-                              {"wrong_outputs", t.wrong_outputs}});
+      nlohmann::json task = {{"name", t.name},
+                             {"trials", t.trials},
+                             {"best_seconds", nullptr},
+                             {"gflops_per_second", t.gflops()},
+                             {"verified", t.best_verified},
+                             {"best_record", nullptr},
+                             {"errors",
+                              {{"build_error", t.build_errors},
+                               {"run_error", t.run_errors},
+                               {"timeout", t.timeouts},
+                               {"wrong_output", t.wrong_outputs},
+                               {"worker_lost", t.workers_lost}}}};
+      if (t.best_secs) {
+        task["best_seconds"] = *t.best_secs;
+        task["best_record"] = t.best_record_id;
+      }
+      out["tasks"].push_back(std::move(task));
     }
     out["seconds"] = {{"wall", times.wall},     {"build", times.build},
                       {"run", times.run},       {"verify", times.verify},
@@ -123,8 +130,8 @@ int RunTune(const TuneCommandOptions& o) {
   for (size_t i = 0; i < summary->tasks.size(); ++i) {
     const TaskSummary& t = summary->tasks[i];
     std::printf("%-4zu %-44s %7d %12s %10.2f %9s %7d\n", i, t.name.c_str(), t.trials,
-                t.best_secs < 1e10 ? FormatSeconds(t.best_secs).c_str() : "-", t.gflops(),
-                t.best_verified ? "yes" : "no", t.build_errors + t.run_errors + t.wrong_outputs);
+                t.best_secs ? FormatSeconds(*t.best_secs).c_str() : "-", t.gflops(),
+                t.best_verified ? "yes" : "no", t.errors());
   }
   int n = std::max(1, summary->total_trials);
   std::printf(

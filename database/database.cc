@@ -6,9 +6,39 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
 namespace tessera {
+
+const char* MeasureErrorName(MeasureError error) {
+  switch (error) {
+    case MeasureError::kNone:
+      return "";
+    case MeasureError::kBuild:
+      return "build_error";
+    case MeasureError::kRun:
+      return "run_error";
+    case MeasureError::kTimeout:
+      return "timeout";
+    case MeasureError::kWrongOutput:
+      return "wrong_output";
+    case MeasureError::kWorkerLost:
+      return "worker_lost";
+  }
+  return "";
+}
+
+absl::StatusOr<MeasureError> ParseMeasureError(const std::string& name) {
+  for (MeasureError e :
+       {MeasureError::kNone, MeasureError::kBuild, MeasureError::kRun, MeasureError::kTimeout,
+        MeasureError::kWrongOutput, MeasureError::kWorkerLost}) {
+    if (name == MeasureErrorName(e)) return e;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown error kind '", name,
+      "' (expected build_error, run_error, timeout, wrong_output, worker_lost or empty)"));
+}
 
 double TuningRecord::mean_secs() const {
   if (!ok()) return 1e10;

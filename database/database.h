@@ -34,22 +34,40 @@ struct Provenance {
   std::string compiler;  // "gcc 12.2.0 -O3 -march=native ..." or "nvrtc 13.0 sm_90"
   std::string device;    // CPU model name or GPU name
   std::string driver;    // CUDA driver version (empty on cpu)
+  std::string worker_id;  // the service worker that measured it; empty in a local `tune`
 };
+
+// Why a candidate has no valid measurement. The names ("build_error", ...) are what records,
+// JSON lines and the gRPC API carry.
+enum class MeasureError {
+  kNone,         // it ran (and, if checked, matched the reference)
+  kBuild,        // "build_error": the compiler (or NVRTC) rejected it or timed out
+  kRun,          // "run_error": it crashed, returned non-zero, or could not be loaded
+  kTimeout,      // "timeout": a run step outlasted its time-out
+  kWrongOutput,  // "wrong_output": it ran, but its outputs differ from the reference's
+  kWorkerLost,   // "worker_lost": workers died while measuring it, too often (quarantined)
+};
+const char* MeasureErrorName(MeasureError error);  // "" for kNone
+// The inverse of MeasureErrorName; kInvalidArgument for an unknown name.
+absl::StatusOr<MeasureError> ParseMeasureError(const std::string& name);
 
 struct TuningRecord {
   int64_t id = -1;  // assigned by CommitRecord
   int64_t workload_id = -1;
   std::string target;      // Target::ToString()
   std::string trace_json;  // the full trace, postproc part included (Trace::ToJson())
-  std::vector<double> run_secs;  // per repeat; empty when the candidate failed
-  std::string error_msg;         // why it failed (build or run); empty when it ran
+  std::vector<double> run_secs;  // seconds per run, one per repeat; empty unless it ran
+  MeasureError error = MeasureError::kNone;
+  std::string error_msg;  // what went wrong, for people; empty when it ran
   std::vector<ArgInfo> args;
   double timestamp = 0;  // seconds since the Unix epoch, when measured
   Provenance provenance;
   bool verified = false;  // its outputs were checked against the reference and matched
+  std::string job_id;     // the service job that measured it; empty in a local `tune`
 
-  bool ok() const { return error_msg.empty() && !run_secs.empty(); }
-  // Mean of run_secs; 1e10 for a failed record (MetaSchedule's convention).
+  bool ok() const { return error == MeasureError::kNone && !run_secs.empty(); }
+  // Mean of run_secs; 1e10 for a failed record (MetaSchedule's convention, internal only:
+  // what users see says "failed" instead).
   double mean_secs() const;
 };
 

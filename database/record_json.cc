@@ -105,7 +105,8 @@ json ProvenanceToJson(const Provenance& provenance) {
   return json{{"tessera_version", provenance.tessera_version},
               {"compiler", provenance.compiler},
               {"device", provenance.device},
-              {"driver", provenance.driver}};
+              {"driver", provenance.driver},
+              {"worker_id", provenance.worker_id}};
 }
 
 absl::StatusOr<Provenance> ProvenanceFromJson(const json& j) {
@@ -114,13 +115,21 @@ absl::StatusOr<Provenance> ProvenanceFromJson(const json& j) {
   std::pair<const char*, std::string*> fields[] = {{"tessera_version", &p.tessera_version},
                                                    {"compiler", &p.compiler},
                                                    {"device", &p.device},
-                                                   {"driver", &p.driver}};
+                                                   {"driver", &p.driver},
+                                                   {"worker_id", &p.worker_id}};
   for (auto& [key, value] : fields) {
     absl::StatusOr<std::string> s = StringField(j, key, /*required=*/false);
     if (!s.ok()) return InField("provenance", s.status());
     *value = *std::move(s);
   }
   return p;
+}
+
+MeasureError ErrorKindOfLegacyMessage(const std::string& error_msg) {
+  if (error_msg.empty()) return MeasureError::kNone;
+  if (error_msg.rfind("build:", 0) == 0) return MeasureError::kBuild;
+  if (error_msg.rfind("run: timed out", 0) == 0) return MeasureError::kTimeout;
+  return MeasureError::kRun;
 }
 
 absl::Status ValidateRecord(const TuningRecord& record) {
@@ -135,6 +144,10 @@ absl::Status ValidateRecord(const TuningRecord& record) {
     }
   }
   if (!std::isfinite(record.timestamp)) return FieldError("timestamp", "not finite");
+  if (record.error != MeasureError::kNone && record.error_msg.empty()) {
+    return FieldError(
+        "error", absl::StrCat("a ", MeasureErrorName(record.error), " record needs a message"));
+  }
   return absl::OkStatus();
 }
 
@@ -143,11 +156,13 @@ json RecordToJsonLine(const Workload& workload, const TuningRecord& record) {
               {"target", record.target},
               {"trace", json::parse(record.trace_json)},
               {"run_secs", RunSecsToJson(record.run_secs)},
+              {"error_kind", MeasureErrorName(record.error)},
               {"error", record.error_msg},
               {"args", ArgInfosToJson(record.args)},
               {"timestamp", record.timestamp},
               {"provenance", ProvenanceToJson(record.provenance)},
-              {"verified", record.verified}};
+              {"verified", record.verified},
+              {"job_id", record.job_id}};
 }
 
 absl::StatusOr<JsonLineRecord> RecordFromJsonLine(const json& j) {
@@ -168,6 +183,15 @@ absl::StatusOr<JsonLineRecord> RecordFromJsonLine(const json& j) {
   TESSERA_ASSIGN_OR_RETURN(const json* run_secs, RequireMember(j, "run_secs"));
   TESSERA_ASSIGN_OR_RETURN(r.run_secs, RunSecsFromJson(*run_secs));
   TESSERA_ASSIGN_OR_RETURN(r.error_msg, StringField(j, "error", /*required=*/false));
+  TESSERA_ASSIGN_OR_RETURN(std::string error_kind, StringField(j, "error_kind", false));
+  if (error_kind.empty() && !r.error_msg.empty()) {
+    r.error = ErrorKindOfLegacyMessage(r.error_msg);  // files written before error kinds
+  } else {
+    absl::StatusOr<MeasureError> kind = ParseMeasureError(error_kind);
+    if (!kind.ok()) return InField("error_kind", kind.status());
+    r.error = *kind;
+  }
+  TESSERA_ASSIGN_OR_RETURN(r.job_id, StringField(j, "job_id", /*required=*/false));
   if (const json* args = FindMember(j, "args")) {
     TESSERA_ASSIGN_OR_RETURN(r.args, ArgInfosFromJson(*args));
   }

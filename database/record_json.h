@@ -37,6 +37,10 @@ absl::StatusOr<Provenance> ProvenanceFromJson(const nlohmann::json& j);
 // the field.
 absl::Status ValidateRecord(const TuningRecord& record);
 
+// The error kind of a record written before kinds were stored (schema 1, JSON lines without
+// "error_kind"): from its message's "build:" / "run: timed out" / "run:" prefix.
+MeasureError ErrorKindOfLegacyMessage(const std::string& error_msg);
+
 // One JSON-lines object: {"workload": {"hash", "func"}, "target", "trace", "run_secs",
 // "error", "args", "timestamp", "provenance", "verified"}. The trace is embedded as JSON (not
 // as a string). Requires record.trace_json to be valid JSON (ValidateRecord).

@@ -33,7 +33,8 @@ namespace tessera {
 namespace {
 
 // Bumped whenever the schema changes meaning; a database with a newer version is refused.
-constexpr int64_t kSchemaVersion = 1;
+// Version 2 added records.error_kind and records.job_id (migrated in place from 1).
+constexpr int64_t kSchemaVersion = 2;
 constexpr int kBusyTimeoutMs = 30000;
 
 constexpr const char* kCreateSchema = R"sql(
@@ -55,13 +56,15 @@ CREATE TABLE records (
   args TEXT NOT NULL,
   timestamp REAL NOT NULL,
   provenance TEXT NOT NULL,
-  verified INTEGER NOT NULL);
+  verified INTEGER NOT NULL,
+  error_kind TEXT NOT NULL DEFAULT '',
+  job_id TEXT NOT NULL DEFAULT '');
 CREATE INDEX records_by_speed ON records (workload_id, target, ok, mean_secs, id);
 )sql";
 
 constexpr const char* kRecordColumns =
     "id, workload_id, target, trace_json, run_secs, error_msg, args, timestamp, provenance, "
-    "verified";
+    "verified, error_kind, job_id";
 
 absl::StatusCode CodeOf(int rc) {
   switch (rc & 0xff) {
@@ -197,8 +200,8 @@ class SqliteDatabase final : public Database {
       Statement insert;
       TESSERA_RETURN_IF_ERROR(
           Prepare("INSERT INTO records (workload_id, target, trace_json, run_secs, mean_secs, ok, "
-                  "error_msg, args, timestamp, provenance, verified) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                  "error_msg, args, timestamp, provenance, verified, error_kind, job_id) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                   &insert));
       insert.Bind(1, record.workload_id);
       insert.Bind(2, record.target);
@@ -211,6 +214,8 @@ class SqliteDatabase final : public Database {
       insert.Bind(9, record.timestamp);
       insert.Bind(10, ProvenanceToJson(record.provenance).dump());
       insert.Bind(11, static_cast<int64_t>(record.verified));
+      insert.Bind(12, std::string(MeasureErrorName(record.error)));
+      insert.Bind(13, record.job_id);
       TESSERA_RETURN_IF_ERROR(Step(&insert).status());
       return sqlite3_last_insert_rowid(db_);
     }();
@@ -351,6 +356,28 @@ class SqliteDatabase final : public Database {
       return absl::DataLossError(
           absl::StrCat("database '", path_, "': invalid schema version ", v));
     }
+    if (v == 1) TESSERA_RETURN_IF_ERROR(MigrateFrom1());
+    return absl::OkStatus();
+  }
+
+  // Schema 1 -> 2: error kinds from the messages' prefixes (as ErrorKindOfLegacyMessage), no
+  // job ids. Runs inside Init's transaction: an interrupted migration leaves version 1.
+  absl::Status MigrateFrom1() {
+    absl::Status status = Exec(R"sql(
+ALTER TABLE records ADD COLUMN error_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE records ADD COLUMN job_id TEXT NOT NULL DEFAULT '';
+UPDATE records SET error_kind = CASE
+  WHEN error_msg = '' THEN ''
+  WHEN error_msg LIKE 'build:%' THEN 'build_error'
+  WHEN error_msg LIKE 'run: timed out%' THEN 'timeout'
+  ELSE 'run_error' END;
+INSERT INTO schema_version (version) VALUES (2);
+)sql");
+    if (!status.ok()) {
+      return absl::Status(
+          status.code(),
+          absl::StrCat("database '", path_, "': migrating schema 1 to 2: ", status.message()));
+    }
     return absl::OkStatus();
   }
 
@@ -408,6 +435,8 @@ class SqliteDatabase final : public Database {
     r->error_msg = row.Text(5);
     r->timestamp = row.Double(7);
     r->verified = row.Int(9) != 0;
+    TESSERA_ASSIGN_OR_RETURN(r->error, ParseMeasureError(row.Text(10)));
+    r->job_id = row.Text(11);
     auto parse = [](const std::string& text, const char* column) -> absl::StatusOr<nlohmann::json> {
       nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded()) return absl::DataLossError(absl::StrCat(column, ": malformed JSON"));

@@ -5,7 +5,6 @@
 // of random fresh samples. Deviation: while the cost model's scores are random (warm-up) the
 // population is warmup_population_size, not population_size, and no features are extracted.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -56,8 +55,12 @@ class EvolutionarySearch : public SearchStrategy {
     return batch;
   }
 
-  void NotifyResults(const std::vector<MeasureCandidate>&,
-                     const std::vector<MeasureResult>&) override {}
+  // Proposed candidates are already in measured_; a batch restored after a restart was not
+  // proposed by this strategy.
+  void NotifyResults(const std::vector<MeasureCandidate>& candidates,
+                     const std::vector<MeasureOutcome>&) override {
+    for (const MeasureCandidate& c : candidates) measured_.insert(c.hash);
+  }
   const SearchStats& stats() const override { return stats_; }
 
  private:
@@ -219,9 +222,10 @@ class EvolutionarySearch : public SearchStrategy {
     std::vector<std::optional<MeasureCandidate>> next(n);
     std::vector<int> fallback(n, 0);
     std::vector<CandidateFailure> failures(n);
-    // A parent is copied unchanged at most once per generation; guarded per thread-slot below.
-    std::vector<std::atomic<bool>> copied(population.size());
-    for (auto& c : copied) c.store(false);
+    // A parent is copied unchanged at most once per generation. Slots only record which parent
+    // they would copy; the copies are granted afterwards in slot order, so the outcome does not
+    // depend on thread timing (P4). A slot refused its copy keeps its fallback parent.
+    std::vector<int> copy_wish(n, -1);
     int64_t mutated = 0;
     std::mutex mu;
     ParallelFor(n, task_.num_threads, &rng_, [&](int i, Random* rng) {
@@ -242,12 +246,16 @@ class EvolutionarySearch : public SearchStrategy {
           ++mutated;
           return;
         }
-        if (!copied[parent].exchange(true)) {
-          next[i] = population[parent];
-          return;
-        }
+        copy_wish[i] = parent;
+        return;
       }
     });
+    std::vector<bool> copied(population.size(), false);
+    for (int i = 0; i < n; ++i) {
+      if (copy_wish[i] < 0 || copied[copy_wish[i]]) continue;
+      copied[copy_wish[i]] = true;
+      next[i] = population[copy_wish[i]];
+    }
     CountFailures(failures, &stats_);
     stats_.mutated += mutated;
     std::vector<MeasureCandidate> out;

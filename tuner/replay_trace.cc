@@ -54,8 +54,12 @@ class ReplayTrace : public SearchStrategy {
     return batch;
   }
 
-  void NotifyResults(const std::vector<MeasureCandidate>&,
-                     const std::vector<MeasureResult>&) override {}
+  // Proposed candidates are already in measured_; a batch restored after a restart was not
+  // proposed by this strategy.
+  void NotifyResults(const std::vector<MeasureCandidate>& candidates,
+                     const std::vector<MeasureOutcome>&) override {
+    for (const MeasureCandidate& c : candidates) measured_.insert(c.hash);
+  }
   const SearchStats& stats() const override { return stats_; }
 
  private:

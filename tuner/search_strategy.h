@@ -22,6 +22,7 @@
 #include "ir/target.h"
 #include "schedule/schedule.h"
 #include "tuner/space_generator.h"
+#include "worker/measurer.h"
 
 namespace tessera {
 
@@ -29,14 +30,6 @@ namespace tessera {
 struct MeasureCandidate {
   Schedule sch;
   std::string hash;  // StructuralHashHex(sch.func())
-};
-
-// What the measurement of one candidate gave.
-struct MeasureResult {
-  std::vector<double> run_secs;  // empty on failure
-  std::string error_msg;         // "build: ..." / "run: ..."; empty on success
-  bool ok() const { return error_msg.empty() && !run_secs.empty(); }
-  double median_secs() const;  // 1e10 on failure
 };
 
 // Everything a strategy needs about its task.
@@ -88,7 +81,7 @@ class SearchStrategy {
   virtual absl::StatusOr<std::vector<MeasureCandidate>> GenerateCandidates() = 0;
   // The results of the last batch, in order.
   virtual void NotifyResults(const std::vector<MeasureCandidate>& candidates,
-                             const std::vector<MeasureResult>& results) = 0;
+                             const std::vector<MeasureOutcome>& outcomes) = 0;
   virtual const SearchStats& stats() const = 0;
 };
 

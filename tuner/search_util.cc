@@ -8,31 +8,24 @@
 namespace tessera {
 
 void ParallelFor(int n, int num_threads, Random* rng,
-                 const std::function<void(int index, Random* thread_rng)>& fn) {
-  int threads = std::max(1, std::min(num_threads, n));
+                 const std::function<void(int index, Random* index_rng)>& fn) {
+  // One stream per index, forked in index order: what index i draws does not depend on the
+  // number of threads nor on scheduling (P4).
   std::vector<Random> rngs;
-  for (int t = 0; t < threads; ++t) rngs.push_back(rng->Fork());
+  rngs.reserve(n);
+  for (int i = 0; i < n; ++i) rngs.push_back(rng->Fork());
+  int threads = std::max(1, std::min(num_threads, n));
   if (threads == 1) {
-    for (int i = 0; i < n; ++i) fn(i, &rngs[0]);
+    for (int i = 0; i < n; ++i) fn(i, &rngs[i]);
     return;
   }
-  // Static interleaved assignment: index i always runs on thread i % threads, so the stream
-  // each index sees does not depend on scheduling.
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      for (int i = t; i < n; i += threads) fn(i, &rngs[t]);
+      for (int i = t; i < n; i += threads) fn(i, &rngs[i]);
     });
   }
   for (std::thread& th : pool) th.join();
-}
-
-double MeasureResult::median_secs() const {
-  if (!ok()) return 1e10;
-  std::vector<double> s = run_secs;
-  std::sort(s.begin(), s.end());
-  size_t n = s.size();
-  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 MeasureCandidate ToCandidate(Schedule sch) {

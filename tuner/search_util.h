@@ -12,10 +12,11 @@
 
 namespace tessera {
 
-// Runs fn(i, rng) for every i in [0, n) on up to `num_threads` threads; each thread gets its
-// own generator forked from `rng`, so results depend only on the seed and the thread count.
+// Runs fn(i, rng) for every i in [0, n) on up to `num_threads` threads; each index gets its
+// own generator forked from `rng` in index order, so results depend only on the seed, never on
+// the thread count or scheduling.
 void ParallelFor(int n, int num_threads, Random* rng,
-                 const std::function<void(int index, Random* thread_rng)>& fn);
+                 const std::function<void(int index, Random* index_rng)>& fn);
 
 // Turns a postprocessed schedule into a candidate (computes its hash).
 MeasureCandidate ToCandidate(Schedule sch);

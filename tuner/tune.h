@@ -1,15 +1,16 @@
-// The in-process tuning loop (docs/reference/metaschedule.md §1.3): for each task, design spaces
-// and a search strategy; a task scheduler picks the task of every batch; each batch is built and
-// run (tuner/measure.h), then the measure callbacks commit every candidate to the database (failed
-// ones with their error), update the cost model, check a new best against the reference
-// (marking it verified) and report progress. Running again on the same database continues:
-// programs already measured there are not measured again and the cost model starts from the
-// stored records.
+// The in-process tuning loop (docs/reference/metaschedule.md §1.3): a TuningJob
+// (tuner/tuning_job.h) measured by a LocalMeasurer (worker/measurer.h). For each task, design
+// spaces and a search strategy; a task scheduler picks the task of every batch; each batch is
+// built, run and its new bests checked against the reference, then committed: every candidate to
+// the database (failed ones with their error kind), the cost model, the task's best, progress.
+// Running again on the same database continues: programs already measured there are not measured
+// again and the cost model starts from the stored records.
 #ifndef TESSERA_TUNER_TUNE_H_
 #define TESSERA_TUNER_TUNE_H_
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,8 @@
 #include "database/database.h"
 #include "ir/function.h"
 #include "ir/target.h"
-#include "tuner/measure.h"
 #include "tuner/search_strategy.h"
+#include "worker/measurer.h"
 
 namespace tessera {
 
@@ -48,14 +49,19 @@ struct TaskSummary {
   std::string name;
   double flops = 0;
   double weight = 1;
-  int trials = 0;  // measured in this run
+  int trials = 0;  // measured by this job (a resumed job counts its earlier runs too)
   int build_errors = 0;
   int run_errors = 0;
-  int wrong_outputs = 0;      // new bests whose check failed
-  double best_secs = 1e10;    // best verified latency (this run or earlier), 1e10 if none
+  int timeouts = 0;
+  int wrong_outputs = 0;  // new bests whose check failed
+  int workers_lost = 0;   // quarantined by the service after killing workers
+  // Mean seconds per run of the task's best record (this run or earlier): a verified one when
+  // the job verifies, else the fastest that ran; nullopt while there is none.
+  std::optional<double> best_secs;
   bool best_verified = false;
   int64_t best_record_id = -1;
-  double gflops() const { return best_secs < 1e10 ? flops / best_secs / 1e9 : 0; }
+  int errors() const { return build_errors + run_errors + timeouts + wrong_outputs + workers_lost; }
+  double gflops() const { return best_secs ? flops / *best_secs / 1e9 : 0; }
 };
 
 // Where the time went (seconds).

@@ -187,7 +187,9 @@ TYPED_TEST(DatabaseTest, FailedRecordsAreStoredButNeverReturned) {
   const std::string cpu = CpuTarget();
   this->Commit(MakeFailedRecord(w, cpu, TileTrace(16, 1, 2), "build: cc exited with 1"));
   TuningRecord wrong = MakeRecord(w, cpu, TileTrace(16, 1, 4), {1e-6});
+  wrong.error = MeasureError::kWrongOutput;
   wrong.error_msg = "check: output C differs by 3.5";
+  wrong.job_id = "job-7";
   this->Commit(wrong);
   EXPECT_TRUE(this->db_->TopK(w, cpu, 10).value().empty());
   EXPECT_FALSE(BestRecord(this->db_.get(), gmm, cpu, false).value().has_value());
@@ -199,7 +201,11 @@ TYPED_TEST(DatabaseTest, FailedRecordsAreStoredButNeverReturned) {
   EXPECT_FALSE(all[0].ok());
   EXPECT_EQ(all[0].error_msg, "build: cc exited with 1");
   EXPECT_EQ(all[0].mean_secs(), 1e10);
+  EXPECT_EQ(all[0].error, MeasureError::kBuild);
   EXPECT_FALSE(all[1].ok());
+  EXPECT_EQ(all[1].error, MeasureError::kWrongOutput);
+  EXPECT_EQ(all[1].run_secs, std::vector<double>{1e-6});  // the time of a wrong output is kept
+  EXPECT_EQ(all[1].job_id, "job-7");
   EXPECT_EQ(this->db_->NumRecords().value(), 3);
 }
 

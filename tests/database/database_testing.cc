@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "database/record_json.h"
 #include "frontend/compute.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
@@ -61,6 +62,7 @@ TuningRecord MakeFailedRecord(const Workload& workload, const std::string& targe
                               const std::string& trace_json, const std::string& error) {
   TuningRecord r = MakeRecord(workload, target, trace_json, {});
   r.error_msg = error;
+  r.error = ErrorKindOfLegacyMessage(error);
   return r;
 }
 
@@ -74,6 +76,9 @@ void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b) {
   EXPECT_EQ(a.trace_json, b.trace_json);
   EXPECT_EQ(a.run_secs, b.run_secs);
   EXPECT_EQ(a.error_msg, b.error_msg);
+  EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.job_id, b.job_id);
+  EXPECT_EQ(a.provenance.worker_id, b.provenance.worker_id);
   ASSERT_EQ(a.args.size(), b.args.size());
   for (size_t i = 0; i < a.args.size(); ++i) {
     EXPECT_EQ(a.args[i].dtype, b.args[i].dtype) << "arg " << i;

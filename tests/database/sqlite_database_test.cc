@@ -145,6 +145,45 @@ TEST_F(SqliteDatabaseTest, RefusesANewerSchemaVersion) {
   EXPECT_NE(status.message().find("schema version 99 is newer"), std::string::npos) << status;
 }
 
+// A file written by schema 1 (no error kinds, no job ids) opens, and its failed records get
+// the kinds their messages name.
+TEST_F(SqliteDatabaseTest, MigratesSchemaOneInPlace) {
+  {
+    std::unique_ptr<Database> db = Open();
+    Workload w = db->CommitWorkload(SmallGmm(16)).value();
+    db->CommitRecord(MakeRecord(w, CpuTarget(), TileTrace(16, 1, 2), {1e-4})).value();
+    db->CommitRecord(MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 4), "build: cc failed"))
+        .value();
+    db->CommitRecord(
+          MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 8), "run: timed out after 2s"))
+        .value();
+    db->CommitRecord(MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 16), "run: kernel crashed"))
+        .value();
+  }
+  RawExec(path_, "ALTER TABLE records DROP COLUMN error_kind");
+  RawExec(path_, "ALTER TABLE records DROP COLUMN job_id");
+  RawExec(path_, "DELETE FROM schema_version");
+  RawExec(path_, "INSERT INTO schema_version (version) VALUES (1)");
+
+  std::unique_ptr<Database> db = Open();
+  std::vector<TuningRecord> all = db->AllRecords().value();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].error, MeasureError::kNone);
+  EXPECT_EQ(all[1].error, MeasureError::kBuild);
+  EXPECT_EQ(all[2].error, MeasureError::kTimeout);
+  EXPECT_EQ(all[3].error, MeasureError::kRun);
+  for (const TuningRecord& r : all) EXPECT_EQ(r.job_id, "");
+  // New records keep their kinds and job ids after the migration.
+  Workload w = db->CommitWorkload(SmallGmm(16)).value();
+  TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 2, 2), {2e-4});
+  r.job_id = "job-1";
+  db->CommitRecord(r).value();
+  db.reset();
+  all = Open()->AllRecords().value();
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[4].job_id, "job-1");
+}
+
 TEST_F(SqliteDatabaseTest, RejectsFilesThatAreNotTesseraDatabases) {
   const std::string text = dir_.File("notes.txt");
   std::ofstream(text) << std::string(8192, 'x');

@@ -200,11 +200,10 @@ TEST(XgboostDepsTest, RegressionLearnsAndSurvivesSaveLoad) {
 // ---------------------------------------------------------------------------------------------
 // gRPC + protobuf: the generated Tuner service, served and called in one process.
 
-class FakeVersionTuner final : public tessera::proto::Tuner::Service {
+class FakeVersionTuner final : public tessera::v1::TuningService::Service {
  public:
-  grpc::Status GetVersion(grpc::ServerContext* /*context*/,
-                          const tessera::proto::Empty* /*request*/,
-                          tessera::proto::VersionInfo* reply) override {
+  grpc::Status GetVersion(grpc::ServerContext* /*context*/, const tessera::v1::Empty* /*request*/,
+                          tessera::v1::VersionInfo* reply) override {
     reply->set_version("1.2.3");
     reply->set_git_commit("0123456789abcdef");
     return grpc::Status::OK;
@@ -223,14 +222,14 @@ TEST(GrpcDepsTest, ClientGetsVersionFromLocalServer) {
 
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);  // straight to 127.0.0.1 even if http_proxy is set
-  std::unique_ptr<tessera::proto::Tuner::Stub> stub =
-      tessera::proto::Tuner::NewStub(grpc::CreateCustomChannel(
+  std::unique_ptr<tessera::v1::TuningService::Stub> stub =
+      tessera::v1::TuningService::NewStub(grpc::CreateCustomChannel(
           "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
   for (int call = 0; call < 2; ++call) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    tessera::proto::VersionInfo reply;
-    const grpc::Status status = stub->GetVersion(&context, tessera::proto::Empty(), &reply);
+    tessera::v1::VersionInfo reply;
+    const grpc::Status status = stub->GetVersion(&context, tessera::v1::Empty(), &reply);
     ASSERT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
     EXPECT_EQ(reply.version(), "1.2.3");
     EXPECT_EQ(reply.git_commit(), "0123456789abcdef");
@@ -239,17 +238,17 @@ TEST(GrpcDepsTest, ClientGetsVersionFromLocalServer) {
 }
 
 TEST(ProtobufDepsTest, MessageSerializeParseRoundTrips) {
-  tessera::proto::VersionInfo in;
+  tessera::v1::VersionInfo in;
   in.set_version("0.1.0");
   in.set_git_commit(std::string(40, 'f'));
   std::string bytes;
   ASSERT_TRUE(in.SerializeToString(&bytes));
-  tessera::proto::VersionInfo out;
+  tessera::v1::VersionInfo out;
   ASSERT_TRUE(out.ParseFromString(bytes));
   EXPECT_EQ(out.version(), "0.1.0");
   EXPECT_EQ(out.git_commit(), std::string(40, 'f'));
   EXPECT_EQ(out.SerializeAsString(), bytes);
-  EXPECT_EQ(tessera::proto::VersionInfo::descriptor()->full_name(), "tessera.proto.VersionInfo");
+  EXPECT_EQ(tessera::v1::VersionInfo::descriptor()->full_name(), "tessera.proto.VersionInfo");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -240,51 +240,6 @@ TEST(TaskSchedulerTest, GradientWarmsUpThenFavorsTheHeavierSlowerTask) {
   EXPECT_EQ(s->NextTaskId(tasks), 1);
 }
 
-TEST(MeasurerTest, FarSlowerCandidatesGetOneRunAndAnEarlierCutoff) {
-  MeasureConfig config;
-  config.runner.repeat = 3;
-  config.runner.min_repeat_ms = 20;
-  config.runner.timeout_sec = 30;
-  absl::StatusOr<std::unique_ptr<Measurer>> m = Measurer::Create(*ResolveTarget("cpu"), config);
-  ASSERT_TRUE(m.ok()) << m.status();
-  // No best yet: the configured runner.
-  RunnerConfig r = (*m)->RunnerConfigFor(0);
-  EXPECT_EQ(r.slow_run_secs, 0);
-  EXPECT_EQ(r.timeout_sec, 30);
-  // Best 10 ms: one run at >= 100 ms; a step is cut at max(20 x 10 ms + 50 ms, 100 ms + 3 x
-  // 20 ms) = 250 ms.
-  r = (*m)->RunnerConfigFor(0.010);
-  EXPECT_DOUBLE_EQ(r.slow_run_secs, 0.1);
-  EXPECT_NEAR(r.timeout_sec, 0.25, 1e-9);
-  // Best 1 ms: one run only at >= 50 ms (start-up noise of a first run).
-  EXPECT_DOUBLE_EQ((*m)->RunnerConfigFor(0.001).slow_run_secs, config.min_slow_run_secs);
-  r = (*m)->RunnerConfigFor(0.1);
-  EXPECT_NEAR(r.timeout_sec, 2.05, 1e-9);
-  EXPECT_NEAR((*m)->RunnerConfigFor(1e-6).timeout_sec, config.min_timeout_sec, 1e-9);
-  EXPECT_EQ((*m)->RunnerConfigFor(10).timeout_sec, 30);  // never above the configured one
-
-  // End to end: the unscheduled 128^3 GMM (milliseconds) against a best of 1 us is timed by
-  // its warm-up run only (with the 50 ms floor lowered); against no best, by every repeat.
-  const PrimFunc gmm = SmallGmm();
-  config.min_slow_run_secs = 0;
-  m = Measurer::Create(*ResolveTarget("cpu"), config);
-  ASSERT_TRUE(m.ok()) << m.status();
-  MeasuredBatch slow = (*m)->Measure({gmm}, 1e-6);
-  ASSERT_TRUE(slow.results[0].ok()) << slow.results[0].error_msg;
-  EXPECT_EQ(slow.results[0].run_secs.size(), 1u);
-  MeasuredBatch plain = (*m)->Measure({gmm});
-  ASSERT_TRUE(plain.results[0].ok()) << plain.results[0].error_msg;
-  EXPECT_EQ(plain.results[0].run_secs.size(), 3u);
-  // A 1024^3 GMM (seconds unscheduled) against a best of 1 us is cut off at the floor.
-  const PrimFunc big = *MakeWorkload("GMM", {{"M", 1024}, {"N", 1024}, {"K", 1024}}, "float32");
-  MeasuredBatch cut = (*m)->Measure({big}, 1e-6);
-  EXPECT_FALSE(cut.results[0].ok());
-  EXPECT_NE(cut.results[0].error_msg.find("timed out after 0.25s (cut off at 20x the best"),
-            std::string::npos)
-      << cut.results[0].error_msg;
-  EXPECT_LT(cut.run_seconds, 5);
-}
-
 TEST(TuneTest, RejectsBadOptionsWithClearErrors) {
   std::unique_ptr<Database> db = NewMemoryDatabase();
   TuneOptions options = SmallOptions(0);

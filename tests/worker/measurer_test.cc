@@ -1,0 +1,160 @@
+// LocalMeasurer: typed outcomes (build error, wrong output, timeout), checks only of the
+// candidates that beat the best and verified set only by a check that passed, and the
+// slow-candidate and cut-off rules.
+#include "worker/measurer.h"
+
+#include <string>
+
+#include "absl/strings/str_replace.h"
+#include "frontend/workloads.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "tests/codegen/test_funcs.h"
+#include "worker/host.h"
+
+namespace tessera {
+namespace {
+
+PrimFunc SmallGmm() {
+  return *MakeWorkload("GMM", {{"B", 1}, {"M", 128}, {"N", 128}, {"K", 128}}, "float32");
+}
+
+std::unique_ptr<LocalMeasurer> CpuMeasurer(const MeasureConfig& config) {
+  absl::StatusOr<std::unique_ptr<LocalMeasurer>> m =
+      LocalMeasurer::Create(*ResolveTarget("cpu"), config);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : nullptr;
+}
+
+MeasureRequest RequestOf(const LocalMeasurer& m, const PrimFunc& workload,
+                         std::vector<PrimFunc> candidates, double best_secs = 0) {
+  MeasureRequest request;
+  request.target = m.target();
+  request.workload = workload;
+  request.candidates = std::move(candidates);
+  request.best_secs = best_secs;
+  return request;
+}
+
+TEST(LocalMeasurerTest, OutcomesAreTypedAndOnlyAPassedCheckVerifies) {
+  MeasureConfig config;
+  config.runner.repeat = 2;
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
+  ASSERT_NE(m, nullptr);
+  const PrimFunc good = *MakeWorkload("ELEMENTWISE", {{"M", 64}, {"N", 64}}, "float32");
+  // Same parameters, other outputs: C = max(A * 3 + B, 0).
+  const std::string text = PrintFunc(good);
+  ASSERT_NE(text.find("* float32(2.0)"), std::string::npos) << text;
+  absl::StatusOr<PrimFunc> wrong =
+      ParseFunc(absl::StrReplaceAll(text, {{"* float32(2.0)", "* float32(3.0)"}}));
+  ASSERT_TRUE(wrong.ok()) << wrong.status();
+
+  // The wrong one alone: it beats no best, so it is checked, and fails.
+  absl::StatusOr<MeasuredBatch> batch = m->Measure(RequestOf(*m, good, {*wrong}));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->outcomes.size(), 1u);
+  EXPECT_EQ(batch->outcomes[0].error, MeasureError::kWrongOutput);
+  EXPECT_FALSE(batch->outcomes[0].ok());
+  EXPECT_FALSE(batch->outcomes[0].verified);
+  EXPECT_NE(batch->outcomes[0].error_msg.find("check: outputs differ"), std::string::npos)
+      << batch->outcomes[0].error_msg;
+  EXPECT_FALSE(batch->outcomes[0].run_secs.empty());  // it ran; its time is kept
+  EXPECT_FALSE(batch->provenance.device.empty());
+
+  // The right one passes its check.
+  batch = m->Measure(RequestOf(*m, good, {good}));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_TRUE(batch->outcomes[0].ok());
+  EXPECT_TRUE(batch->outcomes[0].verified);
+  ASSERT_TRUE(batch->outcomes[0].mean_secs().has_value());
+
+  // Slower than the best: not checked, so not verified (and not an error).
+  batch = m->Measure(RequestOf(*m, good, {good}, /*best_secs=*/1e-12));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_TRUE(batch->outcomes[0].ok());
+  EXPECT_FALSE(batch->outcomes[0].verified);
+
+  // Without checks nothing is verified, and a wrong program is not caught.
+  MeasureRequest unchecked = RequestOf(*m, good, {*wrong});
+  unchecked.verify = false;
+  batch = m->Measure(unchecked);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_TRUE(batch->outcomes[0].ok());
+  EXPECT_FALSE(batch->outcomes[0].verified);
+}
+
+TEST(LocalMeasurerTest, BuildErrorsAreOutcomesAndOtherTargetsAreRefused) {
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(MeasureConfig());
+  ASSERT_NE(m, nullptr);
+  auto [good, bound] = testing_funcs::ElementwiseAndThreadBound(8);
+  absl::StatusOr<MeasuredBatch> batch = m->Measure(RequestOf(*m, good, {bound, good}));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->outcomes.size(), 2u);
+  EXPECT_EQ(batch->outcomes[0].error, MeasureError::kBuild);
+  EXPECT_EQ(batch->outcomes[0].error_msg, "build: cpu codegen: loop i bound to threadIdx.x");
+  EXPECT_TRUE(batch->outcomes[0].run_secs.empty());
+  EXPECT_FALSE(batch->outcomes[0].mean_secs().has_value());
+  EXPECT_TRUE(batch->outcomes[1].ok()) << batch->outcomes[1].error_msg;
+
+  MeasureRequest request = RequestOf(*m, good, {good});
+  request.target = *Target::Parse("cuda -arch=sm_80");
+  EXPECT_EQ(m->Measure(request).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(LocalMeasurerTest, FarSlowerCandidatesGetOneRunAndAnEarlierCutoff) {
+  MeasureConfig config;
+  config.runner.repeat = 3;
+  config.runner.min_repeat_ms = 20;
+  config.runner.timeout_sec = 30;
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
+  ASSERT_NE(m, nullptr);
+  // No best yet: the configured runner.
+  RunnerConfig r = m->RunnerConfigFor(0);
+  EXPECT_EQ(r.slow_run_secs, 0);
+  EXPECT_EQ(r.timeout_sec, 30);
+  // Best 10 ms: one run at >= 100 ms; a step is cut at max(20 x 10 ms + 50 ms, 100 ms + 3 x
+  // 20 ms) = 250 ms.
+  r = m->RunnerConfigFor(0.010);
+  EXPECT_DOUBLE_EQ(r.slow_run_secs, 0.1);
+  EXPECT_NEAR(r.timeout_sec, 0.25, 1e-9);
+  // Best 1 ms: one run only at >= 50 ms (start-up noise of a first run).
+  EXPECT_DOUBLE_EQ(m->RunnerConfigFor(0.001).slow_run_secs, config.min_slow_run_secs);
+  r = m->RunnerConfigFor(0.1);
+  EXPECT_NEAR(r.timeout_sec, 2.05, 1e-9);
+  EXPECT_NEAR(m->RunnerConfigFor(1e-6).timeout_sec, config.min_timeout_sec, 1e-9);
+  EXPECT_EQ(m->RunnerConfigFor(10).timeout_sec, 30);  // never above the configured one
+
+  // End to end: the unscheduled 128^3 GMM (milliseconds) against a best of 1 us is timed by
+  // its warm-up run only (with the 50 ms floor lowered); against no best, by every repeat.
+  const PrimFunc gmm = SmallGmm();
+  config.min_slow_run_secs = 0;
+  m = CpuMeasurer(config);
+  ASSERT_NE(m, nullptr);
+  MeasureRequest request = RequestOf(*m, gmm, {gmm}, 1e-6);
+  request.verify = false;
+  absl::StatusOr<MeasuredBatch> slow = m->Measure(request);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  ASSERT_TRUE(slow->outcomes[0].ok()) << slow->outcomes[0].error_msg;
+  EXPECT_EQ(slow->outcomes[0].run_secs.size(), 1u);
+  request.best_secs = 0;
+  absl::StatusOr<MeasuredBatch> plain = m->Measure(request);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(plain->outcomes[0].ok()) << plain->outcomes[0].error_msg;
+  EXPECT_EQ(plain->outcomes[0].run_secs.size(), 3u);
+  // A 1024^3 GMM (seconds unscheduled) against a best of 1 us is cut off at the floor: a
+  // timeout, not a run error.
+  const PrimFunc big = *MakeWorkload("GMM", {{"M", 1024}, {"N", 1024}, {"K", 1024}}, "float32");
+  request = RequestOf(*m, big, {big}, 1e-6);
+  request.verify = false;
+  absl::StatusOr<MeasuredBatch> cut = m->Measure(request);
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_EQ(cut->outcomes[0].error, MeasureError::kTimeout);
+  EXPECT_NE(cut->outcomes[0].error_msg.find("timed out after 0.25s (cut off at 20x the best"),
+            std::string::npos)
+      << cut->outcomes[0].error_msg;
+  EXPECT_LT(cut->run_seconds, 5);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,504 @@
+#include "tuner/tuning_job.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/logging.h"
+#include "base/status_macros.h"
+#include "cost_model/cost_model.h"
+#include "cost_model/features.h"
+#include "ir/flops.h"
+#include "ir/structural_hash.h"
+#include "tuner/search_util.h"
+#include "tuner/space_generator.h"
+#include "tuner/task_scheduler.h"
+
+namespace tessera {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Adds the time of a scope to a counter.
+class ScopedTimer {
+ public:
+  explicit ScopedTimer(double* total) : total_(total), start_(Clock::now()) {}
+  ~ScopedTimer() { *total_ += SecondsSince(start_); }
+
+ private:
+  double* total_;
+  Clock::time_point start_;
+};
+
+// The scheduler's "nothing succeeded yet" latency (ms), as MetaSchedule's task scheduler uses.
+constexpr double kNoLatencyMs = 1e9;
+
+struct TaskRun {
+  TuneTaskSpec spec;
+  Workload workload;
+  std::unique_ptr<SearchStrategy> strategy;
+  TaskSummary summary;
+  TaskProgress progress;
+  double best_this_run_ms = kNoLatencyMs;  // best measured latency (the scheduler's view)
+  std::ofstream log;
+};
+
+std::string FileSafe(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+// A trace replayed on the workload with its decisions (no postprocessing re-derived).
+absl::StatusOr<Schedule> ReplayTraceJson(const PrimFunc& workload, const std::string& trace_json) {
+  TESSERA_ASSIGN_OR_RETURN(Trace trace, Trace::FromJson(trace_json));
+  Schedule sch = Schedule::Create(workload, 0);
+  TESSERA_RETURN_IF_ERROR(trace.ApplyTo(&sch, /*remove_postproc=*/false));
+  return sch;
+}
+
+void CountError(MeasureError error, TaskSummary* summary) {
+  switch (error) {
+    case MeasureError::kNone:
+      break;
+    case MeasureError::kBuild:
+      ++summary->build_errors;
+      break;
+    case MeasureError::kRun:
+      ++summary->run_errors;
+      break;
+    case MeasureError::kTimeout:
+      ++summary->timeouts;
+      break;
+    case MeasureError::kWrongOutput:
+      ++summary->wrong_outputs;
+      break;
+    case MeasureError::kWorkerLost:
+      ++summary->workers_lost;
+      break;
+  }
+}
+
+double Median(std::vector<double> s) {
+  std::sort(s.begin(), s.end());
+  size_t n = s.size();
+  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+// The cost model's label of a measurement: the median run (robust to one noisy repeat); failed
+// candidates get MetaSchedule's 1e10 seconds, which the model maps to a throughput of ~0.
+double CostLabel(const std::vector<double>& run_secs, MeasureError error) {
+  if (run_secs.empty() || (error != MeasureError::kNone && error != MeasureError::kWrongOutput)) {
+    return 1e10;
+  }
+  return Median(run_secs);
+}
+
+std::unique_ptr<CostModel> MakeCostModel(const TuneOptions& options) {
+  if (options.cost_model == "random") return NewRandomModel(options.seed);
+  XGBoostConfig config;
+  config.seed = static_cast<int>(options.seed);
+  return NewXGBoostModel(config);
+}
+
+std::unique_ptr<SearchStrategy> MakeStrategy(const TuneOptions& options) {
+  if (options.strategy == "replay") return NewReplayTrace();
+  return NewEvolutionarySearch(options.evolutionary);
+}
+
+absl::Status ValidateOptions(const std::vector<TuneTaskSpec>& tasks, const TuneOptions& options) {
+  if (tasks.empty()) return absl::InvalidArgumentError("tune: no task");
+  if (options.max_trials_global <= 0) {
+    return absl::InvalidArgumentError("tune: the trial budget must be positive");
+  }
+  if (options.num_trials_per_iter <= 0) {
+    return absl::InvalidArgumentError("tune: trials per iteration must be positive");
+  }
+  if (options.strategy != "evolutionary" && options.strategy != "replay") {
+    return absl::InvalidArgumentError(absl::StrCat("tune: unknown strategy '", options.strategy,
+                                                   "' (expected evolutionary or replay)"));
+  }
+  if (options.cost_model != "xgb" && options.cost_model != "random") {
+    return absl::InvalidArgumentError(absl::StrCat("tune: unknown cost model '", options.cost_model,
+                                                   "' (expected xgb or random)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+class TuningJob::Impl {
+ public:
+  Impl(Database* db, TuneOptions options, std::string job_id)
+      : db_(db), options_(std::move(options)), job_id_(std::move(job_id)), start_(Clock::now()) {}
+
+  absl::Status Start(std::vector<TuneTaskSpec> specs) {
+    TESSERA_RETURN_IF_ERROR(ValidateOptions(specs, options_));
+    TESSERA_ASSIGN_OR_RETURN(space_, DefaultSpaceConfig(options_.target));
+    cost_model_ = MakeCostModel(options_);
+    TESSERA_ASSIGN_OR_RETURN(scheduler_, MakeTaskScheduler(options_.task_scheduler, options_.seed));
+    if (!options_.work_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(options_.work_dir + "/logs", ec);
+      if (ec) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tune: cannot create work dir ", options_.work_dir, ": ", ec.message()));
+      }
+    }
+    std::vector<CostSample> history;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      TESSERA_RETURN_IF_ERROR(InitTask(std::move(specs[i]), static_cast<int>(i), &history));
+    }
+    ScopedTimer timer(&times_.cost_model);
+    if (!history.empty()) TESSERA_RETURN_IF_ERROR(cost_model_->Update(history));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<JobBatch>> NextBatch() {
+    while (trials_ < options_.max_trials_global) {
+      std::vector<TaskProgress> progress;
+      for (TaskRun& t : tasks_) progress.push_back(t.progress);
+      int id = scheduler_->NextTaskId(progress);
+      if (id < 0) break;
+      TaskRun& task = tasks_[id];
+      int task_room = PerTaskBudget() - task.summary.trials;
+      if (task_room <= 0) {
+        task.progress.terminated = true;
+        continue;
+      }
+      TESSERA_ASSIGN_OR_RETURN(std::vector<MeasureCandidate> candidates,
+                               task.strategy->GenerateCandidates());
+      size_t room = static_cast<size_t>(std::min(options_.max_trials_global - trials_, task_room));
+      if (candidates.size() > room) candidates.erase(candidates.begin() + room, candidates.end());
+      if (candidates.empty()) {
+        task.progress.terminated = true;
+        continue;
+      }
+      return std::optional<JobBatch>(JobBatch{id, std::move(candidates)});
+    }
+    finished_ = true;
+    return std::optional<JobBatch>();
+  }
+
+  MeasureRequest RequestFor(const JobBatch& batch) const {
+    const TaskRun& task = tasks_[batch.task];
+    MeasureRequest request;
+    request.target = options_.target;
+    request.workload = task.spec.func;
+    for (const MeasureCandidate& c : batch.candidates) request.candidates.push_back(c.sch.func());
+    // With checks, a candidate must beat the verified best to be checked; without, the fastest
+    // so far is the bar (nothing is checked).
+    request.best_secs = task.summary.best_secs.value_or(0);
+    request.verify = options_.verify;
+    request.check_seed = options_.seed;
+    return request;
+  }
+
+  absl::Status Commit(const JobBatch& batch, const MeasuredBatch& measured) {
+    if (batch.task < 0 || batch.task >= static_cast<int>(tasks_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("commit: no task ", batch.task));
+    }
+    if (measured.outcomes.size() != batch.candidates.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("commit: ", measured.outcomes.size(),
+                                                     " outcomes for ", batch.candidates.size(),
+                                                     " candidates"));
+    }
+    TaskRun& task = tasks_[batch.task];
+    times_.build += measured.build_seconds;
+    times_.run += measured.run_seconds;
+    times_.verify += measured.verify_seconds;
+    const int n = static_cast<int>(batch.candidates.size());
+    trials_ += n;
+    task.summary.trials += n;
+    task.strategy->NotifyResults(batch.candidates, measured.outcomes);
+    // The measure callbacks, in MetaSchedule's order, then the best and progress.
+    TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> ids, AddToDatabase(task, batch, measured));
+    TESSERA_RETURN_IF_ERROR(UpdateCostModel(task, batch, measured));
+    UpdateBest(task, measured, ids);
+    LogBatch(task, batch, measured, ids);
+    task.progress.best_latency_history.push_back(task.best_this_run_ms);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<JobBatch> RestoreBatch(int task_index, const std::vector<std::string>& traces) {
+    if (task_index < 0 || task_index >= static_cast<int>(tasks_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("restore batch: no task ", task_index));
+    }
+    JobBatch batch{task_index, {}};
+    for (size_t i = 0; i < traces.size(); ++i) {
+      absl::StatusOr<Schedule> sch = ReplayTraceJson(tasks_[task_index].spec.func, traces[i]);
+      if (!sch.ok()) {
+        return absl::Status(sch.status().code(),
+                            absl::StrCat("restore batch: task ", tasks_[task_index].spec.name,
+                                         ", candidate ", i, ": ", sch.status().message()));
+      }
+      batch.candidates.push_back(ToCandidate(*std::move(sch)));
+    }
+    return batch;
+  }
+
+  TuneSummary Summary() const {
+    TuneSummary summary;
+    for (const TaskRun& t : tasks_) summary.tasks.push_back(t.summary);
+    summary.total_trials = trials_;
+    summary.times = times_;
+    summary.times.search = 0;
+    for (const TaskRun& t : tasks_) summary.times.search += t.strategy->stats().search_seconds;
+    summary.times.wall = SecondsSince(start_);
+    return summary;
+  }
+
+  void SaveCostModel() const {
+    if (options_.work_dir.empty()) return;
+    absl::Status saved = cost_model_->Save(options_.work_dir + "/cost_model.bin");
+    if (!saved.ok()) TESSERA_LOG(WARNING) << "saving the cost model: " << saved;
+  }
+
+  bool finished() const { return finished_; }
+  int trials() const { return trials_; }
+  const TuneOptions& options() const { return options_; }
+  const std::vector<TuneTaskSpec>& specs() const { return specs_; }
+
+ private:
+  int PerTaskBudget() const {
+    return options_.max_trials_per_task > 0 ? options_.max_trials_per_task
+                                            : options_.max_trials_global;
+  }
+
+  // Cost-model samples from stored records (warm start), the hashes of measured programs, and,
+  // for a resumed job, what its own records already count.
+  absl::Status LoadHistory(TaskRun* task, std::unordered_set<std::string>* measured,
+                           std::vector<CostSample>* samples) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records,
+                             db_->AllRecords(task->workload, options_.target.ToString()));
+    for (const TuningRecord& record : records) {
+      if (!job_id_.empty() && record.job_id == job_id_) {
+        ++task->summary.trials;
+        CountError(record.error, &task->summary);
+        if (record.ok()) {
+          task->best_this_run_ms = std::min(task->best_this_run_ms, record.mean_secs() * 1e3);
+        }
+      }
+      absl::StatusOr<Schedule> sch = ReplayTraceJson(task->spec.func, record.trace_json);
+      if (!sch.ok()) {
+        TESSERA_LOG(WARNING) << task->spec.name << ": stored record " << record.id
+                             << " does not replay: " << sch.status();
+        continue;
+      }
+      measured->insert(StructuralHashHex(sch->func()));
+      if (record.error == MeasureError::kBuild) continue;
+      absl::StatusOr<FeatureMatrix> features = ExtractFeatures(sch->func(), options_.target);
+      if (!features.ok() || features->rows == 0) continue;
+      samples->push_back(CostSample{task->workload.hash, *std::move(features),
+                                    CostLabel(record.run_secs, record.error)});
+    }
+    trials_ += task->summary.trials;
+    if (task->summary.trials > 0) {
+      task->progress.best_latency_history.push_back(task->best_this_run_ms);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status InitTask(TuneTaskSpec spec, int index, std::vector<CostSample>* history) {
+    specs_.push_back(spec);
+    TaskRun task;
+    task.spec = std::move(spec);
+    task.summary.name = task.spec.name;
+    task.summary.weight = task.spec.weight;
+    task.summary.flops = std::max(1.0, EstimateFlops(task.spec.func));
+    task.progress.weight = task.spec.weight;
+    const std::string target = options_.target.ToString();
+    {
+      ScopedTimer timer(&times_.database);
+      TESSERA_ASSIGN_OR_RETURN(task.workload, db_->CommitWorkload(task.spec.func));
+      TESSERA_ASSIGN_OR_RETURN(
+          std::optional<TuningRecord> best,
+          BestRecord(db_, task.spec.func, target, /*verified_only=*/options_.verify));
+      if (best) {
+        task.summary.best_secs = best->mean_secs();
+        task.summary.best_verified = best->verified;
+        task.summary.best_record_id = best->id;
+      }
+    }
+    SearchTask search;
+    search.name = task.spec.name;
+    search.workload = task.spec.func;
+    search.space = &space_;
+    search.database = db_;
+    search.db_workload = task.workload;
+    search.target = target;
+    search.cost_model = cost_model_.get();
+    search.seed = options_.seed * 7919 + index;
+    search.num_threads = options_.num_threads > 0
+                             ? options_.num_threads
+                             : std::max(1u, std::thread::hardware_concurrency());
+    const size_t samples_before = history->size();
+    TESSERA_RETURN_IF_ERROR(LoadHistory(&task, &search.measured_hashes, history));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Schedule> spaces,
+                             GenerateDesignSpaces(task.spec.func, space_, search.seed));
+    for (const Schedule& s : spaces) search.design_spaces.push_back(s.trace().Simplified(true));
+    if (search.design_spaces.empty()) {
+      return absl::InternalError(
+          absl::StrCat("tune: task ", task.spec.name, " has no design space"));
+    }
+    task.strategy = MakeStrategy(options_);
+    TESSERA_RETURN_IF_ERROR(task.strategy->PreTuning(
+        std::move(search), std::max(0, PerTaskBudget() - task.summary.trials),
+        options_.num_trials_per_iter));
+    if (!options_.work_dir.empty()) {
+      task.log.open(absl::StrCat(options_.work_dir, "/logs/task_", index, "_",
+                                 FileSafe(task.spec.name), ".log"),
+                    std::ios::app);
+      task.log << "# task " << task.spec.name << " on " << target << ", " << spaces.size()
+               << " design spaces, " << history->size() - samples_before << " stored samples"
+               << (job_id_.empty() ? ""
+                                   : absl::StrCat(", job ", job_id_, " has measured ",
+                                                  task.summary.trials, " before"))
+               << "\n";
+    }
+    tasks_.push_back(std::move(task));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<int64_t>> AddToDatabase(TaskRun& task, const JobBatch& batch,
+                                                     const MeasuredBatch& measured) {
+    ScopedTimer timer(&times_.database);
+    std::vector<int64_t> ids;
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (size_t i = 0; i < batch.candidates.size(); ++i) {
+      const MeasureOutcome& r = measured.outcomes[i];
+      TuningRecord record;
+      record.workload_id = task.workload.id;
+      record.target = options_.target.ToString();
+      record.trace_json = batch.candidates[i].sch.trace().ToJson();
+      record.run_secs = r.run_secs;
+      record.error = r.error;
+      record.error_msg = r.error_msg;
+      record.args = ArgInfosOf(task.spec.func);
+      record.timestamp = now;
+      record.provenance = r.provenance.value_or(measured.provenance);
+      record.verified = r.verified;
+      record.job_id = job_id_;
+      TESSERA_ASSIGN_OR_RETURN(int64_t id, db_->CommitRecord(record));
+      ids.push_back(id);
+      CountError(r.error, &task.summary);
+      if (r.ok()) task.best_this_run_ms = std::min(task.best_this_run_ms, *r.mean_secs() * 1e3);
+    }
+    return ids;
+  }
+
+  absl::Status UpdateCostModel(const TaskRun& task, const JobBatch& batch,
+                               const MeasuredBatch& measured) {
+    ScopedTimer timer(&times_.cost_model);
+    std::vector<CostSample> samples;
+    for (size_t i = 0; i < batch.candidates.size(); ++i) {
+      const MeasureOutcome& r = measured.outcomes[i];
+      // Build failures and lost workers teach the model nothing about speed.
+      if (r.error == MeasureError::kBuild || r.error == MeasureError::kWorkerLost) continue;
+      absl::StatusOr<FeatureMatrix> f =
+          ExtractFeatures(batch.candidates[i].sch.func(), options_.target);
+      if (!f.ok() || f->rows == 0) continue;
+      samples.push_back(
+          CostSample{task.workload.hash, *std::move(f), CostLabel(r.run_secs, r.error)});
+    }
+    if (samples.empty()) return absl::OkStatus();
+    return cost_model_->Update(samples);
+  }
+
+  // The task's best: a verified candidate when the job verifies (the measurer checked those
+  // that beat the best), else the fastest that ran.
+  void UpdateBest(TaskRun& task, const MeasuredBatch& measured, const std::vector<int64_t>& ids) {
+    for (size_t i = 0; i < measured.outcomes.size(); ++i) {
+      const MeasureOutcome& r = measured.outcomes[i];
+      if (!r.ok() || (options_.verify && !r.verified)) continue;
+      if (task.summary.best_secs && *r.mean_secs() >= *task.summary.best_secs) continue;
+      task.summary.best_secs = *r.mean_secs();
+      task.summary.best_verified = r.verified;
+      task.summary.best_record_id = ids[i];
+    }
+  }
+
+  void LogBatch(TaskRun& task, const JobBatch& batch, const MeasuredBatch& measured,
+                const std::vector<int64_t>& ids) {
+    if (!task.log.is_open()) return;
+    for (size_t i = 0; i < batch.candidates.size(); ++i) {
+      const MeasureOutcome& r = measured.outcomes[i];
+      task.log << "record " << ids[i] << ": ";
+      if (r.ok()) {
+        double secs = *r.mean_secs();
+        task.log << absl::StrFormat("%.4f ms, %.2f GFLOP/s%s", secs * 1e3,
+                                    task.summary.flops / secs / 1e9,
+                                    r.verified ? ", verified" : "");
+      } else {
+        task.log << "FAILED (" << MeasureErrorName(r.error) << ") " << r.error_msg
+                 << "\n  trace: " << batch.candidates[i].sch.trace().ToJson();
+      }
+      task.log << "\n";
+    }
+    const SearchStats& stats = task.strategy->stats();
+    task.log << "# batch: build " << absl::StrFormat("%.2f", measured.build_seconds) << " s, run "
+             << absl::StrFormat("%.2f", measured.run_seconds) << " s; best "
+             << (task.summary.best_secs ? absl::StrFormat("%.4f ms", *task.summary.best_secs * 1e3)
+                                        : std::string("none"))
+             << "; sampled " << stats.sampled << ", mutated " << stats.mutated << "\n";
+    task.log.flush();
+  }
+
+  Database* db_;
+  TuneOptions options_;
+  std::string job_id_;
+  Clock::time_point start_;
+  SpaceConfig space_;
+  std::unique_ptr<CostModel> cost_model_;
+  std::unique_ptr<TaskScheduler> scheduler_;
+  std::vector<TuneTaskSpec> specs_;
+  std::vector<TaskRun> tasks_;
+  int trials_ = 0;
+  bool finished_ = false;
+  TuneTimes times_;
+};
+
+TuningJob::TuningJob(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TuningJob::~TuningJob() {
+  if (impl_) impl_->SaveCostModel();
+}
+
+absl::StatusOr<std::unique_ptr<TuningJob>> TuningJob::Start(std::vector<TuneTaskSpec> tasks,
+                                                            Database* db, TuneOptions options,
+                                                            std::string job_id) {
+  if (db == nullptr) return absl::InvalidArgumentError("tune: no database");
+  auto impl = std::make_unique<Impl>(db, std::move(options), std::move(job_id));
+  TESSERA_RETURN_IF_ERROR(impl->Start(std::move(tasks)));
+  return std::unique_ptr<TuningJob>(new TuningJob(std::move(impl)));
+}
+
+absl::StatusOr<std::optional<JobBatch>> TuningJob::NextBatch() { return impl_->NextBatch(); }
+MeasureRequest TuningJob::RequestFor(const JobBatch& batch) const {
+  return impl_->RequestFor(batch);
+}
+absl::Status TuningJob::Commit(const JobBatch& batch, const MeasuredBatch& measured) {
+  return impl_->Commit(batch, measured);
+}
+absl::StatusOr<JobBatch> TuningJob::RestoreBatch(int task,
+                                                 const std::vector<std::string>& trace_jsons) {
+  return impl_->RestoreBatch(task, trace_jsons);
+}
+bool TuningJob::finished() const { return impl_->finished(); }
+int TuningJob::trials() const { return impl_->trials(); }
+const TuneOptions& TuningJob::options() const { return impl_->options(); }
+const std::vector<TuneTaskSpec>& TuningJob::tasks() const { return impl_->specs(); }
+TuneSummary TuningJob::Summary() const { return impl_->Summary(); }
+
+}  // namespace tessera

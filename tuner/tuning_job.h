@@ -1,0 +1,77 @@
+// A tuning job that advances in steps, so that the same search runs in `tessera tune` (one
+// process, tuner/tune.h) and in the server (batches measured by worker daemons):
+//
+//   job = TuningJob::Start(tasks, db, options, job_id)
+//   while (batch = job->NextBatch())            // the task scheduler picks a task, its search
+//     measured = measurer->Measure(job->RequestFor(*batch))   //   strategy proposes candidates
+//     job->Commit(*batch, measured)             // records, cost model, best, scheduler
+//   job->Summary()
+//
+// The job's state is data: the records it committed (tagged with `job_id`) and the job's
+// options. Starting a job again with the same id on the same database resumes it: the trials
+// its records hold count against the budgets, its measured programs are never proposed again,
+// and the cost model starts from the stored records. A batch that was proposed but not
+// committed when the process died is rebuilt from its traces with RestoreBatch.
+//
+// Determinism (P4): with the same seed and the same measurements, NextBatch proposes the same
+// candidates whatever the number of search threads.
+#ifndef TESSERA_TUNER_TUNING_JOB_H_
+#define TESSERA_TUNER_TUNING_JOB_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "database/database.h"
+#include "tuner/search_strategy.h"
+#include "tuner/tune.h"
+#include "worker/measurer.h"
+
+namespace tessera {
+
+// Candidates of one task, to be measured together.
+struct JobBatch {
+  int task = -1;  // index into the job's tasks
+  std::vector<MeasureCandidate> candidates;
+};
+
+class TuningJob {
+ public:
+  ~TuningJob();
+  // Validates the options, stores the workloads, loads each task's history (records measured
+  // before, on this target) and generates its design spaces. `job_id` tags every record the
+  // job commits; with an id that has records already, the job resumes (see above).
+  static absl::StatusOr<std::unique_ptr<TuningJob>> Start(std::vector<TuneTaskSpec> tasks,
+                                                          Database* db, TuneOptions options,
+                                                          std::string job_id = "");
+
+  // The next batch to measure, or nullopt when the job is finished (the budgets are spent, or
+  // every task's space is exhausted).
+  absl::StatusOr<std::optional<JobBatch>> NextBatch();
+  // What a measurer needs for `batch`: target, workload, candidates, the task's best, checks.
+  MeasureRequest RequestFor(const JobBatch& batch) const;
+  // Commits the measurements of `batch` (one outcome per candidate, in order): records in the
+  // database, the cost model, the task's best, the scheduler's history, the progress.
+  absl::Status Commit(const JobBatch& batch, const MeasuredBatch& measured);
+  // A batch of task `task` rebuilt from the traces of its candidates (Trace::ToJson of each
+  // candidate's schedule). Errors name the candidate whose trace does not replay.
+  absl::StatusOr<JobBatch> RestoreBatch(int task, const std::vector<std::string>& trace_jsons);
+
+  bool finished() const;
+  int trials() const;  // measured by this job (resumed ones included)
+  const TuneOptions& options() const;
+  const std::vector<TuneTaskSpec>& tasks() const;
+  // Progress so far; times.wall is the time since Start.
+  TuneSummary Summary() const;
+
+ private:
+  class Impl;
+  explicit TuningJob(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_TUNER_TUNING_JOB_H_

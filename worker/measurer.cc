@@ -1,0 +1,197 @@
+#include "worker/measurer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/version.h"
+#include "ir/analysis.h"
+#include "ir/structural_hash.h"
+#include "worker/cuda_runner.h"
+#include "worker/devices.h"
+#include "worker/host.h"
+#include "worker/nvrtc_builder.h"
+
+namespace tessera {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::optional<double> MeasureOutcome::mean_secs() const {
+  if (!ok()) return std::nullopt;
+  return std::accumulate(run_secs.begin(), run_secs.end(), 0.0) /
+         static_cast<double>(run_secs.size());
+}
+
+absl::StatusOr<std::unique_ptr<LocalMeasurer>> LocalMeasurer::Create(const Target& target,
+                                                                     const MeasureConfig& config) {
+  std::unique_ptr<LocalMeasurer> m(new LocalMeasurer());
+  m->target_ = target;
+  m->config_ = config;
+  m->provenance_.tessera_version = kTesseraVersion;
+  if (target.is_cuda()) {
+    absl::StatusOr<std::vector<CudaDeviceInfo>> devices = ListCudaDevices();
+    if (!devices.ok()) return devices.status();
+    NvrtcBuilderOptions options;
+    options.work_dir = config.work_dir;
+    options.parallelism = config.build_parallelism;
+    m->builder_ = NewNvrtcBuilder(options);
+    m->runner_ = NewCudaRunner();
+    m->provenance_.compiler = absl::StrCat("nvrtc ", target.arch());
+    m->provenance_.device = devices->front().name;
+    m->provenance_.driver = absl::StrCat(devices->front().driver_version);
+  } else {
+    CBuilderOptions options;
+    options.work_dir = config.work_dir;
+    options.parallelism = config.build_parallelism;
+    options.timeout_sec = config.build_timeout_sec;
+    m->provenance_.compiler =
+        absl::StrCat(options.compiler, " ", absl::StrJoin(options.optimization_flags, " "),
+                     options.openmp ? " -fopenmp" : "");
+    m->builder_ = NewCBuilder(options);
+    m->runner_ = NewCpuRunner();
+    m->provenance_.device = HostCpuName();
+  }
+  return m;
+}
+
+RunnerConfig LocalMeasurer::RunnerConfigFor(double best_secs) const {
+  RunnerConfig r = config_.runner;
+  if (!(best_secs > 0) || best_secs >= 1e9) return r;
+  if (target_.is_cuda()) {
+    // The CUDA runner's step is a whole measurement (warm-up and every repeat) after creating
+    // a context, and it has no slow-candidate rule.
+    if (config_.cutoff_ratio > 0) {
+      constexpr double kCudaMinTimeout = 2;
+      double runs = r.warmup + r.repeat * std::max(1, r.number);
+      double expected = config_.cutoff_ratio * best_secs * runs + r.repeat * r.min_repeat_ms / 1e3;
+      r.timeout_sec = std::clamp(expected, std::min(kCudaMinTimeout, r.timeout_sec), r.timeout_sec);
+    }
+    return r;
+  }
+  if (config_.slow_ratio > 0) {
+    // The first run of a freshly forked child also pays for the OpenMP thread pool and first
+    // page touches (~0.1-1 ms): one run ranks a kernel well only when it lasts much longer.
+    r.slow_run_secs = std::max(config_.slow_ratio * best_secs, config_.min_slow_run_secs);
+  }
+  if (config_.cutoff_ratio > 0) {
+    // A step is the load plus the first warm-up run, or one repeat. Start-up (fork, dlopen,
+    // first touches) is a few milliseconds; a repeat of a kernel faster than slow_run_secs can
+    // last up to that plus about 3 min_repeat_ms (number grows and short timings are redone).
+    constexpr double kStartupSecs = 0.05;
+    double step = std::max(config_.cutoff_ratio * best_secs + kStartupSecs,
+                           r.slow_run_secs + 3 * r.min_repeat_ms / 1e3);
+    r.timeout_sec =
+        std::clamp(step, std::min(config_.min_timeout_sec, r.timeout_sec), r.timeout_sec);
+  }
+  return r;
+}
+
+absl::StatusOr<MeasuredBatch> LocalMeasurer::Measure(const MeasureRequest& request) {
+  if (request.target.ToString() != target_.ToString()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("measure: the batch is for target '", request.target.ToString(),
+                     "' but this measurer measures on '", target_.ToString(), "'"));
+  }
+  MeasuredBatch batch;
+  batch.provenance = provenance_;
+  std::vector<BuildResult> builds;
+  BuildAndRun(request, &builds, &batch);
+  if (request.verify) CheckNewBests(request, builds, &batch);
+  return batch;
+}
+
+void LocalMeasurer::BuildAndRun(const MeasureRequest& request, std::vector<BuildResult>* builds,
+                                MeasuredBatch* batch) {
+  const std::vector<PrimFunc>& funcs = request.candidates;
+  double best_secs = request.best_secs;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<BuildInput> inputs;
+  for (const PrimFunc& f : funcs) inputs.push_back(BuildInput{f, target_});
+  *builds = builder_->Build(inputs);
+  batch->build_seconds = SecondsSince(start);
+
+  start = std::chrono::steady_clock::now();
+  batch->outcomes.resize(funcs.size());
+  for (size_t i = 0; i < funcs.size(); ++i) {
+    const BuildResult& built = (*builds)[i];
+    MeasureOutcome& outcome = batch->outcomes[i];
+    outcome.build_secs = batch->build_seconds / static_cast<double>(funcs.size());
+    if (!built.ok()) {
+      outcome.error = MeasureError::kBuild;
+      outcome.error_msg = absl::StrCat("build: ", built.error_msg);
+      continue;
+    }
+    // One input per call: a crash or time-out of one candidate cannot cost the others.
+    const RunnerConfig runner_config = RunnerConfigFor(best_secs);
+    std::vector<RunResult> ran = runner_->Run(
+        {RunInput{built.artifact_path, built.symbol, ArgInfosOf(funcs[i])}}, runner_config);
+    if (ran.size() != 1) {
+      outcome.error = MeasureError::kRun;
+      outcome.error_msg = "run: the runner returned no result";
+    } else if (!ran[0].ok()) {
+      bool timed_out = ran[0].error_msg.rfind("timed out", 0) == 0;
+      outcome.error = timed_out ? MeasureError::kTimeout : MeasureError::kRun;
+      outcome.error_msg = absl::StrCat("run: ", ran[0].error_msg);
+      if (timed_out && runner_config.timeout_sec < config_.runner.timeout_sec) {
+        absl::StrAppend(&outcome.error_msg, " (cut off at ", config_.cutoff_ratio, "x the best ",
+                        absl::StrFormat("%.4g", best_secs * 1e3), " ms)");
+      }
+    } else {
+      outcome.run_secs = ran[0].run_secs;
+      double secs = *outcome.mean_secs();
+      if (!(best_secs > 0) || secs < best_secs) best_secs = secs;
+    }
+  }
+  batch->run_seconds = SecondsSince(start);
+}
+
+void LocalMeasurer::CheckNewBests(const MeasureRequest& request,
+                                  const std::vector<BuildResult>& builds, MeasuredBatch* batch) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<size_t> order;
+  for (size_t i = 0; i < batch->outcomes.size(); ++i) {
+    const MeasureOutcome& o = batch->outcomes[i];
+    if (o.ok() && (!(request.best_secs > 0) || *o.mean_secs() < request.best_secs)) {
+      order.push_back(i);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return *batch->outcomes[a].mean_secs() < *batch->outcomes[b].mean_secs();
+  });
+  if (order.size() > kMaxChecksPerBatch) order.resize(kMaxChecksPerBatch);
+  const double timeout = config_.runner.timeout_sec;
+  for (size_t i : order) {
+    auto key = std::make_pair(StructuralHashHex(request.workload), request.check_seed);
+    auto it = references_.find(key);
+    if (it == references_.end()) {
+      it = references_.emplace(key, ComputeReference(request.workload, request.check_seed, timeout))
+               .first;
+    }
+    MeasureOutcome& outcome = batch->outcomes[i];
+    absl::StatusOr<CheckOutcome> check =
+        it->second.ok()
+            ? CheckAgainstReference(request.candidates[i], *it->second, target_, builds[i], timeout)
+            : absl::StatusOr<CheckOutcome>(it->second.status());
+    if (check.ok() && check->passed) {
+      outcome.verified = true;
+      break;
+    }
+    outcome.error = MeasureError::kWrongOutput;
+    outcome.error_msg = check.ok() ? absl::StrFormat(
+                                         "check: outputs differ from the %s's: max abs error %g, "
+                                         "%d mismatches",
+                                         check->reference, check->max_abs_error, check->mismatches)
+                                   : absl::StrCat("check: ", check.status().message());
+  }
+  batch->verify_seconds = SecondsSince(start);
+}
+
+}  // namespace tessera

@@ -1,0 +1,137 @@
+// Measuring a batch of candidates of one task. `Measurer` is the seam between the tuning job
+// (tuner/tuning_job.h) and where measurements happen: LocalMeasurer builds and runs in this
+// process (`tessera tune`, and each `tessera worker` daemon); the server's remote measurer
+// (server/) queues the batch for worker daemons and waits for their reports.
+//
+// LocalMeasurer builds a batch in parallel (C compiler or NVRTC) and runs one candidate at a
+// time on the device (CPU runner or CUDA runner), so measurements do not disturb each other.
+// A failed build or run becomes an outcome with its error kind, never an exception or a lost
+// candidate. Then, when asked to verify, it checks this batch's fastest candidates that beat
+// the task's best against the reference (the unscheduled workload), fastest first, at most
+// kMaxChecksPerBatch, until one passes; a candidate whose outputs differ is a wrong_output.
+//
+// Far slower candidates than the task's best teach the search little and can cost seconds
+// each, so once a best latency b is known (from earlier batches, or from this batch's
+// candidates measured so far) the CPU runner is told to
+//   - take the first warm-up run as the only measurement when it lasts >= slow_ratio * b and
+//     >= min_slow_run_secs (RunnerConfig::slow_run_secs; the repeats would add nothing to the
+//     ranking, and the first run's start-up costs are negligible at that length), and
+//   - kill a run step (load + first warm-up, one repeat) that lasts longer than
+//     cutoff_ratio * b (plus start-up), never below min_timeout_sec nor above the configured
+//     timeout; such a candidate is a timeout "run: timed out after ... (cut off at 20x ...)".
+// On CUDA (no slow-candidate rule; a step is a whole measurement) the time-out is
+// cutoff_ratio * b per run of the measurement, at least 2 s.
+#ifndef TESSERA_WORKER_MEASURER_H_
+#define TESSERA_WORKER_MEASURER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "database/database.h"
+#include "ir/function.h"
+#include "ir/target.h"
+#include "worker/builder.h"
+#include "worker/check.h"
+#include "worker/runner.h"
+
+namespace tessera {
+
+struct MeasureConfig {
+  RunnerConfig runner;              // warmup, number, repeat, min_repeat_ms, cache flush, timeout
+  double slow_ratio = 10;           // one timed run at >= slow_ratio x best (<= 0: always repeat)
+  double min_slow_run_secs = 0.05;  // ... and at >= this (a first run's start-up noise is ~1 ms)
+  double cutoff_ratio = 20;         // run steps killed beyond cutoff_ratio x best (<= 0: never)
+  double min_timeout_sec = 0.25;    // floor of the cut-off time-out
+  int build_parallelism = 0;        // concurrent compilations; <= 0: hardware threads
+  double build_timeout_sec = 60;
+  std::string work_dir;  // build artifacts (empty: a temporary directory)
+};
+
+// What measuring one candidate gave.
+struct MeasureOutcome {
+  MeasureError error = MeasureError::kNone;
+  std::string error_msg;         // for people: "build: ...", "run: ...", "check: ..."
+  std::vector<double> run_secs;  // seconds per run, one per repeat; empty unless it ran
+  bool verified = false;         // a check ran and passed (never set without a check)
+  double build_secs = 0;         // its share of the batch's build time
+  // Where it was measured, when a batch's outcomes come from different places (the service's
+  // workers); otherwise MeasuredBatch::provenance.
+  std::optional<Provenance> provenance;
+
+  bool ok() const { return error == MeasureError::kNone && !run_secs.empty(); }
+  // Mean of run_secs; nullopt unless ok().
+  std::optional<double> mean_secs() const;
+};
+
+// One batch of one task.
+struct MeasureRequest {
+  Target target;
+  PrimFunc workload;                 // the unscheduled function: the checks' reference
+  std::vector<PrimFunc> candidates;  // scheduled and post-processed
+  double best_secs = 0;              // the task's best verified mean so far; <= 0: none
+  bool verify = true;                // check the candidates that beat best_secs
+  int64_t check_seed = 0;            // seed of the checks' random inputs
+};
+
+struct MeasuredBatch {
+  std::vector<MeasureOutcome> outcomes;  // one per candidate, in order
+  double build_seconds = 0;              // wall time of the parallel builds
+  double run_seconds = 0;                // wall time of the runs
+  double verify_seconds = 0;             // wall time of the checks (the reference included)
+  Provenance provenance;                 // where they were measured (set by the measurer)
+};
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  // Measures every candidate of `request`. An error status only for what stops the whole
+  // batch (the job was cancelled, the server is shutting down); a candidate that fails is an
+  // outcome with its error kind.
+  virtual absl::StatusOr<MeasuredBatch> Measure(const MeasureRequest& request) = 0;
+};
+
+// Builds and runs in this process, for one target.
+class LocalMeasurer : public Measurer {
+ public:
+  static constexpr int kMaxChecksPerBatch = 3;
+
+  // Builders and runners for the target's kind (cuda needs a GPU to run).
+  static absl::StatusOr<std::unique_ptr<LocalMeasurer>> Create(const Target& target,
+                                                               const MeasureConfig& config);
+  // request.target must be this measurer's target (kInvalidArgument otherwise).
+  absl::StatusOr<MeasuredBatch> Measure(const MeasureRequest& request) override;
+  // The runner config for a candidate when the task's best latency is `best_secs` (<= 0:
+  // none known, the configured one).
+  RunnerConfig RunnerConfigFor(double best_secs) const;
+  Builder* builder() { return builder_.get(); }
+  const Target& target() const { return target_; }
+  // Where the measurements come from (records store it).
+  const Provenance& provenance() const { return provenance_; }
+
+ private:
+  LocalMeasurer() = default;
+  // Builds and runs, filling run_secs / errors.
+  void BuildAndRun(const MeasureRequest& request, std::vector<BuildResult>* builds,
+                   MeasuredBatch* batch);
+  void CheckNewBests(const MeasureRequest& request, const std::vector<BuildResult>& builds,
+                     MeasuredBatch* batch);
+
+  Target target_;
+  MeasureConfig config_;
+  std::unique_ptr<Builder> builder_;
+  std::unique_ptr<Runner> runner_;
+  Provenance provenance_;
+  // Reference outputs by workload hash and seed, computed at a task's first check and reused
+  // by every later one: the interpreter or a naive build takes seconds on large tasks. Errors
+  // are kept too, so a reference that cannot run is not retried every batch.
+  std::map<std::pair<std::string, int64_t>, absl::StatusOr<ReferenceOutputs>> references_;
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_WORKER_MEASURER_H_
