@@ -6,7 +6,6 @@
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/structural_equal.h"
-#include "schedule/instruction_kinds.h"
 
 namespace tessera {
 namespace {
@@ -132,58 +131,6 @@ TEST(ScheduleTest, TraceReplaysToTheSameFunction) {
   ASSERT_TRUE(trace->ApplyTo(&replay, /*remove_postproc=*/false).ok());
   EXPECT_TRUE(StructuralEqual(replay.func(), sch.func()));
   EXPECT_EQ(replay.trace().ToJson(), sch.trace().ToJson());
-}
-
-TEST(ScheduleTest, SimplifiedDropsUnusedPureInstructions) {
-  PrimFunc func = Gmm();
-  Schedule sch = Schedule::Create(func, 1);
-  BlockRV block = *sch.GetBlock(ReductionBlockName(func));
-  ASSERT_TRUE(sch.GetLoops(block).ok());                      // unused
-  ASSERT_TRUE(sch.SampleCategorical({1, 2}, {1, 1}).ok());     // unused
-  ASSERT_TRUE(sch.Annotate(block, "k", InstValue::Int(1)).ok());
-  Trace simplified = sch.trace().Simplified(/*remove_postproc=*/true);
-  ASSERT_EQ(simplified.size(), 2u);
-  EXPECT_EQ(std::string(simplified.insts()[0].kind->name), "GetBlock");
-  EXPECT_EQ(std::string(simplified.insts()[1].kind->name), "Annotate");
-}
-
-TEST(TraceTest, FromJsonRejectsMalformedTraces) {
-  const char* bad[] = {
-      "",
-      "{}",
-      "[[],[],[]]",
-      "[[[\"NoSuchKind\",[],[],[]]],[]]",
-      "[[[\"GetLoops\",[\"b7\"],[],[\"l0\"]]],[]]",
-      "[[[\"GetBlock\",[],[\"C\",\"main\"],[\"x0\"]]],[]]",
-      "[[[\"GetBlock\",[],[\"C\",\"main\"],[\"b0\"]]],[[3,1]]]",
-      "[[[\"GetBlock\",[],[\"C\",\"main\"],[\"b0\"]],[\"GetBlock\",[],[\"C\",\"main\"],[\"b0\"]]],[]]",
-      "[[[\"GetBlock\"]],[]]",
-  };
-  for (const char* json : bad) {
-    absl::StatusOr<Trace> t = Trace::FromJson(json);
-    EXPECT_FALSE(t.ok()) << json;
-    if (!t.ok()) {
-      EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << json;
-    }
-  }
-}
-
-TEST(TraceTest, ReplayErrorNamesTheInstruction) {
-  PrimFunc func = Gmm();
-  absl::StatusOr<Trace> trace = Trace::FromJson(
-      "[[[\"GetBlock\",[],[\"no_such_block\",\"main\"],[\"b0\"]]],[]]");
-  ASSERT_TRUE(trace.ok());
-  Schedule sch = Schedule::Create(func, 1);
-  absl::Status s = trace->ApplyTo(&sch, false);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(std::string(s.message()).find("instruction 0 (GetBlock)"), std::string::npos) << s;
-}
-
-TEST(TraceTest, EveryKindIsFoundByName) {
-  for (const InstructionKind* kind : AllInstructionKinds()) {
-    EXPECT_EQ(FindInstructionKind(kind->name), kind);
-  }
-  EXPECT_EQ(FindInstructionKind("Nope"), nullptr);
 }
 
 }  // namespace
