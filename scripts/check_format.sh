@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks that the C++ lines changed since BASE (default: the parent of HEAD, i.e. the lines of the
 # last commit) follow .clang-format; prints the fix as a diff and fails if they do not. Only
-# changed lines are checked, so older code is not reformatted behind anyone's back. Without
-# clang-format / git-clang-format installed it says so and succeeds.
+# changed lines are checked, so older code is not reformatted behind anyone's back (a file that
+# was only moved is not checked). Without clang-format / git-clang-format installed, or without
+# the base commit (a shallow clone), it says so and succeeds.
 #   bash scripts/check_format.sh [BASE]     e.g. BASE=origin/main for a whole branch
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,7 +17,15 @@ if ! git rev-parse --verify --quiet "${base}^{commit}" >/dev/null; then
   echo "[format] no commit ${base} to compare with: not checked"
   exit 0
 fi
-diff="$(git clang-format --binary "${clang_format}" --diff --extensions cc,h "${base}" HEAD || true)"
+# Added and modified files only: git clang-format does not follow renames and would take every
+# line of a moved file as changed.
+mapfile -t files < <(git diff --name-only -M --diff-filter=AM "${base}" HEAD -- '*.cc' '*.h')
+if [[ ${#files[@]} -eq 0 ]]; then
+  echo "[format] no C++ files added or modified since ${base}"
+  exit 0
+fi
+diff="$(git clang-format --binary "${clang_format}" --diff --extensions cc,h "${base}" HEAD \
+          -- "${files[@]}" || true)"
 if [[ -z "${diff}" || "${diff}" == "no modified files to format" ||
       "${diff}" == "clang-format did not modify any files" ]]; then
   echo "[format] lines changed since ${base} follow .clang-format"
