@@ -1,0 +1,60 @@
+// Targets and appliers shared by the default schedule tests (tests/rules/default_schedule_test.cc,
+// tests/rules/default/*_test.cc).
+#ifndef TESSERA_TESTS_RULES_DEFAULT_SCHEDULE_TESTING_H_
+#define TESSERA_TESTS_RULES_DEFAULT_SCHEDULE_TESTING_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/check.h"
+#include "rules/default/default_rule.h"
+#include "schedule/schedule.h"
+#include "worker/host.h"
+
+namespace tessera {
+namespace default_schedule_testing {
+
+inline Target CudaTarget(const std::string& arch) {
+  absl::StatusOr<Target> target = Target::Parse(
+      "cuda -arch=" + arch + " -max_threads_per_block=1024 -max_shared_memory_per_block=49152");
+  TESSERA_CHECK(target.ok()) << target.status();
+  return *target;
+}
+
+inline Target CpuTarget() {
+  absl::StatusOr<Target> target = ResolveTarget("cpu");
+  TESSERA_CHECK(target.ok()) << target.status();
+  return *target;
+}
+
+// The first rule of the target's list that applies, with its schedule.
+struct Applied {
+  std::string rule;
+  std::optional<Schedule> sch;
+};
+
+inline Applied ApplyFirst(const PrimFunc& func, const Target& target) {
+  for (const DefaultRulePtr& rule : DefaultRulesFor(target)) {
+    absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(func, target);
+    TESSERA_CHECK(sch.ok()) << sch.status();
+    if (sch->has_value()) return {rule->name(), std::move(*sch)};
+  }
+  return {"", std::nullopt};
+}
+
+// The rule ApplyDefaultSchedule reports for `func`, and the function it produced.
+inline std::pair<std::string, PrimFunc> ApplyToModule(const PrimFunc& func, const Target& target) {
+  std::vector<DefaultScheduleEntry> report;
+  absl::StatusOr<IRModule> mod =
+      ApplyDefaultSchedule(IRModule::FromFunction(func), target, DefaultRulesFor(target), &report);
+  TESSERA_CHECK(mod.ok()) << mod.status();
+  TESSERA_CHECK(report.size() == 1);
+  return {report[0].rule, *mod->Lookup(func.name())};
+}
+
+}  // namespace default_schedule_testing
+}  // namespace tessera
+
+#endif  // TESSERA_TESTS_RULES_DEFAULT_SCHEDULE_TESTING_H_
