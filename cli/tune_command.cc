@@ -121,7 +121,9 @@ int RunTune(const TuneCommandOptions& o) {
     out["seconds"] = {{"wall", times.wall},     {"build", times.build},
                       {"run", times.run},       {"verify", times.verify},
                       {"search", times.search}, {"cost_model", times.cost_model},
-                      {"overhead", times.overhead()}};
+                      {"overhead", times.overhead()},
+                      {"build_per_candidate_median", times.build_median},
+                      {"build_per_candidate_p99", times.build_p99}};
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
@@ -136,9 +138,11 @@ int RunTune(const TuneCommandOptions& o) {
   int n = std::max(1, summary->total_trials);
   std::printf(
       "%d trials in %.1f s (%.2f s per trial): build %.1f s, run %.1f s, verify %.1f s, search "
-      "and cost model %.1f s (%.1f%% overhead)\n",
+      "and cost model %.1f s (%.1f%% overhead); build per candidate: median %.2f s, p99 %.2f "
+      "s\n",
       summary->total_trials, times.wall, times.wall / n, times.build, times.run, times.verify,
-      times.overhead(), 100 * times.overhead() / std::max(times.wall, 1e-9));
+      times.overhead(), 100 * times.overhead() / std::max(times.wall, 1e-9), times.build_median,
+      times.build_p99);
   return 0;
 }
 

@@ -73,6 +73,9 @@ struct TuneTimes {
   double search = 0;      // strategies: sampling, mutation, cost-model ranking
   double cost_model = 0;  // features of measured candidates and training
   double database = 0;
+  // Per candidate: code generation and compilation (of the candidates built this run).
+  double build_median = 0;
+  double build_p99 = 0;
   // Everything outside build, run and verification: the search's own overhead.
   double overhead() const { return wall - build - run - verify; }
 };

@@ -17,6 +17,7 @@
 #include "cost_model/features.h"
 #include "ir/flops.h"
 #include "ir/structural_hash.h"
+#include "rules/default/default_rule.h"
 #include "tuner/search_util.h"
 #include "tuner/space_generator.h"
 #include "tuner/task_scheduler.h"
@@ -51,6 +52,9 @@ struct TaskRun {
   TaskSummary summary;
   TaskProgress progress;
   double best_this_run_ms = kNoLatencyMs;  // best measured latency (the scheduler's view)
+  // The default schedule, when it was never measured here: it leads the task's first batch,
+  // so a tuned best is never slower than what `tessera default` gives.
+  std::optional<MeasureCandidate> default_candidate;
   std::ofstream log;
 };
 
@@ -179,6 +183,14 @@ class TuningJob::Impl {
       }
       TESSERA_ASSIGN_OR_RETURN(std::vector<MeasureCandidate> candidates,
                                task.strategy->GenerateCandidates());
+      if (task.default_candidate) {
+        const std::string& hash = task.default_candidate->hash;
+        candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                        [&](const MeasureCandidate& c) { return c.hash == hash; }),
+                         candidates.end());
+        candidates.insert(candidates.begin(), *std::move(task.default_candidate));
+        task.default_candidate.reset();
+      }
       size_t room = static_cast<size_t>(std::min(options_.max_trials_global - trials_, task_room));
       if (candidates.size() > room) candidates.erase(candidates.begin() + room, candidates.end());
       if (candidates.empty()) {
@@ -218,10 +230,16 @@ class TuningJob::Impl {
     times_.build += measured.build_seconds;
     times_.run += measured.run_seconds;
     times_.verify += measured.verify_seconds;
+    for (const MeasureOutcome& o : measured.outcomes) build_secs_.push_back(o.build_secs);
     const int n = static_cast<int>(batch.candidates.size());
     trials_ += n;
     task.summary.trials += n;
     task.strategy->NotifyResults(batch.candidates, measured.outcomes);
+    for (const MeasureCandidate& c : batch.candidates) {
+      if (task.default_candidate && c.hash == task.default_candidate->hash) {
+        task.default_candidate.reset();  // a restored batch held it
+      }
+    }
     // The measure callbacks, in MetaSchedule's order, then the best and progress.
     TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> ids, AddToDatabase(task, batch, measured));
     TESSERA_RETURN_IF_ERROR(UpdateCostModel(task, batch, measured));
@@ -256,6 +274,12 @@ class TuningJob::Impl {
     summary.times.search = 0;
     for (const TaskRun& t : tasks_) summary.times.search += t.strategy->stats().search_seconds;
     summary.times.wall = SecondsSince(start_);
+    if (!build_secs_.empty()) {
+      std::vector<double> sorted = build_secs_;
+      std::sort(sorted.begin(), sorted.end());
+      summary.times.build_median = Median(sorted);
+      summary.times.build_p99 = sorted[std::min(sorted.size() - 1, sorted.size() * 99 / 100)];
+    }
     return summary;
   }
 
@@ -310,6 +334,20 @@ class TuningJob::Impl {
     return absl::OkStatus();
   }
 
+  // The schedule of the first default rule that applies to `func`, unless it was measured
+  // before; nullopt when no rule applies.
+  absl::StatusOr<std::optional<MeasureCandidate>> DefaultCandidate(
+      const PrimFunc& func, const std::unordered_set<std::string>& measured) const {
+    for (const DefaultRulePtr& rule : DefaultRulesFor(options_.target)) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<Schedule> sch, rule->Apply(func, options_.target));
+      if (!sch) continue;
+      MeasureCandidate candidate = ToCandidate(*std::move(sch));
+      if (measured.count(candidate.hash)) return std::optional<MeasureCandidate>();
+      return std::optional<MeasureCandidate>(std::move(candidate));
+    }
+    return std::optional<MeasureCandidate>();
+  }
+
   absl::Status InitTask(TuneTaskSpec spec, int index, std::vector<CostSample>* history) {
     specs_.push_back(spec);
     TaskRun task;
@@ -352,6 +390,8 @@ class TuningJob::Impl {
       return absl::InternalError(
           absl::StrCat("tune: task ", task.spec.name, " has no design space"));
     }
+    TESSERA_ASSIGN_OR_RETURN(task.default_candidate,
+                             DefaultCandidate(task.spec.func, search.measured_hashes));
     task.strategy = MakeStrategy(options_);
     TESSERA_RETURN_IF_ERROR(task.strategy->PreTuning(
         std::move(search), std::max(0, PerTaskBudget() - task.summary.trials),
@@ -468,6 +508,7 @@ class TuningJob::Impl {
   int trials_ = 0;
   bool finished_ = false;
   TuneTimes times_;
+  std::vector<double> build_secs_;  // per candidate measured this run
 };
 
 TuningJob::TuningJob(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

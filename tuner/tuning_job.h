@@ -13,6 +13,10 @@
 // and the cost model starts from the stored records. A batch that was proposed but not
 // committed when the process died is rebuilt from its traces with RestoreBatch.
 //
+// Every task's first batch starts with its default schedule (rules/default/, what `tessera
+// default` gives) unless it was measured before: it is measured and checked like any candidate
+// and seeds the population through the database, so a tuned best is never slower than it.
+//
 // Determinism (P4): with the same seed and the same measurements, NextBatch proposes the same
 // candidates whatever the number of search threads.
 #ifndef TESSERA_TUNER_TUNING_JOB_H_

@@ -123,7 +123,7 @@ void LocalMeasurer::BuildAndRun(const MeasureRequest& request, std::vector<Build
   for (size_t i = 0; i < funcs.size(); ++i) {
     const BuildResult& built = (*builds)[i];
     MeasureOutcome& outcome = batch->outcomes[i];
-    outcome.build_secs = batch->build_seconds / static_cast<double>(funcs.size());
+    outcome.build_secs = built.compile_seconds;
     if (!built.ok()) {
       outcome.error = MeasureError::kBuild;
       outcome.error_msg = absl::StrCat("build: ", built.error_msg);

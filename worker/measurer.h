@@ -58,7 +58,7 @@ struct MeasureOutcome {
   std::string error_msg;         // for people: "build: ...", "run: ...", "check: ..."
   std::vector<double> run_secs;  // seconds per run, one per repeat; empty unless it ran
   bool verified = false;         // a check ran and passed (never set without a check)
-  double build_secs = 0;         // its share of the batch's build time
+  double build_secs = 0;         // wall time of its code generation and compilation
   // Where it was measured, when a batch's outcomes come from different places (the service's
   // workers); otherwise MeasuredBatch::provenance.
   std::optional<Provenance> provenance;

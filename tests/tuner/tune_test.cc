@@ -18,6 +18,7 @@
 #include "ir/structural_hash.h"
 #include "base/status_macros.h"
 #include "rules/annotations.h"
+#include "rules/default/default_rule.h"
 #include "tuner/apply_best.h"
 #include "tuner/task_scheduler.h"
 #include "tuner/tune.h"
@@ -238,6 +239,48 @@ TEST(TaskSchedulerTest, GradientWarmsUpThenFavorsTheHeavierSlowerTask) {
   EXPECT_EQ(s->NextTaskId(tasks), 0);
   tasks[0].best_latency_history = {1e9};  // nothing valid yet: last priority
   EXPECT_EQ(s->NextTaskId(tasks), 1);
+}
+
+// The default schedule leads the first batch: with a budget too small to find anything better,
+// the best is the default, never something slower.
+TEST(TuneTest, DefaultScheduleIsMeasuredFirstAndBoundsTheBest) {
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  TuneOptions options = SmallOptions(2);
+  options.num_trials_per_iter = 2;
+  const PrimFunc gmm = SmallGmm();
+  absl::StatusOr<TuneSummary> summary = Tune({{"gmm", gmm, 1}}, db.get(), options);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  std::vector<TuningRecord> records = db->AllRecords().value();
+  ASSERT_EQ(records.size(), 2u);
+
+  std::optional<Schedule> default_sch;
+  for (const DefaultRulePtr& rule : DefaultRulesFor(options.target)) {
+    default_sch = rule->Apply(gmm, options.target).value();
+    if (default_sch) break;
+  }
+  ASSERT_TRUE(default_sch.has_value());
+  absl::StatusOr<PrimFunc> first = Replayed(gmm, records[0].trace_json);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(StructuralHashHex(*first), StructuralHashHex(default_sch->func()))
+      << "the first record is not the default schedule";
+  ASSERT_TRUE(records[0].ok()) << records[0].error_msg;
+
+  absl::StatusOr<std::optional<TuningRecord>> best =
+      BestRecord(db.get(), gmm, options.target.ToString(), /*verified_only=*/true);
+  ASSERT_TRUE(best.ok() && best->has_value());
+  EXPECT_LE((*best)->mean_secs(), records[0].mean_secs());
+  ASSERT_TRUE(summary->tasks[0].best_secs.has_value());
+  EXPECT_LE(*summary->tasks[0].best_secs, records[0].mean_secs());
+
+  // Tuning again does not measure the default a second time.
+  options.seed = 5;
+  ASSERT_TRUE(Tune({{"gmm", gmm, 1}}, db.get(), options).ok());
+  records = db->AllRecords().value();
+  ASSERT_EQ(records.size(), 4u);
+  for (size_t i = 2; i < records.size(); ++i) {
+    EXPECT_NE(StructuralHashHex(*Replayed(gmm, records[i].trace_json)),
+              StructuralHashHex(default_sch->func()));
+  }
 }
 
 TEST(TuneTest, RejectsBadOptionsWithClearErrors) {

@@ -102,6 +102,21 @@ TEST(LocalMeasurerTest, BuildErrorsAreOutcomesAndOtherTargetsAreRefused) {
   EXPECT_EQ(m->Measure(request).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A compile that outlasts its time-out is a build error of that candidate, not a stall.
+TEST(LocalMeasurerTest, CompileTimeOutIsABuildError) {
+  MeasureConfig config;
+  config.build_timeout_sec = 0.001;
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
+  ASSERT_NE(m, nullptr);
+  const PrimFunc gmm = SmallGmm();
+  absl::StatusOr<MeasuredBatch> batch = m->Measure(RequestOf(*m, gmm, {gmm}));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->outcomes[0].error, MeasureError::kBuild);
+  EXPECT_NE(batch->outcomes[0].error_msg.find("timed out after 0.001s"), std::string::npos)
+      << batch->outcomes[0].error_msg;
+  EXPECT_LT(batch->build_seconds, 10);
+}
+
 TEST(LocalMeasurerTest, FarSlowerCandidatesGetOneRunAndAnEarlierCutoff) {
   MeasureConfig config;
   config.runner.repeat = 3;
