@@ -118,9 +118,12 @@ int RunTune(const TuneCommandOptions& o) {
       }
       out["tasks"].push_back(std::move(task));
     }
-    out["seconds"] = {{"wall", times.wall},     {"build", times.build},
-                      {"run", times.run},       {"verify", times.verify},
-                      {"search", times.search}, {"cost_model", times.cost_model},
+    out["seconds"] = {{"wall", times.wall},
+                      {"build", times.build},
+                      {"run", times.run},
+                      {"verify", times.verify},
+                      {"search", times.search},
+                      {"cost_model", times.cost_model},
                       {"overhead", times.overhead()},
                       {"build_per_candidate_median", times.build_median},
                       {"build_per_candidate_p99", times.build_p99}};

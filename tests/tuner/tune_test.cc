@@ -2,6 +2,8 @@
 // each into a SQLite file; the best is verified, faster than the unscheduled program, and
 // ApplyBest reproduces it; a second run on the same database measures no duplicate; a cost
 // model trained on one run's records ranks held-out candidates better than chance.
+#include "tuner/tune.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <set>
 
+#include "base/status_macros.h"
 #include "cost_model/cost_model.h"
 #include "cost_model/features.h"
 #include "database/database.h"
@@ -16,12 +19,10 @@
 #include "gtest/gtest.h"
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
-#include "base/status_macros.h"
 #include "rules/annotations.h"
 #include "rules/default/default_rule.h"
 #include "tuner/apply_best.h"
 #include "tuner/task_scheduler.h"
-#include "tuner/tune.h"
 #include "worker/builder.h"
 #include "worker/host.h"
 #include "worker/runner.h"
