@@ -129,7 +129,7 @@ class Schedule {
   absl::StatusOr<LoopRV> AddUnitLoop(BlockRV block);
   absl::StatusOr<LoopRV> AddUnitLoop(LoopRV loop);
 
-  // ---- Compute location (primitive/compute_location.cc) ------------------------------
+  // ---- Compute location (primitive/compute_at.cc, compute_inline.cc, sample_compute_location.cc)
   // Moves a producer block under `loop` (of its consumers), shrinking its loops to the region
   // its consumers need there. A root marker is a no-op; an inline marker inlines the block.
   absl::Status ComputeAt(BlockRV block, LoopRV loop, bool preserve_unit_loops = false,
@@ -148,7 +148,7 @@ class Schedule {
   // block can be inlined, -1 (root), then the legal loop indices (for MutateComputeLocation).
   absl::StatusOr<std::vector<int64_t>> ComputeLocationCandidates(BlockRV block) const;
 
-  // ---- Caching and buffers (primitive/cache.cc) -----------------------------------------
+  // ---- Caching and buffers (primitive/cache.cc and the primitive files it lists) -------
   // A block copying read buffer `read_buffer_index` of `block` into a new buffer of `scope`,
   // read by `block` (and by `consumer_blocks` if given) instead.
   absl::StatusOr<BlockRV> CacheRead(BlockRV block, int read_buffer_index,
