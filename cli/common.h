@@ -65,7 +65,8 @@ struct LoadedSpaces {
 absl::StatusOr<LoadedSpaces> LoadDesignSpaces(const FunctionSource& source,
                                               const std::string& target, int64_t seed);
 
-// Opens the tuning database FILE (SQLite); errors name the file.
+// Opens the tuning database: a SQLite FILE or a postgresql:// URL (database.h: OpenDatabase);
+// errors name the file or the URL (without its password).
 absl::StatusOr<std::unique_ptr<Database>> OpenDatabase(const std::string& path);
 
 // Reads and parses a trace file (JSON, docs/formats.md); errors name the file.

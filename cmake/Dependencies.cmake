@@ -5,6 +5,7 @@
 #   protobuf::libprotobuf  gRPC::grpc++  gRPC::grpc_cpp_plugin   absl::status absl::statusor ...
 #   SQLite::SQLite3  GTest::gtest_main  Threads::Threads  OpenMP::OpenMP_C  OpenMP::OpenMP_CXX
 #   nlohmann_json::nlohmann_json  CLI11::CLI11  xgboost::xgboost  onnx_proto
+#   PostgreSQL::PostgreSQL (libpq)
 #   tessera::openblas      (if found; benchmarks only, as the CPU anchor)
 #   tessera::nvrtc         (if TESSERA_WITH_CUDA) NVRTC, without the libcuda stub
 #   tessera::cuda_headers  (if TESSERA_WITH_CUDA) cuda.h & co.; libcuda itself is dlopen()ed
@@ -18,6 +19,9 @@ find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_package(absl CONFIG REQUIRED)  # 20220623: no absl::log; its own string_view (T4)
 find_package(SQLite3 REQUIRED)
+# libpq (libpq-dev) for the PostgreSQL records database; the server binaries (postgresql) are
+# only for its tests, found at run time.
+find_package(PostgreSQL REQUIRED)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS C CXX)
@@ -102,7 +106,8 @@ else()
 endif()
 
 message(STATUS "Tessera dependencies: protobuf ${Protobuf_VERSION}, gRPC ${gRPC_VERSION}, "
-               "abseil ${absl_VERSION}, SQLite ${SQLite3_VERSION}, GTest ${GTest_VERSION}, "
+               "abseil ${absl_VERSION}, SQLite ${SQLite3_VERSION}, "
+               "libpq ${PostgreSQL_VERSION_STRING}, GTest ${GTest_VERSION}, "
                "XGBoost ${TESSERA_XGBOOST_VERSION}, OpenMP ${OpenMP_CXX_VERSION}, "
                "nlohmann_json ${nlohmann_json_VERSION}, CLI11 ${CLI11_VERSION}, ONNX ${ONNX_VERSION}, "
                "OpenBLAS ${TESSERA_OPENBLAS_SUMMARY}; CUDA ${TESSERA_CUDA_SUMMARY}")

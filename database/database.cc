@@ -1,6 +1,7 @@
 // The parts of the database interface shared by every implementation (database.h).
 #include "database/database.h"
 
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -44,6 +45,11 @@ double TuningRecord::mean_secs() const {
   if (!ok()) return 1e10;
   return std::accumulate(run_secs.begin(), run_secs.end(), 0.0) /
          static_cast<double>(run_secs.size());
+}
+
+absl::StatusOr<std::unique_ptr<Database>> OpenDatabase(const std::string& url_or_path) {
+  if (IsPostgresUrl(url_or_path)) return OpenPostgresDatabase(url_or_path);
+  return OpenSqliteDatabase(url_or_path);
 }
 
 absl::StatusOr<std::optional<TuningRecord>> BestRecord(Database* db, const PrimFunc& func,

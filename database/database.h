@@ -4,7 +4,8 @@
 // never answers for another (targets compare by their canonical string, Target::ToString()).
 //
 // Implementations: SQLite (persistent, WAL, one transaction per commit, schema version
-// checked on open) and in-memory (tests, ablations). JSON-lines export/import moves records
+// checked on open), PostgreSQL (shared by several processes and hosts; the same schema) and
+// in-memory (tests, ablations). JSON-lines export/import moves records
 // between databases; importing skips records already present. Formats: docs/formats.md.
 #ifndef TESSERA_DATABASE_DATABASE_H_
 #define TESSERA_DATABASE_DATABASE_H_
@@ -102,6 +103,19 @@ class Database {
 // a newer schema version, a read-only location.
 absl::StatusOr<std::unique_ptr<Database>> OpenSqliteDatabase(const std::string& path);
 std::unique_ptr<Database> NewMemoryDatabase();
+
+// Connects to a PostgreSQL database, "postgresql://[user[:password]@][host][:port]/dbname
+// [?param=value...]" (libpq's URL syntax; a socket directory goes in ?host=), creating or
+// migrating the schema. kUnavailable when the server cannot be reached; errors name the URL
+// with its password replaced by "***". Several processes may share one database.
+absl::StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string& url);
+// True for "postgresql://..." and "postgres://..." URLs.
+bool IsPostgresUrl(const std::string& url_or_path);
+// `url` with any password replaced by "***" (for messages and logs); other strings unchanged.
+std::string RedactDatabaseUrl(const std::string& url);
+// What `--db` names: a PostgreSQL URL (OpenPostgresDatabase), else a SQLite file
+// (OpenSqliteDatabase).
+absl::StatusOr<std::unique_ptr<Database>> OpenDatabase(const std::string& url_or_path);
 
 // The best successful (and, if `verified_only`, verified) record, or nullopt.
 absl::StatusOr<std::optional<TuningRecord>> BestRecord(Database* db, const PrimFunc& func,

@@ -13,6 +13,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev libxgboost-dev libabsl-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev libonnx-dev
+  libpq-dev postgresql  # libpq for PostgreSQL records; the server binaries for its tests
 )
 
 missing=()

@@ -1,6 +1,8 @@
-// The Database contract, checked on both implementations (in-memory and SQLite) by one typed
-// suite, with real workloads and real traces. SQLite-only behaviour (files, schema versions,
-// crashes, other processes) is in sqlite_database_test.cc.
+// The Database contract, checked on every implementation (in-memory, SQLite and PostgreSQL)
+// by one typed suite, with real workloads and real traces. SQLite-only behaviour (files, schema
+// versions, crashes, other processes) is in sqlite_database_test.cc, PostgreSQL-only behaviour
+// in postgres_database_test.cc. The PostgreSQL kind runs on a throw-away cluster
+// (postgres_cluster.h) and skips, saying why, where the server binaries are missing.
 #include "database/database.h"
 
 #include <atomic>
@@ -16,6 +18,7 @@
 #include "ir/structural_hash.h"
 #include "ir/target.h"
 #include "tests/database/database_testing.h"
+#include "tests/database/postgres_cluster.h"
 
 namespace tessera {
 namespace {
@@ -32,11 +35,29 @@ using ::tessera::testing::TempDir;
 using ::tessera::testing::TileTrace;
 
 struct MemoryKind {
+  static bool Available(std::string* /*why*/) { return true; }
   static std::unique_ptr<Database> Open(const std::string& /*path*/) { return NewMemoryDatabase(); }
 };
 struct SqliteKind {
+  static bool Available(std::string* /*why*/) { return true; }
   static std::unique_ptr<Database> Open(const std::string& path) {
     absl::StatusOr<std::unique_ptr<Database>> db = OpenSqliteDatabase(path);
+    EXPECT_TRUE(db.ok()) << db.status();
+    return db.ok() ? *std::move(db) : nullptr;
+  }
+};
+// Each Open is a new, empty database in the process's cluster (the path is not used).
+struct PostgresKind {
+  static bool Available(std::string* why) { return testing::PostgresCluster::Get(why) != nullptr; }
+  static std::unique_ptr<Database> Open(const std::string& /*path*/) {
+    std::string why;
+    testing::PostgresCluster* cluster = testing::PostgresCluster::Get(&why);
+    EXPECT_NE(cluster, nullptr) << why;
+    if (cluster == nullptr) return nullptr;
+    absl::StatusOr<std::string> url = cluster->NewDatabase();
+    EXPECT_TRUE(url.ok()) << url.status();
+    if (!url.ok()) return nullptr;
+    absl::StatusOr<std::unique_ptr<Database>> db = OpenPostgresDatabase(*url);
     EXPECT_TRUE(db.ok()) << db.status();
     return db.ok() ? *std::move(db) : nullptr;
   }
@@ -46,6 +67,7 @@ template <typename Kind>
 class DatabaseTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (std::string why; !Kind::Available(&why)) GTEST_SKIP() << "PostgreSQL: " << why;
     db_ = Kind::Open(dir_.File("main.db"));
     ASSERT_NE(db_, nullptr);
   }
@@ -73,11 +95,12 @@ class KindNames {
  public:
   template <typename T>
   static std::string GetName(int) {
-    return std::is_same_v<T, MemoryKind> ? "Memory" : "Sqlite";
+    if (std::is_same_v<T, MemoryKind>) return "Memory";
+    return std::is_same_v<T, SqliteKind> ? "Sqlite" : "Postgres";
   }
 };
 
-using Kinds = ::testing::Types<MemoryKind, SqliteKind>;
+using Kinds = ::testing::Types<MemoryKind, SqliteKind, PostgresKind>;
 TYPED_TEST_SUITE(DatabaseTest, Kinds, KindNames);
 
 TYPED_TEST(DatabaseTest, RenamedEqualFunctionsShareOneWorkload) {
