@@ -159,8 +159,8 @@ absl::StatusOr<LoadedSpaces> LoadDesignSpaces(const FunctionSource& source,
 absl::StatusOr<std::unique_ptr<Database>> OpenDatabase(const std::string& path) {
   absl::StatusOr<std::unique_ptr<Database>> db = ::tessera::OpenDatabase(path);
   if (!db.ok()) {
-    return absl::Status(db.status().code(), absl::StrCat("database ", RedactDatabaseUrl(path),
-                                                         ": ", db.status().message()));
+    return absl::Status(db.status().code(), absl::StrCat("database ", RedactDatabaseUrl(path), ": ",
+                                                         db.status().message()));
   }
   return db;
 }
