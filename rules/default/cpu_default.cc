@@ -3,7 +3,8 @@
 // block (analysis.h MatchGemm) is register-tiled as examples/gmm_cpu_tiled.json: I split by 4,
 // J by up to 64, loops (S, I_o, J_o | K, I_i, J_i) with the outer three fused and run in
 // parallel, a local 4 x 64 accumulator written back per tile (epilogues inlined into the
-// write-back), the 4 rows unrolled and the 64 columns vectorized. Any other block gets its outer
+// write-back), the 4 rows unrolled and the 64 columns vectorized. A sum over contiguous memory
+// (GEMV) is factored into vector lanes (LaneReduction below). Any other block gets its outer
 // spatial loops fused and run in parallel, reduction loops serial inside them (with the last
 // spatial loop innermost and vectorized if the output is contiguous along it), and (elementwise
 // blocks) its innermost loop vectorized when the output is contiguous along it. Blocks are
@@ -60,6 +61,45 @@ absl::Status VectorizedReduction(Schedule* sch, const BlockInfo& info,
   return sch->Vectorize(spatial.back());
 }
 
+// A sum over contiguous memory (GEMV rows, row sums): the reduction loop is split by the vector
+// width V and factored (rfactor) into V partial sums per output element, so the inner loop is a
+// vectorized, dependence-free multiply-add over contiguous data: loops (S | R_o, lanes) with S
+// fused and parallel, the V partial sums in a local array per S iteration, and the final sum of
+// the V lanes under S. Without rfactor a C compiler must keep a float sum in order and cannot
+// vectorize it (no -ffast-math).
+absl::Status LaneReduction(Schedule* sch, const BlockInfo& info,
+                           const std::vector<LoopRV>& spatial,
+                           const std::vector<LoopRV>& reduction) {
+  constexpr int64_t kMaxLanes = 16;
+  std::vector<LoopRV> order = spatial;
+  order.insert(order.end(), reduction.begin(), reduction.end());
+  TESSERA_RETURN_IF_ERROR(sch->Reorder(order));
+  LoopRV r = reduction[0];
+  if (reduction.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(r, sch->Fuse(reduction));
+  }
+  const int64_t extent = LoopExtent(*sch, r);
+  int64_t lanes = kMaxLanes;
+  while (lanes > 1 && extent % lanes != 0) lanes /= 2;
+  if (lanes < 4 || extent / lanes < 2) {
+    return absl::FailedPreconditionError("reduction too short or odd for vector lanes");
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> split,
+                           sch->Split(r, {InstValue(), InstValue::Int(lanes)}));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV partial, sch->RFactor(split[1], /*factor_axis=*/-1));
+  LoopRV outer = spatial[0];
+  if (spatial.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(outer, sch->Fuse(spatial));
+  }
+  TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(info.rv, outer));
+  TESSERA_RETURN_IF_ERROR(sch->SetScope(partial, 0, "local"));
+  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(partial, split[0]).status());
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> partial_loops, sch->GetLoops(partial));
+  TESSERA_RETURN_IF_ERROR(sch->Vectorize(partial_loops.back()));
+  if (LoopExtent(*sch, outer) > 1) TESSERA_RETURN_IF_ERROR(sch->Parallel(outer));
+  return absl::OkStatus();
+}
+
 absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block& block) {
   std::vector<LoopRV> spatial, reduction;
   for (size_t i = 0; i < info.kinds.size(); ++i) {
@@ -80,6 +120,13 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
       out.back() == static_cast<int>(info.kinds.find_last_of('S')) && info.extents[out.back()] > 1) {
     Schedule trial = sch->Copy();
     if (VectorizedReduction(&trial, info, spatial, reduction).ok()) {
+      *sch = std::move(trial);
+      return absl::OkStatus();
+    }
+  }
+  if (!reduction.empty() && IsInnerReduction(block) && IsSumReduction(block)) {
+    Schedule trial = sch->Copy();
+    if (LaneReduction(&trial, info, spatial, reduction).ok()) {
       *sch = std::move(trial);
       return absl::OkStatus();
     }

@@ -50,3 +50,34 @@ TEST(DefaultScheduleRuleTest, CpuMatmulIsRegisterTiled) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// A GEMV's sum over contiguous rows is factored into vector lanes: a local array of partial sums
+// per row, the lane loop vectorized, rows in parallel; and it still computes the GEMV.
+TEST(DefaultScheduleRuleTest, CpuContiguousSumIsSplitIntoVectorLanes) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("GEMV", {{"M", 64}, {"K", 256}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  std::set<ForKind> kinds;
+  int local_buffers = 0;
+  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+    if (const auto* loop = s.as<ForNode>()) kinds.insert(loop->for_kind);
+    if (const auto* block = s.as<BlockNode>()) {
+      for (const Buffer& b : block->alloc_buffers) {
+        if (b.scope() == "local") ++local_buffers;
+      }
+    }
+  });
+  EXPECT_TRUE(kinds.count(ForKind::kParallel)) << PrintFunc(scheduled);
+  EXPECT_TRUE(kinds.count(ForKind::kVectorized)) << PrintFunc(scheduled);
+  EXPECT_EQ(local_buffers, 1) << PrintFunc(scheduled);
+  absl::StatusOr<CheckOutcome> check =
+      BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/1, 30);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->passed);
+}
+
+}  // namespace
+}  // namespace tessera
