@@ -67,8 +67,7 @@ absl::Status VectorizedReduction(Schedule* sch, const BlockInfo& info,
 // fused and parallel, the V partial sums in a local array per S iteration, and the final sum of
 // the V lanes under S. Without rfactor a C compiler must keep a float sum in order and cannot
 // vectorize it (no -ffast-math).
-absl::Status LaneReduction(Schedule* sch, const BlockInfo& info,
-                           const std::vector<LoopRV>& spatial,
+absl::Status LaneReduction(Schedule* sch, const BlockInfo& info, const std::vector<LoopRV>& spatial,
                            const std::vector<LoopRV>& reduction) {
   constexpr int64_t kMaxLanes = 16;
   std::vector<LoopRV> order = spatial;
