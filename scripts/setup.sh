@@ -14,6 +14,7 @@ packages=(
   libsqlite3-dev libxgboost-dev libabsl-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev libonnx-dev
   libpq-dev postgresql  # libpq for PostgreSQL records; the server binaries for its tests
+  chromium  # renders `tessera report`'s page in its test (tests/report/html_test.cc)
 )
 
 missing=()

@@ -1,0 +1,216 @@
+// RenderReportHtml: what the page says, and the page as a browser lays it out. The browser
+// test renders the report in headless Chromium with a checking script appended (the report
+// itself has none), which measures every task's charts after layout and writes what it found
+// into the DOM that Chromium dumps; a screenshot is taken too. Skips without Chromium.
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "database/database.h"
+#include "gtest/gtest.h"
+#include "report/report.h"
+#include "tests/database/database_testing.h"
+
+namespace tessera {
+namespace {
+
+using ::tessera::testing::CpuTarget;
+using ::tessera::testing::MakeFailedRecord;
+using ::tessera::testing::MakeRecord;
+using ::tessera::testing::Sm80Target;
+using ::tessera::testing::SmallGmm;
+using ::tessera::testing::TempDir;
+using ::tessera::testing::TileTrace;
+
+// Three tasks that ran (GMM 16 and 32 on the CPU, GMM 16 on sm_80) and one whose every trial
+// failed (GMM 8 on the CPU), with error messages that need escaping.
+std::vector<TaskSummary> SampleTasks() {
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
+  Workload w32 = db->CommitWorkload(SmallGmm(32)).value();
+  Workload w8 = db->CommitWorkload(SmallGmm(8)).value();
+  const std::vector<double> times = {4e-4, 3e-4, 3.5e-4, 1e-4, 2e-4, 1.5e-4};
+  for (size_t i = 0; i < times.size(); ++i) {
+    int loop = 1 + static_cast<int>(i % 3);
+    int64_t inner = i < 3 ? 2 : 4;
+    db->CommitRecord(MakeRecord(w16, CpuTarget(), TileTrace(16, loop, inner), {times[i]})).value();
+    db->CommitRecord(MakeRecord(w32, CpuTarget(), TileTrace(32, loop, inner), {8 * times[i]}))
+        .value();
+    db->CommitRecord(MakeRecord(w16, Sm80Target(), TileTrace(16, loop, inner), {times[i] / 20}))
+        .value();
+  }
+  db->CommitRecord(MakeFailedRecord(w16, CpuTarget(), TileTrace(16, 1, 8),
+                                    "build: <stdin>:3: error: expected ';' & \"more\""))
+      .value();
+  db->CommitRecord(MakeFailedRecord(w8, CpuTarget(), TileTrace(8, 1, 2), "run: kernel crashed"))
+      .value();
+  db->CommitRecord(MakeFailedRecord(w8, CpuTarget(), TileTrace(8, 1, 4), "run: timed out after 2s"))
+      .value();
+  return SummarizeTasks(db.get()).value();
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(HtmlTest, PageHasASectionAndTwoChartsPerTaskAndEscapesText) {
+  std::vector<TaskSummary> tasks = SampleTasks();
+  ASSERT_EQ(tasks.size(), 4u);
+  ReportOptions options;
+  options.source = "tune<1>.db";
+  std::string html = RenderReportHtml(tasks, options);
+  EXPECT_EQ(Count(html, "<section class=\"task\""), 4u);
+  EXPECT_EQ(Count(html, "<svg class=\"tuning-curve\""), 4u);
+  EXPECT_EQ(Count(html, "<svg class=\"time-curve\""), 4u);
+  EXPECT_EQ(Count(html, "<path class=\"curve-line\""), 6u) << "two curves per task that ran";
+  EXPECT_EQ(Count(html, "no successful trial"), 2u);
+  EXPECT_NE(html.find("tune&lt;1&gt;.db"), std::string::npos);
+  EXPECT_NE(html.find("build: &lt;stdin&gt;:3: error: expected ';' &amp; &quot;more&quot;"),
+            std::string::npos);
+  EXPECT_EQ(html.find("<stdin>"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos) << "the page is script-free";
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"))
+      << "no external resource";
+  EXPECT_NE(html.find("Split("), std::string::npos) << "the best trace, one instruction a line";
+  EXPECT_NE(html.find("Intel Xeon (test)"), std::string::npos) << "provenance";
+}
+
+// The first of `names` found in PATH, or "".
+std::string FindProgram(const std::vector<std::string>& names) {
+  const char* path = getenv("PATH");
+  std::stringstream dirs(path == nullptr ? "/usr/bin" : path);
+  std::vector<std::string> list;
+  for (std::string d; std::getline(dirs, d, ':');) list.push_back(d);
+  for (const std::string& name : names) {
+    for (const std::string& d : list) {
+      std::string candidate = d + "/" + name;
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+  }
+  return "";
+}
+
+// Runs `command` (bounded by `timeout`); returns its stdout and sets `*status`.
+std::string RunCommand(const std::string& command, int* status) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    *status = -1;
+    return out;
+  }
+  char buf[8192];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) out.append(buf, n);
+  *status = pclose(pipe);
+  return out;
+}
+
+// Appended to the page under test only: per task section, the laid-out size of its charts,
+// the length of each curve as drawn, and the dots, as JSON in <pre id="check">.
+constexpr const char* kCheckScript = R"js(<script>
+const found = [];
+for (const section of document.querySelectorAll('section.task')) {
+  const one = {id: section.id, title: section.querySelector('h2').textContent, charts: []};
+  for (const svg of section.querySelectorAll('svg')) {
+    const box = svg.getBoundingClientRect();
+    const path = svg.querySelector('path.curve-line');
+    one.charts.push({cls: svg.getAttribute('class'), width: box.width, height: box.height,
+                     visible: box.width > 0 && box.height > 0 &&
+                              getComputedStyle(svg).visibility !== 'hidden',
+                     length: path ? path.getTotalLength() : 0,
+                     dots: svg.querySelectorAll('circle.trial-dot').length});
+  }
+  found.push(one);
+}
+const pre = document.createElement('pre');
+pre.id = 'check';
+pre.textContent = JSON.stringify(found);
+document.body.appendChild(pre);
+</script>)js";
+
+TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
+  const std::string chromium = FindProgram({"chromium", "chromium-browser", "google-chrome"});
+  if (chromium.empty()) GTEST_SKIP() << "no chromium in PATH (Debian's chromium package)";
+  TempDir dir;
+  std::vector<TaskSummary> tasks = SampleTasks();
+  std::string html = RenderReportHtml(tasks, ReportOptions());
+  const std::string page = dir.File("report.html"), checked = dir.File("checked.html");
+  std::ofstream(page) << html;
+  size_t body_end = html.rfind("</body>");
+  ASSERT_NE(body_end, std::string::npos);
+  std::ofstream(checked) << html.substr(0, body_end) << kCheckScript << html.substr(body_end);
+
+  // --no-sandbox: Chromium refuses root otherwise; a profile of its own per run.
+  const std::string flags =
+      "--headless --no-sandbox --disable-gpu --hide-scrollbars "
+      "--no-first-run --user-data-dir=" +
+      dir.File("profile") + " --window-size=1100,1400";
+  int status = 0;
+  std::string dom = RunCommand("timeout 120 " + chromium + " " + flags + " --dump-dom file://" +
+                                   checked + " 2>" + dir.File("chromium.log"),
+                               &status);
+  ASSERT_EQ(status, 0) << "chromium failed; its log: " << dir.File("chromium.log");
+  const std::string open = "<pre id=\"check\">";
+  size_t start = dom.find(open);
+  ASSERT_NE(start, std::string::npos) << "the check script did not run:\n" << dom.substr(0, 500);
+  start += open.size();
+  std::string text = dom.substr(start, dom.find("</pre>", start) - start);
+  // Text nodes come back with &, < and > escaped.
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}}) {
+    for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + 1)) {
+      text.replace(p, from.size(), to);
+    }
+  }
+  nlohmann::json found = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(found.is_array()) << text;
+  ASSERT_EQ(found.size(), tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const nlohmann::json& task = found[i];
+    SCOPED_TRACE(task["title"].get<std::string>());
+    EXPECT_EQ(task["title"], tasks[i].label);
+    ASSERT_EQ(task["charts"].size(), 2u);
+    const nlohmann::json& trials = task["charts"][0];
+    const nlohmann::json& time = task["charts"][1];
+    EXPECT_EQ(trials["cls"], "tuning-curve");
+    EXPECT_EQ(time["cls"], "time-curve");
+    for (const nlohmann::json& chart : {trials, time}) {
+      EXPECT_TRUE(chart["visible"].get<bool>()) << chart;
+      EXPECT_GT(chart["width"].get<double>(), 300) << chart;
+      EXPECT_GT(chart["height"].get<double>(), 150) << chart;
+    }
+    if (tasks[i].succeeded > 0) {
+      EXPECT_GT(trials["length"].get<double>(), 100) << "a drawn curve: " << trials;
+      EXPECT_GT(time["length"].get<double>(), 100) << time;
+      EXPECT_EQ(trials["dots"].get<int64_t>(), tasks[i].succeeded);
+    } else {
+      EXPECT_EQ(trials["length"].get<double>(), 0) << trials;
+    }
+  }
+
+  // And a picture of the page as a person sees it (kept beside the page while the test runs).
+  const std::string shot = dir.File("report.png");
+  RunCommand("timeout 120 " + chromium + " " + flags + " --screenshot=" + shot + " file://" + page +
+                 " >/dev/null 2>&1",
+             &status);
+  ASSERT_EQ(status, 0);
+  std::ifstream png(shot, std::ios::binary);
+  std::string header(8, '\0');
+  png.read(header.data(), 8);
+  EXPECT_EQ(header, "\x89PNG\r\n\x1a\n");
+  EXPECT_GT(std::filesystem::file_size(shot), 20000u) << "a blank page compresses to less";
+}
+
+}  // namespace
+}  // namespace tessera
