@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
       tessera::cli::RegisterBestCommand(&app),
       tessera::cli::RegisterTopKCommand(&app),
       tessera::cli::RegisterApplyCommand(&app),
-      tessera::cli::RegisterReportCommand(&app),
   };
+  commands.push_back(tessera::cli::RegisterReportCommand(&app));
   CLI11_PARSE(app, argc, argv);
   for (const Command& command : commands) {
     if (command.app->parsed()) return command.run();
