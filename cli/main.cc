@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Tessera: an auto-tuning service for tensor programs", "tessera"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tessera ") + tessera::kTesseraVersion);
+  // One command a line (clang-format would pack them).
+  // clang-format off
   std::vector<Command> commands = {
       tessera::cli::RegisterWorkloadsCommand(&app),
       tessera::cli::RegisterShowCommand(&app),
@@ -24,6 +26,7 @@ int main(int argc, char** argv) {
       tessera::cli::RegisterTopKCommand(&app),
       tessera::cli::RegisterApplyCommand(&app),
   };
+  // clang-format on
   commands.push_back(tessera::cli::RegisterReportCommand(&app));
   CLI11_PARSE(app, argc, argv);
   for (const Command& command : commands) {
