@@ -20,6 +20,9 @@ Command RegisterTuneCommand(CLI::App* root);
 Command RegisterBestCommand(CLI::App* root);
 Command RegisterTopKCommand(CLI::App* root);
 Command RegisterApplyCommand(CLI::App* root);
+Command RegisterTasksCommand(CLI::App* root);
+Command RegisterCompileCommand(CLI::App* root);
+Command RegisterExecCommand(CLI::App* root);
 Command RegisterReportCommand(CLI::App* root);  // the HTML tuning report (report/)
 
 }  // namespace cli

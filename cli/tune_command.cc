@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/commands.h"
 #include "cli/measure.h"
+#include "cli/model.h"
 #include "tuner/tune.h"
 #include "worker/host.h"
 
@@ -60,7 +61,24 @@ void PrintProgress(const TuneProgress& p, bool tty) {
 }
 
 int RunTune(const TuneCommandOptions& o) {
-  absl::StatusOr<std::vector<FunctionList::Entry>> entries = o.functions.Load();
+  // A model (.onnx) contributes its tasks with their weights (docs/models.md); the other
+  // arguments are workloads.
+  FunctionList workloads = o.functions;
+  workloads.specs.clear();
+  std::vector<TuneTaskSpec> model_tasks;
+  for (const std::string& spec : o.functions.specs) {
+    if (!IsModelPath(spec)) {
+      workloads.specs.push_back(spec);
+      continue;
+    }
+    absl::StatusOr<LoadedModel> model = LoadModel(spec);
+    if (!model.ok()) return ReportError(model.status());
+    for (const ExtractedTask& t : model->tasks) {
+      model_tasks.push_back({t.name, t.func.WithName(t.name), static_cast<double>(t.weight)});
+    }
+  }
+  absl::StatusOr<std::vector<FunctionList::Entry>> entries =
+      workloads.specs.empty() ? std::vector<FunctionList::Entry>{} : workloads.Load();
   if (!entries.ok()) return ReportError(entries.status());
   absl::StatusOr<Target> target = ResolveRunnableTarget(o.target);
   if (!target.ok()) return ReportError(target.status());
@@ -86,6 +104,7 @@ int RunTune(const TuneCommandOptions& o) {
 
   std::vector<TuneTaskSpec> tasks;
   for (const FunctionList::Entry& e : *entries) tasks.push_back({e.label, e.func, 1.0});
+  tasks.insert(tasks.end(), model_tasks.begin(), model_tasks.end());
   bool tty = isatty(STDERR_FILENO);
   std::fprintf(stderr, "tuning %zu task(s) on %s, %d trials, database %s\n", tasks.size(),
                target->ToString().c_str(), o.trials, o.db_path.c_str());

@@ -79,6 +79,7 @@ void ExpectFusedMatchesOnnxRuntime(const std::string& name) {
 TEST(FuseOpsTest, FusedCnnMatchesOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("cnn"); }
 TEST(FuseOpsTest, FusedEncoderMatchesOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("encoder"); }
 TEST(FuseOpsTest, FusedDecoderMatchesOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("decoder"); }
+TEST(FuseOpsTest, FusedOtherOperatorsMatchOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("ops"); }
 
 }  // namespace
 }  // namespace tessera

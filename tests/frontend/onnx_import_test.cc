@@ -46,6 +46,9 @@ void ExpectMatchesOnnxRuntime(const std::string& model) {
 TEST(OnnxImportTest, CnnMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("cnn"); }
 TEST(OnnxImportTest, EncoderMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("encoder"); }
 TEST(OnnxImportTest, DecoderMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("decoder"); }
+// Grouped strided conv, pools with padding, Concat/Slice/Split/Gather/Expand/Where, reductions
+// with axes inputs (opset 18), shape arithmetic, Gemm alpha/beta, Cast.
+TEST(OnnxImportTest, OtherOperatorsMatchOnnxRuntime) { ExpectMatchesOnnxRuntime("ops"); }
 
 TEST(OnnxImportTest, CnnGraphHasNodesViewsAndConstants) {
   absl::StatusOr<Graph> graph = ImportOnnxFile(DataPath("cnn.onnx"));

@@ -16,6 +16,10 @@ off). The weights are seeded random numbers. Models:
             GELU MLP (Erf form, as PyTorch exports it), residual, LayerNormalization (opset 17)
   decoder   a decoder block: RMS norm (Pow/ReduceMean/Sqrt/Div), causal self-attention with an
             additive mask, residual, RMS norm, SwiGLU MLP, residual (opset 13)
+  ops       the other operators on one small graph: grouped strided conv, average pool with
+            padding, Concat, Slice, Split, Gather, Expand, Where, comparisons, Clip, LeakyRelu,
+            Tanh, Exp, Sqrt, Pow, Cast, Squeeze/Unsqueeze, Reduce* with axes as an input, shape
+            arithmetic (Shape/Gather/Concat/Reshape), Gemm with alpha/beta (opset 18)
 """
 import os
 
@@ -150,8 +154,48 @@ def make_decoder(seq=16, hidden=32, heads=4, ffn=48):
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])], 13)
 
 
+def i64(*v):
+    return np.array(v, dtype=np.int64)
+
+
+def make_ops():
+    b = Builder(4)
+    x = "x"  # [1, 4, 8, 8]
+    c = b.op("Conv", [x, b.weight([8, 2, 3, 3], 0.3)], group=2, strides=[2, 2], pads=[1, 1, 1, 1],
+             dilations=[1, 1])  # [1, 8, 4, 4]
+    p = b.op("AveragePool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+             count_include_pad=0)  # [1, 4, 4, 4]
+    m = b.op("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])  # [1, 4, 4, 4]
+    cat = b.op("Concat", [c, p, m], axis=1)  # [1, 16, 4, 4]
+    sl = b.op("Slice", [cat, b.const(i64(1, 0)), b.const(i64(15, 4)), b.const(i64(1, 3)),
+                        b.const(i64(2, 1))])  # [1, 7, 4, 4]
+    sp = [b.name("split") for _ in range(2)]
+    b.nodes.append(helper.make_node("Split", [cat, b.const(i64(6, 10))], sp, axis=1, name="split"))
+    g = b.op("Gather", [sp[1], b.const(i64(0, 3, 9))], axis=1)  # [1, 3, 4, 4]
+    e = b.op("Expand", [b.op("Tanh", [g]), b.const(i64(2, 3, 4, 4))])  # [2, 3, 4, 4]
+    cond = b.op("Greater", [e, b.const(np.array(0.1, dtype=np.float32))])
+    w = b.op("Where", [cond, e, b.op("LeakyRelu", [e], alpha=0.2)])
+    r1 = b.op("ReduceMax", [w, b.const(i64(0))], keepdims=0)  # [3, 4, 4]
+    r2 = b.op("ReduceSum", [b.op("Exp", [b.op("Clip", [sl, b.const(np.array(-1, dtype=np.float32)),
+                                                        b.const(np.array(1, dtype=np.float32))])]),
+                            b.const(i64(1))], keepdims=1)  # [1, 1, 4, 4]
+    r2 = b.op("Squeeze", [r2, b.const(i64(0, 1))])  # [4, 4]
+    r2 = b.op("Unsqueeze", [b.op("Sqrt", [r2]), b.const(i64(0))])  # [1, 4, 4]
+    y = b.op("Add", [r1, b.op("Pow", [r2, b.const(np.array(1.5, dtype=np.float32))])])  # [3, 4, 4]
+    # Shape arithmetic: reshape to [Shape(y)[0], -1].
+    n = b.op("Gather", [b.op("Shape", [y]), b.const(np.array(0, dtype=np.int64))], axis=0)
+    shape = b.op("Concat", [b.op("Unsqueeze", [n, b.const(i64(0))]), b.const(i64(-1))], axis=0)
+    y = b.op("Reshape", [y, shape])  # [3, 16]
+    y = b.op("Gemm", [y, b.weight([16, 5]), b.weight([5], 0.1)], alpha=0.5, beta=2.0)
+    y = b.op("Cast", [b.op("Cast", [y], to=TensorProto.DOUBLE)], to=TensorProto.FLOAT)
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])], 18)
+
+
 def main():
-    for name, make in [("cnn", make_cnn), ("encoder", make_encoder), ("decoder", make_decoder)]:
+    for name, make in [("cnn", make_cnn), ("encoder", make_encoder), ("decoder", make_decoder),
+                       ("ops", make_ops)]:
         model = make()
         path = os.path.join(HERE, f"{name}.onnx")
         onnx.save(model, path)

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# End-to-end model latency on the CPU: Tessera with default schedules, Tessera after tuning
+# TRIALS trials per task, and onnxruntime (CPU provider) in the same run, as ratios.
+#
+#   bash bench/models/bench_models.sh [TRIALS_PER_TASK (default 16)] [MODELS (default "resnet bert")]
+#
+# Needs build/bin/tessera (or $TESSERA) and python3; creates its own virtualenv with numpy, onnx
+# and onnxruntime from PyPI in $BENCH_VENV (default /tmp/tessera-bench-venv), never used by the
+# build. Work files go to $BENCH_DIR (default /tmp/tessera-bench).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+trials=${1:-16}
+models=${2:-"resnet bert"}
+tessera=${TESSERA:-build/bin/tessera}
+venv=${BENCH_VENV:-/tmp/tessera-bench-venv}
+work=${BENCH_DIR:-/tmp/tessera-bench}
+if [[ ! -x "$venv/bin/python" ]]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q numpy onnx onnxruntime
+fi
+mkdir -p "$work"
+"$venv/bin/python" bench/models/make_bench_models.py "$work"
+
+latency() {  # seconds from `tessera exec --json`
+  "$tessera" exec "$1" --inputs "$2" --repeat 20 --json | "$venv/bin/python" -c \
+    'import json,sys; print(json.load(sys.stdin)["latency_seconds"])'
+}
+
+printf "%-8s %12s %12s %12s %10s %10s\n" model ort default tuned "ort/def" "ort/tuned"
+for m in $models; do
+  onnx="$work/$m.onnx"; input="$work/$m.input.npy"
+  ntasks=$("$tessera" tasks "$onnx" --json | "$venv/bin/python" -c \
+    'import json,sys; print(len(json.load(sys.stdin)["tasks"]))')
+  "$tessera" compile "$onnx" -o "$work/$m.default" > "$work/$m.default.log"
+  rm -f "$work/$m.db"
+  "$tessera" tune "$onnx" --db "$work/$m.db" --trials $((trials * ntasks)) \
+    --trials-per-iter "$trials" > "$work/$m.tune.log" 2>&1
+  "$tessera" compile "$onnx" --db "$work/$m.db" -o "$work/$m.tuned" > "$work/$m.tuned.log"
+  "$tessera" exec "$work/$m.tuned" --inputs "$input" --repeat 3 --check | tail -1
+  ort=$("$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 20)
+  def=$(latency "$work/$m.default" "$input")
+  tuned=$(latency "$work/$m.tuned" "$input")
+  "$venv/bin/python" -c "
+ort, d, t = $ort, $def, $tuned
+print(f'%-8s %10.3f ms %10.3f ms %10.3f ms %10.2fx %10.2fx' % ('$m', ort*1e3, d*1e3, t*1e3, ort/d, ort/t))"
+done

@@ -1,0 +1,118 @@
+// End-to-end tests of the model commands (`tasks`, `tune` on a model, `compile`, `exec`) on the
+// small models of tests/frontend/data, whose reference outputs come from onnxruntime.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "frontend/npy.h"
+#include "gtest/gtest.h"
+
+namespace tessera {
+namespace {
+
+struct Output {
+  int exit_code = -1;
+  std::string text;
+};
+
+Output RunTessera(const std::string& args) {
+  const char* binary = std::getenv("TESSERA_BINARY");
+  std::string command = std::string(binary != nullptr && *binary ? binary : TESSERA_BINARY) + " " +
+                        args + " 2>&1";
+  Output out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.text.append(buffer, n);
+  int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+std::string Data(const std::string& name) {
+  return std::string(TESSERA_SOURCE_DIR) + "/tests/frontend/data/" + name;
+}
+
+std::string TempDir(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "/compile_command_test_" + name;
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+  return dir;
+}
+
+TEST(CompileCommandTest, TasksJsonListsTasksWithWeights) {
+  Output out = RunTessera("tasks " + Data("cnn.onnx") + " --json");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  nlohmann::json j = nlohmann::json::parse(out.text);
+  EXPECT_EQ(j["functions"], 6);
+  ASSERT_EQ(j["tasks"].size(), 5u);
+  std::vector<int> weights;
+  for (const auto& t : j["tasks"]) weights.push_back(t["weight"].get<int>());
+  EXPECT_EQ(weights, (std::vector<int>{1, 1, 2, 1, 1}));
+  EXPECT_EQ(j["tasks"][2]["ops"], (nlohmann::json{"Conv", "BatchNormalization", "Relu"}));
+  EXPECT_GT(j["tasks"][2]["flops"].get<double>(), 0);
+}
+
+TEST(CompileCommandTest, NotAModelIsOneErrorLine) {
+  Output out = RunTessera("tasks " + Data("make_models.py"));
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.text.rfind("tessera: error: ", 0), 0u) << out.text;
+  EXPECT_NE(out.text.find("not an ONNX model"), std::string::npos) << out.text;
+  out = RunTessera("compile /nonexistent/m.onnx -o " + TempDir("missing"));
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_NE(out.text.find("cannot read model file /nonexistent/m.onnx"), std::string::npos);
+}
+
+// Compiles `model` with the default schedules, runs it on the stored input and compares with
+// onnxruntime's output; `exec --check` must pass too.
+void ExpectCompiledMatchesOnnxRuntime(const std::string& model) {
+  const std::string dir = TempDir(model);
+  Output out = RunTessera("compile " + Data(model + ".onnx") + " -o " + dir + "/out");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_NE(out.text.find("default rule"), std::string::npos) << out.text;
+  out = RunTessera("exec " + dir + "/out --repeat 3 --check --save " + dir + " --inputs " +
+                   Data(model + ".input.npy"));
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_NE(out.text.find("check: PASS"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("latency: "), std::string::npos) << out.text;
+  absl::StatusOr<NDArray> got = ReadNpy(dir + "/output0.npy");
+  absl::StatusOr<NDArray> want = ReadNpy(Data(model + ".output.npy"));
+  ASSERT_TRUE(got.ok() && want.ok()) << got.status() << want.status();
+  absl::StatusOr<Comparison> cmp = Compare(*got, *want, 1e-4, 1e-4);
+  ASSERT_TRUE(cmp.ok()) << cmp.status();
+  EXPECT_TRUE(cmp->ok()) << model << ": max abs error " << cmp->max_abs_error;
+}
+
+TEST(CompileCommandTest, CnnWithDefaultsMatchesOnnxRuntime) {
+  ExpectCompiledMatchesOnnxRuntime("cnn");
+}
+TEST(CompileCommandTest, EncoderWithDefaultsMatchesOnnxRuntime) {
+  ExpectCompiledMatchesOnnxRuntime("encoder");
+}
+TEST(CompileCommandTest, DecoderWithDefaultsMatchesOnnxRuntime) {
+  ExpectCompiledMatchesOnnxRuntime("decoder");
+}
+
+TEST(CompileCommandTest, TunedCnnUsesItsRecordsAndStillMatches) {
+  const std::string dir = TempDir("tuned");
+  Output out = RunTessera("tune " + Data("cnn.onnx") + " --db " + dir + "/cnn.db --trials 10 " +
+                          "--trials-per-iter 2 --cost-model random");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_NE(out.text.find("tuning 5 task(s)"), std::string::npos) << out.text;
+  out = RunTessera("compile " + Data("cnn.onnx") + " --db " + dir + "/cnn.db -o " + dir + "/out");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_NE(out.text.find("tuned record"), std::string::npos) << out.text;
+  out = RunTessera("exec " + dir + "/out --repeat 3 --check --json");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  nlohmann::json j = nlohmann::json::parse(out.text);
+  EXPECT_TRUE(j["check"]["pass"].get<bool>());
+  EXPECT_EQ(j["calls"].size(), 6u);
+  EXPECT_GT(j["latency_seconds"].get<double>(), 0);
+}
+
+}  // namespace
+}  // namespace tessera
