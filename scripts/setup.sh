@@ -15,6 +15,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev libonnx-dev
   libpq-dev postgresql  # libpq for PostgreSQL records; the server binaries for its tests
   chromium  # renders `tessera report`'s page in its test (tests/report/html_test.cc)
+  systemd python3-venv  # systemd-analyze and a venv for kubernetes-validate (tests/deploy)
 )
 
 missing=()
@@ -44,6 +45,17 @@ fi
 if [[ ! -f build/build.ninja ]]; then
   log "configuring build/ (Ninja, Release)"
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+
+# The Kubernetes schema validator for tests/deploy (PyPI only; its schemas are bundled, so the
+# test runs offline). Without it that test skips, saying so.
+venv=build/deploy-venv
+if [[ ! -x "${venv}/bin/kubernetes-validate" ]]; then
+  log "installing kubernetes-validate into ${venv}"
+  if ! { /usr/bin/python3 -m venv "${venv}" &&
+         "${venv}/bin/pip" install -q --disable-pip-version-check kubernetes-validate==1.37.0; }; then
+    log "could not install kubernetes-validate: tests/deploy will skip the manifest check"
+  fi
 fi
 
 jobs=$(nproc)
