@@ -12,6 +12,7 @@
 #include "ir/printer.h"
 #include "rules/default/default_rule.h"
 #include "schedule/trace.h"
+#include "tests/rules/default_schedule_testing.h"
 #include "tuner/space_generator.h"
 #include "worker/check.h"
 #include "worker/devices.h"
@@ -20,18 +21,15 @@
 namespace tessera {
 namespace {
 
+using default_schedule_testing::HalfGmm;
+using default_schedule_testing::WorkloadNames;
+
 // "" when a device is there, else why not, as "no CUDA device: ...".
 std::string NoDeviceReason() {
   absl::StatusOr<std::vector<CudaDeviceInfo>> devices = ListCudaDevices();
   if (devices.ok()) return "";
   std::string message(devices.status().message());
   return message.rfind("no CUDA device", 0) == 0 ? message : "no CUDA device: " + message;
-}
-
-std::vector<std::string> WorkloadNames() {
-  std::vector<std::string> names;
-  for (const WorkloadInfo& info : ListWorkloads()) names.push_back(info.name);
-  return names;
 }
 
 class DefaultScheduleGpuTest : public ::testing::TestWithParam<std::string> {};
@@ -64,10 +62,6 @@ INSTANTIATE_TEST_SUITE_P(Workloads, DefaultScheduleGpuTest, ::testing::ValuesIn(
                          [](const auto& info) { return info.param; });
 
 // ---- Tensor cores (WMMA): float16 GEMMs on the device ------------------------------------
-
-PrimFunc HalfGmm(int64_t m, int64_t n, int64_t k) {
-  return *MakeWorkload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}}, "float16");
-}
 
 bool HasTensorize(const Schedule& sch) {
   for (const Instruction& inst : sch.trace().insts()) {

@@ -36,12 +36,7 @@ using default_schedule_testing::ApplyFirst;
 using default_schedule_testing::ApplyToModule;
 using default_schedule_testing::CpuTarget;
 using default_schedule_testing::CudaTarget;
-
-std::vector<std::string> WorkloadNames() {
-  std::vector<std::string> names;
-  for (const WorkloadInfo& info : ListWorkloads()) names.push_back(info.name);
-  return names;
-}
+using default_schedule_testing::WorkloadNames;
 
 // The default GPU schedule of `workload` in `dtype` passes the GPU checks and compiles with
 // NVRTC for sm_80 and sm_90.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "frontend/workloads.h"
 #include "rules/default/default_rule.h"
 #include "schedule/schedule.h"
 #include "worker/host.h"
@@ -52,6 +53,18 @@ inline std::pair<std::string, PrimFunc> ApplyToModule(const PrimFunc& func, cons
   TESSERA_CHECK(mod.ok()) << mod.status();
   TESSERA_CHECK(report.size() == 1);
   return {report[0].rule, *mod->Lookup(func.name())};
+}
+
+// The names of every workload of the library, for parameterized tests.
+inline std::vector<std::string> WorkloadNames() {
+  std::vector<std::string> names;
+  for (const WorkloadInfo& info : ListWorkloads()) names.push_back(info.name);
+  return names;
+}
+
+// GMM in float16 at B=1 and the given M, N, K (the tensor-core path's input).
+inline PrimFunc HalfGmm(int64_t m, int64_t n, int64_t k) {
+  return *MakeWorkload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}}, "float16");
 }
 
 }  // namespace default_schedule_testing

@@ -31,10 +31,7 @@ namespace {
 using default_schedule_testing::Applied;
 using default_schedule_testing::ApplyFirst;
 using default_schedule_testing::CudaTarget;
-
-PrimFunc HalfGmm(int64_t m, int64_t n, int64_t k) {
-  return *MakeWorkload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}}, "float16");
-}
+using default_schedule_testing::HalfGmm;
 
 // Intrinsic names of the Tensorize instructions of `sch`'s trace.
 std::multiset<std::string> TensorizedIntrins(const Schedule& sch) {
