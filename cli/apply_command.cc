@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/measure.h"
+#include "cli/remote_records.h"
 #include "ir/printer.h"
 #include "rules/default/default_rule.h"
 #include "tuner/apply_best.h"
@@ -18,12 +19,19 @@ namespace {
 struct ApplyOptions {
   FunctionList functions;
   std::string db_path;
+  ClientOptions client;  // --server: ApplyBest on a tuning server instead of --db
   MeasureOptions measure;
   bool run = false;
   bool no_default = false;
 };
 
 int RunApply(const ApplyOptions& o) {
+  if (o.client.server.empty() == o.db_path.empty()) {
+    return ReportError(absl::InvalidArgumentError("give either --db FILE or --server ADDR"));
+  }
+  if (!o.client.server.empty()) {
+    return RunApplyOnServer(o.client, o.functions, o.measure, o.run, o.no_default);
+  }
   absl::StatusOr<std::vector<FunctionList::Entry>> entries = o.functions.Load();
   if (!entries.ok()) return ReportError(entries.status());
   absl::StatusOr<Target> target = ResolveRunnableTarget(o.measure.target);
@@ -80,7 +88,8 @@ Command RegisterApplyCommand(CLI::App* root) {
       "apply", "Schedule workloads with their best tuned records (default rules for the rest)");
   auto o = std::make_shared<ApplyOptions>();
   o->functions.AddOptions(app);
-  app->add_option("--db", o->db_path, "Tuning database (SQLite file)")->required();
+  app->add_option("--db", o->db_path, "Tuning database (SQLite file)");
+  o->client.AddOptions(app, /*server_optional=*/true);
   o->measure.AddOptions(app, "With --run: compare the outputs with the unscheduled function",
                         "Seed of the random inputs");
   app->add_flag("--run", o->run, "Build and time the scheduled functions instead of printing them");

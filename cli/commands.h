@@ -24,6 +24,13 @@ Command RegisterTasksCommand(CLI::App* root);
 Command RegisterCompileCommand(CLI::App* root);
 Command RegisterExecCommand(CLI::App* root);
 Command RegisterReportCommand(CLI::App* root);  // the HTML tuning report (report/)
+// The tuning service's clients and worker (cli/client.h).
+Command RegisterSubmitCommand(CLI::App* root);
+Command RegisterJobsCommand(CLI::App* root);
+Command RegisterStatusCommand(CLI::App* root);
+Command RegisterWatchCommand(CLI::App* root);
+Command RegisterCancelCommand(CLI::App* root);
+Command RegisterWorkerCommand(CLI::App* root);
 
 }  // namespace cli
 }  // namespace tessera

@@ -28,6 +28,12 @@ int main(int argc, char** argv) {
       tessera::cli::RegisterTasksCommand(&app),
       tessera::cli::RegisterCompileCommand(&app),
       tessera::cli::RegisterExecCommand(&app),
+      tessera::cli::RegisterSubmitCommand(&app),
+      tessera::cli::RegisterJobsCommand(&app),
+      tessera::cli::RegisterStatusCommand(&app),
+      tessera::cli::RegisterWatchCommand(&app),
+      tessera::cli::RegisterCancelCommand(&app),
+      tessera::cli::RegisterWorkerCommand(&app),
   };
   // clang-format on
   commands.push_back(tessera::cli::RegisterReportCommand(&app));

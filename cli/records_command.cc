@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/commands.h"
 #include "cli/measure.h"
+#include "cli/remote_records.h"
 #include "ir/flops.h"
 #include "schedule/trace.h"
 
@@ -18,6 +19,7 @@ struct RecordsOptions {
   FunctionSource source;
   std::string target = "cpu";
   std::string db_path;
+  ClientOptions client;  // --server: ask a tuning server instead of --db
   int k = 1;
   bool all = false;  // unverified records too
   bool json = false;
@@ -40,7 +42,21 @@ nlohmann::json RecordJson(const TuningRecord& r, double flops) {
   return j;
 }
 
-int RunRecords(const RecordsOptions& o) {
+int RunRecords(const RecordsOptions& o, bool topk) {
+  if (o.client.server.empty() == o.db_path.empty()) {
+    return ReportError(absl::InvalidArgumentError("give either --db FILE or --server ADDR"));
+  }
+  if (!o.client.server.empty()) {
+    RemoteRecordsQuery query;
+    query.source = o.source;
+    query.target = o.target;
+    query.k = o.k;
+    query.topk = topk;
+    query.all = o.all;
+    query.trace = o.trace;
+    query.json = o.json;
+    return RunRecordsOnServer(o.client, query);
+  }
   std::string label;
   absl::StatusOr<PrimFunc> func = o.source.Load(&label);
   if (!func.ok()) return ReportError(func.status());
@@ -88,12 +104,13 @@ Command Register(CLI::App* root, const std::string& name, const std::string& hel
   o->source.AddOptions(app);
   app->add_option("--target", o->target, "Target the records were measured on")
       ->capture_default_str();
-  app->add_option("--db", o->db_path, "Tuning database (SQLite file)")->required();
+  app->add_option("--db", o->db_path, "Tuning database (SQLite file)");
+  o->client.AddOptions(app, /*server_optional=*/true);
   if (topk) app->add_option("-k", o->k, "Number of records")->capture_default_str();
   app->add_flag("--all", o->all, "Include records that were not verified");
   app->add_flag("--trace", o->trace, "Print each record's trace (JSON)");
   app->add_flag("--json", o->json, "Print machine-readable JSON (traces included)");
-  return {app, [o]() { return RunRecords(*o); }};
+  return {app, [o, topk]() { return RunRecords(*o, topk); }};
 }
 
 }  // namespace

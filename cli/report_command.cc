@@ -58,8 +58,8 @@ int RunReport(const ReportCommandOptions& o) {
   }
   int64_t trials = 0;
   for (const TaskSummary& t : *tasks) trials += t.trials;
-  std::printf("wrote %s: %zu tasks, %lld trials\n", o.output.c_str(), tasks->size(),
-              static_cast<long long>(trials));
+  std::printf("wrote %s: %zu task%s, %lld trials\n", o.output.c_str(), tasks->size(),
+              tasks->size() == 1 ? "" : "s", static_cast<long long>(trials));
   return 0;
 }
 

@@ -17,6 +17,7 @@
 // Thread-safe: one connection per database object, guarded by a mutex.
 #include <libpq-fe.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -108,6 +109,22 @@ absl::StatusCode CodeOfSqlState(const std::string& state) {
 }
 
 std::string FormatDouble(double value) { return absl::StrFormat("%.17g", value); }
+
+// libpq's messages span lines ("...failed: No such file\n\tIs the server running...?\n"):
+// one line for ours, the line breaks (with the indentation after them) as `separator`.
+std::string OneLine(std::string text, const char* separator) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') {
+      out += text[i];
+      continue;
+    }
+    while (i + 1 < text.size() && (text[i + 1] == '\t' || text[i + 1] == ' ')) ++i;
+    out += separator;
+  }
+  return out;
+}
 
 // One query's result, cleared on destruction.
 class Result {
@@ -285,15 +302,13 @@ class PostgresDatabase final : public Database {
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
     const char* sqlstate = raw == nullptr ? nullptr : PQresultErrorField(raw, PG_DIAG_SQLSTATE);
     if (sqlstate != nullptr) state = sqlstate;
-    std::string message = raw != nullptr && PQresultErrorMessage(raw)[0] != '\0'
-                              ? PQresultErrorMessage(raw)
-                              : PQerrorMessage(conn_);
-    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
-      message.pop_back();
-    }
+    std::string message =
+        OneLine(raw != nullptr && PQresultErrorMessage(raw)[0] != '\0' ? PQresultErrorMessage(raw)
+                                                                       : PQerrorMessage(conn_),
+                "; ");
     if (PQstatus(conn_) != CONNECTION_OK) state.clear();  // the connection is gone
-    std::string in = sql.size() > 48 ? sql.substr(0, 45) + "..." : sql;
-    while (!in.empty() && in.front() == '\n') in.erase(0, 1);
+    std::string in = OneLine(sql, " ");
+    if (in.size() > 48) in = in.substr(0, 45) + "...";
     return absl::Status(CodeOfSqlState(state),
                         absl::StrCat("database '", name_, "': ", message, " (in ", in, ")"));
   }
@@ -307,8 +322,7 @@ class PostgresDatabase final : public Database {
     }
     PQreset(conn_);
     if (PQstatus(conn_) != CONNECTION_OK) {
-      std::string message = PQerrorMessage(conn_);
-      while (!message.empty() && message.back() == '\n') message.pop_back();
+      std::string message = OneLine(PQerrorMessage(conn_), "; ");
       return absl::UnavailableError(
           absl::StrCat("database '", name_, "': connection lost: ", message));
     }
@@ -486,10 +500,7 @@ absl::StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string
         absl::StrCat("database '", name, "': cannot allocate a connection"));
   }
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(conn);
-    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
-      message.pop_back();
-    }
+    std::string message = OneLine(PQerrorMessage(conn), "; ");
     PQfinish(conn);
     return absl::UnavailableError(absl::StrCat("database '", name, "': cannot connect: ", message));
   }

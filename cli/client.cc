@@ -1,0 +1,143 @@
+#include "cli/client.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
+#include "base/status_macros.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace tessera {
+namespace cli {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const std::string& option) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(option, ": cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+void ClientOptions::AddOptions(CLI::App* app, bool server_optional) {
+  CLI::Option* s = app->add_option("--server", server, "Address of the tuning server, HOST:PORT");
+  if (!server_optional) s->required();
+  app->add_option("--token-file", token_file,
+                  "File holding the bearer token (when the server requires tokens)");
+  app->add_option("--tls-ca", tls_ca,
+                  "PEM file of the CA that signed the server's certificate (connect with TLS)");
+  app->add_option("--tls-cert", tls_cert,
+                  "PEM client certificate, for a server that requires one (with --tls-key)");
+  app->add_option("--tls-key", tls_key, "PEM private key of --tls-cert");
+  app->add_option("--rpc-timeout", timeout, "Seconds before a call to the server gives up")
+      ->capture_default_str();
+}
+
+void Client::Prepare(grpc::ClientContext* context, double timeout_override) const {
+  double seconds = timeout_override >= 0 ? timeout_override : timeout;
+  if (seconds > 0) {
+    context->set_deadline(std::chrono::system_clock::now() +
+                          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                              std::chrono::duration<double>(seconds)));
+  }
+  if (!token.empty()) context->AddMetadata("authorization", "Bearer " + token);
+}
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path, "--token-file"));
+  std::string token(absl::StripAsciiWhitespace(text));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--token-file: ", path, " is empty"));
+  }
+  return token;
+}
+
+absl::StatusOr<Client> Connect(const ClientOptions& options) {
+  if (options.server.empty()) return absl::InvalidArgumentError("--server: no address given");
+  Client client;
+  client.server = options.server;
+  client.timeout = options.timeout;
+  if (!options.token_file.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(client.token, ReadTokenFile(options.token_file));
+  }
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (!options.tls_ca.empty() || !options.tls_cert.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    if (!options.tls_ca.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile(options.tls_ca, "--tls-ca"));
+    }
+    if (!options.tls_cert.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(ssl.pem_cert_chain, ReadFile(options.tls_cert, "--tls-cert"));
+      TESSERA_ASSIGN_OR_RETURN(ssl.pem_private_key, ReadFile(options.tls_key, "--tls-key"));
+    }
+    credentials = grpc::SslCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureChannelCredentials();
+  }
+  grpc::ChannelArguments args;
+  // Records and applied IR can exceed gRPC's 4 MiB default.
+  args.SetMaxReceiveMessageSize(64 << 20);
+  client.channel = grpc::CreateCustomChannel(options.server, credentials, args);
+  return client;
+}
+
+const char* StatusCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    default: return "UNKNOWN";
+  }
+}
+
+absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& what) {
+  if (status.ok()) return absl::OkStatus();
+  std::string message = absl::StrReplaceAll(status.error_message(), {{"\n", " "}, {"\r", " "}});
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      absl::StrCat(what, ": ", StatusCodeName(status.error_code()), ": ", message));
+}
+
+int ReportRpcError(const grpc::Status& status, const std::string& what) {
+  return ReportError(FromGrpcStatus(status, what));
+}
+
+absl::StatusOr<std::string> WorkloadForServer(const std::string& spec) {
+  if (IsRegularFile(spec)) return ReadFile(spec, "workload");
+  return spec;
+}
+
+}  // namespace cli
+}  // namespace tessera

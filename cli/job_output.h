@@ -1,0 +1,35 @@
+// Printing and following jobs of a tuning server, shared by `submit --watch`, `watch`,
+// `status`, `jobs` and `cancel`.
+#ifndef TESSERA_CLI_JOB_OUTPUT_H_
+#define TESSERA_CLI_JOB_OUTPUT_H_
+
+#include <string>
+
+#include "cli/client.h"
+#include "google/protobuf/message.h"
+#include "proto/tessera.pb.h"
+
+namespace tessera {
+namespace cli {
+
+// "queued", "running", "succeeded", "failed", "cancelled".
+std::string JobStateName(v1::JobState state);
+
+// A message as JSON (proto field names, every field printed).
+std::string ToJson(const google::protobuf::Message& message);
+
+// The job's header line and a table of its tasks (as `tessera tune` prints them).
+void PrintJobStatus(const v1::JobStatus& job);
+
+// Follows `job_id` with WatchJob until it ends, printing a progress line per event to stderr
+// (rewritten in place on a terminal), then the final status to stdout (JSON with `json`).
+// A stream that breaks (server restart) is opened again for up to `reconnect_sec`. Returns the
+// exit code: 0 when the job succeeded, 1 (with a one-line error) when it failed, was cancelled,
+// or the server could not be reached.
+int WatchUntilDone(const Client& client, const std::string& job_id, bool json,
+                   double reconnect_sec);
+
+}  // namespace cli
+}  // namespace tessera
+
+#endif  // TESSERA_CLI_JOB_OUTPUT_H_

@@ -1,0 +1,35 @@
+// `tessera best|topk|apply --server ADDR`: the same commands answered by a tuning server
+// (GetBest, GetTopK, ApplyBest) instead of a database file; the output has the same form.
+#ifndef TESSERA_CLI_REMOTE_RECORDS_H_
+#define TESSERA_CLI_REMOTE_RECORDS_H_
+
+#include <string>
+
+#include "cli/client.h"
+#include "cli/common.h"
+#include "cli/measure.h"
+
+namespace tessera {
+namespace cli {
+
+struct RemoteRecordsQuery {
+  FunctionSource source;
+  std::string target;  // as given: a bare kind is resolved by the server
+  int k = 1;
+  bool topk = false;   // GetTopK instead of GetBest
+  bool all = false;    // unverified records too
+  bool trace = false;
+  bool json = false;
+};
+int RunRecordsOnServer(const ClientOptions& client, const RemoteRecordsQuery& query);
+
+// Schedules the functions with the server's ApplyBest and prints them or, with `run`, builds,
+// times and (measure.check) checks them here. `no_default`: functions the server scheduled
+// with a default rule are left unscheduled.
+int RunApplyOnServer(const ClientOptions& client, const FunctionList& functions,
+                     const MeasureOptions& measure, bool run, bool no_default);
+
+}  // namespace cli
+}  // namespace tessera
+
+#endif  // TESSERA_CLI_REMOTE_RECORDS_H_

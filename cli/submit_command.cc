@@ -1,0 +1,108 @@
+// `tessera submit`: submits a tuning job to a server (SubmitJob) and prints its id; with
+// --watch it then follows the job as `tessera watch` does.
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/job_output.h"
+#include "proto/tessera.grpc.pb.h"
+
+namespace tessera {
+namespace cli {
+namespace {
+
+struct SubmitOptions {
+  ClientOptions client;
+  std::vector<std::string> workloads;
+  std::string target = "cpu";
+  int trials = 0;
+  int trials_per_task = 0;
+  int trials_per_iter = 0;
+  int64_t seed = 0;
+  int priority = 0;
+  std::string strategy;
+  std::string cost_model;
+  std::string task_scheduler;
+  std::string name;
+  bool no_verify = false;
+  bool watch = false;
+  bool json = false;
+  double reconnect = 120;
+};
+
+int RunSubmit(const SubmitOptions& o) {
+  absl::StatusOr<Client> client = Connect(o.client);
+  if (!client.ok()) return ReportError(client.status());
+  v1::SubmitJobRequest request;
+  for (const std::string& spec : o.workloads) {
+    absl::StatusOr<std::string> workload = WorkloadForServer(spec);
+    if (!workload.ok()) return ReportError(workload.status());
+    request.add_workloads(*workload);
+  }
+  request.set_target(o.target);
+  request.set_max_trials(o.trials);
+  request.set_max_trials_per_task(o.trials_per_task);
+  request.set_trials_per_iter(o.trials_per_iter);
+  request.set_strategy(o.strategy);
+  request.set_cost_model(o.cost_model);
+  request.set_task_scheduler(o.task_scheduler);
+  request.set_seed(o.seed);
+  request.set_priority(o.priority);
+  request.set_skip_verify(o.no_verify);
+  request.set_name(o.name);
+  auto stub = v1::TuningService::NewStub(client->channel);
+  grpc::ClientContext context;
+  client->Prepare(&context);
+  v1::SubmitJobResponse response;
+  grpc::Status s = stub->SubmitJob(&context, request, &response);
+  if (!s.ok()) return ReportRpcError(s, "submit");
+  if (o.json && !o.watch) {
+    std::printf("%s\n", ToJson(response).c_str());
+    return 0;
+  }
+  std::printf("%s\n", response.job_id().c_str());
+  std::fflush(stdout);
+  if (!o.watch) return 0;
+  return WatchUntilDone(*client, response.job_id(), o.json, o.reconnect);
+}
+
+}  // namespace
+
+Command RegisterSubmitCommand(CLI::App* root) {
+  CLI::App* app = root->add_subcommand("submit", "Submit a tuning job to a server");
+  auto o = std::make_shared<SubmitOptions>();
+  app->add_option("workload", o->workloads,
+                  "Workloads to tune: NAME:K=V,... (see `tessera workloads`) or files holding a "
+                  "function (.ir text or .json)")
+      ->required();
+  o->client.AddOptions(app);
+  app->add_option("--target", o->target,
+                  "Target: cpu, cuda, or a full target string (a bare kind is completed from "
+                  "the workers)")
+      ->capture_default_str();
+  app->add_option("--trials", o->trials, "Trial budget of the whole job")->required();
+  app->add_option("--trials-per-task", o->trials_per_task,
+                  "Trial budget of each task (default: the job's budget)");
+  app->add_option("--trials-per-iter", o->trials_per_iter,
+                  "Candidates per batch (default: the server's, 64)");
+  app->add_option("--seed", o->seed, "Seed of the search")->capture_default_str();
+  app->add_option("--priority", o->priority,
+                  "Higher runs first; equal priorities share the workers")
+      ->capture_default_str();
+  app->add_option("--strategy", o->strategy, "evolutionary (default) or replay");
+  app->add_option("--cost-model", o->cost_model, "xgb (default) or random");
+  app->add_option("--task-scheduler", o->task_scheduler, "gradient (default) or round-robin");
+  app->add_option("--name", o->name, "A name for people");
+  app->add_flag("--no-verify", o->no_verify,
+                "Do not check new bests against the reference (they stay unverified)");
+  app->add_flag("--watch", o->watch, "Follow the job until it ends (as `tessera watch`)");
+  app->add_option("--reconnect", o->reconnect,
+                  "With --watch: seconds to keep trying when the server goes away")
+      ->capture_default_str();
+  app->add_flag("--json", o->json, "Print JSON");
+  return {app, [o]() { return RunSubmit(*o); }};
+}
+
+}  // namespace cli
+}  // namespace tessera

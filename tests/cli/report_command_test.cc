@@ -1,0 +1,122 @@
+// `tessera report` end to end, and `--db` as a PostgreSQL URL through the commands that open
+// the database themselves (tune, best, report), on a throw-away PostgreSQL cluster
+// (tests/database/postgres_cluster.h; those tests skip, saying why, without the server
+// binaries).
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/database/database_testing.h"
+#include "tests/database/postgres_cluster.h"
+
+namespace tessera {
+namespace {
+
+using ::tessera::testing::PostgresCluster;
+using ::tessera::testing::TempDir;
+
+struct Output {
+  int exit_code = -1;
+  std::string text;  // stdout and stderr
+};
+
+// Runs `tessera <args>` (the binary built with this test, or $TESSERA_BINARY).
+Output RunTessera(const std::string& args) {
+  const char* binary = std::getenv("TESSERA_BINARY");
+  std::string command =
+      std::string(binary != nullptr && *binary ? binary : TESSERA_BINARY) + " " + args + " 2>&1";
+  Output out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.text.append(buffer, n);
+  int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// Tunes two small workloads into `db` (8 trials each: a few seconds on the CPU).
+void TuneTwo(const std::string& db, const std::string& work) {
+  for (const char* workload : {"GMM:M=16,N=16,K=16", "GMM:M=32,N=16,K=8"}) {
+    Output out = RunTessera(std::string("tune ") + workload + " --trials 8 --db '" + db +
+                            "' --work-dir " + work);
+    ASSERT_EQ(out.exit_code, 0) << out.text;
+  }
+}
+
+TEST(ReportCommandTest, WritesOnePageWithOneCurvePerTask) {
+  TempDir dir;
+  const std::string db = dir.File("tune.db"), page = dir.File("report.html");
+  TuneTwo(db, dir.File("work"));
+  Output out = RunTessera("report --db " + db + " -o " + page);
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_EQ(out.text, "wrote " + page + ": 2 tasks, 16 trials\n");
+  std::string html = ReadFile(page);
+  EXPECT_EQ(Count(html, "<section class=\"task\""), 2u);
+  EXPECT_EQ(Count(html, "<svg class=\"tuning-curve\""), 2u);
+  EXPECT_NE(html.find("Records: " + db), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+TEST(ReportCommandTest, ErrorsAreOneLineAndWriteNothing) {
+  TempDir dir;
+  Output out = RunTessera("report --db " + dir.File("tune.db") + " -o " +
+                          dir.File("no/such/dir/report.html"));
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.text, "tessera: error: report: cannot write " +
+                          dir.File("no/such/dir/report.html.tmp") + "\n");
+  out = RunTessera("report --db 'postgresql://tessera:s3cret@/tuning?host=" + dir.File("none") +
+                   "' -o " + dir.File("report.html"));
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.text.find("s3cret"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("postgresql://tessera:***@/tuning"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("cannot connect"), std::string::npos) << out.text;
+  EXPECT_EQ(std::count(out.text.begin(), out.text.end(), '\n'), 1) << out.text;
+  std::ifstream page(dir.File("report.html"));
+  EXPECT_FALSE(page.good());
+}
+
+TEST(ReportCommandTest, PostgresUrlWorksWhereAFileDoes) {
+  std::string why;
+  PostgresCluster* cluster = PostgresCluster::Get(&why);
+  if (cluster == nullptr) GTEST_SKIP() << "PostgreSQL: " << why;
+  absl::StatusOr<std::string> url = cluster->NewDatabase();
+  ASSERT_TRUE(url.ok()) << url.status();
+  TempDir dir;
+  TuneTwo(*url, dir.File("work"));
+  Output best = RunTessera("best GMM:M=16,N=16,K=16 --db '" + *url + "'");
+  ASSERT_EQ(best.exit_code, 0) << best.text;
+  EXPECT_NE(best.text.find("GFLOP/s, verified"), std::string::npos) << best.text;
+  Output report = RunTessera("report --db '" + *url + "' -o " + dir.File("report.html"));
+  ASSERT_EQ(report.exit_code, 0) << report.text;
+  EXPECT_NE(report.text.find(": 2 tasks, 16 trials"), std::string::npos) << report.text;
+  EXPECT_EQ(Count(ReadFile(dir.File("report.html")), "<svg class=\"tuning-curve\""), 2u);
+  // Tuning again continues from the shared records: nothing is measured twice.
+  Output again = RunTessera("tune GMM:M=16,N=16,K=16 --trials 8 --db '" + *url + "' --work-dir " +
+                            dir.File("work"));
+  ASSERT_EQ(again.exit_code, 0) << again.text;
+  report = RunTessera("report --db '" + *url + "' -o " + dir.File("report.html"));
+  EXPECT_NE(report.text.find(": 2 tasks, 24 trials"), std::string::npos) << report.text;
+}
+
+}  // namespace
+}  // namespace tessera
