@@ -1,0 +1,383 @@
+// bench_shapes: Tessera on the shapes real models have, against anchors measured in the same
+// run (issue #13). For each named shape (fp32, cpu):
+//   - default: the latency of the default schedule (rules/default/, `tessera default`);
+//   - tuned: the best verified latency after each trial checkpoint (default 64 and 256), for
+//     each seed; the worst seed counts for the goals;
+//   - the anchor: OpenBLAS (cblas_sgemm / cblas_sgemv) for GEMM and GEMV shapes; for
+//     memory-bound operators the bytes they must move over the measured memory bandwidth (a
+//     STREAM-like triad in this process, 2 threads);
+//   - wall time of the tuning and the share spent building candidates.
+// Then the geometric means per group and which of the issue's goals are met. Anchors not run
+// here (onnxruntime's MLAS, oneDNN) are named as missing, not guessed.
+//
+//   bench_shapes [--shapes bert_qkv,llama_gemv,...] [--trials 64,256] [--seeds 3] [--list]
+#include <cblas.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "base/random.h"
+#include "database/database.h"
+#include "frontend/workloads.h"
+#include "ir/analysis.h"
+#include "ir/flops.h"
+#include "rules/default/default_rule.h"
+#include "tuner/tune.h"
+#include "worker/host.h"
+#include "worker/measurer.h"
+
+namespace tessera {
+namespace {
+
+enum class Group { kGemm, kGemv, kConv, kMemory };
+
+const char* GroupName(Group g) {
+  switch (g) {
+    case Group::kGemm:
+      return "GEMM";
+    case Group::kGemv:
+      return "GEMV";
+    case Group::kConv:
+      return "conv";
+    case Group::kMemory:
+      return "memory-bound";
+  }
+  return "";
+}
+
+struct Shape {
+  std::string name;  // e.g. "bert_ffn1"
+  std::string model;  // where it comes from
+  std::string workload;
+  std::map<std::string, int64_t> params;
+  Group group;
+};
+
+// Shapes of BERT-base (seq 128, hidden 768), LLaMA-7B (hidden 4096, MLP 11008; decode GEMVs),
+// ResNet-50 and MobileNet convolutions, norms and softmax at model sizes, and odd sizes.
+std::vector<Shape> AllShapes() {
+  return {
+      {"bert_attn_out", "BERT-base attention output 128x768x768", "GMM",
+       {{"M", 128}, {"N", 768}, {"K", 768}}, Group::kGemm},
+      {"bert_ffn1", "BERT-base FFN up 128x3072x768 (+bias, relu)", "DENSE_BIAS_RELU",
+       {{"M", 128}, {"N", 3072}, {"K", 768}}, Group::kGemm},
+      {"bert_ffn2", "BERT-base FFN down 128x768x3072", "GMM",
+       {{"M", 128}, {"N", 768}, {"K", 3072}}, Group::kGemm},
+      {"llama_prefill_qkv", "LLaMA-7B prefill 32 tokens 32x4096x4096", "GMM",
+       {{"M", 32}, {"N", 4096}, {"K", 4096}}, Group::kGemm},
+      {"odd_gmm", "odd sizes 127x257x509", "GMM", {{"M", 127}, {"N", 257}, {"K", 509}},
+       Group::kGemm},
+      {"llama_gemv_q", "LLaMA-7B decode q-proj 4096x4096", "GEMV", {{"M", 4096}, {"K", 4096}},
+       Group::kGemv},
+      {"llama_gemv_up", "LLaMA-7B decode MLP up 11008x4096", "GEMV",
+       {{"M", 11008}, {"K", 4096}}, Group::kGemv},
+      {"gpt2_lm_head", "GPT-2 LM head, vocabulary 50257x768", "GEMV",
+       {{"M", 50257}, {"K", 768}}, Group::kGemv},
+      {"resnet_c2d_56", "ResNet-50 stage 1 conv 3x3 56x56x64->64", "C2D",
+       {{"N", 1}, {"H", 56}, {"W", 56}, {"CI", 64}, {"CO", 64}, {"K", 3}, {"stride", 1},
+        {"padding", 1}},
+       Group::kConv},
+      {"resnet_c2d_14", "ResNet-50 stage 3 conv 3x3 14x14x256->256", "C2D",
+       {{"N", 1}, {"H", 14}, {"W", 14}, {"CI", 256}, {"CO", 256}, {"K", 3}, {"stride", 1},
+        {"padding", 1}},
+       Group::kConv},
+      {"mobilenet_dep_56", "MobileNet depthwise 3x3 56x56x128", "DEP",
+       {{"N", 1}, {"H", 56}, {"W", 56}, {"C", 128}, {"K", 3}, {"stride", 1}, {"padding", 1}},
+       Group::kConv},
+      {"bert_layer_norm", "BERT-base layer norm 128x768", "LAYER_NORM",
+       {{"M", 128}, {"N", 768}}, Group::kMemory},
+      {"llama_rms_norm", "LLaMA-7B RMS norm 32x4096", "RMS_NORM", {{"M", 32}, {"N", 4096}},
+       Group::kMemory},
+      {"bert_softmax", "BERT-base attention softmax 12x128 rows of 128", "SFM",
+       {{"M", 1536}, {"N", 128}}, Group::kMemory},
+      {"seq77_softmax", "odd: softmax rows of 77 (CLIP text)", "SFM", {{"M", 924}, {"N", 77}},
+       Group::kMemory},
+  };
+}
+
+double SecondsOf(const std::function<void()>& fn) {
+  fn();  // warm-up (thread pool, pages)
+  double best = 1e30;
+  for (int repeat = 0; repeat < 5; ++repeat) {
+    int number = 0;
+    auto start = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    while (elapsed < 0.1) {
+      fn();
+      ++number;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    best = std::min(best, elapsed / number);
+  }
+  return best;
+}
+
+std::vector<float> RandomFloats(int64_t n) {
+  std::vector<float> v(n);
+  Random rng(1);
+  for (float& x : v) x = static_cast<float>(rng.UniformReal());
+  return v;
+}
+
+// OpenBLAS on the same problem, seconds; 0 when it has no equivalent.
+double OpenBlasSeconds(const Shape& s) {
+  auto p = [&](const char* k) { return s.params.at(k); };
+  if (s.workload == "GMM" || s.workload == "DENSE_BIAS_RELU") {
+    const int64_t m = p("M"), n = p("N"), k = p("K");
+    std::vector<float> a = RandomFloats(m * k), b = RandomFloats(k * n), c(m * n);
+    const bool transposed = s.workload == "DENSE_BIAS_RELU";  // X . W^T
+    return SecondsOf([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, transposed ? CblasTrans : CblasNoTrans, m, n, k,
+                  1.0f, a.data(), k, b.data(), transposed ? k : n, 0.0f, c.data(), n);
+    });
+  }
+  if (s.workload == "GEMV") {
+    const int64_t m = p("M"), k = p("K");
+    std::vector<float> a = RandomFloats(m * k), x = RandomFloats(k), y(m);
+    return SecondsOf([&] {
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, m, k, 1.0f, a.data(), k, x.data(), 1, 0.0f,
+                  y.data(), 1);
+    });
+  }
+  return 0;
+}
+
+// A STREAM-like triad a = b + s * c over 3 x 64 MB with 2 threads: bytes per second. It runs in
+// a child process: OpenMP's thread pool does not survive fork(), and the runners fork the
+// kernels they time (worker/runner.h), so this process itself must never run OpenMP code.
+double TriadBandwidth() {
+  int fds[2];
+  if (pipe(fds) != 0) return 0;
+  pid_t child = fork();
+  if (child == 0) {
+    const int64_t n = 16 << 20;
+    std::vector<float> a(n), b = RandomFloats(n), c = RandomFloats(n);
+    double secs = SecondsOf([&] {
+#pragma omp parallel for num_threads(2)
+      for (int64_t i = 0; i < n; ++i) a[i] = b[i] + 3.0f * c[i];
+    });
+    double bytes_per_sec = 3.0 * n * sizeof(float) / secs;
+    ssize_t written = write(fds[1], &bytes_per_sec, sizeof(bytes_per_sec));
+    _exit(written == sizeof(bytes_per_sec) ? 0 : 1);
+  }
+  close(fds[1]);
+  double bytes_per_sec = 0;
+  if (child < 0 || read(fds[0], &bytes_per_sec, sizeof(bytes_per_sec)) != sizeof(bytes_per_sec)) {
+    bytes_per_sec = 0;
+  }
+  close(fds[0]);
+  if (child > 0) waitpid(child, nullptr, 0);
+  return bytes_per_sec;
+}
+
+// Bytes a memory-bound function must move at least: every parameter once.
+double ParamBytes(const PrimFunc& f) {
+  double bytes = 0;
+  for (const ArgInfo& a : ArgInfosOf(f)) {
+    double n = a.dtype.bytes();
+    for (int64_t d : a.shape) n *= static_cast<double>(d);
+    bytes += n;
+  }
+  return bytes;
+}
+
+MeasureConfig BenchMeasureConfig() {
+  MeasureConfig config;
+  config.runner.repeat = 5;
+  config.runner.min_repeat_ms = 50;
+  config.runner.timeout_sec = 30;
+  return config;
+}
+
+// The default schedule's mean seconds (checked against the reference), 0 if it failed.
+double DefaultSeconds(const PrimFunc& func, const Target& target, LocalMeasurer* measurer) {
+  for (const DefaultRulePtr& rule : DefaultRulesFor(target)) {
+    absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(func, target);
+    if (!sch.ok() || !sch->has_value()) continue;
+    MeasureRequest request;
+    request.target = target;
+    request.workload = func;
+    request.candidates = {(*sch)->func()};
+    absl::StatusOr<MeasuredBatch> batch = measurer->Measure(request);
+    if (!batch.ok() || !batch->outcomes[0].ok()) return 0;
+    return *batch->outcomes[0].mean_secs();
+  }
+  return 0;
+}
+
+struct Tuned {
+  std::vector<double> secs;  // per checkpoint; 0: nothing verified
+  double wall = 0;
+  double build = 0;
+};
+
+Tuned TuneTo(const PrimFunc& func, const Target& target, const std::vector<int>& budgets,
+             int64_t seed) {
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  TuneOptions options;
+  options.target = target;
+  options.seed = seed;
+  options.measure = BenchMeasureConfig();
+  options.measure.runner.repeat = 3;
+  options.measure.runner.min_repeat_ms = 20;
+  Tuned out;
+  int done = 0;
+  for (int budget : budgets) {
+    options.max_trials_global = budget - done;
+    absl::StatusOr<TuneSummary> s = Tune({{"task", func, 1}}, db.get(), options);
+    if (!s.ok()) {
+      std::fprintf(stderr, "bench_shapes: %s\n", std::string(s.status().message()).c_str());
+      break;
+    }
+    done += s->total_trials;
+    out.wall += s->times.wall;
+    out.build += s->times.build;
+    out.secs.push_back(s->tasks[0].best_secs.value_or(0));
+  }
+  return out;
+}
+
+double Geomean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double log_sum = 0;
+  for (double x : v) log_sum += std::log(x);
+  return std::exp(log_sum / static_cast<double>(v.size()));
+}
+
+int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets, int64_t seed,
+          int seeds) {
+  const Target target = *ResolveTarget("cpu");
+  absl::StatusOr<std::unique_ptr<LocalMeasurer>> measurer =
+      LocalMeasurer::Create(target, BenchMeasureConfig());
+  if (!measurer.ok()) {
+    std::fprintf(stderr, "bench_shapes: %s\n", std::string(measurer.status().message()).c_str());
+    return 1;
+  }
+  const double bandwidth = TriadBandwidth();
+  std::printf("fp32 on %s; triad bandwidth %.1f GB/s; anchors: OpenBLAS (GEMM, GEMV), bandwidth "
+              "(memory-bound); not run here: onnxruntime MLAS, oneDNN\n",
+              target.ToString().c_str(), bandwidth / 1e9);
+  // Ratios against the anchor (anchor time / Tessera time: > 1 is faster than the anchor).
+  std::map<Group, std::vector<double>> worst_tuned_ratio;
+  int tuned_not_worse = 0, shapes_run = 0;
+  double total_wall = 0, total_build = 0;
+  for (const Shape& shape : AllShapes()) {
+    if (!names.empty() && std::find(names.begin(), names.end(), shape.name) == names.end()) {
+      continue;
+    }
+    absl::StatusOr<PrimFunc> func = MakeWorkload(shape.workload, shape.params, "float32");
+    if (!func.ok()) {
+      std::fprintf(stderr, "bench_shapes: %s: %s\n", shape.name.c_str(),
+                   std::string(func.status().message()).c_str());
+      continue;
+    }
+    ++shapes_run;
+    const double flops = EstimateFlops(*func);
+    const double anchor_before = OpenBlasSeconds(shape);
+    const double def = DefaultSeconds(*func, target, measurer->get());
+    std::vector<Tuned> runs;
+    for (int k = 0; k < seeds; ++k) runs.push_back(TuneTo(*func, target, budgets, seed + k));
+    const double anchor = std::min(anchor_before > 0 ? anchor_before : 1e30,
+                                   shape.group == Group::kMemory ? 1e30 : OpenBlasSeconds(shape));
+    const double bound = ParamBytes(*func) / bandwidth;  // memory-bound anchor, seconds
+    std::printf("\n%s: %s (%s, %.3g GFLOP)\n", shape.name.c_str(), shape.model.c_str(),
+                GroupName(shape.group), flops / 1e9);
+    auto describe = [&](double secs) {
+      if (secs <= 0) return std::string("failed");
+      char buf[160];
+      if (shape.group == Group::kMemory) {
+        std::snprintf(buf, sizeof(buf), "%9.3f ms = %.2f of bandwidth", secs * 1e3, bound / secs);
+      } else {
+        std::snprintf(buf, sizeof(buf), "%9.3f ms = %6.1f GFLOP/s = %.2fx OpenBLAS", secs * 1e3,
+                      flops / secs / 1e9, anchor < 1e30 ? anchor / secs : 0.0);
+      }
+      return std::string(buf);
+    };
+    if (anchor < 1e30) std::printf("  OpenBLAS          %s\n", describe(anchor).c_str());
+    std::printf("  default           %s\n", describe(def).c_str());
+    bool all_not_worse = true;
+    for (size_t c = 0; c < budgets.size(); ++c) {
+      double worst = 0;
+      for (int k = 0; k < seeds; ++k) {
+        double secs = c < runs[k].secs.size() ? runs[k].secs[c] : 0;
+        std::printf("  tuned %4d seed %lld %s\n", budgets[c], static_cast<long long>(seed + k),
+                    describe(secs).c_str());
+        if (secs <= 0 || (def > 0 && secs > def)) all_not_worse = false;
+        worst = secs <= 0 ? 1e30 : std::max(worst, secs);
+      }
+      if (c == 0 && worst < 1e30) {
+        double ref = shape.group == Group::kMemory ? bound : anchor;
+        if (ref < 1e30) worst_tuned_ratio[shape.group].push_back(ref / worst);
+      }
+    }
+    tuned_not_worse += all_not_worse;
+    double wall = 0, build = 0;
+    for (const Tuned& t : runs) {
+      wall += t.wall;
+      build += t.build;
+    }
+    total_wall += wall;
+    total_build += build;
+    std::printf("  tuning wall %.1f s, build %.0f%% of it\n", wall, wall > 0 ? 100 * build / wall : 0);
+    std::fflush(stdout);
+  }
+  const int first = budgets.empty() ? 0 : budgets[0];
+  std::printf("\nGoals at %d trials, worst of %d seed(s):\n", first, seeds);
+  std::printf("  tuned >= default on every shape and checkpoint: %d of %d shapes%s\n",
+              tuned_not_worse, shapes_run, tuned_not_worse == shapes_run ? " (met)" : " (NOT met)");
+  struct Goal {
+    Group group;
+    double target;
+    const char* what;
+  };
+  for (const Goal& g : {Goal{Group::kGemm, 1.0, "x OpenBLAS (goal: >= 1.0x the fastest library)"},
+                        Goal{Group::kGemv, 0.9, "x OpenBLAS (goal: >= 0.9x the fastest library)"},
+                        Goal{Group::kMemory, 0.7, "of bandwidth (goal: >= 0.7)"}}) {
+    const std::vector<double>& r = worst_tuned_ratio[g.group];
+    if (r.empty()) continue;
+    double mean = Geomean(r);
+    std::printf("  %s geomean %.2f %s over %zu shapes%s\n", GroupName(g.group), mean, g.what,
+                r.size(), mean >= g.target ? " (met against OpenBLAS only)" : " (NOT met)");
+  }
+  std::printf("  conv: no library anchor in this run (MLAS / oneDNN not run): not judged\n");
+  std::printf("  build share of tuning wall time: %.0f%% (goal: <= 50%%)%s\n",
+              total_wall > 0 ? 100 * total_build / total_wall : 0,
+              total_build <= 0.5 * total_wall ? " (met)" : " (NOT met)");
+  return 0;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  CLI::App app{"Tessera on real-model shapes against anchors from the same run", "bench_shapes"};
+  std::vector<std::string> shapes;
+  std::vector<int> trials = {64, 256};
+  int64_t seed = 0;
+  int seeds = 3;
+  bool list = false;
+  app.add_option("--shapes", shapes, "Shapes to run (default: all; see --list)")->delimiter(',');
+  app.add_option("--trials", trials, "Trial checkpoints, ascending")->delimiter(',');
+  app.add_option("--seed", seed, "Seed of the first tuning job");
+  app.add_option("--seeds", seeds, "Tuning jobs per shape")->check(CLI::PositiveNumber);
+  app.add_flag("--list", list, "List the shapes and exit");
+  CLI11_PARSE(app, argc, argv);
+  if (list) {
+    for (const tessera::Shape& s : tessera::AllShapes()) {
+      std::printf("%-20s %-14s %s\n", s.name.c_str(), tessera::GroupName(s.group),
+                  s.model.c_str());
+    }
+    return 0;
+  }
+  std::sort(trials.begin(), trials.end());
+  return tessera::Bench(shapes, trials, seed, seeds);
+}
