@@ -55,7 +55,7 @@ const char* GroupName(Group g) {
 }
 
 struct Shape {
-  std::string name;  // e.g. "bert_ffn1"
+  std::string name;   // e.g. "bert_ffn1"
   std::string model;  // where it comes from
   std::string workload;
   std::map<std::string, int64_t> params;
@@ -66,40 +66,94 @@ struct Shape {
 // ResNet-50 and MobileNet convolutions, norms and softmax at model sizes, and odd sizes.
 std::vector<Shape> AllShapes() {
   return {
-      {"bert_attn_out", "BERT-base attention output 128x768x768", "GMM",
-       {{"M", 128}, {"N", 768}, {"K", 768}}, Group::kGemm},
-      {"bert_ffn1", "BERT-base FFN up 128x3072x768 (+bias, relu)", "DENSE_BIAS_RELU",
-       {{"M", 128}, {"N", 3072}, {"K", 768}}, Group::kGemm},
-      {"bert_ffn2", "BERT-base FFN down 128x768x3072", "GMM",
-       {{"M", 128}, {"N", 768}, {"K", 3072}}, Group::kGemm},
-      {"llama_prefill_qkv", "LLaMA-7B prefill 32 tokens 32x4096x4096", "GMM",
-       {{"M", 32}, {"N", 4096}, {"K", 4096}}, Group::kGemm},
-      {"odd_gmm", "odd sizes 127x257x509", "GMM", {{"M", 127}, {"N", 257}, {"K", 509}},
+      {"bert_attn_out",
+       "BERT-base attention output 128x768x768",
+       "GMM",
+       {{"M", 128}, {"N", 768}, {"K", 768}},
        Group::kGemm},
-      {"llama_gemv_q", "LLaMA-7B decode q-proj 4096x4096", "GEMV", {{"M", 4096}, {"K", 4096}},
+      {"bert_ffn1",
+       "BERT-base FFN up 128x3072x768 (+bias, relu)",
+       "DENSE_BIAS_RELU",
+       {{"M", 128}, {"N", 3072}, {"K", 768}},
+       Group::kGemm},
+      {"bert_ffn2",
+       "BERT-base FFN down 128x768x3072",
+       "GMM",
+       {{"M", 128}, {"N", 768}, {"K", 3072}},
+       Group::kGemm},
+      {"llama_prefill_qkv",
+       "LLaMA-7B prefill 32 tokens 32x4096x4096",
+       "GMM",
+       {{"M", 32}, {"N", 4096}, {"K", 4096}},
+       Group::kGemm},
+      {"odd_gmm",
+       "odd sizes 127x257x509",
+       "GMM",
+       {{"M", 127}, {"N", 257}, {"K", 509}},
+       Group::kGemm},
+      {"llama_gemv_q",
+       "LLaMA-7B decode q-proj 4096x4096",
+       "GEMV",
+       {{"M", 4096}, {"K", 4096}},
        Group::kGemv},
-      {"llama_gemv_up", "LLaMA-7B decode MLP up 11008x4096", "GEMV",
-       {{"M", 11008}, {"K", 4096}}, Group::kGemv},
-      {"gpt2_lm_head", "GPT-2 LM head, vocabulary 50257x768", "GEMV",
-       {{"M", 50257}, {"K", 768}}, Group::kGemv},
-      {"resnet_c2d_56", "ResNet-50 stage 1 conv 3x3 56x56x64->64", "C2D",
-       {{"N", 1}, {"H", 56}, {"W", 56}, {"CI", 64}, {"CO", 64}, {"K", 3}, {"stride", 1},
+      {"llama_gemv_up",
+       "LLaMA-7B decode MLP up 11008x4096",
+       "GEMV",
+       {{"M", 11008}, {"K", 4096}},
+       Group::kGemv},
+      {"gpt2_lm_head",
+       "GPT-2 LM head, vocabulary 50257x768",
+       "GEMV",
+       {{"M", 50257}, {"K", 768}},
+       Group::kGemv},
+      {"resnet_c2d_56",
+       "ResNet-50 stage 1 conv 3x3 56x56x64->64",
+       "C2D",
+       {{"N", 1},
+        {"H", 56},
+        {"W", 56},
+        {"CI", 64},
+        {"CO", 64},
+        {"K", 3},
+        {"stride", 1},
         {"padding", 1}},
        Group::kConv},
-      {"resnet_c2d_14", "ResNet-50 stage 3 conv 3x3 14x14x256->256", "C2D",
-       {{"N", 1}, {"H", 14}, {"W", 14}, {"CI", 256}, {"CO", 256}, {"K", 3}, {"stride", 1},
+      {"resnet_c2d_14",
+       "ResNet-50 stage 3 conv 3x3 14x14x256->256",
+       "C2D",
+       {{"N", 1},
+        {"H", 14},
+        {"W", 14},
+        {"CI", 256},
+        {"CO", 256},
+        {"K", 3},
+        {"stride", 1},
         {"padding", 1}},
        Group::kConv},
-      {"mobilenet_dep_56", "MobileNet depthwise 3x3 56x56x128", "DEP",
+      {"mobilenet_dep_56",
+       "MobileNet depthwise 3x3 56x56x128",
+       "DEP",
        {{"N", 1}, {"H", 56}, {"W", 56}, {"C", 128}, {"K", 3}, {"stride", 1}, {"padding", 1}},
        Group::kConv},
-      {"bert_layer_norm", "BERT-base layer norm 128x768", "LAYER_NORM",
-       {{"M", 128}, {"N", 768}}, Group::kMemory},
-      {"llama_rms_norm", "LLaMA-7B RMS norm 32x4096", "RMS_NORM", {{"M", 32}, {"N", 4096}},
+      {"bert_layer_norm",
+       "BERT-base layer norm 128x768",
+       "LAYER_NORM",
+       {{"M", 128}, {"N", 768}},
        Group::kMemory},
-      {"bert_softmax", "BERT-base attention softmax 12x128 rows of 128", "SFM",
-       {{"M", 1536}, {"N", 128}}, Group::kMemory},
-      {"seq77_softmax", "odd: softmax rows of 77 (CLIP text)", "SFM", {{"M", 924}, {"N", 77}},
+      {"llama_rms_norm",
+       "LLaMA-7B RMS norm 32x4096",
+       "RMS_NORM",
+       {{"M", 32}, {"N", 4096}},
+       Group::kMemory},
+      {"bert_softmax",
+       "BERT-base attention softmax 12x128 rows of 128",
+       "SFM",
+       {{"M", 1536}, {"N", 128}},
+       Group::kMemory},
+      {"seq77_softmax",
+       "odd: softmax rows of 77 (CLIP text)",
+       "SFM",
+       {{"M", 924}, {"N", 77}},
        Group::kMemory},
   };
 }
@@ -144,8 +198,8 @@ double OpenBlasSeconds(const Shape& s) {
     const int64_t m = p("M"), k = p("K");
     std::vector<float> a = RandomFloats(m * k), x = RandomFloats(k), y(m);
     return SecondsOf([&] {
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, m, k, 1.0f, a.data(), k, x.data(), 1, 0.0f,
-                  y.data(), 1);
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, m, k, 1.0f, a.data(), k, x.data(), 1, 0.0f, y.data(),
+                  1);
     });
   }
   return 0;
@@ -263,9 +317,10 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
     return 1;
   }
   const double bandwidth = TriadBandwidth();
-  std::printf("fp32 on %s; triad bandwidth %.1f GB/s; anchors: OpenBLAS (GEMM, GEMV), bandwidth "
-              "(memory-bound); not run here: onnxruntime MLAS, oneDNN\n",
-              target.ToString().c_str(), bandwidth / 1e9);
+  std::printf(
+      "fp32 on %s; triad bandwidth %.1f GB/s; anchors: OpenBLAS (GEMM, GEMV), bandwidth "
+      "(memory-bound); not run here: onnxruntime MLAS, oneDNN\n",
+      target.ToString().c_str(), bandwidth / 1e9);
   // Ratios against the anchor (anchor time / Tessera time: > 1 is faster than the anchor).
   std::map<Group, std::vector<double>> worst_tuned_ratio;
   int tuned_not_worse = 0, shapes_run = 0;
@@ -327,7 +382,8 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
     }
     total_wall += wall;
     total_build += build;
-    std::printf("  tuning wall %.1f s, build %.0f%% of it\n", wall, wall > 0 ? 100 * build / wall : 0);
+    std::printf("  tuning wall %.1f s, build %.0f%% of it\n", wall,
+                wall > 0 ? 100 * build / wall : 0);
     std::fflush(stdout);
   }
   const int first = budgets.empty() ? 0 : budgets[0];
@@ -373,8 +429,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (list) {
     for (const tessera::Shape& s : tessera::AllShapes()) {
-      std::printf("%-20s %-14s %s\n", s.name.c_str(), tessera::GroupName(s.group),
-                  s.model.c_str());
+      std::printf("%-20s %-14s %s\n", s.name.c_str(), tessera::GroupName(s.group), s.model.c_str());
     }
     return 0;
   }
