@@ -1,7 +1,7 @@
-// Neural-network ONNX operators: Conv (N-d, groups, strides, pads, dilations), Gemm, MatMul
-// (batched, broadcasting, 1-D operands), BatchNormalization (inference; folded into a
-// per-channel scale and shift at import), MaxPool / AveragePool / GlobalAveragePool. Written
-// as TOPI writes them: a padding stage where there is padding, then the reduction.
+// Neural-network ONNX operators: Conv (N-d, groups, strides, pads, dilations), ConvTranspose,
+// Gemm, MatMul (batched, broadcasting, 1-D operands), BatchNormalization (inference; folded
+// into a per-channel scale and shift at import), MaxPool / AveragePool / GlobalAveragePool.
+// Written as TOPI writes them: a padding stage where there is padding, then the reduction.
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -155,6 +155,99 @@ absl::Status ConvertConv(NodeContext* ctx) {
     return Compute(
         out_shape,
         [&](const std::vector<Var>& i) { return conv(Exprs(i)) + b({i[1]}); },
+        (*namer)("T_add"));
+  };
+  return ctx->Compute(OpPattern::kAnchor, inputs, out_shape, ctx->value(0).dtype, compute);
+}
+
+// ConvTranspose as a convolution of the zero-dilated, padded input with the flipped kernel:
+// the input is spread `stride` apart, padded by (k_eff - 1 - pad) on each side (plus
+// output_padding at the end), and Y[o] = sum X'[o + k * dilation] * W[c, m, K - 1 - k].
+absl::Status ConvertConvTranspose(NodeContext* ctx) {
+  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({"auto_pad", "dilations", "group", "kernel_shape",
+                                           "output_padding", "pads", "strides"}));
+  if (ctx->num_inputs() < 2 || !ctx->has_input(0) || !ctx->has_input(1)) {
+    return ctx->Error("expects inputs X and W");
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::string auto_pad, ctx->String("auto_pad", "NOTSET"));
+  if (auto_pad != "NOTSET") {
+    return ctx->Unsupported(absl::StrCat("unsupported attribute auto_pad=", auto_pad));
+  }
+  if (ctx->HasAttr("output_shape")) return ctx->Unsupported("unsupported attribute output_shape");
+  const std::vector<int64_t> xs = ctx->shape(0), ws = ctx->shape(1);
+  if (xs.size() < 3 || ws.size() != xs.size()) return ctx->Error("X and W are not N, C, spatial...");
+  const int n = static_cast<int>(xs.size()) - 2;
+  TESSERA_ASSIGN_OR_RETURN(int64_t groups, ctx->Int("group", 1));
+  const int64_t c_in = xs[1], m_per_group = ws[1];
+  if (groups <= 0 || ws[0] != c_in || c_in % groups != 0) {
+    return ctx->Error(absl::StrCat("W [", absl::StrJoin(ws, ", "), "] does not fit ", c_in,
+                                   " input channels in ", groups, " groups"));
+  }
+  const int64_t cg = c_in / groups, m = m_per_group * groups;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> strides, ctx->Ints("strides", std::vector<int64_t>(n, 1)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> dil, ctx->Ints("dilations", std::vector<int64_t>(n, 1)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ctx->Ints("pads", std::vector<int64_t>(2 * n, 0)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> out_pad,
+                           ctx->Ints("output_padding", std::vector<int64_t>(n, 0)));
+  if (static_cast<int>(strides.size()) != n || static_cast<int>(dil.size()) != n ||
+      static_cast<int>(pads.size()) != 2 * n || static_cast<int>(out_pad.size()) != n) {
+    return ctx->Error("strides, dilations, pads or output_padding do not match the spatial rank");
+  }
+  std::vector<int64_t> out_shape = {xs[0], m}, begin(n), padded(n), kernel(n);
+  for (int d = 0; d < n; ++d) {
+    kernel[d] = ws[2 + d];
+    const int64_t eff = (kernel[d] - 1) * dil[d] + 1;
+    if (strides[d] <= 0 || dil[d] <= 0 || pads[d] > eff - 1 || pads[n + d] > eff - 1 + out_pad[d]) {
+      return ctx->Unsupported("pads larger than the dilated kernel, or a non-positive stride");
+    }
+    begin[d] = eff - 1 - pads[d];
+    const int64_t out = (xs[2 + d] - 1) * strides[d] + out_pad[d] + eff - pads[d] - pads[n + d];
+    if (out <= 0) return ctx->Error("empty output");
+    out_shape.push_back(out);
+    padded[d] = out + eff - 1;
+  }
+  std::vector<int> inputs = {ctx->input(0), ctx->input(1)};
+  const bool bias = ctx->has_input(2);
+  if (bias) inputs.push_back(ctx->input(2));
+  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+    const Operand& x = ops[0];
+    const Operand& w = ops[1];
+    std::vector<int64_t> pshape = {xs[0], c_in};
+    pshape.insert(pshape.end(), padded.begin(), padded.end());
+    Tensor dilated = Compute(
+        pshape,
+        [&](const std::vector<Var>& i) {
+          std::vector<Expr> idx = {i[0], i[1]};
+          Expr inside;
+          for (int d = 0; d < n; ++d) {
+            Expr p = Expr(i[2 + d]) - Expr(begin[d]);
+            Expr ok = And(And(GE(p, Expr(0)), LT(p, Expr((xs[2 + d] - 1) * strides[d] + 1))),
+                          EQ(FloorMod(p, Expr(strides[d])), Expr(0)));
+            inside = inside.defined() ? And(inside, ok) : ok;
+            idx.push_back(FloorDiv(p, Expr(strides[d])));
+          }
+          return Select(inside, x(idx), MakeConst(x.dtype, 0));
+        },
+        (*namer)("data_dilate"));
+    std::vector<IterVar> red = {ReduceAxis(cg, "rc")};
+    for (int d = 0; d < n; ++d) red.push_back(ReduceAxis(kernel[d], absl::StrCat("rk", d)));
+    Tensor conv = Compute(
+        out_shape,
+        [&](const std::vector<Var>& i) {
+          Expr group = FloorDiv(Expr(i[1]), Expr(m_per_group));
+          std::vector<Expr> xi = {i[0], group * Expr(cg) + Expr(red[0].var)};
+          std::vector<Expr> wi = {group * Expr(cg) + Expr(red[0].var),
+                                  FloorMod(Expr(i[1]), Expr(m_per_group))};
+          for (int d = 0; d < n; ++d) {
+            xi.push_back(Expr(i[2 + d]) + Expr(red[1 + d].var) * Expr(dil[d]));
+            wi.push_back(Expr(kernel[d] - 1) - Expr(red[1 + d].var));
+          }
+          return Sum(dilated(xi) * w(wi), red);
+        },
+        (*namer)("conv_transpose"));
+    if (!bias) return conv;
+    return Compute(
+        out_shape, [&](const std::vector<Var>& i) { return conv(Exprs(i)) + ops[2]({i[1]}); },
         (*namer)("T_add"));
   };
   return ctx->Compute(OpPattern::kAnchor, inputs, out_shape, ctx->value(0).dtype, compute);
@@ -411,6 +504,7 @@ std::vector<ConverterRow> NnConverters() {
       {"AveragePool", ConvertAveragePool},
       {"BatchNormalization", ConvertBatchNorm},
       {"Conv", ConvertConv},
+      {"ConvTranspose", ConvertConvTranspose},
       {"Gemm", ConvertGemm},
       {"GlobalAveragePool", ConvertGlobalAveragePool},
       {"GlobalMaxPool", ConvertGlobalMaxPool},

@@ -33,7 +33,7 @@ for m in $models; do
     'import json,sys; print(len(json.load(sys.stdin)["tasks"]))')
   "$tessera" compile "$onnx" -o "$work/$m.default" > "$work/$m.default.log"
   rm -f "$work/$m.db"
-  "$tessera" tune "$onnx" --db "$work/$m.db" --trials $((trials * ntasks)) \
+  [[ $trials -gt 0 ]] && "$tessera" tune "$onnx" --db "$work/$m.db" --trials $((trials * ntasks)) \
     --trials-per-iter "$trials" > "$work/$m.tune.log" 2>&1
   "$tessera" compile "$onnx" --db "$work/$m.db" -o "$work/$m.tuned" > "$work/$m.tuned.log"
   "$tessera" exec "$work/$m.tuned" --inputs "$input" --repeat 3 --check | tail -1

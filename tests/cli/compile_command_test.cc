@@ -97,6 +97,13 @@ TEST(CompileCommandTest, DecoderWithDefaultsMatchesOnnxRuntime) {
   ExpectCompiledMatchesOnnxRuntime("decoder");
 }
 
+TEST(CompileCommandTest, OtherOperatorsWithDefaultsMatchOnnxRuntime) {
+  ExpectCompiledMatchesOnnxRuntime("ops");
+}
+TEST(CompileCommandTest, ConvTransposeWithDefaultsMatchesOnnxRuntime) {
+  ExpectCompiledMatchesOnnxRuntime("upsample");
+}
+
 TEST(CompileCommandTest, TunedCnnUsesItsRecordsAndStillMatches) {
   const std::string dir = TempDir("tuned");
   Output out = RunTessera("tune " + Data("cnn.onnx") + " --db " + dir + "/cnn.db --trials 10 " +

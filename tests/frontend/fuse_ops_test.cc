@@ -80,6 +80,9 @@ TEST(FuseOpsTest, FusedCnnMatchesOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("c
 TEST(FuseOpsTest, FusedEncoderMatchesOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("encoder"); }
 TEST(FuseOpsTest, FusedDecoderMatchesOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("decoder"); }
 TEST(FuseOpsTest, FusedOtherOperatorsMatchOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("ops"); }
+TEST(FuseOpsTest, FusedConvTransposeMatchesOnnxRuntime) {
+  ExpectFusedMatchesOnnxRuntime("upsample");
+}
 
 }  // namespace
 }  // namespace tessera

@@ -49,6 +49,7 @@ TEST(OnnxImportTest, DecoderMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("deco
 // Grouped strided conv, pools with padding, Concat/Slice/Split/Gather/Expand/Where, reductions
 // with axes inputs (opset 18), shape arithmetic, Gemm alpha/beta, Cast.
 TEST(OnnxImportTest, OtherOperatorsMatchOnnxRuntime) { ExpectMatchesOnnxRuntime("ops"); }
+TEST(OnnxImportTest, ConvTransposeMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("upsample"); }
 
 TEST(OnnxImportTest, CnnGraphHasNodesViewsAndConstants) {
   absl::StatusOr<Graph> graph = ImportOnnxFile(DataPath("cnn.onnx"));

@@ -20,6 +20,8 @@ off). The weights are seeded random numbers. Models:
             padding, Concat, Slice, Split, Gather, Expand, Where, comparisons, Clip, LeakyRelu,
             Tanh, Exp, Sqrt, Pow, Cast, Squeeze/Unsqueeze, Reduce* with axes as an input, shape
             arithmetic (Shape/Gather/Concat/Reshape), Gemm with alpha/beta (opset 18)
+  upsample  ConvTranspose: strided with pads, output_padding and bias, then grouped and dilated
+            (opset 13)
 """
 import os
 
@@ -193,9 +195,20 @@ def make_ops():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])], 18)
 
 
+def make_upsample():
+    b = Builder(5)
+    y = b.op("ConvTranspose", ["x", b.weight([4, 4, 3, 3], 0.3), b.weight([4], 0.1)],
+             strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])  # [1, 4, 10, 10]
+    y = b.op("ConvTranspose", [b.op("Relu", [y]), b.weight([4, 1, 2, 2], 0.5)], group=4,
+             dilations=[2, 2])  # [1, 4, 12, 12]
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 12, 12])], 13)
+
+
 def main():
     for name, make in [("cnn", make_cnn), ("encoder", make_encoder), ("decoder", make_decoder),
-                       ("ops", make_ops)]:
+                       ("ops", make_ops), ("upsample", make_upsample)]:
         model = make()
         path = os.path.join(HERE, f"{name}.onnx")
         onnx.save(model, path)
