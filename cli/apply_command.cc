@@ -88,7 +88,7 @@ Command RegisterApplyCommand(CLI::App* root) {
       "apply", "Schedule workloads with their best tuned records (default rules for the rest)");
   auto o = std::make_shared<ApplyOptions>();
   o->functions.AddOptions(app);
-  app->add_option("--db", o->db_path, "Tuning database (SQLite file)");
+  app->add_option("--db", o->db_path, "Tuning database: a SQLite file or a postgresql:// URL");
   o->client.AddOptions(app, /*server_optional=*/true);
   o->measure.AddOptions(app, "With --run: compare the outputs with the unscheduled function",
                         "Seed of the random inputs");

@@ -150,7 +150,9 @@ Command RegisterCompileCommand(CLI::App* root) {
                  "runtime plan in a directory");
   auto o = std::make_shared<CompileOptions>();
   app->add_option("MODEL", o->model, "ONNX model file")->required();
-  app->add_option("--db", o->db_path, "Tuning database (SQLite file); without it, defaults only");
+  app->add_option(
+      "--db", o->db_path,
+      "Tuning database (a SQLite file or a postgresql:// URL); without it, defaults only");
   app->add_option("--target", o->target, "Target (cpu)")->capture_default_str();
   app->add_option("-o,--output", o->out_dir, "Output directory (created if missing)")->required();
   app->add_flag("--no-default", o->no_default,

@@ -104,7 +104,7 @@ Command Register(CLI::App* root, const std::string& name, const std::string& hel
   o->source.AddOptions(app);
   app->add_option("--target", o->target, "Target the records were measured on")
       ->capture_default_str();
-  app->add_option("--db", o->db_path, "Tuning database (SQLite file)");
+  app->add_option("--db", o->db_path, "Tuning database: a SQLite file or a postgresql:// URL");
   o->client.AddOptions(app, /*server_optional=*/true);
   if (topk) app->add_option("-k", o->k, "Number of records")->capture_default_str();
   app->add_flag("--all", o->all, "Include records that were not verified");

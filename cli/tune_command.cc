@@ -176,7 +176,8 @@ Command RegisterTuneCommand(CLI::App* root) {
   o->functions.AddOptions(app);
   app->add_option("--target", o->target, "Target to tune for (cpu, or cuda with a GPU)")
       ->capture_default_str();
-  app->add_option("--db", o->db_path, "Tuning database (SQLite file; created if missing)")
+  app->add_option("--db", o->db_path,
+                  "Tuning database: a SQLite file (created if missing) or a postgresql:// URL")
       ->required();
   app->add_option("--trials", o->trials, "Trial budget of the whole job")->capture_default_str();
   app->add_option("--trials-per-task", o->trials_per_task,
