@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "database/database.h"
@@ -109,7 +110,8 @@ class MemoryDatabase final : public Database {
 
  private:
   // The stored workload structurally equal to `func` (whose hash is `hash`), or nullptr.
-  const Workload* FindLocked(const PrimFunc& func, const std::string& hash) const {
+  const Workload* FindLocked(const PrimFunc& func, const std::string& hash) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto [begin, end] = by_hash_.equal_range(hash);
     for (auto it = begin; it != end; ++it) {
       const Workload& w = workloads_[it->second - 1];
@@ -119,9 +121,10 @@ class MemoryDatabase final : public Database {
   }
 
   std::mutex mu_;
-  std::vector<Workload> workloads_;              // id = index + 1
-  std::multimap<std::string, int64_t> by_hash_;  // hash -> workload id (collisions allowed)
-  std::vector<TuningRecord> records_;            // id = index + 1, commit order
+  std::vector<Workload> workloads_ ABSL_GUARDED_BY(mu_);  // id = index + 1
+  // hash -> workload id (collisions allowed)
+  std::multimap<std::string, int64_t> by_hash_ ABSL_GUARDED_BY(mu_);
+  std::vector<TuningRecord> records_ ABSL_GUARDED_BY(mu_);  // id = index + 1, commit order
 };
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "database/database.h"
@@ -382,7 +383,8 @@ INSERT INTO schema_version (version) VALUES (2);
   }
 
   // The function of workload `id`, parsed from `func_json` once and cached.
-  absl::StatusOr<PrimFunc> LoadFunc(int64_t id, const std::string& func_json) {
+  absl::StatusOr<PrimFunc> LoadFunc(int64_t id, const std::string& func_json)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = funcs_.find(id);
     if (it != funcs_.end()) return it->second;
     absl::StatusOr<PrimFunc> func = LoadPrimFuncJson(func_json);
@@ -394,8 +396,8 @@ INSERT INTO schema_version (version) VALUES (2);
     return func;
   }
 
-  absl::StatusOr<std::optional<Workload>> FindLocked(const PrimFunc& func,
-                                                     const std::string& hash) {
+  absl::StatusOr<std::optional<Workload>> FindLocked(const PrimFunc& func, const std::string& hash)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Statement select;
     TESSERA_RETURN_IF_ERROR(
         Prepare("SELECT id, func_json FROM workloads WHERE hash = ?1 ORDER BY id", &select));
@@ -452,9 +454,11 @@ INSERT INTO schema_version (version) VALUES (2);
   }
 
   const std::string path_;
-  sqlite3* const db_;
+  // The connection: used under mu_ once Init (which runs before the object is shared) returned.
+  sqlite3* const db_ ABSL_PT_GUARDED_BY(mu_);
   std::mutex mu_;
-  std::map<int64_t, PrimFunc> funcs_;  // workload id -> parsed function (rows never change)
+  // workload id -> parsed function (rows never change)
+  std::map<int64_t, PrimFunc> funcs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
