@@ -69,7 +69,7 @@ TEST(CompileCommandTest, NotAModelIsOneErrorLine) {
 
 // Compiles `model` with the default schedules, runs it on the stored input and compares with
 // onnxruntime's output; `exec --check` must pass too.
-void ExpectCompiledMatchesOnnxRuntime(const std::string& model) {
+void ExpectCompiledMatchesOnnxRuntime(const std::string& model, double tolerance = 1e-4) {
   const std::string dir = TempDir(model);
   Output out = RunTessera("compile " + Data(model + ".onnx") + " -o " + dir + "/out");
   ASSERT_EQ(out.exit_code, 0) << out.text;
@@ -82,7 +82,7 @@ void ExpectCompiledMatchesOnnxRuntime(const std::string& model) {
   absl::StatusOr<NDArray> got = ReadNpy(dir + "/output0.npy");
   absl::StatusOr<NDArray> want = ReadNpy(Data(model + ".output.npy"));
   ASSERT_TRUE(got.ok() && want.ok()) << got.status() << want.status();
-  absl::StatusOr<Comparison> cmp = Compare(*got, *want, 1e-4, 1e-4);
+  absl::StatusOr<Comparison> cmp = Compare(*got, *want, tolerance, tolerance);
   ASSERT_TRUE(cmp.ok()) << cmp.status();
   EXPECT_TRUE(cmp->ok()) << model << ": max abs error " << cmp->max_abs_error;
 }
@@ -102,6 +102,21 @@ TEST(CompileCommandTest, OtherOperatorsWithDefaultsMatchOnnxRuntime) {
 }
 TEST(CompileCommandTest, ConvTransposeWithDefaultsMatchesOnnxRuntime) {
   ExpectCompiledMatchesOnnxRuntime("upsample");
+}
+
+TEST(CompileCommandTest, Float16ModelWithDefaultsMatchesOnnxRuntime) {
+  ExpectCompiledMatchesOnnxRuntime("mlp16", 2e-3);
+}
+
+TEST(CompileCommandTest, LargeModelIsCheckedAgainstANaiveBuild) {
+  const std::string dir = TempDir("gram");
+  Output out = RunTessera("compile " + Data("gram.onnx") + " -o " + dir);
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  out = RunTessera("exec " + dir + " --repeat 1 --check");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_NE(out.text.find("check: PASS against a naive build (-O0) of the unfused graph"),
+            std::string::npos)
+      << out.text;
 }
 
 TEST(CompileCommandTest, TunedCnnUsesItsRecordsAndStillMatches) {

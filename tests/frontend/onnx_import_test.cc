@@ -25,7 +25,7 @@ std::string ReadBytes(const std::string& path) {
 
 // Imports a model of tests/frontend/data, runs it unfused through the interpreter and compares
 // with onnxruntime's output stored next to it.
-void ExpectMatchesOnnxRuntime(const std::string& model) {
+void ExpectMatchesOnnxRuntime(const std::string& model, double tolerance = 1e-4) {
   absl::StatusOr<Graph> graph = ImportOnnxFile(DataPath(model + ".onnx"));
   ASSERT_TRUE(graph.ok()) << graph.status();
   absl::StatusOr<FusedGraph> unfused = FuseGraph(*graph, {/*fuse=*/false});
@@ -37,7 +37,7 @@ void ExpectMatchesOnnxRuntime(const std::string& model) {
   absl::StatusOr<std::vector<NDArray>> out = InterpretModel(*graph, *unfused, {*input});
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), 1u);
-  absl::StatusOr<Comparison> cmp = Compare((*out)[0], *expected, 1e-4, 1e-4);
+  absl::StatusOr<Comparison> cmp = Compare((*out)[0], *expected, tolerance, tolerance);
   ASSERT_TRUE(cmp.ok()) << cmp.status();
   EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error << " at "
                          << cmp->first_mismatch;
@@ -50,6 +50,8 @@ TEST(OnnxImportTest, DecoderMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("deco
 // with axes inputs (opset 18), shape arithmetic, Gemm alpha/beta, Cast.
 TEST(OnnxImportTest, OtherOperatorsMatchOnnxRuntime) { ExpectMatchesOnnxRuntime("ops"); }
 TEST(OnnxImportTest, ConvTransposeMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("upsample"); }
+// float16 weights, activations and output (rounded on every store, as onnxruntime does).
+TEST(OnnxImportTest, Float16ModelMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("mlp16", 2e-3); }
 
 TEST(OnnxImportTest, CnnGraphHasNodesViewsAndConstants) {
   absl::StatusOr<Graph> graph = ImportOnnxFile(DataPath("cnn.onnx"));

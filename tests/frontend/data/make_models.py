@@ -22,6 +22,10 @@ off). The weights are seeded random numbers. Models:
             arithmetic (Shape/Gather/Concat/Reshape), Gemm with alpha/beta (opset 18)
   upsample  ConvTranspose: strided with pads, output_padding and bias, then grouped and dilated
             (opset 13)
+  mlp16     float16 throughout: MatMul + bias + Relu, MatMul, Softmax (opset 13)
+  gram      Y = relu(X @ X^T) for X [512, 512]: 2.7e8 FLOP without weights, so that
+            `tessera exec --check` takes its naive-build reference (no .npy files: the test
+            feeds random inputs)
 """
 import os
 
@@ -206,14 +210,38 @@ def make_upsample():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 12, 12])], 13)
 
 
+def make_mlp16():
+    b = Builder(7)
+
+    def w(shape, scale):
+        return b.const((b.rng.standard_normal(shape) * scale).astype(np.float16))
+
+    y = b.op("Relu", [b.op("Add", [b.op("MatMul", ["x", w([32, 64], 0.2)]), w([64], 0.1)])])
+    y = b.op("Softmax", [b.op("MatMul", [y, w([64, 16], 0.2)])], axis=-1)
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT16, [8, 32])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [8, 16])], 13)
+
+
+def make_gram():
+    b = Builder(6)
+    y = b.op("Relu", [b.op("MatMul", ["x", b.op("Transpose", ["x"], perm=[1, 0])])])
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [512, 512])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [512, 512])], 13)
+
+
 def main():
+    onnx.save(make_gram(), os.path.join(HERE, "gram.onnx"))
     for name, make in [("cnn", make_cnn), ("encoder", make_encoder), ("decoder", make_decoder),
-                       ("ops", make_ops), ("upsample", make_upsample)]:
+                       ("ops", make_ops), ("upsample", make_upsample), ("mlp16", make_mlp16)]:
         model = make()
         path = os.path.join(HERE, f"{name}.onnx")
         onnx.save(model, path)
         shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
-        x = np.random.default_rng(100).standard_normal(shape).astype(np.float32)
+        elem = model.graph.input[0].type.tensor_type.elem_type
+        dtype = np.float16 if elem == TensorProto.FLOAT16 else np.float32
+        x = np.random.default_rng(100).standard_normal(shape).astype(dtype)
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
