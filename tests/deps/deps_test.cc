@@ -1,6 +1,7 @@
 // Smoke tests of the third-party packages Tessera builds on: each one links, starts and does a
 // small piece of real work on this machine (no mocks). A failure here means the machine's set-up
 // is broken (see scripts/setup.sh), not Tessera.
+#include <libpq-fe.h>
 #include <link.h>
 #include <omp.h>
 #include <sqlite3.h>
@@ -127,6 +128,20 @@ void Predict(BoosterHandle booster, DMatrixHandle data, std::vector<float>* out)
   XGB_ASSERT_OK(XGBoosterPredict(booster, data, /*option_mask=*/0, /*ntree_limit=*/0,
                                  /*training=*/0, &len, &result));
   out->assign(result, result + len);
+}
+
+// libpq (the PostgreSQL records database): the client library of PostgreSQL 15, thread-safe,
+// and a connection to a server that is not there fails with a message instead of blocking.
+TEST(LibpqDepsTest, ClientLibraryIsThreadSafeAndReportsAMissingServer) {
+  EXPECT_GE(PQlibVersion(), 150000);
+  EXPECT_EQ(PQisthreadsafe(), 1);
+  PGconn* conn = PQconnectdb("host=/nonexistent/tessera-socket-dir dbname=x connect_timeout=2");
+  ASSERT_NE(conn, nullptr);
+  EXPECT_EQ(PQstatus(conn), CONNECTION_BAD);
+  EXPECT_NE(std::string(PQerrorMessage(conn)).find("/nonexistent/tessera-socket-dir"),
+            std::string::npos)
+      << PQerrorMessage(conn);
+  PQfinish(conn);
 }
 
 TEST(XgboostDepsTest, RegressionLearnsAndSurvivesSaveLoad) {
