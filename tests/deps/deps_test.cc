@@ -1,7 +1,6 @@
 // Smoke tests of the third-party packages Tessera builds on: each one links, starts and does a
 // small piece of real work on this machine (no mocks). A failure here means the machine's set-up
 // is broken (see scripts/setup.sh), not Tessera.
-#include <libpq-fe.h>
 #include <link.h>
 #include <omp.h>
 #include <sqlite3.h>
@@ -32,6 +31,8 @@
 #if defined(TESSERA_WITH_CUDA)
 #include <nvrtc.h>
 #endif
+// libpq, the PostgreSQL client (the records database a fleet shares).
+#include <libpq-fe.h>
 
 namespace {
 
