@@ -67,6 +67,7 @@ std::string Escape(const std::string& text) {
 }
 
 std::string Seconds(double s) {
+  if (s <= 0) return "0 s";
   if (s < 1e-3) return absl::StrFormat("%.1f us", s * 1e6);
   if (s < 1) return absl::StrFormat("%.2f ms", s * 1e3);
   if (s < 120) return absl::StrFormat("%.2f s", s);
