@@ -119,7 +119,8 @@ std::string FormatSeconds(double seconds) {
 
 void FunctionList::AddOptions(CLI::App* app) {
   app->add_option("workloads", specs,
-                  "Workloads: NAME or NAME:K=V,... (e.g. GMM:M=256,N=256,K=256), or files (.ir/.json)")
+                  "Workloads: NAME or NAME:K=V,... (e.g. GMM:M=256,N=256,K=256), files "
+                  "(.ir/.json), or for tune ONNX models (.onnx: their tasks, weighted)")
       ->required();
   app->add_option("--dtype", dtype, "Data type of every workload (default: each one's first dtype)");
 }

@@ -68,7 +68,8 @@ int RunCompile(const CompileOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir + "/kernels", ec);
   if (ec) {
-    return ReportError(absl::InternalError(absl::StrCat("cannot create ", o.out_dir, ": ", ec.message())));
+    return ReportError(
+        absl::InternalError(absl::StrCat("cannot create ", o.out_dir, ": ", ec.message())));
   }
   CBuilderOptions builder_options;
   builder_options.work_dir = o.out_dir + "/kernels";
@@ -102,8 +103,10 @@ int RunCompile(const CompileOptions& o) {
     BuildResult result = built[i];
     if (!result.ok()) {
       // A schedule that does not build is a bug elsewhere; the model still compiles, slower.
-      std::fprintf(stderr, "tessera: warning: %s: %s did not build (%s); using the unscheduled "
-                   "function\n", t.name.c_str(), path.c_str(), result.error_msg.c_str());
+      std::fprintf(stderr,
+                   "tessera: warning: %s: %s did not build (%s); using the unscheduled "
+                   "function\n",
+                   t.name.c_str(), path.c_str(), result.error_msg.c_str());
       absl::StatusOr<BuildResult> plain = BuildOne(builder.get(), t.func.WithName(t.name), *target);
       if (!plain.ok()) return ReportError(plain.status());
       result = *plain;
@@ -146,8 +149,9 @@ int RunCompile(const CompileOptions& o) {
 
 Command RegisterCompileCommand(CLI::App* root) {
   CLI::App* app = root->add_subcommand(
-      "compile", "Compile a model (.onnx): tuned records, then default schedules, kernels and a "
-                 "runtime plan in a directory");
+      "compile",
+      "Compile a model (.onnx): tuned records, then default schedules, kernels and a "
+      "runtime plan in a directory");
   auto o = std::make_shared<CompileOptions>();
   app->add_option("MODEL", o->model, "ONNX model file")->required();
   app->add_option(

@@ -82,30 +82,34 @@ absl::StatusOr<std::vector<NDArray>> ReferenceOutputs(const std::string& model_p
   options.batch_size = 16;
   std::unique_ptr<Builder> builder = NewCBuilder(options);
   std::vector<BuildInput> build_inputs;
-  for (const ExtractedTask& t : ref.tasks) build_inputs.push_back({t.func.WithName(t.name), target});
+  for (const ExtractedTask& t : ref.tasks)
+    build_inputs.push_back({t.func.WithName(t.name), target});
   std::vector<BuildResult> built = builder->Build(build_inputs);
   std::vector<KernelFn> fns;
   for (size_t i = 0; i < built.size(); ++i) {
     if (!built[i].ok()) {
-      return absl::InternalError(absl::StrCat("reference build of ", ref.tasks[i].name,
-                                              " failed: ", built[i].error_msg));
+      return absl::InternalError(
+          absl::StrCat("reference build of ", ref.tasks[i].name, " failed: ", built[i].error_msg));
     }
     TESSERA_ASSIGN_OR_RETURN(KernelFn fn, LoadKernel(built[i].artifact_path, built[i].symbol));
     fns.push_back(fn);
   }
   ModelPlan plan = PlanModel(ref.graph, ref.fused, ref.tasks);
-  TESSERA_ASSIGN_OR_RETURN(PlanMemory memory, PlanMemory::Create(plan, WeightsBlob(ref.graph, plan)));
+  TESSERA_ASSIGN_OR_RETURN(PlanMemory memory,
+                           PlanMemory::Create(plan, WeightsBlob(ref.graph, plan)));
   for (size_t i = 0; i < inputs.size(); ++i) {
     TESSERA_RETURN_IF_ERROR(memory.SetInput(static_cast<int>(i), inputs[i]));
   }
   TESSERA_RETURN_IF_ERROR(ExecutePlan(plan, &memory, [&](int call, const std::vector<void*>& args) {
     if (fns[plan.calls[call].task](const_cast<void**>(args.data())) != 0) {
-      return absl::InternalError(absl::StrCat("reference kernel ", plan.calls[call].function, " failed"));
+      return absl::InternalError(
+          absl::StrCat("reference kernel ", plan.calls[call].function, " failed"));
     }
     return absl::OkStatus();
   }));
   std::vector<NDArray> outputs;
-  for (size_t o = 0; o < plan.outputs.size(); ++o) outputs.push_back(memory.Output(static_cast<int>(o)));
+  for (size_t o = 0; o < plan.outputs.size(); ++o)
+    outputs.push_back(memory.Output(static_cast<int>(o)));
   return outputs;
 }
 
@@ -123,8 +127,9 @@ int RunExec(const ExecOptions& o) {
         absl::StrCat(o.dir, "/plan.json: not a plan written by tessera compile")));
   }
   absl::StatusOr<ModelPlan> plan = PlanFromJson(doc["plan"]);
-  if (!plan.ok()) return ReportError(absl::InvalidArgumentError(
-      absl::StrCat(o.dir, "/plan.json: ", plan.status().message())));
+  if (!plan.ok())
+    return ReportError(
+        absl::InvalidArgumentError(absl::StrCat(o.dir, "/plan.json: ", plan.status().message())));
   absl::StatusOr<std::string> weights = ReadAll(o.dir + "/weights.bin");
   if (!weights.ok()) return ReportError(weights.status());
 
@@ -185,7 +190,8 @@ int RunExec(const ExecOptions& o) {
       auto t1 = std::chrono::steady_clock::now();
       if (r > 0) call_secs[call].push_back(std::chrono::duration<double>(t1 - t0).count());
       if (rc != 0) {
-        return absl::InternalError(absl::StrCat(plan->calls[call].function, ": kernel returned ", rc));
+        return absl::InternalError(
+            absl::StrCat(plan->calls[call].function, ": kernel returned ", rc));
       }
       return absl::OkStatus();
     });
@@ -196,7 +202,8 @@ int RunExec(const ExecOptions& o) {
     }
   }
   std::vector<NDArray> outputs;
-  for (size_t i = 0; i < plan->outputs.size(); ++i) outputs.push_back(memory->Output(static_cast<int>(i)));
+  for (size_t i = 0; i < plan->outputs.size(); ++i)
+    outputs.push_back(memory->Output(static_cast<int>(i)));
   if (!o.save_dir.empty()) {
     for (size_t i = 0; i < outputs.size(); ++i) {
       absl::Status s = WriteNpy(absl::StrCat(o.save_dir, "/output", i, ".npy"), outputs[i]);
@@ -220,18 +227,17 @@ int RunExec(const ExecOptions& o) {
       DefaultTolerance(outputs[i].dtype(), &rtol, &atol);
       // Fused kernels reassociate reductions (tiling, vectorization): float32 tolerance of
       // chained operators.
-      absl::StatusOr<Comparison> c = Compare(outputs[i], (*expected)[i], std::max(rtol, 1e-4),
-                                             std::max(atol, 1e-4));
+      absl::StatusOr<Comparison> c =
+          Compare(outputs[i], (*expected)[i], std::max(rtol, 1e-4), std::max(atol, 1e-4));
       if (!c.ok()) return ReportError(c.status());
       pass = pass && c->ok();
       max_abs = std::max(max_abs, c->max_abs_error);
       max_rel = std::max(max_rel, c->max_rel_error);
     }
     check_line = absl::StrCat("check: ", pass ? "PASS" : "FAIL", " against ", how,
-                              " (max abs error ",
-                              max_abs, ", max rel error ", max_rel, ")");
-    check_json = {{"pass", pass}, {"reference", how}, {"max_abs_error", max_abs},
-                  {"max_rel_error", max_rel}};
+                              " (max abs error ", max_abs, ", max rel error ", max_rel, ")");
+    check_json = {
+        {"pass", pass}, {"reference", how}, {"max_abs_error", max_abs}, {"max_rel_error", max_rel}};
     if (!pass) exit_code = 2;
   }
 
@@ -249,8 +255,9 @@ int RunExec(const ExecOptions& o) {
     std::printf("%s\n", out.dump(2).c_str());
     return exit_code;
   }
-  std::printf("%s: %zu kernels per inference, inputs %s\n", o.dir.c_str(), ncalls,
-              files.empty() ? absl::StrCat("random (seed ", o.seed, ")").c_str() : o.inputs.c_str());
+  std::printf(
+      "%s: %zu kernels per inference, inputs %s\n", o.dir.c_str(), ncalls,
+      files.empty() ? absl::StrCat("random (seed ", o.seed, ")").c_str() : o.inputs.c_str());
   std::printf("latency: %s (median of %d repeats)\n", FormatSeconds(total).c_str(), o.repeat);
   std::printf("%-4s %-36s %12s %7s\n", "#", "FUNCTION", "MEDIAN", "SHARE");
   double sum = 0;

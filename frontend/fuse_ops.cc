@@ -93,8 +93,8 @@ absl::StatusOr<FusedFunction> BuildGroup(const Graph& graph, const Group& group,
   absl::StatusOr<PrimFunc> func = CreatePrimFunc(f.name, params);
   if (!func.ok()) {
     const GraphNode& last = graph.nodes[group.nodes.back()];
-    return absl::InvalidArgumentError(absl::StrCat("node '", last.name, "' (", last.op_type,
-                                                   "): ", func.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", last.name, "' (", last.op_type, "): ", func.status().message()));
   }
   f.func = *func;
   return f;

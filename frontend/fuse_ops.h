@@ -23,8 +23,8 @@ namespace tessera {
 
 // One function of a fused graph and how the runtime calls it.
 struct FusedFunction {
-  std::string name;   // "fused_conv_add_relu_3" (op types of its nodes, group number)
-  PrimFunc func;      // parameters: `args` in order (inputs, then the result)
+  std::string name;        // "fused_conv_add_relu_3" (op types of its nodes, group number)
+  PrimFunc func;           // parameters: `args` in order (inputs, then the result)
   std::vector<int> nodes;  // node ids, in order
   std::vector<int> args;   // value ids bound to the parameters; the last one is the result
   OpPattern pattern;       // the strongest pattern of its nodes

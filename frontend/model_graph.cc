@@ -104,8 +104,8 @@ absl::StatusOr<NDArray> EvaluateConstant(const std::vector<const GraphValue*>& i
   std::vector<NDArray> args;
   std::vector<NDArray*> arg_ptrs;
   for (const NDArray& a : arrays) {
-    args.push_back(NDArray::View(a.dtype(), params[args.size()].shape(),
-                                 const_cast<void*>(a.data())));
+    args.push_back(
+        NDArray::View(a.dtype(), params[args.size()].shape(), const_cast<void*>(a.data())));
   }
   for (NDArray& a : args) arg_ptrs.push_back(&a);
   arg_ptrs.push_back(&result);

@@ -34,7 +34,7 @@ const char* OpPatternName(OpPattern pattern);
 // One input of an operator's compute: a tensor of the function being built, or a constant
 // scalar (a one-element constant, inlined as an immediate).
 struct Operand {
-  Tensor tensor;                  // defined unless `scalar` is set
+  Tensor tensor;  // defined unless `scalar` is set
   std::optional<double> scalar;
   DataType dtype;
   std::vector<int64_t> shape;

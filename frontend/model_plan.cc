@@ -45,7 +45,7 @@ ModelPlan PlanModel(const Graph& graph, const FusedGraph& fused,
       PlanStorage s;
       s.name = v.name;
       s.bytes = v.num_elements() * v.dtype.bytes();
-      s.kind = v.is_input ? StorageKind::kInput
+      s.kind = v.is_input        ? StorageKind::kInput
                : v.is_constant() ? StorageKind::kConstant
                                  : StorageKind::kIntermediate;
       for (int out : graph.outputs) {
@@ -101,7 +101,8 @@ ModelPlan PlanModel(const Graph& graph, const FusedGraph& fused,
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (int p : placed) {
       if (first_use[p] <= last_use[s] && first_use[s] <= last_use[p]) {
-        busy.push_back({plan.storages[p].offset, plan.storages[p].offset + AlignUp(plan.storages[p].bytes)});
+        busy.push_back(
+            {plan.storages[p].offset, plan.storages[p].offset + AlignUp(plan.storages[p].bytes)});
       }
     }
     std::sort(busy.begin(), busy.end());
@@ -184,7 +185,8 @@ nlohmann::json PlanToJson(const ModelPlan& plan) {
 absl::StatusOr<ModelPlan> PlanFromJson(const nlohmann::json& j) {
   try {
     ModelPlan plan;
-    for (const char* key : {"storages", "inputs", "outputs", "calls", "arena_bytes", "weights_bytes"}) {
+    for (const char* key :
+         {"storages", "inputs", "outputs", "calls", "arena_bytes", "weights_bytes"}) {
       if (!j.contains(key)) return absl::InvalidArgumentError(absl::StrCat("plan: no ", key));
     }
     plan.arena_bytes = j["arena_bytes"].get<int64_t>();
@@ -193,11 +195,16 @@ absl::StatusOr<ModelPlan> PlanFromJson(const nlohmann::json& j) {
     for (const nlohmann::json& s : j["storages"]) {
       PlanStorage st;
       const std::string kind = s.at("kind").get<std::string>();
-      if (kind == "input") st.kind = StorageKind::kInput;
-      else if (kind == "output") st.kind = StorageKind::kOutput;
-      else if (kind == "constant") st.kind = StorageKind::kConstant;
-      else if (kind == "intermediate") st.kind = StorageKind::kIntermediate;
-      else return absl::InvalidArgumentError(absl::StrCat("plan: storage kind ", kind));
+      if (kind == "input")
+        st.kind = StorageKind::kInput;
+      else if (kind == "output")
+        st.kind = StorageKind::kOutput;
+      else if (kind == "constant")
+        st.kind = StorageKind::kConstant;
+      else if (kind == "intermediate")
+        st.kind = StorageKind::kIntermediate;
+      else
+        return absl::InvalidArgumentError(absl::StrCat("plan: storage kind ", kind));
       st.name = s.at("name").get<std::string>();
       st.bytes = s.at("bytes").get<int64_t>();
       st.offset = s.at("offset").get<int64_t>();
@@ -230,9 +237,8 @@ absl::StatusOr<ModelPlan> PlanFromJson(const nlohmann::json& j) {
 
 absl::StatusOr<PlanMemory> PlanMemory::Create(const ModelPlan& plan, const std::string& weights) {
   if (static_cast<int64_t>(weights.size()) != plan.weights_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("weights: ", weights.size(),
-                                                   " bytes, the plan expects ",
-                                                   plan.weights_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("weights: ", weights.size(), " bytes, the plan expects ", plan.weights_bytes));
   }
   PlanMemory m;
   m.plan_ = &plan;
@@ -245,7 +251,8 @@ absl::StatusOr<PlanMemory> PlanMemory::Create(const ModelPlan& plan, const std::
     NDArray b = NDArray::Empty(DataType::UInt8(), {std::max<int64_t>(s.bytes, 1)});
     if (s.kind == StorageKind::kConstant) {
       if (s.offset + s.bytes > plan.weights_bytes) {
-        return absl::InvalidArgumentError(absl::StrCat("weights: constant ", s.name, " out of range"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("weights: constant ", s.name, " out of range"));
       }
       std::memcpy(b.data(), weights.data() + s.offset, static_cast<size_t>(s.bytes));
     }
@@ -302,8 +309,8 @@ absl::StatusOr<std::vector<NDArray>> InterpretModel(const Graph& graph, const Fu
   ModelPlan plan = PlanModel(graph, fused, tasks);
   TESSERA_ASSIGN_OR_RETURN(PlanMemory memory, PlanMemory::Create(plan, WeightsBlob(graph, plan)));
   if (inputs.size() != plan.inputs.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the model has ", plan.inputs.size(),
-                                                   " inputs, got ", inputs.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model has ", plan.inputs.size(), " inputs, got ", inputs.size()));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     TESSERA_RETURN_IF_ERROR(memory.SetInput(static_cast<int>(i), inputs[i]));
@@ -321,7 +328,8 @@ absl::StatusOr<std::vector<NDArray>> InterpretModel(const Graph& graph, const Fu
     return absl::OkStatus();
   }));
   std::vector<NDArray> outputs;
-  for (size_t o = 0; o < plan.outputs.size(); ++o) outputs.push_back(memory.Output(static_cast<int>(o)));
+  for (size_t o = 0; o < plan.outputs.size(); ++o)
+    outputs.push_back(memory.Output(static_cast<int>(o)));
   return outputs;
 }
 

@@ -28,7 +28,7 @@ enum class StorageKind : uint8_t { kInput, kOutput, kConstant, kIntermediate };
 
 struct PlanStorage {
   StorageKind kind = StorageKind::kIntermediate;
-  std::string name;    // the value's name
+  std::string name;  // the value's name
   int64_t bytes = 0;
   int64_t offset = 0;  // in the arena (intermediates) or the weights blob (constants)
 };

@@ -55,7 +55,8 @@ absl::StatusOr<NDArray> ReadNpy(const std::string& path) {
   } else if (major == 2 || major == 3) {
     if (data.size() < 12) return bad("truncated header");
     header_len = 0;
-    for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      header_len |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i])) << (8 * i);
     header_start = 12;
   } else {
     return bad(absl::StrCat("version ", major));
@@ -101,8 +102,8 @@ absl::Status WriteNpy(const std::string& path, const NDArray& array) {
   std::string shape;
   for (int64_t d : array.shape()) absl::StrAppend(&shape, d, ",");
   if (array.shape().size() > 1) shape.pop_back();
-  std::string header = absl::StrCat("{'descr': '", descr, "', 'fortran_order': False, 'shape': (",
-                                    shape, "), }");
+  std::string header =
+      absl::StrCat("{'descr': '", descr, "', 'fortran_order': False, 'shape': (", shape, "), }");
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');

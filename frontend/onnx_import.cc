@@ -44,7 +44,8 @@ bool NodeContext::HasAttr(const std::string& name) const { return FindAttr(name)
 absl::StatusOr<int64_t> NodeContext::Int(const std::string& name, int64_t default_value) const {
   const onnx::AttributeProto* a = FindAttr(name);
   if (a == nullptr) return default_value;
-  if (a->type() != onnx::AttributeProto::INT) return Error(absl::StrCat("attribute ", name, " is not an int"));
+  if (a->type() != onnx::AttributeProto::INT)
+    return Error(absl::StrCat("attribute ", name, " is not an int"));
   return a->i();
 }
 
@@ -90,8 +91,8 @@ absl::StatusOr<std::vector<int64_t>> NodeContext::ConstInts(int i) const {
   if (!has_input(i)) return Error(absl::StrCat("input ", i, " is missing"));
   const GraphValue& v = value(i);
   if (!v.is_constant()) {
-    return Unsupported(absl::StrCat("input ", i, " (", v.name,
-                                    ") must be a constant (known at import)"));
+    return Unsupported(
+        absl::StrCat("input ", i, " (", v.name, ") must be a constant (known at import)"));
   }
   std::vector<int64_t> out;
   for (int64_t k = 0; k < v.constant.size(); ++k) {
@@ -247,10 +248,9 @@ absl::StatusOr<DataType> FromOnnxType(int32_t elem_type) {
     case onnx::TensorProto::BOOL:
       return DataType::Bool();
     default:
-      return absl::UnimplementedError(
-          absl::StrCat("unsupported element type ",
-                       onnx::TensorProto::DataType_Name(
-                           static_cast<onnx::TensorProto::DataType>(elem_type))));
+      return absl::UnimplementedError(absl::StrCat(
+          "unsupported element type ",
+          onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(elem_type))));
   }
 }
 
@@ -283,17 +283,23 @@ const std::map<std::string, onnx_internal::Converter>& ConverterTable() {
 }  // namespace
 
 // An initializer or Constant value as an NDArray.
-absl::StatusOr<NDArray> onnx_internal::TensorFromProto(const onnx::TensorProto& t, const std::string& where) {
+absl::StatusOr<NDArray> onnx_internal::TensorFromProto(const onnx::TensorProto& t,
+                                                       const std::string& where) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     return absl::UnimplementedError(
         absl::StrCat(where, ": tensor ", t.name(), " keeps its data in an external file"));
   }
   absl::StatusOr<DataType> dtype = onnx_internal::FromOnnxType(t.data_type());
-  if (!dtype.ok()) return absl::UnimplementedError(absl::StrCat(where, ": tensor ", t.name(), ": ", dtype.status().message()));
+  if (!dtype.ok())
+    return absl::UnimplementedError(
+        absl::StrCat(where, ": tensor ", t.name(), ": ", dtype.status().message()));
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
   for (int64_t d : shape) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(where, ": tensor ", t.name(), " has a negative dimension"));
-    if (d == 0) return absl::UnimplementedError(absl::StrCat(where, ": tensor ", t.name(), " is empty"));
+    if (d < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": tensor ", t.name(), " has a negative dimension"));
+    if (d == 0)
+      return absl::UnimplementedError(absl::StrCat(where, ": tensor ", t.name(), " is empty"));
   }
   NDArray a = NDArray::Empty(*dtype, shape);
   const int64_t n = a.size();
@@ -365,14 +371,15 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
   }
   if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset) {
     return absl::UnimplementedError(absl::StrCat(label, ": opset ", opset,
-                                                 " is outside the supported range [",
-                                                 kMinOnnxOpset, ", ", kMaxOnnxOpset, "]"));
+                                                 " is outside the supported range [", kMinOnnxOpset,
+                                                 ", ", kMaxOnnxOpset, "]"));
   }
   const onnx::GraphProto& g = model.graph();
   Graph graph;
   std::map<std::string, int> names;
   for (const onnx::TensorProto& t : g.initializer()) {
-    TESSERA_ASSIGN_OR_RETURN(NDArray data, TensorFromProto(t, absl::StrCat(label, ": initializer")));
+    TESSERA_ASSIGN_OR_RETURN(NDArray data,
+                             TensorFromProto(t, absl::StrCat(label, ": initializer")));
     GraphValue v;
     v.name = t.name();
     v.dtype = data.dtype();
@@ -387,9 +394,11 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
       return absl::UnimplementedError(
           absl::StrCat(label, ": input ", in.name(), " is not a tensor"));
     }
-    absl::StatusOr<DataType> dtype = onnx_internal::FromOnnxType(in.type().tensor_type().elem_type());
+    absl::StatusOr<DataType> dtype =
+        onnx_internal::FromOnnxType(in.type().tensor_type().elem_type());
     if (!dtype.ok()) {
-      return absl::UnimplementedError(absl::StrCat(label, ": input ", in.name(), ": ", dtype.status().message()));
+      return absl::UnimplementedError(
+          absl::StrCat(label, ": input ", in.name(), ": ", dtype.status().message()));
     }
     GraphValue v;
     v.name = in.name();
@@ -401,9 +410,9 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
     }
     for (const auto& d : in.type().tensor_type().shape().dim()) {
       if (!d.has_dim_value() || d.dim_value() <= 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            label, ": input ", in.name(), " has a dynamic dimension ",
-            ShapeText(in.type()), " (static shapes only: export with fixed sizes)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(label, ": input ", in.name(), " has a dynamic dimension ",
+                         ShapeText(in.type()), " (static shapes only: export with fixed sizes)"));
       }
       v.shape.push_back(d.dim_value());
     }
@@ -414,10 +423,11 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
   const auto& table = ConverterTable();
   for (int n = 0; n < g.node_size(); ++n) {
     const onnx::NodeProto& node = g.node(n);
-    std::string node_name = node.name().empty() ? absl::StrCat(node.op_type(), "_", n) : node.name();
+    std::string node_name =
+        node.name().empty() ? absl::StrCat(node.op_type(), "_", n) : node.name();
     auto fail = [&](absl::StatusCode code, const std::string& what) {
-      return absl::Status(code, absl::StrCat(label, ": node '", node_name, "' (", node.op_type(),
-                                             "): ", what));
+      return absl::Status(
+          code, absl::StrCat(label, ": node '", node_name, "' (", node.op_type(), "): ", what));
     };
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
       return fail(absl::StatusCode::kUnimplemented,

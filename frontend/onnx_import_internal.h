@@ -22,7 +22,11 @@ class NodeContext {
   // `names` maps value names to ids; outputs are added to it.
   NodeContext(Graph* graph, std::map<std::string, int>* names, const onnx::NodeProto* node,
               std::string node_name, int opset, std::vector<int> inputs)
-      : graph_(graph), names_(names), node_(node), name_(std::move(node_name)), opset_(opset),
+      : graph_(graph),
+        names_(names),
+        node_(node),
+        name_(std::move(node_name)),
+        opset_(opset),
         inputs_(std::move(inputs)) {}
 
   const onnx::NodeProto& node() const { return *node_; }

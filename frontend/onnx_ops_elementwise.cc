@@ -114,8 +114,9 @@ absl::Status ConvertPow(NodeContext* ctx) {
   if (ctx->value(1).dtype != dtype) {
     return ctx->Unsupported("exponent of a different type than the base");
   }
-  return Elementwise(ctx, AllInputs(ctx, 2), dtype, "T_power",
-                     [](const std::vector<Expr>& x) { return Call(CallOp::kPow, {x[0], x[1]}); });
+  return Elementwise(ctx, AllInputs(ctx, 2), dtype, "T_power", [](const std::vector<Expr>& x) {
+    return Call(CallOp::kPow, {x[0], x[1]});
+  });
 }
 
 absl::Status Unary(NodeContext* ctx, const std::string& name, std::function<Expr(Expr)> fn,
@@ -162,31 +163,31 @@ absl::Status ConvertReciprocal(NodeContext* ctx) {
 
 absl::Status ConvertLeakyRelu(NodeContext* ctx) {
   TESSERA_ASSIGN_OR_RETURN(float alpha, ctx->Float("alpha", 0.01f));
-  return Unary(
-      ctx, "T_leaky_relu",
-      [alpha](Expr x) { return Select(GT(x, Half(x, 0)), x, x * Half(x, alpha)); }, {"alpha"});
+  return Unary(ctx, "T_leaky_relu",
+               [alpha](Expr x) { return Select(GT(x, Half(x, 0)), x, x * Half(x, alpha)); },
+               {"alpha"});
 }
 
 absl::Status ConvertGelu(NodeContext* ctx) {
   TESSERA_ASSIGN_OR_RETURN(std::string approximate, ctx->String("approximate", "none"));
   if (approximate == "tanh") {
-    return Unary(
-        ctx, "T_gelu",
-        [](Expr x) {
-          Expr inner = Half(x, std::sqrt(2.0 / M_PI)) * (x + Half(x, 0.044715) * x * x * x);
-          return Half(x, 0.5) * x * (Half(x, 1) + Call(CallOp::kTanh, {inner}));
-        },
-        {"approximate"});
+    return Unary(ctx, "T_gelu",
+                 [](Expr x) {
+                   Expr inner =
+                       Half(x, std::sqrt(2.0 / M_PI)) * (x + Half(x, 0.044715) * x * x * x);
+                   return Half(x, 0.5) * x * (Half(x, 1) + Call(CallOp::kTanh, {inner}));
+                 },
+                 {"approximate"});
   }
   if (approximate != "none") {
     return ctx->Unsupported(absl::StrCat("unsupported attribute approximate=", approximate));
   }
-  return Unary(
-      ctx, "T_gelu",
-      [](Expr x) {
-        return Half(x, 0.5) * x * (Half(x, 1) + Call(CallOp::kErf, {x * Half(x, M_SQRT1_2)}));
-      },
-      {"approximate"});
+  return Unary(ctx, "T_gelu",
+               [](Expr x) {
+                 return Half(x, 0.5) * x *
+                        (Half(x, 1) + Call(CallOp::kErf, {x * Half(x, M_SQRT1_2)}));
+               },
+               {"approximate"});
 }
 
 absl::Status ConvertClip(NodeContext* ctx) {
@@ -254,18 +255,30 @@ absl::Status ConvertCast(NodeContext* ctx) {
 
 std::vector<ConverterRow> ElementwiseConverters() {
   return {
-      {"Abs", ConvertAbs},         {"Add", ConvertAdd},
-      {"Cast", ConvertCast},       {"Clip", ConvertClip},
-      {"Div", ConvertDiv},         {"Equal", ConvertEqual},
-      {"Erf", ConvertErf},         {"Exp", ConvertExp},
-      {"Gelu", ConvertGelu},       {"Greater", ConvertGreater},
-      {"LeakyRelu", ConvertLeakyRelu}, {"Less", ConvertLess},
-      {"Log", ConvertLog},         {"Max", ConvertMax},
-      {"Min", ConvertMin},         {"Mul", ConvertMul},
-      {"Neg", ConvertNeg},         {"Pow", ConvertPow},
-      {"Reciprocal", ConvertReciprocal}, {"Relu", ConvertRelu},
-      {"Sigmoid", ConvertSigmoid}, {"Sqrt", ConvertSqrt},
-      {"Sub", ConvertSub},         {"Tanh", ConvertTanh},
+      {"Abs", ConvertAbs},
+      {"Add", ConvertAdd},
+      {"Cast", ConvertCast},
+      {"Clip", ConvertClip},
+      {"Div", ConvertDiv},
+      {"Equal", ConvertEqual},
+      {"Erf", ConvertErf},
+      {"Exp", ConvertExp},
+      {"Gelu", ConvertGelu},
+      {"Greater", ConvertGreater},
+      {"LeakyRelu", ConvertLeakyRelu},
+      {"Less", ConvertLess},
+      {"Log", ConvertLog},
+      {"Max", ConvertMax},
+      {"Min", ConvertMin},
+      {"Mul", ConvertMul},
+      {"Neg", ConvertNeg},
+      {"Pow", ConvertPow},
+      {"Reciprocal", ConvertReciprocal},
+      {"Relu", ConvertRelu},
+      {"Sigmoid", ConvertSigmoid},
+      {"Sqrt", ConvertSqrt},
+      {"Sub", ConvertSub},
+      {"Tanh", ConvertTanh},
       {"Where", ConvertWhere},
   };
 }

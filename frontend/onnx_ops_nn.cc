@@ -66,7 +66,8 @@ absl::StatusOr<Window> ReadWindow(NodeContext* ctx, const std::vector<int64_t>& 
 }
 
 // The input padded by `w` (and by extra end padding when ceil_mode windows reach past it)
-// with zeros (or the lowest value of the type), as a compute stage; the input itself when nothing is padded.
+// with zeros (or the lowest value of the type), as a compute stage; the input itself when nothing
+// is padded.
 Tensor Pad(const Tensor& x, const Window& w, bool lowest, TensorNamer* namer) {
   const int n = static_cast<int>(w.out.size());
   const int lead = x.ndim() - n;
@@ -111,8 +112,8 @@ absl::Status ConvertConv(NodeContext* ctx) {
   TESSERA_ASSIGN_OR_RETURN(int64_t groups, ctx->Int("group", 1));
   const int64_t c_in = xs[1], m = ws[0], cg = ws[1];
   if (groups <= 0 || c_in % groups != 0 || m % groups != 0 || cg * groups != c_in) {
-    return ctx->Error(absl::StrCat("group ", groups, " does not fit ", c_in,
-                                   " input and ", m, " output channels (W has ", cg, " per group)"));
+    return ctx->Error(absl::StrCat("group ", groups, " does not fit ", c_in, " input and ", m,
+                                   " output channels (W has ", cg, " per group)"));
   }
   std::vector<int64_t> in_spatial(xs.begin() + 2, xs.end());
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
@@ -153,8 +154,7 @@ absl::Status ConvertConv(NodeContext* ctx) {
     if (!bias) return conv;
     const Operand& b = ops[2];
     return Compute(
-        out_shape,
-        [&](const std::vector<Var>& i) { return conv(Exprs(i)) + b({i[1]}); },
+        out_shape, [&](const std::vector<Var>& i) { return conv(Exprs(i)) + b({i[1]}); },
         (*namer)("T_add"));
   };
   return ctx->Compute(OpPattern::kAnchor, inputs, out_shape, ctx->value(0).dtype, compute);
@@ -164,8 +164,8 @@ absl::Status ConvertConv(NodeContext* ctx) {
 // the input is spread `stride` apart, padded by (k_eff - 1 - pad) on each side (plus
 // output_padding at the end), and Y[o] = sum X'[o + k * dilation] * W[c, m, K - 1 - k].
 absl::Status ConvertConvTranspose(NodeContext* ctx) {
-  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({"auto_pad", "dilations", "group", "kernel_shape",
-                                           "output_padding", "pads", "strides"}));
+  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs(
+      {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "pads", "strides"}));
   if (ctx->num_inputs() < 2 || !ctx->has_input(0) || !ctx->has_input(1)) {
     return ctx->Error("expects inputs X and W");
   }
@@ -175,7 +175,8 @@ absl::Status ConvertConvTranspose(NodeContext* ctx) {
   }
   if (ctx->HasAttr("output_shape")) return ctx->Unsupported("unsupported attribute output_shape");
   const std::vector<int64_t> xs = ctx->shape(0), ws = ctx->shape(1);
-  if (xs.size() < 3 || ws.size() != xs.size()) return ctx->Error("X and W are not N, C, spatial...");
+  if (xs.size() < 3 || ws.size() != xs.size())
+    return ctx->Error("X and W are not N, C, spatial...");
   const int n = static_cast<int>(xs.size()) - 2;
   TESSERA_ASSIGN_OR_RETURN(int64_t groups, ctx->Int("group", 1));
   const int64_t c_in = xs[1], m_per_group = ws[1];
@@ -184,9 +185,12 @@ absl::Status ConvertConvTranspose(NodeContext* ctx) {
                                    " input channels in ", groups, " groups"));
   }
   const int64_t cg = c_in / groups, m = m_per_group * groups;
-  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> strides, ctx->Ints("strides", std::vector<int64_t>(n, 1)));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> dil, ctx->Ints("dilations", std::vector<int64_t>(n, 1)));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ctx->Ints("pads", std::vector<int64_t>(2 * n, 0)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                           ctx->Ints("strides", std::vector<int64_t>(n, 1)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> dil,
+                           ctx->Ints("dilations", std::vector<int64_t>(n, 1)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                           ctx->Ints("pads", std::vector<int64_t>(2 * n, 0)));
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> out_pad,
                            ctx->Ints("output_padding", std::vector<int64_t>(n, 0)));
   if (static_cast<int>(strides.size()) != n || static_cast<int>(dil.size()) != n ||
@@ -299,8 +303,8 @@ absl::Status ConvertMatMul(NodeContext* ctx) {
         },
         (*namer)("T_matmul"));
   };
-  return ctx->Compute(OpPattern::kAnchor, {ctx->input(0), ctx->input(1)}, out,
-                      ctx->value(0).dtype, compute);
+  return ctx->Compute(OpPattern::kAnchor, {ctx->input(0), ctx->input(1)}, out, ctx->value(0).dtype,
+                      compute);
 }
 
 absl::Status ConvertGemm(NodeContext* ctx) {
@@ -357,13 +361,15 @@ absl::Status ConvertBatchNorm(NodeContext* ctx) {
   TESSERA_ASSIGN_OR_RETURN(int64_t training, ctx->Int("training_mode", 0));
   if (training != 0) return ctx->Unsupported("unsupported attribute training_mode=1");
   TESSERA_ASSIGN_OR_RETURN(float eps, ctx->Float("epsilon", 1e-5f));
-  if (ctx->num_inputs() != 5 || ctx->rank(0) < 2) return ctx->Error("expects X, scale, B, mean, var");
+  if (ctx->num_inputs() != 5 || ctx->rank(0) < 2)
+    return ctx->Error("expects X, scale, B, mean, var");
   const int64_t c = ctx->shape(0)[1];
   std::vector<std::vector<double>> p;
   for (int i = 1; i <= 4; ++i) {
     TESSERA_ASSIGN_OR_RETURN(std::vector<double> v, ctx->ConstDoubles(i));
     if (static_cast<int64_t>(v.size()) != c) {
-      return ctx->Error(absl::StrCat("input ", i, " has ", v.size(), " elements for ", c, " channels"));
+      return ctx->Error(
+          absl::StrCat("input ", i, " has ", v.size(), " elements for ", c, " channels"));
     }
     p.push_back(std::move(v));
   }
@@ -392,9 +398,9 @@ absl::Status ConvertBatchNorm(NodeContext* ctx) {
 }
 
 absl::Status ConvertPool(NodeContext* ctx, bool is_max) {
-  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({"auto_pad", "ceil_mode", "count_include_pad",
-                                           "dilations", "kernel_shape", "pads", "storage_order",
-                                           "strides"}));
+  TESSERA_RETURN_IF_ERROR(
+      ctx->CheckAttrs({"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape",
+                       "pads", "storage_order", "strides"}));
   if (ctx->output_count() > 1) return ctx->Unsupported("the Indices output is not supported");
   TESSERA_ASSIGN_OR_RETURN(int64_t storage_order, ctx->Int("storage_order", 0));
   if (storage_order != 0) return ctx->Unsupported("unsupported attribute storage_order=1");
@@ -443,10 +449,9 @@ absl::Status ConvertPool(NodeContext* ctx, bool is_max) {
           for (int d = 0; d < n; ++d) {
             Expr start = Expr(i[2 + d]) * Expr(w.strides[d]) - Expr(w.pads_begin[d]);
             Expr end = start + Expr(w.kernel[d]);
-            Expr c = include_pad
-                         ? Min(end, Expr(in_spatial[d] + w.pads_end[d])) -
-                               Max(start, Expr(-w.pads_begin[d]))
-                         : Min(end, Expr(in_spatial[d])) - Max(start, Expr(0));
+            Expr c = include_pad ? Min(end, Expr(in_spatial[d] + w.pads_end[d])) -
+                                       Max(start, Expr(-w.pads_begin[d]))
+                                 : Min(end, Expr(in_spatial[d])) - Max(start, Expr(0));
             count = count.defined() ? count * c : c;
           }
           return Div(sum(Exprs(i)), Cast(t, count));
@@ -483,7 +488,8 @@ absl::Status ConvertGlobalPool(NodeContext* ctx, bool is_max) {
           (*namer)("T_global_max"));
     }
     Tensor sum = Compute(
-        out, [&](const std::vector<Var>& i) { return Sum(elem(i), red); }, (*namer)("T_global_sum"));
+        out, [&](const std::vector<Var>& i) { return Sum(elem(i), red); },
+        (*namer)("T_global_sum"));
     return Compute(
         out,
         [&](const std::vector<Var>& i) {

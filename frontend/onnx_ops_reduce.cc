@@ -37,7 +37,8 @@ absl::Status Reduce(NodeContext* ctx, ReduceOp op) {
   const int axes_input_from = op == ReduceOp::kSum ? 13 : 18;
   std::vector<int64_t> axes;
   if (ctx->opset() >= axes_input_from) {
-    if (ctx->HasAttr("axes")) return ctx->Error("axes is an input from this opset, not an attribute");
+    if (ctx->HasAttr("axes"))
+      return ctx->Error("axes is an input from this opset, not an attribute");
     if (ctx->has_input(1)) {
       TESSERA_ASSIGN_OR_RETURN(axes, ctx->ConstInts(1));
     }
@@ -160,9 +161,7 @@ absl::Status ConvertSoftmax(NodeContext* ctx, bool log) {
     IterVar k = ReduceAxis(n, "k");
     Tensor mx = Compute(
         rows,
-        [&](const std::vector<Var>& i) {
-          return MaxReduce(x(Insert(i, axis, rank, k.var)), {k});
-        },
+        [&](const std::vector<Var>& i) { return MaxReduce(x(Insert(i, axis, rank, k.var)), {k}); },
         (*namer)("T_softmax_maxelem"));
     Tensor ex = Compute(
         shape,
@@ -173,9 +172,7 @@ absl::Status ConvertSoftmax(NodeContext* ctx, bool log) {
     IterVar k2 = ReduceAxis(n, "k");
     Tensor sum = Compute(
         rows,
-        [&](const std::vector<Var>& i) {
-          return Sum(ex(Insert(i, axis, rank, k2.var)), {k2});
-        },
+        [&](const std::vector<Var>& i) { return Sum(ex(Insert(i, axis, rank, k2.var)), {k2}); },
         (*namer)("T_softmax_expsum"));
     return Compute(
         shape,
@@ -212,7 +209,8 @@ absl::Status ConvertLayerNorm(NodeContext* ctx) {
     const Operand& x = ops[0];
     const DataType t = x.dtype;
     std::vector<IterVar> red;
-    for (size_t d = 0; d < cols.size(); ++d) red.push_back(ReduceAxis(cols[d], absl::StrCat("k", d)));
+    for (size_t d = 0; d < cols.size(); ++d)
+      red.push_back(ReduceAxis(cols[d], absl::StrCat("k", d)));
     auto row_index = [&](const std::vector<Var>& i, const std::vector<Expr>& tail) {
       std::vector<Expr> idx;
       for (int d = 0; d < axis; ++d) idx.push_back(i[d]);
@@ -229,10 +227,12 @@ absl::Status ConvertLayerNorm(NodeContext* ctx) {
     };
     const Expr inv_n = MakeConst(t, 1.0 / static_cast<double>(count));
     Tensor sum = Compute(
-        FuncShape(rows), [&](const std::vector<Var>& i) { return Sum(x(row_index(i, red_vars)), red); },
+        FuncShape(rows),
+        [&](const std::vector<Var>& i) { return Sum(x(row_index(i, red_vars)), red); },
         (*namer)("T_layer_norm_sum"));
     std::vector<IterVar> red2;
-    for (size_t d = 0; d < cols.size(); ++d) red2.push_back(ReduceAxis(cols[d], absl::StrCat("k", d)));
+    for (size_t d = 0; d < cols.size(); ++d)
+      red2.push_back(ReduceAxis(cols[d], absl::StrCat("k", d)));
     std::vector<Expr> red2_vars;
     for (const IterVar& r : red2) red2_vars.push_back(r.var);
     Tensor var = Compute(

@@ -130,7 +130,8 @@ absl::Status ConvertTranspose(NodeContext* ctx) {
   std::sort(sorted.begin(), sorted.end());
   for (int d = 0; d < rank; ++d) {
     if (static_cast<int>(sorted.size()) != rank || sorted[d] != d) {
-      return ctx->Error(absl::StrCat("perm [", absl::StrJoin(perm, ", "), "] is not a permutation"));
+      return ctx->Error(
+          absl::StrCat("perm [", absl::StrJoin(perm, ", "), "] is not a permutation"));
     }
   }
   std::vector<int64_t> out;
@@ -225,7 +226,8 @@ absl::Status ConvertSlice(NodeContext* ctx) {
   } else {
     steps.assign(starts.size(), 1);
   }
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
     return ctx->Error("starts, ends, axes and steps differ in length");
   }
   std::vector<int64_t> start_of(rank, 0), step_of(rank, 1), out = in;
@@ -268,7 +270,8 @@ absl::Status ConvertSplit(NodeContext* ctx) {
       split.push_back(std::min(chunk, in[axis] - chunk * k));
     }
   }
-  if (static_cast<int>(split.size()) != outputs) return ctx->Error("split sizes do not match the outputs");
+  if (static_cast<int>(split.size()) != outputs)
+    return ctx->Error("split sizes do not match the outputs");
   int64_t offset = 0;
   for (int k = 0; k < outputs; ++k) {
     std::vector<int64_t> starts(rank, 0), steps(rank, 1), out = in;
@@ -402,8 +405,8 @@ absl::Status ConvertRange(NodeContext* ctx) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<double> limit, ctx->ConstDoubles(1));
   TESSERA_ASSIGN_OR_RETURN(std::vector<double> delta, ctx->ConstDoubles(2));
   if (delta.at(0) == 0) return ctx->Error("delta 0");
-  const int64_t n = static_cast<int64_t>(
-      std::max(0.0, std::ceil((limit.at(0) - start.at(0)) / delta.at(0))));
+  const int64_t n =
+      static_cast<int64_t>(std::max(0.0, std::ceil((limit.at(0) - start.at(0)) / delta.at(0))));
   if (n == 0) return ctx->Unsupported("an empty range");
   NDArray v = NDArray::Empty(ctx->value(0).dtype, {n});
   for (int64_t i = 0; i < n; ++i) v.SetFlat(i, start[0] + static_cast<double>(i) * delta[0]);
@@ -420,14 +423,21 @@ absl::Status ConvertRange(NodeContext* ctx) {
 
 std::vector<ConverterRow> ShapeConverters() {
   return {
-      {"Concat", ConvertConcat},       {"Constant", ConvertConstant},
+      {"Concat", ConvertConcat},
+      {"Constant", ConvertConstant},
       {"ConstantOfShape", ConvertConstantOfShape},
-      {"Dropout", ConvertDropout},     {"Expand", ConvertExpand},
-      {"Flatten", ConvertFlatten},     {"Gather", ConvertGather},
-      {"Identity", ConvertIdentity},   {"Range", ConvertRange},
-      {"Reshape", ConvertReshape},     {"Shape", ConvertShape},
-      {"Slice", ConvertSlice},         {"Split", ConvertSplit},
-      {"Squeeze", ConvertSqueeze},     {"Transpose", ConvertTranspose},
+      {"Dropout", ConvertDropout},
+      {"Expand", ConvertExpand},
+      {"Flatten", ConvertFlatten},
+      {"Gather", ConvertGather},
+      {"Identity", ConvertIdentity},
+      {"Range", ConvertRange},
+      {"Reshape", ConvertReshape},
+      {"Shape", ConvertShape},
+      {"Slice", ConvertSlice},
+      {"Split", ConvertSplit},
+      {"Squeeze", ConvertSqueeze},
+      {"Transpose", ConvertTranspose},
       {"Unsqueeze", ConvertUnsqueeze},
   };
 }

@@ -14,12 +14,12 @@
 namespace tessera {
 
 struct ExtractedTask {
-  std::string name;             // the name of its first function: "fused_conv_add_relu_0"
-  PrimFunc func;                // that function, renamed to `name`
+  std::string name;  // the name of its first function: "fused_conv_add_relu_0"
+  PrimFunc func;     // that function, renamed to `name`
   uint64_t structural_hash = 0;
-  int weight = 0;               // number of functions of the model that are this task
-  double flops = 0;             // of one call (ir/flops.h)
-  std::vector<int> functions;   // indices into FusedGraph::functions
+  int weight = 0;              // number of functions of the model that are this task
+  double flops = 0;            // of one call (ir/flops.h)
+  std::vector<int> functions;  // indices into FusedGraph::functions
 };
 
 // Tasks in order of first occurrence.

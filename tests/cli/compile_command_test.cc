@@ -4,9 +4,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "frontend/npy.h"
 #include "gtest/gtest.h"
@@ -21,8 +20,8 @@ struct Output {
 
 Output RunTessera(const std::string& args) {
   const char* binary = std::getenv("TESSERA_BINARY");
-  std::string command = std::string(binary != nullptr && *binary ? binary : TESSERA_BINARY) + " " +
-                        args + " 2>&1";
+  std::string command =
+      std::string(binary != nullptr && *binary ? binary : TESSERA_BINARY) + " " + args + " 2>&1";
   Output out;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return out;

@@ -24,16 +24,16 @@ TEST(FuseOpsTest, CnnFusesBatchNormAndReluIntoConv) {
   absl::StatusOr<FusedGraph> fused = FuseGraph(m.graph);
   ASSERT_TRUE(fused.ok()) << fused.status();
   using V = std::vector<std::string>;
-  EXPECT_EQ(GroupOps(m.graph, *fused),
-            (std::vector<V>{{"Conv", "BatchNormalization", "Relu"},
-                            {"MaxPool"},
-                            {"Conv", "BatchNormalization", "Relu"},
-                            {"Conv", "BatchNormalization", "Relu"},
-                            {"GlobalAveragePool"},
-                            {"Gemm"}}));
+  EXPECT_EQ(GroupOps(m.graph, *fused), (std::vector<V>{{"Conv", "BatchNormalization", "Relu"},
+                                                       {"MaxPool"},
+                                                       {"Conv", "BatchNormalization", "Relu"},
+                                                       {"Conv", "BatchNormalization", "Relu"},
+                                                       {"GlobalAveragePool"},
+                                                       {"Gemm"}}));
   // Parameters: the input, the weights, the folded scale/shift, the result.
   EXPECT_EQ(fused->functions[0].func.params().size(), 6u);
-  EXPECT_EQ(fused->functions[0].args.back(), m.graph.nodes[fused->functions[0].nodes.back()].output);
+  EXPECT_EQ(fused->functions[0].args.back(),
+            m.graph.nodes[fused->functions[0].nodes.back()].output);
 }
 
 TEST(FuseOpsTest, EncoderFusesEpiloguesAndElementwiseChains) {
@@ -43,11 +43,11 @@ TEST(FuseOpsTest, EncoderFusesEpiloguesAndElementwiseChains) {
   using V = std::vector<std::string>;
   std::vector<V> groups = GroupOps(m.graph, *fused);
   ASSERT_EQ(groups.size(), 16u);
-  EXPECT_EQ(groups[0], (V{"MatMul", "Add"}));               // q projection + bias
-  EXPECT_EQ(groups[1], (V{"Transpose"}));                   // after a reshape view
-  EXPECT_EQ(groups[6], (V{"MatMul", "Div"}));               // scores / sqrt(d)
+  EXPECT_EQ(groups[0], (V{"MatMul", "Add"}));  // q projection + bias
+  EXPECT_EQ(groups[1], (V{"Transpose"}));      // after a reshape view
+  EXPECT_EQ(groups[6], (V{"MatMul", "Div"}));  // scores / sqrt(d)
   EXPECT_EQ(groups[7], (V{"Softmax"}));
-  EXPECT_EQ(groups[10], (V{"MatMul", "Add", "Add"}));       // output projection + residual
+  EXPECT_EQ(groups[10], (V{"MatMul", "Add", "Add"}));  // output projection + residual
   EXPECT_EQ(groups[11], (V{"LayerNormalization"}));
   EXPECT_EQ(groups[13], (V{"Div", "Erf", "Add", "Mul", "Mul"}));  // GELU as one chain
   EXPECT_EQ(groups[14], (V{"MatMul", "Add", "Add"}));

@@ -19,8 +19,8 @@ TEST(NpyTest, ReadsWhatNumpyWrote) {
 TEST(NpyTest, RoundTripsEveryDtypeAndRank) {
   const std::string path = ::testing::TempDir() + "/npy_test.npy";
   Random rng(7);
-  for (DataType t : {DataType::Float32(), DataType::Float64(), DataType::Int64(),
-                     DataType::Int32(), DataType::Bool()}) {
+  for (DataType t : {DataType::Float32(), DataType::Float64(), DataType::Int64(), DataType::Int32(),
+                     DataType::Bool()}) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{}, {5}, {2, 3, 4}}) {
       NDArray a = NDArray::Empty(t, shape);
       a.FillRandom(&rng);

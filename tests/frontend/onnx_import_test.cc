@@ -39,8 +39,7 @@ void ExpectMatchesOnnxRuntime(const std::string& model, double tolerance = 1e-4)
   ASSERT_EQ(out->size(), 1u);
   absl::StatusOr<Comparison> cmp = Compare((*out)[0], *expected, tolerance, tolerance);
   ASSERT_TRUE(cmp.ok()) << cmp.status();
-  EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error << " at "
-                         << cmp->first_mismatch;
+  EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error << " at " << cmp->first_mismatch;
 }
 
 TEST(OnnxImportTest, CnnMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("cnn"); }
@@ -124,14 +123,17 @@ TEST(OnnxImportTest, UnsupportedAttributeValueNamesTheNode) {
   a->set_s("cubic");
   absl::Status s = ImportProto(m);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(s.message(),
-            "m.onnx: node 'the_node' (Gelu): unsupported attribute approximate=cubic");
+  EXPECT_EQ(s.message(), "m.onnx: node 'the_node' (Gelu): unsupported attribute approximate=cubic");
 }
 
 TEST(OnnxImportTest, DynamicDimensionIsAnError) {
   onnx::ModelProto m = OneNode("Relu");
-  auto* dim = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
-                  ->mutable_shape()->mutable_dim(0);
+  auto* dim = m.mutable_graph()
+                  ->mutable_input(0)
+                  ->mutable_type()
+                  ->mutable_tensor_type()
+                  ->mutable_shape()
+                  ->mutable_dim(0);
   dim->set_dim_param("batch");
   absl::Status s = ImportProto(m);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
