@@ -22,7 +22,6 @@
 #include "rules/annotations.h"
 #include "rules/default/default_rule.h"
 #include "tuner/apply_best.h"
-#include "tuner/task_scheduler.h"
 #include "worker/builder.h"
 #include "worker/host.h"
 #include "worker/runner.h"
@@ -213,33 +212,6 @@ TEST(TuneTest, CostModelTrainedOnOneRunRanksHeldOutCandidatesBetterThanChance) {
   double tau = KendallTau(predicted, speed);
   std::printf("cost model on %zu held-out candidates: Kendall tau %.3f\n", held_out.size(), tau);
   EXPECT_GT(tau, 0);
-}
-
-TEST(TaskSchedulerTest, RoundRobinCyclesOverUnfinishedTasks) {
-  std::unique_ptr<TaskScheduler> s = NewRoundRobinScheduler();
-  std::vector<TaskProgress> tasks(3);
-  EXPECT_EQ(s->NextTaskId(tasks), 0);
-  EXPECT_EQ(s->NextTaskId(tasks), 1);
-  tasks[2].terminated = true;
-  EXPECT_EQ(s->NextTaskId(tasks), 0);
-  tasks[0].terminated = tasks[1].terminated = true;
-  EXPECT_EQ(s->NextTaskId(tasks), -1);
-}
-
-TEST(TaskSchedulerTest, GradientWarmsUpThenFavorsTheHeavierSlowerTask) {
-  std::unique_ptr<TaskScheduler> s = NewGradientScheduler(0.2, 3, 1);
-  std::vector<TaskProgress> tasks(2);
-  EXPECT_EQ(s->NextTaskId(tasks), 0);
-  EXPECT_EQ(s->NextTaskId(tasks), 1);
-  tasks[0].best_latency_history = {1.0};
-  tasks[1].best_latency_history = {1.0};
-  tasks[1].weight = 5;  // occurs five times in the job
-  EXPECT_EQ(s->NextTaskId(tasks), 1);
-  tasks[1].weight = 1;
-  tasks[0].best_latency_history = {10.0};  // slower: more to gain
-  EXPECT_EQ(s->NextTaskId(tasks), 0);
-  tasks[0].best_latency_history = {1e9};  // nothing valid yet: last priority
-  EXPECT_EQ(s->NextTaskId(tasks), 1);
 }
 
 // The default schedule leads the first batch: with a budget too small to find anything better,

@@ -6,7 +6,6 @@
 #include "tuner/tuning_job.h"
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -14,41 +13,13 @@
 
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
-#include "ir/structural_hash.h"
+#include "tests/testing/scripted_measurer.h"
 #include "worker/host.h"
 
 namespace tessera {
 namespace {
 
-// Latency from the candidate's hash: deterministic, and different across candidates.
-class ScriptedMeasurer : public Measurer {
- public:
-  explicit ScriptedMeasurer(bool verified = true) : verified_(verified) {}
-  absl::StatusOr<MeasuredBatch> Measure(const MeasureRequest& request) override {
-    MeasuredBatch batch;
-    batch.provenance.device = "scripted";
-    for (const PrimFunc& f : request.candidates) {
-      const std::string hash = StructuralHashHex(f);
-      MeasureOutcome o;
-      uint64_t h = std::hash<std::string>()(hash);
-      if (h % 7 == 0) {
-        o.error = MeasureError::kBuild;
-        o.error_msg = "build: scripted failure";
-      } else {
-        o.run_secs = {1e-3 * (1 + static_cast<double>(h % 1000) / 100)};
-        o.verified = verified_ && request.verify;
-      }
-      batch.outcomes.push_back(o);
-      ++measured_[hash];
-    }
-    return batch;
-  }
-  const std::map<std::string, int>& measured() const { return measured_; }
-
- private:
-  bool verified_;
-  std::map<std::string, int> measured_;
-};
+using testing::ScriptedMeasurer;
 
 std::vector<TuneTaskSpec> Tasks() {
   return {{"gmm", *MakeWorkload("GMM", {{"M", 64}, {"N", 64}, {"K", 64}}, "float32"), 1},

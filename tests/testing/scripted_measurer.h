@@ -1,0 +1,64 @@
+// A measurer without a compiler, for tests of the tuning loop (tests/tuner/*): every candidate
+// gets a latency derived from its structural hash, so a search can be replayed exactly, and
+// every seventh or so fails to "build". It counts how often each program was measured.
+#ifndef TESSERA_TESTS_TESTING_SCRIPTED_MEASURER_H_
+#define TESSERA_TESTS_TESTING_SCRIPTED_MEASURER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ir/function.h"
+#include "ir/structural_hash.h"
+#include "worker/measurer.h"
+
+namespace tessera {
+namespace testing {
+
+class ScriptedMeasurer : public Measurer {
+ public:
+  // `verified`: whether a candidate the request asks to verify passes its check.
+  explicit ScriptedMeasurer(bool verified = true) : verified_(verified) {}
+
+  // The scripted latency of the program whose StructuralHashHex is `hash` (seconds, between 1
+  // and 11 ms); nullopt for a scripted build failure.
+  static std::optional<double> Latency(const std::string& hash) {
+    const uint64_t h = std::hash<std::string>()(hash);
+    if (h % 7 == 0) return std::nullopt;
+    return 1e-3 * (1 + static_cast<double>(h % 1000) / 100);
+  }
+
+  absl::StatusOr<MeasuredBatch> Measure(const MeasureRequest& request) override {
+    MeasuredBatch batch;
+    batch.provenance.device = "scripted";
+    for (const PrimFunc& f : request.candidates) {
+      const std::string hash = StructuralHashHex(f);
+      MeasureOutcome o;
+      if (std::optional<double> secs = Latency(hash)) {
+        o.run_secs = {*secs};
+        o.verified = verified_ && request.verify;
+      } else {
+        o.error = MeasureError::kBuild;
+        o.error_msg = "build: scripted failure";
+      }
+      batch.outcomes.push_back(o);
+      ++measured_[hash];
+    }
+    return batch;
+  }
+
+  // Structural hash -> number of times measured.
+  const std::map<std::string, int>& measured() const { return measured_; }
+
+ private:
+  bool verified_;
+  std::map<std::string, int> measured_;
+};
+
+}  // namespace testing
+}  // namespace tessera
+
+#endif  // TESSERA_TESTS_TESTING_SCRIPTED_MEASURER_H_

@@ -1,0 +1,54 @@
+// The task schedulers (tuner/task_scheduler.cc): round-robin over unfinished tasks, and the
+// gradient scheduler's warm-up and choice of the task with the most weighted latency to gain.
+#include "tuner/task_scheduler.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tessera {
+namespace {
+
+TEST(TaskSchedulerTest, RoundRobinCyclesOverUnfinishedTasks) {
+  std::unique_ptr<TaskScheduler> s = NewRoundRobinScheduler();
+  std::vector<TaskProgress> tasks(3);
+  EXPECT_EQ(s->NextTaskId(tasks), 0);
+  EXPECT_EQ(s->NextTaskId(tasks), 1);
+  tasks[2].terminated = true;
+  EXPECT_EQ(s->NextTaskId(tasks), 0);
+  tasks[0].terminated = tasks[1].terminated = true;
+  EXPECT_EQ(s->NextTaskId(tasks), -1);
+}
+
+TEST(TaskSchedulerTest, GradientWarmsUpThenFavorsTheHeavierSlowerTask) {
+  std::unique_ptr<TaskScheduler> s = NewGradientScheduler(0.2, 3, 1);
+  std::vector<TaskProgress> tasks(2);
+  EXPECT_EQ(s->NextTaskId(tasks), 0);
+  EXPECT_EQ(s->NextTaskId(tasks), 1);
+  tasks[0].best_latency_history = {1.0};
+  tasks[1].best_latency_history = {1.0};
+  tasks[1].weight = 5;  // occurs five times in the job
+  EXPECT_EQ(s->NextTaskId(tasks), 1);
+  tasks[1].weight = 1;
+  tasks[0].best_latency_history = {10.0};  // slower: more to gain
+  EXPECT_EQ(s->NextTaskId(tasks), 0);
+  tasks[0].best_latency_history = {1e9};  // nothing valid yet: last priority
+  EXPECT_EQ(s->NextTaskId(tasks), 1);
+}
+
+TEST(TaskSchedulerTest, FactoryKnowsBothSchedulersByName) {
+  absl::StatusOr<std::unique_ptr<TaskScheduler>> rr = MakeTaskScheduler("round-robin", 0);
+  ASSERT_TRUE(rr.ok()) << rr.status();
+  EXPECT_EQ((*rr)->name(), "round-robin");
+  absl::StatusOr<std::unique_ptr<TaskScheduler>> gradient = MakeTaskScheduler("gradient", 0);
+  ASSERT_TRUE(gradient.ok()) << gradient.status();
+  EXPECT_EQ((*gradient)->name(), "gradient");
+  absl::StatusOr<std::unique_ptr<TaskScheduler>> unknown = MakeTaskScheduler("fifo", 0);
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("fifo"), std::string::npos) << unknown.status();
+}
+
+}  // namespace
+}  // namespace tessera
