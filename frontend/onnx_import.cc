@@ -254,13 +254,6 @@ absl::StatusOr<DataType> FromOnnxType(int32_t elem_type) {
   }
 }
 
-double Element(const NDArray& a, int64_t i) { return a.GetFlat(i); }
-
-absl::StatusOr<NDArray> TensorFromProto(const onnx::TensorProto& t, const std::string& where);
-absl::StatusOr<NDArray> ConstantFromProto(const onnx::TensorProto& t, const std::string& where) {
-  return TensorFromProto(t, where);
-}
-
 }  // namespace onnx_internal
 
 namespace {
@@ -283,8 +276,8 @@ const std::map<std::string, onnx_internal::Converter>& ConverterTable() {
 }  // namespace
 
 // An initializer or Constant value as an NDArray.
-absl::StatusOr<NDArray> onnx_internal::TensorFromProto(const onnx::TensorProto& t,
-                                                       const std::string& where) {
+absl::StatusOr<NDArray> onnx_internal::ConstantFromProto(const onnx::TensorProto& t,
+                                                         const std::string& where) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     return absl::UnimplementedError(
         absl::StrCat(where, ": tensor ", t.name(), " keeps its data in an external file"));
@@ -345,7 +338,7 @@ absl::StatusOr<NDArray> onnx_internal::TensorFromProto(const onnx::TensorProto& 
 
 namespace {
 
-using onnx_internal::TensorFromProto;
+using onnx_internal::ConstantFromProto;
 
 std::string ShapeText(const onnx::TypeProto& type) {
   std::vector<std::string> dims;
@@ -379,7 +372,7 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
   std::map<std::string, int> names;
   for (const onnx::TensorProto& t : g.initializer()) {
     TESSERA_ASSIGN_OR_RETURN(NDArray data,
-                             TensorFromProto(t, absl::StrCat(label, ": initializer")));
+                             ConstantFromProto(t, absl::StrCat(label, ": initializer")));
     GraphValue v;
     v.name = t.name();
     v.dtype = data.dtype();

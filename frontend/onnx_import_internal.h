@@ -110,8 +110,6 @@ absl::StatusOr<std::vector<int64_t>> BroadcastShapes(const NodeContext& ctx,
 absl::StatusOr<DataType> FromOnnxType(int32_t elem_type);
 // A TensorProto (initializer, Constant value) as an NDArray; `where` prefixes errors.
 absl::StatusOr<NDArray> ConstantFromProto(const onnx::TensorProto& t, const std::string& where);
-// Value i of an NDArray as a double.
-double Element(const NDArray& a, int64_t i);
 
 }  // namespace onnx_internal
 }  // namespace tessera
