@@ -307,6 +307,11 @@ class PostgresDatabase final : public Database {
                                                                        : PQerrorMessage(conn_),
                 "; ");
     if (PQstatus(conn_) != CONNECTION_OK) state.clear();  // the connection is gone
+    // libpq may still say CONNECTION_OK after the server closed the socket ("server closed the
+    // connection unexpectedly", no SQLSTATE) or ended the session (57P..): reset it next time.
+    if (state.empty() || absl::StartsWith(state, "08") || absl::StartsWith(state, "57P")) {
+      broken_ = true;
+    }
     std::string in = OneLine(sql, " ");
     if (in.size() > 48) in = in.substr(0, 45) + "...";
     return absl::Status(CodeOfSqlState(state),
@@ -315,13 +320,15 @@ class PostgresDatabase final : public Database {
 
   // Resets a connection that broke since the last call; kUnavailable if it cannot be resumed.
   absl::Status Reconnect() {
-    if (PQstatus(conn_) == CONNECTION_OK) {
+    if (PQstatus(conn_) == CONNECTION_OK && !broken_) {
       // A transaction left open by a failed call (its ROLLBACK could not be sent) is closed.
       if (PQtransactionStatus(conn_) == PQTRANS_INERROR) Query("ROLLBACK").IgnoreError();
       return absl::OkStatus();
     }
     PQreset(conn_);
+    broken_ = false;
     if (PQstatus(conn_) != CONNECTION_OK) {
+      broken_ = true;
       std::string message = OneLine(PQerrorMessage(conn_), "; ");
       return absl::UnavailableError(
           absl::StrCat("database '", name_, "': connection lost: ", message));
@@ -456,6 +463,7 @@ class PostgresDatabase final : public Database {
 
   const std::string name_;  // the URL, password redacted
   PGconn* const conn_;
+  bool broken_ = false;  // a call saw the connection break: reset it before the next
   std::mutex mu_;
   std::map<int64_t, PrimFunc> funcs_;  // workload id -> parsed function (rows never change)
 };

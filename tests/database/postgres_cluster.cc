@@ -152,6 +152,8 @@ absl::Status PostgresCluster::Start() {
           "as (initdb refuses root)");
     }
     as = RunAs{true, nobody->pw_uid, nobody->pw_gid};
+    run_uid_ = static_cast<int>(nobody->pw_uid);
+    run_gid_ = static_cast<int>(nobody->pw_gid);
   }
   std::string pattern = ::testing::TempDir() + "tessera_pg_XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
@@ -172,15 +174,24 @@ absl::Status PostgresCluster::Start() {
     return absl::InternalError(
         absl::StrCat("postgres cluster: initdb failed (status ", wstatus, "): ", Tail(log)));
   }
+  return StartServer();
+}
+
+absl::Status PostgresCluster::StartServer() {
+  RunAs as;
+  if (run_uid_ >= 0) {
+    as = RunAs{true, static_cast<uid_t>(run_uid_), static_cast<gid_t>(run_gid_)};
+  }
+  const std::string data = dir_ + "/data", log = dir_ + "/server.log";
   TESSERA_ASSIGN_OR_RETURN(
-      pid_,
-      Spawn({bin_dir_ + "/postgres", "-D", data, "-k", dir_, "-p", std::to_string(kPort), "-c",
-             "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c",
-             "full_page_writes=off", "-c", "max_connections=60", "-c", "shared_buffers=16MB"},
-            as, log, /*die_with_parent=*/true));
+      pid_, Spawn({bin_dir_ + "/postgres", "-D", data, "-k", dir_, "-p", std::to_string(kPort),
+                   "-c", "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off", "-c",
+                   "max_connections=60", "-c", "shared_buffers=16MB"},
+                  as, log, /*die_with_parent=*/true));
   const std::string conninfo =
       absl::StrCat("host=", dir_, " port=", kPort, " user=", kUser, " dbname=postgres");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int wstatus = 0;
   while (PQping(conninfo.c_str()) != PQPING_OK) {
     if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
       pid_ = -1;
@@ -219,9 +230,26 @@ absl::StatusOr<std::string> PostgresCluster::NewDatabase() {
   return Url(name);
 }
 
+absl::Status PostgresCluster::Restart() {
+  // Immediate shutdown, as a crash: backends exit without a word to their clients. Commits
+  // survive it (synchronous_commit stays on; only fsync is off, which matters for the
+  // machine crashing, not the server).
+  KillServer(SIGQUIT);
+  return StartServer();
+}
+
 void PostgresCluster::Stop() {
+  KillServer(SIGQUIT);  // immediate shutdown: nothing here needs to survive
+  if (!dir_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+    dir_.clear();
+  }
+}
+
+void PostgresCluster::KillServer(int signal) {
   if (pid_ > 0) {
-    kill(pid_, SIGQUIT);  // immediate shutdown: nothing here needs to survive
+    kill(pid_, signal);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     int wstatus = 0;
     while (waitpid(pid_, &wstatus, WNOHANG) == 0) {
@@ -233,11 +261,6 @@ void PostgresCluster::Stop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     pid_ = -1;
-  }
-  if (!dir_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-    dir_.clear();
   }
 }
 

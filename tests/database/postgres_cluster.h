@@ -27,16 +27,24 @@ class PostgresCluster {
   // The URL of database `name` (which need not exist).
   std::string Url(const std::string& name) const;
 
+  // Kills the server (immediate shutdown, as a crash) and starts it again on the same data:
+  // open connections break without a word, committed data stays.
+  absl::Status Restart();
+
   // Stops the server (immediate shutdown) and removes the directory. Idempotent.
   void Stop();
 
  private:
   PostgresCluster() = default;
-  absl::Status Start();
+  absl::Status Start();         // initdb, then StartServer
+  absl::Status StartServer();   // postgres on the data directory, waited for until it answers
+  void KillServer(int signal);  // SIGQUIT: immediate shutdown; SIGINT: fast shutdown
 
   std::string dir_;      // the temporary directory: data/, the socket, server.log
   std::string bin_dir_;  // where initdb and postgres are
   int pid_ = -1;         // the postmaster
+  int run_uid_ = -1;     // the user and group the server runs as; -1: this process's
+  int run_gid_ = -1;
   int next_database_ = 0;
 };
 

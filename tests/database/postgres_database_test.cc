@@ -147,6 +147,25 @@ TEST_F(PostgresDatabaseTest, MigratesSchemaOneInPlace) {
   EXPECT_EQ(all[3].job_id, "job-1");
 }
 
+// A server restart breaks the connection: the call that finds it broken fails with
+// kUnavailable (retry), the next one reconnects, and nothing committed is lost.
+TEST_F(PostgresDatabaseTest, ReconnectsAfterTheServerRestarts) {
+  std::unique_ptr<Database> db = Open();
+  ASSERT_NE(db, nullptr);
+  Workload w = db->CommitWorkload(SmallGmm(16)).value();
+  ASSERT_TRUE(db->CommitRecord(MakeRecord(w, CpuTarget(), TileTrace(16, 1, 4), {2e-4})).ok());
+  ASSERT_TRUE(cluster_->Restart().ok());
+  absl::StatusOr<int64_t> first = db->NumRecords();
+  if (!first.ok()) {
+    EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable) << first.status();
+    EXPECT_EQ(first.status().message().find('\n'), std::string::npos) << first.status();
+  }
+  EXPECT_EQ(db->NumRecords().value(), 1);
+  EXPECT_TRUE(db->CommitRecord(MakeRecord(w, CpuTarget(), TileTrace(16, 2, 4), {1e-4})).ok());
+  EXPECT_EQ(BestRecord(db.get(), SmallGmm(16), CpuTarget(), false).value()->run_secs,
+            std::vector<double>{1e-4});
+}
+
 // Record `i` of writer `writer`: its fields are a function of both, so the reader can check
 // each stored record is whole, and which writer and number it was.
 TuningRecord WriterRecord(const Workload& w, int writer, int i) {
