@@ -113,7 +113,7 @@ int RunCompile(const CompileOptions& o) {
       path = "unscheduled (the scheduled function did not build)";
       how = {{"kind", "unscheduled"}, {"note", "scheduled function did not build"}};
     }
-    std::printf("  %-36s x%-3d %10.4f MFLOP  %s\n", t.name.c_str(), t.weight, t.flops / 1e6,
+    std::printf("  %-40s x%-3d %10.4f MFLOP  %s\n", t.name.c_str(), t.weight, t.flops / 1e6,
                 path.c_str());
     std::filesystem::path artifact(result.artifact_path);
     kernels.push_back({{"task", t.name},

@@ -135,13 +135,21 @@ int RunExec(const ExecOptions& o) {
 
   // Kernels, one per task.
   std::vector<KernelFn> task_fn;
-  std::vector<std::string> task_name;
+  std::vector<std::string> task_name, task_schedule;
+  std::vector<double> task_flops;
   for (const nlohmann::json& k : doc["kernels"]) {
     absl::StatusOr<KernelFn> fn = LoadKernel(o.dir + "/" + k.at("artifact").get<std::string>(),
                                              k.at("symbol").get<std::string>());
     if (!fn.ok()) return ReportError(fn.status());
     task_fn.push_back(*fn);
     task_name.push_back(k.at("task").get<std::string>());
+    task_flops.push_back(k.value("flops", 0.0));
+    // "tuned #17", "default CpuDefault" or "unscheduled", from compile's record of the path.
+    const nlohmann::json how = k.value("schedule", nlohmann::json::object());
+    const std::string kind = how.value("kind", "");
+    task_schedule.push_back(kind == "tuned"     ? absl::StrCat("tuned #", how.value("record", -1))
+                            : kind == "default" ? "default " + how.value("rule", std::string())
+                                                : kind);
   }
   for (const PlanCall& c : plan->calls) {
     if (c.task < 0 || static_cast<size_t>(c.task) >= task_fn.size()) {
@@ -247,8 +255,11 @@ int RunExec(const ExecOptions& o) {
     out["latency_seconds"] = total;
     out["run_secs"] = total_secs;
     for (size_t c = 0; c < ncalls; ++c) {
+      const int task = plan->calls[c].task;
       out["calls"].push_back({{"function", plan->calls[c].function},
-                              {"task", task_name[plan->calls[c].task]},
+                              {"task", task_name[task]},
+                              {"schedule", task_schedule[task]},
+                              {"flops", task_flops[task]},
                               {"seconds", Median(call_secs[c])}});
     }
     if (o.check) out["check"] = check_json;
@@ -259,13 +270,16 @@ int RunExec(const ExecOptions& o) {
       "%s: %zu kernels per inference, inputs %s\n", o.dir.c_str(), ncalls,
       files.empty() ? absl::StrCat("random (seed ", o.seed, ")").c_str() : o.inputs.c_str());
   std::printf("latency: %s (median of %d repeats)\n", FormatSeconds(total).c_str(), o.repeat);
-  std::printf("%-4s %-36s %12s %7s\n", "#", "FUNCTION", "MEDIAN", "SHARE");
+  std::printf("%-4s %-40s %12s %9s %7s  %s\n", "#", "FUNCTION", "MEDIAN", "GFLOP/s", "SHARE",
+              "SCHEDULE");
   double sum = 0;
   for (size_t c = 0; c < ncalls; ++c) sum += Median(call_secs[c]);
   for (size_t c = 0; c < ncalls; ++c) {
     const double t = Median(call_secs[c]);
-    std::printf("%-4zu %-36s %12s %6.1f%%\n", c, plan->calls[c].function.c_str(),
-                FormatSeconds(t).c_str(), 100 * t / std::max(sum, 1e-12));
+    const int task = plan->calls[c].task;
+    std::printf("%-4zu %-40s %12s %9.2f %6.1f%%  %s\n", c, plan->calls[c].function.c_str(),
+                FormatSeconds(t).c_str(), task_flops[task] / std::max(t, 1e-12) / 1e9,
+                100 * t / std::max(sum, 1e-12), task_schedule[task].c_str());
   }
   if (o.check) std::printf("%s\n", check_line.c_str());
   return exit_code;
