@@ -99,6 +99,9 @@ TEST(CompileCommandTest, DecoderWithDefaultsMatchesOnnxRuntime) {
 TEST(CompileCommandTest, OtherOperatorsWithDefaultsMatchOnnxRuntime) {
   ExpectCompiledMatchesOnnxRuntime("ops");
 }
+TEST(CompileCommandTest, MoreOperatorsWithDefaultsMatchOnnxRuntime) {
+  ExpectCompiledMatchesOnnxRuntime("ops2");
+}
 TEST(CompileCommandTest, ConvTransposeWithDefaultsMatchesOnnxRuntime) {
   ExpectCompiledMatchesOnnxRuntime("upsample");
 }

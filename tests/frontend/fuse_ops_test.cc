@@ -80,6 +80,7 @@ TEST(FuseOpsTest, FusedCnnMatchesOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("c
 TEST(FuseOpsTest, FusedEncoderMatchesOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("encoder"); }
 TEST(FuseOpsTest, FusedDecoderMatchesOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("decoder"); }
 TEST(FuseOpsTest, FusedOtherOperatorsMatchOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("ops"); }
+TEST(FuseOpsTest, FusedMoreOperatorsMatchOnnxRuntime) { ExpectFusedMatchesOnnxRuntime("ops2"); }
 TEST(FuseOpsTest, FusedConvTransposeMatchesOnnxRuntime) {
   ExpectFusedMatchesOnnxRuntime("upsample");
 }

@@ -48,6 +48,9 @@ TEST(OnnxImportTest, DecoderMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("deco
 // Grouped strided conv, pools with padding, Concat/Slice/Split/Gather/Expand/Where, reductions
 // with axes inputs (opset 18), shape arithmetic, Gemm alpha/beta, Cast.
 TEST(OnnxImportTest, OtherOperatorsMatchOnnxRuntime) { ExpectMatchesOnnxRuntime("ops"); }
+// Gelu (both forms, opset 20), Sub, Neg, Abs, Reciprocal, Log, Max, Min, Equal, Less, ReduceMin,
+// ReduceMean, ReduceSumSquare, LogSoftmax, GlobalMaxPool, Range, ConstantOfShape, Dropout.
+TEST(OnnxImportTest, MoreOperatorsMatchOnnxRuntime) { ExpectMatchesOnnxRuntime("ops2"); }
 TEST(OnnxImportTest, ConvTransposeMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("upsample"); }
 // float16 weights, activations and output (rounded on every store, as onnxruntime does).
 TEST(OnnxImportTest, Float16ModelMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("mlp16", 2e-3); }

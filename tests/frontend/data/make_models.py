@@ -22,6 +22,10 @@ off). The weights are seeded random numbers. Models:
             arithmetic (Shape/Gather/Concat/Reshape), Gemm with alpha/beta (opset 18)
   upsample  ConvTranspose: strided with pads, output_padding and bias, then grouped and dilated
             (opset 13)
+  ops2      the remaining elementwise and reduction operators: Gelu (both forms, opset 20), Sub,
+            Neg, Abs, Reciprocal, Log, Max, Min, Equal, Less, ReduceMin, ReduceMean,
+            ReduceSumSquare, LogSoftmax, GlobalMaxPool, Range, ConstantOfShape, Identity,
+            Dropout, Flatten
   mlp16     float16 throughout: MatMul + bias + Relu, MatMul, Softmax (opset 13)
   gram      Y = relu(X @ X^T) for X [512, 512]: 2.7e8 FLOP without weights, so that
             `tessera exec --check` takes its naive-build reference (no .npy files: the test
@@ -210,6 +214,39 @@ def make_upsample():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 12, 12])], 13)
 
 
+def make_ops2():
+    b = Builder(8)
+    x = "x"  # [2, 3, 4, 5]
+    f = lambda v: b.const(np.array(v, dtype=np.float32))  # noqa: E731
+    g1 = b.op("Gelu", [x])
+    g2 = b.op("Gelu", [x], approximate="tanh")
+    a = b.op("Sub", [g1, b.op("Neg", [g2])])
+    a = b.op("Add", [b.op("Abs", [a]), b.op("Reciprocal", [b.op("Add", [b.op("Abs", [x]), f(1.0)])])])
+    a = b.op("Log", [b.op("Add", [a, f(0.5)])])
+    a = b.op("Max", [a, b.op("Min", [x, f(0.25)])])
+    eq = b.op("Equal", [b.op("Cast", [x], to=TensorProto.INT64),
+                        b.op("ConstantOfShape", [b.const(np.array([5], dtype=np.int64))],
+                             value=numpy_helper.from_array(np.array([0], dtype=np.int64)))])
+    lt = b.op("Less", [x, f(-0.5)])
+    a = b.op("Where", [eq, a, b.op("Where", [lt, f(-1.0), a])])
+    a = b.op("Dropout", [b.op("Identity", [a])])
+    r1 = b.op("ReduceMin", [a, b.const(np.array([3], dtype=np.int64))], keepdims=1)  # [2,3,4,1]
+    r2 = b.op("ReduceMean", [a, b.const(np.array([1], dtype=np.int64))], keepdims=1)  # [2,1,4,5]
+    r3 = b.op("ReduceSumSquare", [a, b.const(np.array([2, 3], dtype=np.int64))], keepdims=1)
+    s = b.op("Add", [b.op("Add", [r1, r2]), r3])  # [2, 3, 4, 5]
+    s = b.op("Add", [s, b.op("Cast", [b.op("Range", [b.const(np.array(0, dtype=np.int64)),
+                                                      b.const(np.array(5, dtype=np.int64)),
+                                                      b.const(np.array(1, dtype=np.int64))])],
+                               to=TensorProto.FLOAT)])
+    s = b.op("LogSoftmax", [s], axis=2)
+    p = b.op("Flatten", [b.op("GlobalMaxPool", [s])])  # [2, 3]
+    y = b.op("Add", [p, b.op("ReduceMax", [s, b.const(np.array([2, 3], dtype=np.int64))],
+                             keepdims=0)])
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], 20)
+
+
 def make_mlp16():
     b = Builder(7)
 
@@ -234,7 +271,8 @@ def make_gram():
 def main():
     onnx.save(make_gram(), os.path.join(HERE, "gram.onnx"))
     for name, make in [("cnn", make_cnn), ("encoder", make_encoder), ("decoder", make_decoder),
-                       ("ops", make_ops), ("upsample", make_upsample), ("mlp16", make_mlp16)]:
+                       ("ops", make_ops), ("upsample", make_upsample), ("mlp16", make_mlp16),
+                       ("ops2", make_ops2)]:
         model = make()
         path = os.path.join(HERE, f"{name}.onnx")
         onnx.save(model, path)
