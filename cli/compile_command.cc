@@ -28,6 +28,7 @@ struct CompileOptions {
   std::string target = "cpu";
   std::string out_dir;
   bool no_default = false;
+  std::vector<std::string> input_shapes;
 };
 
 absl::Status WriteFile(const std::string& path, const std::string& bytes) {
@@ -38,7 +39,9 @@ absl::Status WriteFile(const std::string& path, const std::string& bytes) {
 }
 
 int RunCompile(const CompileOptions& o) {
-  absl::StatusOr<LoadedModel> m = LoadModel(o.model);
+  absl::StatusOr<InputShapes> shapes = ParseInputShapes(o.input_shapes);
+  if (!shapes.ok()) return ReportError(shapes.status());
+  absl::StatusOr<LoadedModel> m = LoadModel(o.model, /*fuse=*/true, *shapes);
   if (!m.ok()) return ReportError(m.status());
   absl::StatusOr<Target> target = ResolveRunnableTarget(o.target);
   if (!target.ok()) return ReportError(target.status());
@@ -129,6 +132,7 @@ int RunCompile(const CompileOptions& o) {
   out["format"] = "tessera-model-plan-1";
   out["model"] = "model.onnx";
   out["target"] = target->ToString();
+  out["input_shapes"] = *shapes;  // exec --check imports model.onnx with them
   out["kernels"] = kernels;
   out["plan"] = PlanToJson(plan);
   absl::Status s = WriteFile(o.out_dir + "/plan.json", out.dump(1));
@@ -159,6 +163,9 @@ Command RegisterCompileCommand(CLI::App* root) {
       "Tuning database (a SQLite file or a postgresql:// URL); without it, defaults only");
   app->add_option("--target", o->target, "Target (cpu)")->capture_default_str();
   app->add_option("-o,--output", o->out_dir, "Output directory (created if missing)")->required();
+  app->add_option("--input-shape", o->input_shapes,
+                  "NAME=D0,D1,...: the shape of a graph input (fixes dynamic dimensions); "
+                  "repeatable");
   app->add_flag("--no-default", o->no_default,
                 "Leave tasks without a record unscheduled instead of applying default rules");
   return {app, [o]() { return RunCompile(*o); }};

@@ -67,9 +67,10 @@ absl::StatusOr<KernelFn> LoadKernel(const std::string& path, const std::string& 
 // The reference outputs: the unfused, unscheduled model on `inputs`, by the interpreter or,
 // above kInterpreterFlops, by a naive build. `*how` says which.
 absl::StatusOr<std::vector<NDArray>> ReferenceOutputs(const std::string& model_path,
+                                                      const InputShapes& input_shapes,
                                                       const std::vector<NDArray>& inputs,
                                                       std::string* how) {
-  TESSERA_ASSIGN_OR_RETURN(LoadedModel ref, LoadModel(model_path, /*fuse=*/false));
+  TESSERA_ASSIGN_OR_RETURN(LoadedModel ref, LoadModel(model_path, /*fuse=*/false, input_shapes));
   if (ref.total_flops <= kInterpreterFlops) {
     *how = "the interpreter on the unfused graph";
     return InterpretModel(ref.graph, ref.fused, inputs);
@@ -225,8 +226,8 @@ int RunExec(const ExecOptions& o) {
   std::string check_line;
   if (o.check) {
     std::string how;
-    absl::StatusOr<std::vector<NDArray>> expected =
-        ReferenceOutputs(o.dir + "/model.onnx", inputs, &how);
+    absl::StatusOr<std::vector<NDArray>> expected = ReferenceOutputs(
+        o.dir + "/model.onnx", doc.value("input_shapes", InputShapes{}), inputs, &how);
     if (!expected.ok()) return ReportError(expected.status());
     bool pass = true;
     double max_abs = 0, max_rel = 0;

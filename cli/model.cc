@@ -1,7 +1,9 @@
 #include "cli/model.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "frontend/onnx_import.h"
 
@@ -10,10 +12,13 @@ namespace cli {
 
 bool IsModelPath(const std::string& spec) { return absl::EndsWith(spec, ".onnx"); }
 
-absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse) {
+absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse,
+                                      const InputShapes& input_shapes) {
   LoadedModel m;
   m.path = path;
-  TESSERA_ASSIGN_OR_RETURN(m.graph, ImportOnnxFile(path));
+  OnnxImportOptions options;
+  options.input_shapes = input_shapes;
+  TESSERA_ASSIGN_OR_RETURN(m.graph, ImportOnnxFile(path, options));
   absl::StatusOr<FusedGraph> fused = FuseGraph(m.graph, {fuse});
   if (!fused.ok()) {
     return absl::Status(fused.status().code(), absl::StrCat(path, ": ", fused.status().message()));
@@ -22,6 +27,29 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse) {
   m.tasks = ExtractTasks(m.fused);
   for (const ExtractedTask& t : m.tasks) m.total_flops += t.weight * t.flops;
   return m;
+}
+
+absl::StatusOr<InputShapes> ParseInputShapes(const std::vector<std::string>& specs) {
+  InputShapes shapes;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    auto bad = [&]() {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", spec, ": expected NAME=D0,D1,... with positive extents"));
+    };
+    if (eq == std::string::npos || eq == 0) return bad();
+    std::vector<int64_t> dims;
+    for (absl::string_view part : absl::StrSplit(spec.substr(eq + 1), ',', absl::SkipEmpty())) {
+      int64_t d;
+      if (!absl::SimpleAtoi(part, &d) || d <= 0) return bad();
+      dims.push_back(d);
+    }
+    if (!shapes.emplace(spec.substr(0, eq), dims).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape: ", spec.substr(0, eq), " is given twice"));
+    }
+  }
+  return shapes;
 }
 
 }  // namespace cli

@@ -4,6 +4,8 @@
 #ifndef TESSERA_CLI_MODEL_H_
 #define TESSERA_CLI_MODEL_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,8 +28,16 @@ struct LoadedModel {
   double total_flops = 0;  // of one inference: sum over tasks of weight x flops
 };
 
-// Errors as ImportOnnxFile and FuseGraph, naming the file.
-absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse = true);
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+// Errors as ImportOnnxFile and FuseGraph, naming the file. `input_shapes` replace the shapes
+// of those graph inputs (OnnxImportOptions::input_shapes).
+absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse = true,
+                                      const InputShapes& input_shapes = {});
+
+// Parses --input-shape values "NAME=D0,D1,..." (a rank-0 input: "NAME="). kInvalidArgument
+// naming the malformed value or a repeated name.
+absl::StatusOr<InputShapes> ParseInputShapes(const std::vector<std::string>& specs);
 
 }  // namespace cli
 }  // namespace tessera

@@ -18,10 +18,13 @@ struct TasksOptions {
   bool json = false;
   bool no_fuse = false;
   bool show_ir = false;
+  std::vector<std::string> input_shapes;
 };
 
 int RunTasks(const TasksOptions& o) {
-  absl::StatusOr<LoadedModel> m = LoadModel(o.model, !o.no_fuse);
+  absl::StatusOr<InputShapes> shapes = ParseInputShapes(o.input_shapes);
+  if (!shapes.ok()) return ReportError(shapes.status());
+  absl::StatusOr<LoadedModel> m = LoadModel(o.model, !o.no_fuse, *shapes);
   if (!m.ok()) return ReportError(m.status());
   if (o.json) {
     nlohmann::json out;
@@ -74,6 +77,9 @@ Command RegisterTasksCommand(CLI::App* root) {
   app->add_flag("--json", o->json, "Print the tasks as JSON");
   app->add_flag("--no-fuse", o->no_fuse, "One function per operator (no fusion)");
   app->add_flag("--ir", o->show_ir, "Also print each task's function");
+  app->add_option("--input-shape", o->input_shapes,
+                  "NAME=D0,D1,...: the shape of a graph input (fixes dynamic dimensions); "
+                  "repeatable");
   return {app, [o]() { return RunTasks(*o); }};
 }
 

@@ -36,6 +36,7 @@ struct TuneCommandOptions {
   double timeout = 30;
   bool no_verify = false;
   bool json = false;
+  std::vector<std::string> input_shapes;  // for .onnx models: NAME=D0,D1,...
 };
 
 std::string FormatDuration(double seconds) {
@@ -71,7 +72,9 @@ int RunTune(const TuneCommandOptions& o) {
       workloads.specs.push_back(spec);
       continue;
     }
-    absl::StatusOr<LoadedModel> model = LoadModel(spec);
+    absl::StatusOr<InputShapes> shapes = ParseInputShapes(o.input_shapes);
+    if (!shapes.ok()) return ReportError(shapes.status());
+    absl::StatusOr<LoadedModel> model = LoadModel(spec, /*fuse=*/true, *shapes);
     if (!model.ok()) return ReportError(model.status());
     for (const ExtractedTask& t : model->tasks) {
       model_tasks.push_back({t.name, t.func.WithName(t.name), static_cast<double>(t.weight)});
@@ -204,6 +207,9 @@ Command RegisterTuneCommand(CLI::App* root) {
   app->add_flag("--no-verify", o->no_verify,
                 "Do not check new bests against the reference (they stay unverified)");
   app->add_flag("--json", o->json, "Print the summary as JSON");
+  app->add_option("--input-shape", o->input_shapes,
+                  "For .onnx models: NAME=D0,D1,..., the shape of a graph input (fixes dynamic "
+                  "dimensions); repeatable");
   return {app, [o]() { return RunTune(*o); }};
 }
 

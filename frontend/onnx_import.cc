@@ -349,7 +349,8 @@ std::string ShapeText(const onnx::TypeProto& type) {
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
 
-absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::string& label) {
+absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::string& label,
+                                  const OnnxImportOptions& options) {
   if (!model.has_graph() || model.graph().node_size() == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(label, ": not an ONNX model (no graph with nodes)"));
@@ -397,17 +398,40 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
     v.name = in.name();
     v.dtype = *dtype;
     v.is_input = true;
-    if (!in.type().tensor_type().has_shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(label, ": input ", in.name(), " has no shape (static shapes only)"));
-    }
-    for (const auto& d : in.type().tensor_type().shape().dim()) {
-      if (!d.has_dim_value() || d.dim_value() <= 0) {
+    auto given = options.input_shapes.find(in.name());
+    if (given != options.input_shapes.end()) {
+      // The caller's shape replaces the file's; a declared rank must agree, declared fixed
+      // dimensions too.
+      const bool declared = in.type().tensor_type().has_shape();
+      const auto& dims = in.type().tensor_type().shape().dim();
+      if (declared && dims.size() != static_cast<int>(given->second.size())) {
         return absl::InvalidArgumentError(
-            absl::StrCat(label, ": input ", in.name(), " has a dynamic dimension ",
-                         ShapeText(in.type()), " (static shapes only: export with fixed sizes)"));
+            absl::StrCat(label, ": input ", in.name(), " has rank ", dims.size(), " ",
+                         ShapeText(in.type()), ", the given shape has ", given->second.size()));
       }
-      v.shape.push_back(d.dim_value());
+      for (size_t d = 0; d < given->second.size(); ++d) {
+        const int64_t extent = given->second[d];
+        if (extent <= 0 || (declared && dims[static_cast<int>(d)].has_dim_value() &&
+                            dims[static_cast<int>(d)].dim_value() != extent)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(label, ": input ", in.name(), ": the given extent ", extent,
+                           " of dimension ", d, " does not fit ", ShapeText(in.type())));
+        }
+      }
+      v.shape = given->second;
+    } else {
+      if (!in.type().tensor_type().has_shape()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            label, ": input ", in.name(), " has no shape (static shapes only: give its shape)"));
+      }
+      for (const auto& d : in.type().tensor_type().shape().dim()) {
+        if (!d.has_dim_value() || d.dim_value() <= 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              label, ": input ", in.name(), " has a dynamic dimension ", ShapeText(in.type()),
+              " (static shapes only: export with fixed sizes, or give the input's shape)"));
+        }
+        v.shape.push_back(d.dim_value());
+      }
     }
     names[in.name()] = static_cast<int>(graph.values.size());
     graph.inputs.push_back(static_cast<int>(graph.values.size()));
@@ -458,6 +482,14 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
     }
     graph.outputs.push_back(v->second);
   }
+  for (const auto& [name, shape] : options.input_shapes) {
+    bool found = false;
+    for (int in : graph.inputs) found = found || graph.values[in].name == name;
+    if (!found) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(label, ": a shape is given for ", name, ", which is not a graph input"));
+    }
+  }
   if (graph.outputs.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(label, ": the graph has no outputs"));
   }
@@ -466,21 +498,22 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
 
 }  // namespace
 
-absl::StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& label) {
+absl::StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& label,
+                                      const OnnxImportOptions& options) {
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes)) {
     return absl::InvalidArgumentError(
         absl::StrCat(label, ": not an ONNX model (the protobuf does not parse; truncated?)"));
   }
-  return ImportModel(model, label);
+  return ImportModel(model, label, options);
 }
 
-absl::StatusOr<Graph> ImportOnnxFile(const std::string& path) {
+absl::StatusOr<Graph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read model file ", path));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return ImportOnnxBytes(buffer.str(), path);
+  return ImportOnnxBytes(buffer.str(), path, options);
 }
 
 std::vector<std::string> SupportedOnnxOperators() {

@@ -1,6 +1,7 @@
 // The ONNX importer: reads a serialized ModelProto (Debian's libonnx-dev messages) into a
 // Graph (frontend/model_graph.h) whose operators are compute-DSL functions. Static shapes
-// only: every graph input needs fixed dimensions, and every intermediate shape is inferred
+// only: every graph input needs fixed dimensions (from the file or OnnxImportOptions), and every
+// intermediate shape is inferred
 // here from the operators' semantics (value_info in the file is not needed). Initializers
 // become constants of the graph; nodes whose inputs are all constant (the Shape arithmetic
 // exporters emit, weight transforms) are evaluated at import with the interpreter, so only
@@ -14,6 +15,8 @@
 #ifndef TESSERA_FRONTEND_ONNX_IMPORT_H_
 #define TESSERA_FRONTEND_ONNX_IMPORT_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,10 +28,19 @@ namespace tessera {
 inline constexpr int kMinOnnxOpset = 11;
 inline constexpr int kMaxOnnxOpset = 21;
 
+struct OnnxImportOptions {
+  // Shapes of graph inputs by name, replacing the file's: fixes dynamic dimensions (a batch
+  // exported as "N"). kInvalidArgument for a name that is not an input, a rank that differs
+  // from the declared one, or an extent that contradicts a fixed declared dimension.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
 // Reads and imports the model file at `path` (errors name the file).
-absl::StatusOr<Graph> ImportOnnxFile(const std::string& path);
+absl::StatusOr<Graph> ImportOnnxFile(const std::string& path,
+                                     const OnnxImportOptions& options = {});
 // Imports a serialized ModelProto; `label` names it in errors.
-absl::StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& label);
+absl::StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& label,
+                                      const OnnxImportOptions& options = {});
 
 // The operator types the importer knows, sorted.
 std::vector<std::string> SupportedOnnxOperators();

@@ -110,6 +110,22 @@ TEST(CompileCommandTest, Float16ModelWithDefaultsMatchesOnnxRuntime) {
   ExpectCompiledMatchesOnnxRuntime("mlp16", 2e-3);
 }
 
+TEST(CompileCommandTest, InputShapeFixesADynamicBatch) {
+  Output out = RunTessera("tasks " + Data("dynbatch.onnx"));
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_NE(out.text.find("input x has a dynamic dimension [batch, 8]"), std::string::npos)
+      << out.text;
+  out = RunTessera("tasks " + Data("dynbatch.onnx") + " --input-shape x=3");
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_NE(out.text.find("input x has rank 2"), std::string::npos) << out.text;
+  const std::string dir = TempDir("dynbatch");
+  out = RunTessera("compile " + Data("dynbatch.onnx") + " --input-shape x=3,8 -o " + dir);
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  out = RunTessera("exec " + dir + " --repeat 1 --check --json");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_TRUE(nlohmann::json::parse(out.text)["check"]["pass"].get<bool>());
+}
+
 TEST(CompileCommandTest, LargeModelIsCheckedAgainstANaiveBuild) {
   const std::string dir = TempDir("gram");
   Output out = RunTessera("compile " + Data("gram.onnx") + " -o " + dir);

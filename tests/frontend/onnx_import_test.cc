@@ -142,7 +142,33 @@ TEST(OnnxImportTest, DynamicDimensionIsAnError) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "m.onnx: input x has a dynamic dimension [batch, 4] (static shapes only: export "
-            "with fixed sizes)");
+            "with fixed sizes, or give the input's shape)");
+}
+
+TEST(OnnxImportTest, GivenInputShapeFixesADynamicDimension) {
+  onnx::ModelProto m = OneNode("Relu");
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
+  OnnxImportOptions options;
+  options.input_shapes["x"] = {8, 4};
+  absl::StatusOr<Graph> g = ImportOnnxBytes(m.SerializeAsString(), "m.onnx", options);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->values[g->outputs[0]].shape, (std::vector<int64_t>{8, 4}));
+  // The fixed dimension 4 cannot change, the rank neither, and the name must be an input.
+  options.input_shapes["x"] = {8, 5};
+  EXPECT_EQ(ImportOnnxBytes(m.SerializeAsString(), "m.onnx", options).status().message(),
+            "m.onnx: input x: the given extent 5 of dimension 1 does not fit [batch, 4]");
+  options.input_shapes["x"] = {8};
+  EXPECT_EQ(ImportOnnxBytes(m.SerializeAsString(), "m.onnx", options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.input_shapes = {{"x", {8, 4}}, {"nope", {1}}};
+  EXPECT_EQ(ImportOnnxBytes(m.SerializeAsString(), "m.onnx", options).status().message(),
+            "m.onnx: a shape is given for nope, which is not a graph input");
 }
 
 TEST(OnnxImportTest, OpsetOutOfRangeIsAnError) {

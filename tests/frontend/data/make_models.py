@@ -27,6 +27,7 @@ off). The weights are seeded random numbers. Models:
             ReduceSumSquare, LogSoftmax, GlobalMaxPool, Range, ConstantOfShape, Identity,
             Dropout, Flatten
   mlp16     float16 throughout: MatMul + bias + Relu, MatMul, Softmax (opset 13)
+  dynbatch  relu(X @ W) with X [batch, 8]: a dynamic dimension, for --input-shape (no .npy files)
   gram      Y = relu(X @ X^T) for X [512, 512]: 2.7e8 FLOP without weights, so that
             `tessera exec --check` takes its naive-build reference (no .npy files: the test
             feeds random inputs)
@@ -268,8 +269,17 @@ def make_gram():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [512, 512])], 13)
 
 
+def make_dynbatch():
+    b = Builder(9)
+    y = b.op("Relu", [b.op("MatMul", ["x", b.weight([8, 4])])])
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])], 13)
+
+
 def main():
     onnx.save(make_gram(), os.path.join(HERE, "gram.onnx"))
+    onnx.save(make_dynbatch(), os.path.join(HERE, "dynbatch.onnx"))
     for name, make in [("cnn", make_cnn), ("encoder", make_encoder), ("decoder", make_decoder),
                        ("ops", make_ops), ("upsample", make_upsample), ("mlp16", make_mlp16),
                        ("ops2", make_ops2)]:
