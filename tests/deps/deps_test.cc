@@ -265,7 +265,7 @@ TEST(ProtobufDepsTest, MessageSerializeParseRoundTrips) {
   EXPECT_EQ(out.version(), "0.1.0");
   EXPECT_EQ(out.git_commit(), std::string(40, 'f'));
   EXPECT_EQ(out.SerializeAsString(), bytes);
-  EXPECT_EQ(tessera::v1::VersionInfo::descriptor()->full_name(), "tessera.proto.VersionInfo");
+  EXPECT_EQ(tessera::v1::VersionInfo::descriptor()->full_name(), "tessera.v1.VersionInfo");
 }
 
 // ---------------------------------------------------------------------------------------------
