@@ -8,12 +8,11 @@
 #include "base/status_macros.h"
 #include "cli/common.h"
 #include "ir/flops.h"
+#include "worker/backends.h"
 #include "worker/builder.h"
 #include "worker/check.h"
-#include "worker/cuda_runner.h"
 #include "worker/devices.h"
 #include "worker/host.h"
-#include "worker/nvrtc_builder.h"
 #include "worker/runner.h"
 
 namespace tessera {
@@ -99,8 +98,7 @@ absl::StatusOr<Target> ResolveRunnableTarget(const std::string& text) {
 
 absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc& reference,
                                             const Target& target, const MeasureOptions& options) {
-  std::unique_ptr<Builder> builder =
-      target.is_cuda() ? NewNvrtcBuilder() : NewCBuilder(CBuilderOptions());
+  std::unique_ptr<Builder> builder = NewBuilder(target);
   TESSERA_ASSIGN_OR_RETURN(BuildResult built, BuildOne(builder.get(), func, target));
 
   RunnerConfig config;
@@ -110,7 +108,7 @@ absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc
   config.enable_cpu_cache_flush = options.cache_flush;
   config.timeout_sec = options.timeout;
   config.seed = static_cast<uint64_t>(options.seed);
-  std::unique_ptr<Runner> runner = target.is_cuda() ? NewCudaRunner() : NewCpuRunner();
+  std::unique_ptr<Runner> runner = NewRunner(target);
   std::vector<RunResult> results =
       runner->Run({RunInput{built.artifact_path, built.symbol, ArgInfosOf(func)}}, config);
   if (results.size() != 1 || !results[0].ok()) {

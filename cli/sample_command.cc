@@ -15,10 +15,10 @@
 #include "absl/strings/str_join.h"
 #include "cli/commands.h"
 #include "tuner/space_generator.h"
+#include "worker/backends.h"
 #include "worker/builder.h"
 #include "worker/check.h"
 #include "worker/host.h"
-#include "worker/nvrtc_builder.h"
 
 namespace tessera {
 namespace cli {
@@ -162,7 +162,7 @@ int RunSample(const SampleOptions& options) {
                spaces->size(), spaces->size() == 1 ? "" : "s", t.valid);
 
   if (!options.no_build && !inputs.empty()) {
-    std::unique_ptr<Builder> builder = target->is_cpu() ? NewCBuilder() : NewNvrtcBuilder();
+    std::unique_ptr<Builder> builder = NewBuilder(*target);
     std::vector<BuildResult> builds = builder->Build(inputs);
     std::vector<size_t> built;
     for (size_t i = 0; i < builds.size(); ++i) {

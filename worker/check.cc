@@ -11,7 +11,7 @@
 #include "ir/flops.h"
 #include "ir/interpreter.h"
 #include "ir/ndarray.h"
-#include "worker/cuda_runner.h"
+#include "worker/backends.h"
 #include "worker/host.h"
 #include "worker/runner.h"
 
@@ -24,16 +24,6 @@ namespace {
 // interpreter takes about a second at most.
 constexpr double kInterpreterFlopBudget = 5e7;
 
-std::vector<NDArray> RandomArgs(const PrimFunc& func, int64_t seed) {
-  Random rng(seed);
-  std::vector<NDArray> args;
-  for (const ArgInfo& info : ArgInfosOf(func)) {
-    args.push_back(NDArray::Empty(info.dtype, info.shape));
-    args.back().FillRandom(&rng);
-  }
-  return args;
-}
-
 RunnerConfig RunOnce(double timeout_sec) {
   RunnerConfig once;
   once.warmup = 0;
@@ -44,6 +34,16 @@ RunnerConfig RunOnce(double timeout_sec) {
 }
 
 }  // namespace
+
+std::vector<NDArray> RandomArgs(const PrimFunc& func, int64_t seed) {
+  Random rng(seed);
+  std::vector<NDArray> args;
+  for (const ArgInfo& info : ArgInfosOf(func)) {
+    args.push_back(NDArray::Empty(info.dtype, info.shape));
+    args.back().FillRandom(&rng);
+  }
+  return args;
+}
 
 absl::StatusOr<ReferenceOutputs> ComputeReference(const PrimFunc& reference, int64_t seed,
                                                   double timeout_sec) {
@@ -92,10 +92,7 @@ absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func,
   }
   std::vector<NDArray> actual;
   for (const NDArray& a : reference.inputs) actual.push_back(a.Clone());
-  absl::StatusOr<RunResult> ran =
-      target.is_cuda()
-          ? RunCudaKernel(built.artifact_path, &actual, RunOnce(timeout_sec))
-          : RunCpuKernel(built.artifact_path, built.symbol, &actual, RunOnce(timeout_sec));
+  absl::StatusOr<RunResult> ran = RunKernel(target, built, &actual, RunOnce(timeout_sec));
   if (!ran.ok()) return ran.status();
   if (!ran->ok()) return absl::InternalError(absl::StrCat("run failed: ", ran->error_msg));
 

@@ -19,6 +19,11 @@
 
 namespace tessera {
 
+// The seeded random inputs of a check: one array per parameter of `func` (in order), each
+// filled with NDArray::FillRandom from one Random(seed), so the same seed gives the same data
+// everywhere. Tests use it for their own seeded arguments.
+std::vector<NDArray> RandomArgs(const PrimFunc& func, int64_t seed);
+
 struct CheckOutcome {
   std::string reference;  // "interpreter" or "naive compiled C (-O0, serial)"
   double max_abs_error = 0;

@@ -10,10 +10,9 @@
 #include "base/version.h"
 #include "ir/analysis.h"
 #include "ir/structural_hash.h"
-#include "worker/cuda_runner.h"
+#include "worker/backends.h"
 #include "worker/devices.h"
 #include "worker/host.h"
-#include "worker/nvrtc_builder.h"
 
 namespace tessera {
 namespace {
@@ -39,26 +38,21 @@ absl::StatusOr<std::unique_ptr<LocalMeasurer>> LocalMeasurer::Create(const Targe
   if (target.is_cuda()) {
     absl::StatusOr<std::vector<CudaDeviceInfo>> devices = ListCudaDevices();
     if (!devices.ok()) return devices.status();
-    NvrtcBuilderOptions options;
-    options.work_dir = config.work_dir;
-    options.parallelism = config.build_parallelism;
-    m->builder_ = NewNvrtcBuilder(options);
-    m->runner_ = NewCudaRunner();
     m->provenance_.compiler = absl::StrCat("nvrtc ", target.arch());
     m->provenance_.device = devices->front().name;
     m->provenance_.driver = absl::StrCat(devices->front().driver_version);
   } else {
-    CBuilderOptions options;
-    options.work_dir = config.work_dir;
-    options.parallelism = config.build_parallelism;
-    options.timeout_sec = config.build_timeout_sec;
-    m->provenance_.compiler =
-        absl::StrCat(options.compiler, " ", absl::StrJoin(options.optimization_flags, " "),
-                     options.openmp ? " -fopenmp" : "");
-    m->builder_ = NewCBuilder(options);
-    m->runner_ = NewCpuRunner();
+    const CBuilderOptions c;  // NewBuilder's compiler and flags
+    m->provenance_.compiler = absl::StrCat(c.compiler, " ", absl::StrJoin(c.optimization_flags, " "),
+                                           c.openmp ? " -fopenmp" : "");
     m->provenance_.device = HostCpuName();
   }
+  BackendBuildOptions options;
+  options.work_dir = config.work_dir;
+  options.parallelism = config.build_parallelism;
+  options.timeout_sec = config.build_timeout_sec;
+  m->builder_ = NewBuilder(target, options);
+  m->runner_ = NewRunner(target);
   return m;
 }
 

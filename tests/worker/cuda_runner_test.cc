@@ -13,6 +13,7 @@
 #include "ir/interpreter.h"
 #include "schedule/schedule.h"
 #include "tests/codegen/test_funcs.h"
+#include "worker/check.h"
 #include "worker/cuda_module_file.h"
 #include "worker/devices.h"
 #include "worker/nvrtc_builder.h"
@@ -258,12 +259,7 @@ TEST(CudaRunnerTest, ScheduledMatmulMatchesTheInterpreter) {
   std::vector<BuildResult> built = NewNvrtcBuilder()->Build({BuildInput{sch.func(), *target}});
   ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
 
-  Random rng(3);
-  std::vector<NDArray> actual;
-  for (const ArgInfo& info : ArgInfosOf(func)) {
-    actual.push_back(NDArray::Empty(info.dtype, info.shape));
-    actual.back().FillRandom(&rng);
-  }
+  std::vector<NDArray> actual = RandomArgs(func, /*seed=*/3);
   std::vector<NDArray> expected;
   std::vector<NDArray*> pointers;
   for (const NDArray& a : actual) expected.push_back(a.Clone());

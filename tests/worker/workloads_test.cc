@@ -9,6 +9,7 @@
 #include "ir/analysis.h"
 #include "ir/interpreter.h"
 #include "worker/builder.h"
+#include "worker/check.h"
 #include "worker/runner.h"
 
 namespace tessera {
@@ -57,12 +58,7 @@ TEST(WorkloadsOnCpuTest, EveryWorkloadMatchesTheInterpreter) {
     SCOPED_TRACE(cases[c].label);
     ASSERT_TRUE(built[c].ok()) << built[c].error_msg;
     const PrimFunc& f = cases[c].func;
-    Random rng(11);
-    std::vector<NDArray> actual;
-    for (const ArgInfo& info : ArgInfosOf(f)) {
-      actual.push_back(NDArray::Empty(info.dtype, info.shape));
-      actual.back().FillRandom(&rng);
-    }
+    std::vector<NDArray> actual = RandomArgs(f, /*seed=*/11);
     std::vector<NDArray> expected;
     std::vector<NDArray*> pointers;
     for (const NDArray& a : actual) expected.push_back(a.Clone());

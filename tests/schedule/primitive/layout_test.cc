@@ -14,6 +14,7 @@
 #include "schedule/schedule.h"
 #include "tests/testing/schedule_testing.h"
 #include "worker/builder.h"
+#include "worker/check.h"
 #include "worker/runner.h"
 
 namespace tessera {
@@ -61,16 +62,6 @@ NDArray ToLayout(const NDArray& src, const IndexMap& map) {
     dst.SetFlat(to, src.GetFlat(flat));
   }
   return dst;
-}
-
-std::vector<NDArray> RandomArgs(const PrimFunc& f, int64_t seed) {
-  Random rng(seed);
-  std::vector<NDArray> args;
-  for (const Buffer& p : f.params()) {
-    args.push_back(NDArray::Empty(p.dtype(), ConstShape(p)));
-    args.back().FillRandom(&rng);
-  }
-  return args;
 }
 
 absl::Status Interp(const PrimFunc& f, std::vector<NDArray>* args) {
