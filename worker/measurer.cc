@@ -43,8 +43,8 @@ absl::StatusOr<std::unique_ptr<LocalMeasurer>> LocalMeasurer::Create(const Targe
     m->provenance_.driver = absl::StrCat(devices->front().driver_version);
   } else {
     const CBuilderOptions c;  // NewBuilder's compiler and flags
-    m->provenance_.compiler = absl::StrCat(c.compiler, " ", absl::StrJoin(c.optimization_flags, " "),
-                                           c.openmp ? " -fopenmp" : "");
+    m->provenance_.compiler = absl::StrCat(
+        c.compiler, " ", absl::StrJoin(c.optimization_flags, " "), c.openmp ? " -fopenmp" : "");
     m->provenance_.device = HostCpuName();
   }
   BackendBuildOptions options;
