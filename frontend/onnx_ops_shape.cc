@@ -1,7 +1,7 @@
 // Data-movement and shape ONNX operators. Views (no kernel, shared storage): Reshape, Flatten,
 // Squeeze, Unsqueeze, Identity, Dropout (inference). Injective computes: Transpose, Concat,
-// Slice, Split, Gather, Expand. Import-time constants: Constant, ConstantOfShape, Shape (static
-// shapes), and Range when its inputs are constant.
+// Slice, Split, Gather, Expand, Pad (constant mode), Tile. Import-time constants: Constant,
+// ConstantOfShape, Shape (static shapes), and Range when its inputs are constant.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -319,6 +319,78 @@ absl::Status ConvertGather(NodeContext* ctx) {
                       ctx->value(0).dtype, compute);
 }
 
+// Pad (constant mode, opset >= 11: pads and the optional constant value are inputs, which must
+// be constants; negative pads crop) and Tile (repeats an input constant).
+absl::Status ConvertPad(NodeContext* ctx) {
+  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({"mode"}));
+  TESSERA_ASSIGN_OR_RETURN(std::string mode, ctx->String("mode", "constant"));
+  if (mode != "constant")
+    return ctx->Unsupported(absl::StrCat("unsupported attribute mode=", mode));
+  if (ctx->has_input(3)) return ctx->Unsupported("the axes input");
+  const std::vector<int64_t> in = ctx->shape(0);
+  const int rank = static_cast<int>(in.size());
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ctx->ConstInts(1));
+  if (static_cast<int>(pads.size()) != 2 * rank) {
+    return ctx->Error(absl::StrCat(pads.size(), " pads for rank ", rank));
+  }
+  double fill = 0;
+  if (ctx->has_input(2)) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<double> v, ctx->ConstDoubles(2));
+    if (!v.empty()) fill = v[0];
+  }
+  std::vector<int64_t> out(rank);
+  for (int d = 0; d < rank; ++d) {
+    out[d] = in[d] + pads[d] + pads[rank + d];
+    if (out[d] <= 0) return ctx->Unsupported("pads that leave no elements");
+  }
+  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+    return Compute(
+        FuncShape(out),
+        [&](const std::vector<Var>& i) {
+          if (rank == 0) return ops[0]({Expr(0)});
+          std::vector<Expr> idx;
+          Expr inside;
+          for (int d = 0; d < rank; ++d) {
+            Expr src = Expr(i[d]) - Expr(pads[d]);
+            idx.push_back(src);
+            Expr ok = And(GE(src, Expr(0)), LT(src, Expr(in[d])));
+            inside = inside.defined() ? And(inside, ok) : ok;
+          }
+          return Select(inside, ops[0](idx), MakeConst(ops[0].dtype, fill));
+        },
+        (*namer)("T_pad"));
+  };
+  return ctx->Compute(OpPattern::kInjective, {ctx->input(0)}, out, ctx->value(0).dtype, compute);
+}
+
+absl::Status ConvertTile(NodeContext* ctx) {
+  TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({}));
+  const std::vector<int64_t> in = ctx->shape(0);
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ctx->ConstInts(1));
+  if (repeats.size() != in.size()) {
+    return ctx->Error(absl::StrCat(repeats.size(), " repeats for rank ", in.size()));
+  }
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (repeats[d] <= 0) return ctx->Unsupported("non-positive repeats");
+    out.push_back(in[d] * repeats[d]);
+  }
+  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+    return Compute(
+        FuncShape(out),
+        [&](const std::vector<Var>& i) {
+          std::vector<Expr> idx;
+          for (size_t d = 0; d < in.size(); ++d) {
+            idx.push_back(repeats[d] == 1 ? Expr(i[d]) : FloorMod(Expr(i[d]), Expr(in[d])));
+          }
+          if (idx.empty()) idx.push_back(Expr(0));
+          return ops[0](idx);
+        },
+        (*namer)("T_tile"));
+  };
+  return ctx->Compute(OpPattern::kInjective, {ctx->input(0)}, out, ctx->value(0).dtype, compute);
+}
+
 absl::Status ConvertExpand(NodeContext* ctx) {
   TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({}));
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> target, ctx->ConstInts(1));
@@ -431,12 +503,14 @@ std::vector<ConverterRow> ShapeConverters() {
       {"Flatten", ConvertFlatten},
       {"Gather", ConvertGather},
       {"Identity", ConvertIdentity},
+      {"Pad", ConvertPad},
       {"Range", ConvertRange},
       {"Reshape", ConvertReshape},
       {"Shape", ConvertShape},
       {"Slice", ConvertSlice},
       {"Split", ConvertSplit},
       {"Squeeze", ConvertSqueeze},
+      {"Tile", ConvertTile},
       {"Transpose", ConvertTranspose},
       {"Unsqueeze", ConvertUnsqueeze},
   };

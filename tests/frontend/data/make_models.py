@@ -25,7 +25,7 @@ off). The weights are seeded random numbers. Models:
   ops2      the remaining elementwise and reduction operators: Gelu (both forms, opset 20), Sub,
             Neg, Abs, Reciprocal, Log, Max, Min, Equal, Less, ReduceMin, ReduceMean,
             ReduceSumSquare, LogSoftmax, GlobalMaxPool, Range, ConstantOfShape, Identity,
-            Dropout, Flatten
+            Dropout, Flatten; Pad (constant, with negative pads cropping) and Tile
   mlp16     float16 throughout: MatMul + bias + Relu, MatMul, Softmax (opset 13)
   dynbatch  relu(X @ W) with X [batch, 8]: a dynamic dimension, for --input-shape (no .npy files)
   gram      Y = relu(X @ X^T) for X [512, 512]: 2.7e8 FLOP without weights, so that
@@ -240,6 +240,8 @@ def make_ops2():
                                                       b.const(np.array(1, dtype=np.int64))])],
                                to=TensorProto.FLOAT)])
     s = b.op("LogSoftmax", [s], axis=2)
+    s = b.op("Pad", [s, b.const(np.array([0, 0, 1, -1, 0, 0, 2, 0], dtype=np.int64)), f(0.3)])
+    s = b.op("Tile", [s, b.const(np.array([1, 1, 1, 2], dtype=np.int64))])  # [2, 3, 7, 8]
     p = b.op("Flatten", [b.op("GlobalMaxPool", [s])])  # [2, 3]
     y = b.op("Add", [p, b.op("ReduceMax", [s, b.const(np.array([2, 3], dtype=np.int64))],
                              keepdims=0)])
