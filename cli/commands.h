@@ -24,6 +24,7 @@ Command RegisterTasksCommand(CLI::App* root);
 Command RegisterCompileCommand(CLI::App* root);
 Command RegisterExecCommand(CLI::App* root);
 Command RegisterReportCommand(CLI::App* root);  // the HTML tuning report (report/)
+Command RegisterServeCommand(CLI::App* root);   // the tuning server (server/server.h)
 // The tuning service's clients and worker (cli/client.h).
 Command RegisterSubmitCommand(CLI::App* root);
 Command RegisterJobsCommand(CLI::App* root);

@@ -8,9 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "frontend/workloads.h"
+#include "frontend/workload_spec.h"
 #include "ir/parser.h"
 #include "ir/serialize.h"
 #include "worker/host.h"
@@ -61,27 +60,9 @@ absl::StatusOr<PrimFunc> FunctionSource::Load(std::string* label) const {
     return LoadFile(workload);
   }
   // NAME:K=V,... carries its shape inline (the form job commands take).
-  std::string name = workload, inline_shape;
-  if (size_t colon = workload.find(':'); colon != std::string::npos) {
-    name = workload.substr(0, colon);
-    inline_shape = workload.substr(colon + 1);
-    if (!shape.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("give the shape of ", name, " inline or with --shape, not both"));
-    }
-  }
-  TESSERA_ASSIGN_OR_RETURN(WorkloadInfo info, FindWorkload(name));
-  TESSERA_ASSIGN_OR_RETURN(auto overrides,
-                           ParseShapeOverrides(inline_shape.empty() ? shape : inline_shape));
-  TESSERA_ASSIGN_OR_RETURN(PrimFunc func, MakeWorkload(info.name, overrides, dtype));
-  std::vector<std::string> params;
-  for (const WorkloadParam& p : info.params) {
-    auto it = overrides.find(p.name);
-    params.push_back(absl::StrCat(p.name, "=", it == overrides.end() ? p.default_value : it->second));
-  }
-  *label = absl::StrCat(info.name, "(", absl::StrJoin(params, ","), ") ",
-                        dtype.empty() ? info.dtypes.front() : dtype);
-  return func;
+  TESSERA_ASSIGN_OR_RETURN(SpecFunction loaded, LoadWorkloadSpec(workload, shape, dtype));
+  *label = loaded.label;
+  return loaded.func;
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {

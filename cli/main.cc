@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
       tessera::cli::RegisterBestCommand(&app),
       tessera::cli::RegisterTopKCommand(&app),
       tessera::cli::RegisterApplyCommand(&app),
+      tessera::cli::RegisterServeCommand(&app),
       tessera::cli::RegisterTasksCommand(&app),
       tessera::cli::RegisterCompileCommand(&app),
       tessera::cli::RegisterExecCommand(&app),

@@ -1,0 +1,138 @@
+// `tessera serve`: runs the tuning server (server/server.h) until SIGTERM or SIGINT. Prints
+// "listening on HOST:PORT" on stdout once it accepts calls (with --listen HOST:0 the port is
+// the one picked), logs with job and worker ids on stderr, and on a signal shuts down
+// gracefully: no new calls or leases, running commits finish, state stays in the state
+// database for the next start, exit code 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "base/logging.h"
+#include "cli/commands.h"
+#include "server/auth.h"
+#include "server/server.h"
+
+namespace tessera {
+namespace cli {
+namespace {
+
+struct ServeOptions {
+  std::string db_path;
+  std::string state_path;
+  std::string listen = "127.0.0.1:50051";
+  double lease_seconds = 60;
+  double heartbeat_seconds = 10;
+  int max_attempts = 3;
+  int search_threads = 0;
+  std::vector<std::string> client_tokens;
+  std::vector<std::string> worker_tokens;
+  std::vector<std::string> client_token_files;
+  std::vector<std::string> worker_token_files;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  bool quiet = false;
+};
+
+absl::Status AddTokenFiles(const std::vector<std::string>& files, std::vector<std::string>* out) {
+  for (const std::string& f : files) {
+    absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(f);
+    if (!tokens.ok()) return tokens.status();
+    out->insert(out->end(), tokens->begin(), tokens->end());
+  }
+  return absl::OkStatus();
+}
+
+int RunServe(const ServeOptions& o) {
+  if (!o.quiet && MinLogLevel() > LogLevel::kInfo) SetMinLogLevel(LogLevel::kInfo);
+  ServerOptions options;
+  options.db_path = o.db_path;
+  options.state_path = o.state_path;
+  options.listen = o.listen;
+  options.dispatcher.lease_seconds = o.lease_seconds;
+  options.dispatcher.heartbeat_interval = std::min(o.heartbeat_seconds, o.lease_seconds / 3);
+  options.dispatcher.worker_timeout =
+      std::max(3 * options.dispatcher.heartbeat_interval, o.lease_seconds) +
+      options.dispatcher.max_wait_seconds;
+  options.dispatcher.max_attempts = o.max_attempts;
+  options.jobs.search_threads = o.search_threads;
+  options.client_tokens = o.client_tokens;
+  options.worker_tokens = o.worker_tokens;
+  absl::Status read = AddTokenFiles(o.client_token_files, &options.client_tokens);
+  if (read.ok()) read = AddTokenFiles(o.worker_token_files, &options.worker_tokens);
+  if (!read.ok()) return ReportError(read);
+  options.tls_cert_file = o.tls_cert;
+  options.tls_key_file = o.tls_key;
+  options.tls_client_ca_file = o.tls_client_ca;
+
+  // Signals are taken by one thread with sigwait; every other thread (gRPC's included, created
+  // after this) inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<TuningServer>> server = TuningServer::Start(options);
+  if (!server.ok()) return ReportError(server.status());
+  std::printf("listening on %s\n", (*server)->address().c_str());
+  std::fflush(stdout);
+
+  TuningServer* s = server->get();
+  std::thread watcher([s, signals] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    TESSERA_LOG(INFO) << "received " << (sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    s->Shutdown();
+  });
+  s->Wait();
+  watcher.join();
+  return 0;
+}
+
+}  // namespace
+
+Command RegisterServeCommand(CLI::App* root) {
+  CLI::App* app = root->add_subcommand(
+      "serve", "Run the tuning server: jobs over gRPC, measured by `tessera worker` daemons");
+  auto o = std::make_shared<ServeOptions>();
+  app->add_option("--db", o->db_path, "Tuning records database (SQLite file; created if missing)")
+      ->required();
+  app->add_option("--state", o->state_path,
+                  "State database for jobs and queued candidates (default: <db>.state)");
+  app->add_option("--listen", o->listen, "Address to listen on, HOST:PORT (port 0: pick one)")
+      ->capture_default_str();
+  app->add_option("--lease-seconds", o->lease_seconds,
+                  "A lease not reported or renewed within this many seconds expires")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+  app->add_option("--heartbeat-seconds", o->heartbeat_seconds,
+                  "Heartbeat interval asked of workers (at most a third of the lease)")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
+  app->add_option("--max-attempts", o->max_attempts,
+                  "Expired leases before a candidate is quarantined as worker_lost")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app->add_option("--search-threads", o->search_threads,
+                  "Search threads of each job (default: hardware threads)");
+  app->add_option("--client-token", o->client_tokens,
+                  "A client-scope bearer token (repeatable; prefer --client-token-file)");
+  app->add_option("--worker-token", o->worker_tokens,
+                  "A worker-scope bearer token (repeatable; prefer --worker-token-file)");
+  app->add_option("--client-token-file", o->client_token_files,
+                  "File of client tokens, one a line (repeatable)");
+  app->add_option("--worker-token-file", o->worker_token_files,
+                  "File of worker tokens, one a line (repeatable)");
+  app->add_option("--tls-cert", o->tls_cert, "Server certificate chain (PEM): serve TLS");
+  app->add_option("--tls-key", o->tls_key, "Server private key (PEM)");
+  app->add_option("--tls-client-ca", o->tls_client_ca,
+                  "CA (PEM) that client certificates must chain to: require client certificates");
+  app->add_flag("--quiet", o->quiet, "Log warnings and errors only");
+  return {app, [o]() { return RunServe(*o); }};
+}
+
+}  // namespace cli
+}  // namespace tessera

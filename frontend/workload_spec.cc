@@ -1,0 +1,71 @@
+#include "frontend/workload_spec.h"
+
+#include <cctype>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "frontend/workloads.h"
+#include "ir/parser.h"
+#include "ir/serialize.h"
+
+namespace tessera {
+namespace {
+
+std::string Stem(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<SpecFunction> LoadWorkloadSpec(const std::string& spec, const std::string& shape,
+                                              const std::string& dtype) {
+  std::string name = spec, inline_shape;
+  if (size_t colon = spec.find(':'); colon != std::string::npos) {
+    name = spec.substr(0, colon);
+    inline_shape = spec.substr(colon + 1);
+    if (!shape.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("give the shape of ", name, " inline or with --shape, not both"));
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(WorkloadInfo info, FindWorkload(name));
+  TESSERA_ASSIGN_OR_RETURN(auto overrides,
+                           ParseShapeOverrides(inline_shape.empty() ? shape : inline_shape));
+  SpecFunction out;
+  TESSERA_ASSIGN_OR_RETURN(out.func, MakeWorkload(info.name, overrides, dtype));
+  std::vector<std::string> params;
+  for (const WorkloadParam& p : info.params) {
+    auto it = overrides.find(p.name);
+    params.push_back(
+        absl::StrCat(p.name, "=", it == overrides.end() ? p.default_value : it->second));
+  }
+  out.label = absl::StrCat(info.name, "(", absl::StrJoin(params, ","), ") ",
+                           dtype.empty() ? info.dtypes.front() : dtype);
+  out.stem = Stem(name);
+  return out;
+}
+
+absl::StatusOr<SpecFunction> ParseWorkloadText(const std::string& text) {
+  size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return absl::InvalidArgumentError("empty workload");
+  SpecFunction out;
+  if (text[start] == '{') {
+    TESSERA_ASSIGN_OR_RETURN(out.func, LoadPrimFuncJson(text));
+  } else if (text[start] == '@' || text.compare(start, 4, "def ") == 0) {
+    TESSERA_ASSIGN_OR_RETURN(out.func, ParseFunc(text));
+  } else {
+    return LoadWorkloadSpec(text.substr(start, text.find_last_not_of(" \t\r\n") - start + 1));
+  }
+  out.label = out.func.name();
+  out.stem = out.func.name();
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,216 @@
+// The dispatcher hands the candidates of the jobs' pending batches to worker daemons and
+// collects their outcomes. It knows the registered workers (their devices' target strings,
+// software, last contact), one queue of candidates per job, and the live leases.
+//
+// - A worker pulls from the jobs whose target string is one of its devices' (exactly equal
+//   canonical strings, so a job's measurements stay comparable). Higher priority first; among
+//   jobs of the same priority the one served least recently (round-robin). A lease holds
+//   candidates of one job (one batch context), at most the worker's max_candidates.
+// - A lease expires when neither reported nor renewed (Heartbeat) within lease_seconds: its
+//   unreported candidates go back to the front of their queue with one more attempt; after
+//   max_attempts they are quarantined, i.e. reported as worker_lost, so one kernel that kills
+//   workers cannot eat the pool.
+// - A worker not heard of for worker_timeout is forgotten (Heartbeat then says "unknown").
+//
+// Candidate state changes are written through to the JobStore as they happen. Thread-safe;
+// PullWork and AwaitBatch block (bounded) on condition variables. A background thread expires
+// leases and workers.
+#ifndef TESSERA_SERVER_DISPATCHER_H_
+#define TESSERA_SERVER_DISPATCHER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "database/database.h"
+#include "server/job_store.h"
+#include "worker/runner.h"
+
+namespace tessera {
+
+struct DispatcherOptions {
+  double lease_seconds = 60;       // a lease not reported or renewed within this expires
+  double heartbeat_interval = 10;  // what workers are told to use
+  double worker_timeout = 120;     // a worker silent this long is forgotten
+  double max_wait_seconds = 30;    // bound of PullWork's long poll
+  int max_attempts = 3;            // expired leases before a candidate is quarantined
+  int default_batch = 16;          // PullWork's max_candidates when the worker gives 0
+  double sweep_interval = 0.25;    // how often leases and workers are checked, seconds
+};
+
+// What every candidate of one batch shares: the worker builds WorkBatch from it.
+struct BatchContext {
+  int task = -1;
+  std::string target;         // canonical target string (the queue's key)
+  std::string workload_json;  // the unscheduled function, IR JSON (the checks' reference)
+  double best_secs = 0;       // the task's best verified mean so far; 0: none
+  bool verify = true;
+  int64_t check_seed = 0;
+  RunnerConfig runner;
+  double build_timeout_sec = 60;
+};
+
+struct DeviceSpec {
+  std::string target;  // canonical target string
+  std::string name;
+  int64_t memory_bytes = 0;
+  int ordinal = -1;
+};
+
+struct WorkerInfo {
+  std::string id;  // assigned by RegisterWorker
+  std::string host;
+  std::vector<DeviceSpec> devices;
+  Provenance software;  // worker_id filled in by the dispatcher
+  int build_parallelism = 0;
+  double registered_at = 0;  // seconds since the Unix epoch
+};
+
+struct LeasedCandidate {
+  int64_t candidate_id = -1;
+  std::string func_json;
+  std::string hash;
+};
+
+struct Lease {
+  std::string id;
+  std::string worker_id;
+  std::string job_id;
+  double deadline = 0;  // seconds since the Unix epoch
+  BatchContext context;
+  std::vector<LeasedCandidate> candidates;
+};
+
+// A worker's report of one candidate (validated by the caller).
+struct CandidateReport {
+  int64_t candidate_id = -1;
+  MeasureOutcome outcome;
+};
+
+struct HeartbeatReply {
+  bool known = false;
+  std::vector<std::string> revoked;
+};
+
+class Dispatcher {
+ public:
+  // `store` (may be null in tests of the dispatcher alone) must outlive the dispatcher.
+  Dispatcher(JobStore* store, DispatcherOptions options);
+  ~Dispatcher();  // Shutdown()
+  const DispatcherOptions& options() const { return options_; }
+
+  // --- Jobs (called by the job threads) ---
+  // Queues the candidates of a job's batch that still need measuring (`attempts` counted so
+  // far for each). kFailedPrecondition if the job has a batch in flight already.
+  absl::Status SubmitBatch(const std::string& job_id, int priority, BatchContext context,
+                           std::vector<LeasedCandidate> items, std::vector<int> attempts);
+  // Blocks until every candidate of the job's batch has an outcome; returns them by candidate
+  // id (reported, or quarantined as worker_lost). kCancelled after CancelJob, kUnavailable
+  // when the dispatcher shuts down. The batch is forgotten either way.
+  absl::StatusOr<std::map<int64_t, ReportedOutcome>> AwaitBatch(const std::string& job_id);
+  // Drops the job's queue and revokes its leases; wakes AwaitBatch.
+  void CancelJob(const std::string& job_id);
+  // Candidates of the job waiting in the queue and leased to workers.
+  std::pair<int, int> JobCounts(const std::string& job_id) const;
+  // Why a job on `target` cannot progress, or "" when a live worker serves it.
+  std::string WaitingFor(const std::string& target) const;
+  // The target string of the first registered live worker device of kind `kind` ("cpu",
+  // "cuda"), or nullopt.
+  std::optional<std::string> TargetForKind(const std::string& kind) const;
+
+  // --- Workers (called by the worker service) ---
+  // kInvalidArgument when a device's target is empty.
+  absl::StatusOr<std::string> RegisterWorker(WorkerInfo info);
+  // Renews the listed leases of the worker; revoked lists those that are no longer live.
+  HeartbeatReply Heartbeat(const std::string& worker_id, const std::vector<std::string>& leases);
+  // A lease of at most max_candidates (<= 0: the default) candidates, waiting up to
+  // wait_seconds (bounded by max_wait_seconds) for work; nullopt when none came.
+  // kNotFound for an unknown worker.
+  absl::StatusOr<std::optional<Lease>> PullWork(const std::string& worker_id, int max_candidates,
+                                                double wait_seconds);
+  // Accepts the reports of candidates of a live lease of this worker not reported yet;
+  // returns how many were accepted. kNotFound for an unknown worker, kFailedPrecondition
+  // when the lease is not a live lease of this worker (expired, revoked, someone else's).
+  absl::StatusOr<int> Report(const std::string& worker_id, const std::string& lease_id,
+                             const std::vector<CandidateReport>& reports);
+  std::vector<WorkerInfo> Workers() const;
+  std::optional<WorkerInfo> FindWorker(const std::string& worker_id) const;
+
+  // Expires the leases past their deadline and forgets silent workers now (the background
+  // thread does it every sweep_interval).
+  void Sweep();
+  // Wakes every waiter (AwaitBatch gets kUnavailable) and stops the background thread.
+  void Shutdown();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Slot {
+    LeasedCandidate item;
+    int attempts = 0;
+    std::string lease_id;  // empty while queued
+    bool done = false;
+  };
+  struct JobQueue {
+    std::string job_id;
+    int priority = 0;
+    uint64_t order = 0;        // submission order, the round-robin tie-break
+    uint64_t last_served = 0;  // serving counter when a worker last pulled from it
+    BatchContext context;
+    std::map<int64_t, Slot> slots;
+    std::deque<int64_t> queue;
+    std::map<int64_t, ReportedOutcome> results;
+    bool cancelled = false;
+  };
+  struct LiveLease {
+    Lease lease;  // candidates as leased
+    Clock::time_point deadline;
+    std::set<int64_t> pending;  // not reported yet
+  };
+  struct WorkerState {
+    WorkerInfo info;
+    Clock::time_point last_seen;
+  };
+
+  bool JobDone(const JobQueue& q) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Serves(const WorkerState& w, const std::string& target) const;
+  std::optional<Lease> TryLease(WorkerState* worker, int max_candidates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ExpireLease(const std::string& lease_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Persist(const absl::Status& s) const;
+  static double WallTime(Clock::time_point t);
+
+  const DispatcherOptions options_;
+  JobStore* const store_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;    // new candidates queued; shutdown
+  std::condition_variable result_cv_;  // outcomes arrived; cancel; shutdown
+  std::map<std::string, JobQueue> jobs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, LiveLease> leases_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, WorkerState> workers_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> worker_order_ ABSL_GUARDED_BY(mu_);  // registration order
+  uint64_t serve_counter_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t job_counter_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t id_counter_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string id_salt_;  // random per process, so ids from an earlier run never match
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+
+  std::condition_variable sweep_cv_;
+  std::thread sweeper_;
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_SERVER_DISPATCHER_H_

@@ -1,0 +1,519 @@
+#include "server/job_manager.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/logging.h"
+#include "base/status_macros.h"
+#include "frontend/workload_spec.h"
+#include "ir/serialize.h"
+#include "ir/structural_hash.h"
+#include "ir/target.h"
+#include "server/remote_measurer.h"
+#include "tuner/tuning_job.h"
+#include "worker/host.h"
+
+namespace tessera {
+namespace {
+
+constexpr size_t kMaxWorkloads = 256;
+constexpr size_t kMaxNameLength = 256;
+constexpr int kMaxTrialsPerIter = 4096;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+absl::Status Field(const std::string& field, const std::string& message) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
+}
+
+absl::Status ValidateSpec(JobSpec* spec, const JobManagerOptions& options) {
+  if (spec->workloads.empty()) return Field("workloads", "give at least one workload");
+  if (spec->workloads.size() > kMaxWorkloads) {
+    return Field("workloads", absl::StrCat("at most ", kMaxWorkloads, " per job"));
+  }
+  if (spec->target.empty()) return Field("target", "give a target (cpu, cuda, or a full string)");
+  absl::StatusOr<Target> target = Target::Parse(spec->target);
+  if (!target.ok()) return Field("target", std::string(target.status().message()));
+  if (spec->max_trials <= 0) return Field("max_trials", "must be > 0");
+  if (spec->max_trials > options.max_trials) {
+    return Field("max_trials", absl::StrCat("at most ", options.max_trials));
+  }
+  if (spec->max_trials_per_task < 0) return Field("max_trials_per_task", "must be >= 0");
+  if (spec->trials_per_iter < 0 || spec->trials_per_iter > kMaxTrialsPerIter) {
+    return Field("trials_per_iter", absl::StrCat("must be in [0, ", kMaxTrialsPerIter, "]"));
+  }
+  if (spec->trials_per_iter == 0) spec->trials_per_iter = 64;
+  if (spec->strategy.empty()) spec->strategy = "evolutionary";
+  if (spec->strategy != "evolutionary" && spec->strategy != "replay") {
+    return Field("strategy",
+                 absl::StrCat("unknown strategy '", spec->strategy, "' (evolutionary, replay)"));
+  }
+  if (spec->cost_model.empty()) spec->cost_model = "xgb";
+  if (spec->cost_model != "xgb" && spec->cost_model != "random") {
+    return Field("cost_model",
+                 absl::StrCat("unknown cost model '", spec->cost_model, "' (xgb, random)"));
+  }
+  if (spec->task_scheduler.empty()) spec->task_scheduler = "gradient";
+  if (spec->task_scheduler != "gradient" && spec->task_scheduler != "round-robin") {
+    return Field("task_scheduler", absl::StrCat("unknown task scheduler '", spec->task_scheduler,
+                                                "' (gradient, round-robin)"));
+  }
+  if (spec->name.size() > kMaxNameLength) {
+    return Field("name", absl::StrCat("longer than ", kMaxNameLength, " characters"));
+  }
+  return absl::OkStatus();
+}
+
+// The kind of a bare target ("cpu", "cuda") that a registered worker completes; empty when the
+// string gives keys of its own (used as written).
+std::string BareKind(const std::string& target) {
+  if (!GivenTargetKeys(target).empty()) return "";
+  size_t start = target.find_first_not_of(' ');
+  return target.substr(start, target.find(' ', start) - start);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<TuneTaskSpec>> ParseJobTasks(const std::vector<std::string>& workloads) {
+  std::vector<TuneTaskSpec> tasks;
+  std::vector<std::string> hashes;
+  std::map<std::string, int> used;
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    absl::StatusOr<SpecFunction> f = ParseWorkloadText(workloads[i]);
+    if (!f.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("workloads[", i, "]: ", f.status().message()));
+    }
+    std::string hash = StructuralHashHex(f->func);
+    auto same = std::find(hashes.begin(), hashes.end(), hash);
+    if (same != hashes.end()) {
+      tasks[same - hashes.begin()].weight += 1;
+      continue;
+    }
+    // Function names as `tessera tune` gives them ("gmm", "gmm_1"), so the database keys agree.
+    int n = used[f->stem]++;
+    std::string name = n == 0 ? f->stem : absl::StrCat(f->stem, "_", n);
+    tasks.push_back(TuneTaskSpec{f->label, f->func.WithName(name), 1.0});
+    hashes.push_back(hash);
+  }
+  return tasks;
+}
+
+JobManager::JobManager(Database* db, JobStore* store, Dispatcher* dispatcher,
+                       JobManagerOptions options)
+    : db_(db), store_(store), dispatcher_(dispatcher), options_(std::move(options)) {}
+
+JobManager::~JobManager() { Shutdown(); }
+
+void JobManager::Stop() {
+  stopping_ = true;
+  stop_cv_.notify_all();
+}
+
+void JobManager::Shutdown() {
+  Stop();
+  dispatcher_->Shutdown();
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, job] : jobs_) jobs.push_back(job);
+  }
+  for (auto& job : jobs) {
+    job->cv.notify_all();
+    if (job->thread.joinable()) job->thread.join();
+  }
+}
+
+std::shared_ptr<JobManager::Job> JobManager::Find(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+void JobManager::StartThread(std::shared_ptr<Job> job) {
+  Job* raw = job.get();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_[job->id] = job;
+  }
+  raw->thread = std::thread([this, raw] { Run(raw); });
+}
+
+absl::Status JobManager::ResumeAll() {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<JobRow> rows, store_->ListJobs());
+  std::reverse(rows.begin(), rows.end());  // oldest first
+  for (JobRow& row : rows) {
+    if (IsFinal(row.state)) continue;
+    TESSERA_LOG(INFO) << "job " << row.id << ": resuming (" << row.trials << " trials committed)";
+    auto job = std::make_shared<Job>();
+    job->id = row.id;
+    job->snapshot.row = std::move(row);
+    StartThread(job);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> JobManager::Submit(JobSpec spec) {
+  if (stopping()) return absl::UnavailableError("the server is shutting down");
+  TESSERA_RETURN_IF_ERROR(ValidateSpec(&spec, options_));
+  TESSERA_RETURN_IF_ERROR(ParseJobTasks(spec.workloads).status());
+  TESSERA_ASSIGN_OR_RETURN(JobRow row, store_->CreateJob(spec, Now()));
+  TESSERA_LOG(INFO) << "job " << row.id << ": submitted, " << spec.workloads.size()
+                    << " workload(s) on " << spec.target << ", " << spec.max_trials
+                    << " trials, priority " << spec.priority;
+  auto job = std::make_shared<Job>();
+  job->id = row.id;
+  job->snapshot.row = row;
+  StartThread(job);
+  return row.id;
+}
+
+void JobManager::UpdateRow(Job* job, const std::function<void(JobRow*)>& update) {
+  std::lock_guard<std::mutex> lock(job->mu);
+  update(&job->snapshot.row);
+  job->snapshot.row.updated_at = Now();
+}
+
+void JobManager::Emit(Job* job, JobEventKind kind, int task) {
+  {
+    std::lock_guard<std::mutex> lock(job->mu);
+    JobEvent event;
+    event.seq = job->next_seq++;
+    event.kind = kind;
+    event.task = task;
+    event.time = Now();
+    event.status = job->snapshot;
+    job->events.push_back(std::move(event));
+    while (static_cast<int>(job->events.size()) > options_.max_events) job->events.pop_front();
+  }
+  job->cv.notify_all();
+}
+
+absl::Status JobManager::ResolveTarget(Job* job) {
+  std::string target;
+  {
+    std::lock_guard<std::mutex> lock(job->mu);
+    if (!job->snapshot.row.target.empty()) return absl::OkStatus();
+    target = job->snapshot.row.spec.target;
+  }
+  std::string kind = BareKind(target);
+  std::string resolved;
+  if (kind.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(Target parsed, Target::Parse(target));
+    resolved = parsed.ToString();
+  } else {
+    // A bare kind is completed from the first registered worker of that kind.
+    {
+      std::lock_guard<std::mutex> lock(job->mu);
+      job->unresolved_kind = kind;
+    }
+    while (true) {
+      if (std::optional<std::string> t = dispatcher_->TargetForKind(kind)) {
+        resolved = *t;
+        break;
+      }
+      if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));
+      if (stopping()) return absl::UnavailableError("the server is shutting down");
+      std::unique_lock<std::mutex> lock(mu_);
+      stop_cv_.wait_for(lock, std::chrono::milliseconds(200));
+    }
+  }
+  TESSERA_RETURN_IF_ERROR(store_->SetTarget(job->id, resolved, Now()));
+  UpdateRow(job, [&](JobRow* row) { row->target = resolved; });
+  {
+    std::lock_guard<std::mutex> lock(job->mu);
+    job->unresolved_kind.clear();
+  }
+  TESSERA_LOG(INFO) << "job " << job->id << ": target " << resolved;
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::RunJob(Job* job) {
+  TESSERA_RETURN_IF_ERROR(ResolveTarget(job));
+  JobRow row;
+  {
+    std::lock_guard<std::mutex> lock(job->mu);
+    row = job->snapshot.row;
+  }
+  const JobSpec& spec = row.spec;
+  TESSERA_ASSIGN_OR_RETURN(Target target, Target::Parse(row.target));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, ParseJobTasks(spec.workloads));
+  std::vector<std::string> hashes;
+  for (const TuneTaskSpec& t : tasks) hashes.push_back(StructuralHashHex(t.func));
+
+  TuneOptions options;
+  options.target = target;
+  options.max_trials_global = spec.max_trials;
+  options.max_trials_per_task = spec.max_trials_per_task > 0 ? spec.max_trials_per_task : -1;
+  options.num_trials_per_iter = spec.trials_per_iter;
+  options.strategy = spec.strategy;
+  options.cost_model = spec.cost_model;
+  options.task_scheduler = spec.task_scheduler;
+  options.seed = spec.seed;
+  options.num_threads = options_.search_threads;
+  options.verify = spec.verify;
+  options.measure.runner = options_.runner;
+  options.measure.runner.seed = static_cast<uint64_t>(spec.seed);
+  options.measure.build_timeout_sec = options_.build_timeout_sec;
+  const int per_task =
+      options.max_trials_per_task > 0 ? options.max_trials_per_task : options.max_trials_global;
+
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<TuningJob> tuning,
+                           TuningJob::Start(tasks, db_, options, job->id));
+  auto refresh = [&] {
+    TuneSummary summary = tuning->Summary();
+    std::lock_guard<std::mutex> lock(job->mu);
+    job->snapshot.tasks.resize(summary.tasks.size());
+    for (size_t i = 0; i < summary.tasks.size(); ++i) {
+      TaskSnapshot& t = job->snapshot.tasks[i];
+      t.workload_hash = i < hashes.size() ? hashes[i] : "";
+      t.summary = summary.tasks[i];
+      t.finished = t.summary.trials >= per_task || tuning->finished();
+    }
+    job->snapshot.row.trials = tuning->trials();
+    job->snapshot.row.updated_at = Now();
+  };
+  refresh();
+  Emit(job, JobEventKind::kSnapshot, -1);
+
+  RemoteMeasurer measurer(job->id, spec.priority, dispatcher_, store_, options.measure.runner,
+                          options_.build_timeout_sec, &job->cancel);
+  std::optional<JobBatch> batch;
+  bool restored = false;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<StoredCandidate> pending, store_->PendingBatch(job->id));
+  if (!pending.empty()) {
+    std::vector<std::string> traces;
+    for (const StoredCandidate& c : pending) traces.push_back(c.trace_json);
+    absl::StatusOr<JobBatch> restore = tuning->RestoreBatch(pending[0].task, traces);
+    if (restore.ok()) {
+      batch = *std::move(restore);
+      restored = true;
+      TESSERA_LOG(INFO) << "job " << job->id << ": restored its pending batch of " << pending.size()
+                        << " candidates";
+    } else {
+      // Not counted anywhere yet, so dropping it keeps the budget exact.
+      TESSERA_LOG(WARNING) << "job " << job->id << ": dropping a pending batch that does not "
+                           << "restore: " << restore.status();
+      TESSERA_RETURN_IF_ERROR(store_->DeleteBatch(job->id));
+    }
+  }
+
+  while (true) {
+    if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));
+    if (stopping()) return absl::UnavailableError("the server is shutting down");
+    if (!batch.has_value()) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<JobBatch> next, tuning->NextBatch());
+      if (!next.has_value()) break;
+      std::vector<NewCandidate> rows;
+      for (const MeasureCandidate& c : next->candidates) {
+        rows.push_back(NewCandidate{c.sch.trace().ToJson(), c.hash, SaveJson(c.sch.func())});
+      }
+      TESSERA_RETURN_IF_ERROR(store_->AddBatch(job->id, next->task, rows).status());
+      batch = std::move(next);
+    }
+    if (row.state == JobState::kQueued) {
+      row.state = JobState::kRunning;
+      TESSERA_RETURN_IF_ERROR(store_->SetState(job->id, JobState::kRunning, "", Now()));
+      UpdateRow(job, [](JobRow* r) { r->state = JobState::kRunning; });
+    }
+    MeasureRequest request = tuning->RequestFor(*batch);
+    TESSERA_ASSIGN_OR_RETURN(MeasuredBatch measured, measurer.Measure(request));
+
+    // A restored batch may have been committed in part before the server died: its records
+    // carry this job's id and the very same traces.
+    JobBatch to_commit = *batch;
+    if (restored) {
+      std::set<std::string> recorded;
+      TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> workload,
+                               db_->FindWorkload(tasks[batch->task].func));
+      if (workload.has_value()) {
+        TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records,
+                                 db_->AllRecords(*workload, target.ToString()));
+        for (const TuningRecord& r : records) {
+          if (r.job_id == job->id) recorded.insert(r.trace_json);
+        }
+      }
+      to_commit.candidates.clear();
+      MeasuredBatch kept = measured;
+      kept.outcomes.clear();
+      for (size_t i = 0; i < batch->candidates.size(); ++i) {
+        if (recorded.count(batch->candidates[i].sch.trace().ToJson())) continue;
+        to_commit.candidates.push_back(batch->candidates[i]);
+        kept.outcomes.push_back(measured.outcomes[i]);
+      }
+      if (to_commit.candidates.size() != batch->candidates.size()) {
+        TESSERA_LOG(INFO) << "job " << job->id << ": "
+                          << batch->candidates.size() - to_commit.candidates.size()
+                          << " candidates of the restored batch were committed already";
+      }
+      measured = std::move(kept);
+    }
+    std::vector<std::optional<double>> best_before;
+    for (const TaskSummary& t : tuning->Summary().tasks) best_before.push_back(t.best_secs);
+    if (!to_commit.candidates.empty()) {
+      TESSERA_RETURN_IF_ERROR(tuning->Commit(to_commit, measured));
+    }
+    TESSERA_RETURN_IF_ERROR(store_->DeleteBatch(job->id));
+    TESSERA_RETURN_IF_ERROR(store_->SetTrials(job->id, tuning->trials(), Now()));
+    int task = batch->task;
+    batch.reset();
+    restored = false;
+
+    bool was_finished;
+    {
+      std::lock_guard<std::mutex> lock(job->mu);
+      was_finished =
+          task < static_cast<int>(job->snapshot.tasks.size()) && job->snapshot.tasks[task].finished;
+    }
+    refresh();
+    TuneSummary summary = tuning->Summary();
+    TESSERA_LOG(INFO) << "job " << job->id << ": committed a batch of task " << task << ", "
+                      << tuning->trials() << "/" << spec.max_trials << " trials";
+    Emit(job, JobEventKind::kBatchDone, task);
+    if (task < static_cast<int>(summary.tasks.size()) &&
+        summary.tasks[task].best_secs != best_before[task] &&
+        summary.tasks[task].best_secs.has_value()) {
+      Emit(job, JobEventKind::kNewBest, task);
+    }
+    bool finished_now;
+    {
+      std::lock_guard<std::mutex> lock(job->mu);
+      finished_now =
+          task < static_cast<int>(job->snapshot.tasks.size()) && job->snapshot.tasks[task].finished;
+    }
+    if (finished_now && !was_finished) Emit(job, JobEventKind::kTaskFinished, task);
+  }
+  refresh();
+  return absl::OkStatus();
+}
+
+void JobManager::Run(Job* job) {
+  absl::Status s = RunJob(job);
+  JobState state = JobState::kSucceeded;
+  JobEventKind kind = JobEventKind::kJobFinished;
+  std::string error;
+  if (job->cancel) {
+    state = JobState::kCancelled;
+    kind = JobEventKind::kJobCancelled;
+    absl::Status dropped = store_->DeleteBatch(job->id);
+    if (!dropped.ok()) TESSERA_LOG(ERROR) << "job " << job->id << ": " << dropped;
+  } else if (!s.ok() && stopping()) {
+    // Left as it is in the store: the next server start resumes it.
+    TESSERA_LOG(INFO) << "job " << job->id << ": stopped by the shutdown, resumes on restart";
+    std::lock_guard<std::mutex> lock(job->mu);
+    job->ended = true;
+    job->cv.notify_all();
+    return;
+  } else if (!s.ok()) {
+    state = JobState::kFailed;
+    kind = JobEventKind::kJobFailed;
+    error = std::string(s.message());
+  }
+  TESSERA_LOG(INFO) << "job " << job->id << ": " << JobStateName(state)
+                    << (error.empty() ? "" : ": ") << error;
+  absl::Status stored = store_->SetState(job->id, state, error, Now());
+  if (!stored.ok()) TESSERA_LOG(ERROR) << "job " << job->id << ": " << stored;
+  UpdateRow(job, [&](JobRow* row) {
+    row->state = state;
+    row->error = error;
+  });
+  Emit(job, kind, -1);
+  std::lock_guard<std::mutex> lock(job->mu);
+  job->ended = true;
+  job->cv.notify_all();
+}
+
+JobSnapshot JobManager::Decorate(Job* job) {
+  JobSnapshot snap;
+  std::string kind;
+  {
+    std::lock_guard<std::mutex> lock(job->mu);
+    snap = job->snapshot;
+    kind = job->unresolved_kind;
+  }
+  if (!IsFinal(snap.row.state)) {
+    if (!kind.empty()) {
+      snap.waiting_for = absl::StrCat("no worker of kind ", kind, " has registered");
+    } else if (!snap.row.target.empty()) {
+      snap.waiting_for = dispatcher_->WaitingFor(snap.row.target);
+    }
+    std::tie(snap.queued, snap.in_flight) = dispatcher_->JobCounts(job->id);
+  }
+  return snap;
+}
+
+absl::StatusOr<JobSnapshot> JobManager::StoredSnapshot(const std::string& id) {
+  JobSnapshot snap;
+  TESSERA_ASSIGN_OR_RETURN(snap.row, store_->GetJob(id));
+  return snap;
+}
+
+absl::StatusOr<JobSnapshot> JobManager::Get(const std::string& id) {
+  if (std::shared_ptr<Job> job = Find(id)) return Decorate(job.get());
+  return StoredSnapshot(id);
+}
+
+absl::StatusOr<std::vector<JobSnapshot>> JobManager::List(const std::set<JobState>& states,
+                                                          int limit) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<JobRow> rows, store_->ListJobs());
+  std::vector<JobSnapshot> out;
+  for (JobRow& row : rows) {
+    if (static_cast<int>(out.size()) >= limit) break;
+    JobSnapshot snap;
+    if (std::shared_ptr<Job> job = Find(row.id)) {
+      snap = Decorate(job.get());
+    } else {
+      snap.row = std::move(row);
+    }
+    if (!states.empty() && !states.count(snap.row.state)) continue;
+    out.push_back(std::move(snap));
+  }
+  return out;
+}
+
+absl::StatusOr<JobSnapshot> JobManager::Cancel(const std::string& id) {
+  std::shared_ptr<Job> job = Find(id);
+  if (job == nullptr) return StoredSnapshot(id);  // ended before this server started
+  bool ended;
+  {
+    std::lock_guard<std::mutex> lock(job->mu);
+    ended = IsFinal(job->snapshot.row.state);
+  }
+  if (ended) return Decorate(job.get());
+  TESSERA_LOG(INFO) << "job " << id << ": cancel requested";
+  job->cancel = true;
+  dispatcher_->CancelJob(id);
+  stop_cv_.notify_all();
+  // The thread records the final state; wait briefly so the answer shows it.
+  std::unique_lock<std::mutex> lock(job->mu);
+  job->cv.wait_for(lock, std::chrono::seconds(5), [&] { return job->ended; });
+  lock.unlock();
+  return Decorate(job.get());
+}
+
+absl::StatusOr<std::vector<JobEvent>> JobManager::Events(const std::string& id, uint64_t after_seq,
+                                                         double wait_seconds, bool* ended) {
+  std::shared_ptr<Job> job = Find(id);
+  if (job == nullptr) {
+    TESSERA_RETURN_IF_ERROR(store_->GetJob(id).status());
+    *ended = true;  // ended before this server started, or will resume and be found later
+    return std::vector<JobEvent>();
+  }
+  std::unique_lock<std::mutex> lock(job->mu);
+  auto has_new = [&] {
+    return job->ended || stopping() || (!job->events.empty() && job->events.back().seq > after_seq);
+  };
+  job->cv.wait_for(lock, std::chrono::duration<double>(std::max(0.0, wait_seconds)), has_new);
+  std::vector<JobEvent> out;
+  for (const JobEvent& e : job->events) {
+    if (e.seq > after_seq) out.push_back(e);
+  }
+  *ended = job->ended;
+  return out;
+}
+
+}  // namespace tessera

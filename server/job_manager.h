@@ -1,0 +1,157 @@
+// The server's jobs: each one runs a TuningJob (tuner/tuning_job.h) in its own thread,
+//
+//   resolve the target -> TuningJob::Start(tasks, db, options, job_id)
+//   [restore the pending batch from the JobStore]
+//   loop: NextBatch -> JobStore::AddBatch -> RemoteMeasurer::Measure -> Commit -> DeleteBatch
+//
+// and keeps a status snapshot and a short event log per job for GetJob / WatchJob. Job specs,
+// states and progress are written to the JobStore, so a restarted server resumes every
+// unfinished job (ResumeAll) with the same id: its committed records count against its budget,
+// its pending batch is rebuilt from the stored traces, outcomes already reported are not
+// measured again, and candidates whose record is already in the database (the server died
+// between the commit and the batch's deletion) are not committed twice.
+//
+// No tuning logic here: that is tuner/'s. Thread-safe.
+#ifndef TESSERA_SERVER_JOB_MANAGER_H_
+#define TESSERA_SERVER_JOB_MANAGER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "database/database.h"
+#include "server/dispatcher.h"
+#include "server/job_store.h"
+#include "tuner/tune.h"
+
+namespace tessera {
+
+struct JobManagerOptions {
+  int search_threads = 0;  // TuneOptions::num_threads of every job (<= 0: hardware threads)
+  RunnerConfig runner;     // how workers time candidates (the seed is the job's)
+  double build_timeout_sec = 60;
+  int max_events = 256;      // events kept per job for WatchJob
+  int max_trials = 1 << 20;  // upper bound of a job's budget
+  JobManagerOptions() {
+    runner.repeat = 3;
+    runner.min_repeat_ms = 20;
+    runner.timeout_sec = 30;
+  }
+};
+
+struct TaskSnapshot {
+  std::string workload_hash;
+  TaskSummary summary;
+  bool finished = false;
+};
+
+struct JobSnapshot {
+  JobRow row;
+  std::vector<TaskSnapshot> tasks;  // empty for a job that ended before this server started
+  std::string waiting_for;
+  int queued = 0;
+  int in_flight = 0;
+};
+
+enum class JobEventKind {
+  kSnapshot = 1,
+  kBatchDone = 2,
+  kNewBest = 3,
+  kTaskFinished = 4,
+  kJobFinished = 5,
+  kJobFailed = 6,
+  kJobCancelled = 7,
+};
+
+struct JobEvent {
+  uint64_t seq = 0;  // increasing per job, from 1
+  JobEventKind kind = JobEventKind::kSnapshot;
+  int task = -1;
+  double time = 0;  // seconds since the Unix epoch
+  JobSnapshot status;
+};
+
+// The tasks of a job from its workload strings: specs, IR text or IR JSON. Entries naming the
+// same function (structurally) merge into one task whose weight counts them. kInvalidArgument
+// names the entry: "workloads[1]: ...".
+absl::StatusOr<std::vector<TuneTaskSpec>> ParseJobTasks(const std::vector<std::string>& workloads);
+
+class JobManager {
+ public:
+  JobManager(Database* db, JobStore* store, Dispatcher* dispatcher, JobManagerOptions options);
+  ~JobManager();  // Shutdown()
+
+  // Starts a thread for every job the store holds unfinished.
+  absl::Status ResumeAll();
+  // Validates `spec` (kInvalidArgument naming the field), stores the job and starts it.
+  absl::StatusOr<std::string> Submit(JobSpec spec);
+  // kNotFound for an unknown id.
+  absl::StatusOr<JobSnapshot> Get(const std::string& id);
+  // Newest first; only jobs in `states` (empty: all); at most `limit`.
+  absl::StatusOr<std::vector<JobSnapshot>> List(const std::set<JobState>& states, int limit);
+  // Stops the job (its queued candidates are dropped, its leases revoked); a job that already
+  // ended is left as it is. kNotFound for an unknown id.
+  absl::StatusOr<JobSnapshot> Cancel(const std::string& id);
+  // The events of job `id` after `after_seq`, waiting up to `wait_seconds` for one. `*ended`
+  // is set when the job has ended and every event was returned. kNotFound for an unknown id.
+  absl::StatusOr<std::vector<JobEvent>> Events(const std::string& id, uint64_t after_seq,
+                                               double wait_seconds, bool* ended);
+  // Marks the manager as stopping: from now on a job thread that stops (its batch wait ends
+  // with the dispatcher's shutdown) leaves its job as it is for the next start.
+  void Stop();
+  // Stop(), stops the dispatcher, wakes every waiter, lets each job thread finish its current step
+  // (a commit in progress completes; a batch in flight stays stored for the next start) and
+  // joins them.
+  void Shutdown();
+
+ private:
+  struct Job {
+    std::string id;
+    std::atomic<bool> cancel{false};
+    std::thread thread;
+    std::mutex mu;  // guards the fields below
+    std::condition_variable cv;
+    JobSnapshot snapshot;
+    std::deque<JobEvent> events;
+    uint64_t next_seq = 1;
+    bool ended = false;
+    std::string unresolved_kind;  // waiting for a worker of this kind to resolve the target
+  };
+
+  void StartThread(std::shared_ptr<Job> job);
+  void Run(Job* job);
+  absl::Status RunJob(Job* job);
+  absl::Status ResolveTarget(Job* job);
+  // Snapshot and event updates (take job->mu).
+  void Emit(Job* job, JobEventKind kind, int task);
+  void UpdateRow(Job* job, const std::function<void(JobRow*)>& update);
+  JobSnapshot Decorate(Job* job);
+  absl::StatusOr<JobSnapshot> StoredSnapshot(const std::string& id);
+  std::shared_ptr<Job> Find(const std::string& id);
+  bool stopping() const { return stopping_.load(); }
+
+  Database* const db_;
+  JobStore* const store_;
+  Dispatcher* const dispatcher_;
+  const JobManagerOptions options_;
+
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::condition_variable stop_cv_;
+  std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_SERVER_JOB_MANAGER_H_

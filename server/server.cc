@@ -1,0 +1,127 @@
+#include "server/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "base/logging.h"
+#include "base/status_macros.h"
+
+namespace tessera {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& what, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(what, " ", path, ": cannot read it"));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (text.str().find("-----BEGIN") == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": not a PEM file"));
+  }
+  return text.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& o) {
+  if (o.tls_cert_file.empty()) {
+    if (!o.tls_key_file.empty() || !o.tls_client_ca_file.empty()) {
+      return absl::InvalidArgumentError("--tls-key and --tls-client-ca need --tls-cert");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (o.tls_key_file.empty()) return absl::InvalidArgumentError("--tls-cert needs --tls-key");
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  TESSERA_ASSIGN_OR_RETURN(pair.cert_chain, ReadPem("TLS certificate", o.tls_cert_file));
+  TESSERA_ASSIGN_OR_RETURN(pair.private_key, ReadPem("TLS key", o.tls_key_file));
+  ssl.pem_key_cert_pairs.push_back(pair);
+  if (!o.tls_client_ca_file.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPem("client CA", o.tls_client_ca_file));
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+TuningServer::~TuningServer() { Shutdown(); }
+
+absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions options) {
+  if (options.db_path.empty()) return absl::InvalidArgumentError("give the records database");
+  if (options.state_path.empty()) options.state_path = options.db_path + ".state";
+  std::unique_ptr<TuningServer> s(new TuningServer());
+  s->options_ = options;
+  absl::StatusOr<std::unique_ptr<Database>> db = OpenSqliteDatabase(options.db_path);
+  if (!db.ok()) {
+    return absl::Status(db.status().code(),
+                        absl::StrCat("database ", options.db_path, ": ", db.status().message()));
+  }
+  s->db_ = *std::move(db);
+  TESSERA_ASSIGN_OR_RETURN(s->store_, JobStore::Open(options.state_path));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(options));
+  s->dispatcher_ = std::make_unique<Dispatcher>(s->store_.get(), options.dispatcher);
+  s->jobs_ = std::make_unique<JobManager>(s->db_.get(), s->store_.get(), s->dispatcher_.get(),
+                                          options.jobs);
+  s->auth_ = TokenAuth(options.client_tokens, options.worker_tokens);
+  s->tuning_service_ = std::make_unique<TuningServiceImpl>(s->jobs_.get(), s->dispatcher_.get(),
+                                                           s->db_.get(), &s->auth_);
+  s->worker_service_ = std::make_unique<WorkerServiceImpl>(s->dispatcher_.get(), &s->auth_);
+
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second server would silently share the port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddListeningPort(options.listen, creds, &s->port_);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  builder.RegisterService(s->tuning_service_.get());
+  builder.RegisterService(s->worker_service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    s->server_.reset();
+    s->jobs_->Shutdown();
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  s->address_ = absl::StrCat(host, ":", s->port_);
+  TESSERA_RETURN_IF_ERROR(s->jobs_->ResumeAll());
+  TESSERA_LOG(INFO) << "serving on " << s->address_ << ", records " << options.db_path << ", state "
+                    << options.state_path << (s->auth_.enabled() ? ", tokens required" : "")
+                    << (options.tls_cert_file.empty() ? "" : ", TLS");
+  return s;
+}
+
+void TuningServer::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return shut_down_; });
+}
+
+void TuningServer::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_ || server_ == nullptr) return;
+  }
+  TESSERA_LOG(INFO) << "shutting down";
+  // No new leases, long polls answer at once, job threads stop at their next wait (and leave
+  // their jobs for the next start).
+  jobs_->Stop();
+  dispatcher_->Shutdown();
+  tuning_service_->Stop();
+  // Stop accepting calls; give those in flight (reports, watches) a moment to finish.
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  // Join the job threads: a commit in progress completes; batches in flight stay stored.
+  jobs_->Shutdown();
+  server_->Wait();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shut_down_ = true;
+  }
+  cv_.notify_all();
+  TESSERA_LOG(INFO) << "shut down";
+}
+
+}  // namespace tessera

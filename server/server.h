@@ -1,0 +1,80 @@
+// The tuning server that `tessera serve` runs: the records database, the state database
+// (server/job_store.h), the dispatcher, the job manager and both gRPC services (with server
+// reflection) on one port. Start() binds, resumes every unfinished job and returns; Shutdown()
+// is graceful: no new calls or leases, running commits finish, state stays persisted.
+#ifndef TESSERA_SERVER_SERVER_H_
+#define TESSERA_SERVER_SERVER_H_
+
+#include <grpcpp/server.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "database/database.h"
+#include "server/auth.h"
+#include "server/dispatcher.h"
+#include "server/job_manager.h"
+#include "server/job_store.h"
+#include "server/tuning_service.h"
+#include "server/worker_service.h"
+
+namespace tessera {
+
+struct ServerOptions {
+  std::string db_path;                 // the records database (SQLite), created if absent
+  std::string state_path;              // the state database; empty: db_path + ".state"
+  std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
+  DispatcherOptions dispatcher;
+  JobManagerOptions jobs;
+  std::vector<std::string> client_tokens;
+  std::vector<std::string> worker_tokens;
+  // PEM files; TLS when tls_cert_file is set. With tls_client_ca_file, clients must present a
+  // certificate signed by that CA.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  int max_message_bytes = 64 << 20;  // larger requests and responses are refused
+};
+
+class TuningServer {
+ public:
+  ~TuningServer();  // Shutdown()
+  // Errors name the file or address at fault.
+  static absl::StatusOr<std::unique_ptr<TuningServer>> Start(ServerOptions options);
+
+  // "127.0.0.1:43567": the bound address, with the port picked when listen asked for 0.
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
+  // Blocks until Shutdown() has run (from another thread or a signal watcher).
+  void Wait();
+  void Shutdown();
+
+  Database* database() { return db_.get(); }
+  JobStore* store() { return store_.get(); }
+  Dispatcher* dispatcher() { return dispatcher_.get(); }
+  JobManager* jobs() { return jobs_.get(); }
+
+ private:
+  TuningServer() = default;
+
+  ServerOptions options_;
+  std::unique_ptr<Database> db_;
+  std::unique_ptr<JobStore> store_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<JobManager> jobs_;
+  TokenAuth auth_;
+  std::unique_ptr<TuningServiceImpl> tuning_service_;
+  std::unique_ptr<WorkerServiceImpl> worker_service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool shut_down_ = false;
+};
+
+}  // namespace tessera
+
+#endif  // TESSERA_SERVER_SERVER_H_

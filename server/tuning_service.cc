@@ -1,0 +1,454 @@
+#include "server/tuning_service.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/logging.h"
+#include "base/status_macros.h"
+#include "base/version.h"
+#include "database/record_json.h"
+#include "ir/printer.h"
+#include "ir/structural_hash.h"
+#include "ir/target.h"
+#include "rules/default/default_rule.h"
+#include "server/status_convert.h"
+#include "tuner/apply_best.h"
+#include "worker/host.h"
+
+namespace tessera {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kMaxListLimit = 1000;
+constexpr int kMaxTopK = 1000;
+constexpr int64_t kMaxImportLines = 1000000;
+constexpr double kWatchPollSeconds = 1.0;
+
+grpc::Status Invalid(const std::string& field, const std::string& message) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat(field, ": ", message));
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+v1::JobState ToProtoState(JobState s) { return static_cast<v1::JobState>(static_cast<int>(s)); }
+
+void ToProto(const TuningRecord& r, const std::string& workload_hash, v1::Record* out) {
+  out->set_id(r.id);
+  out->set_workload_hash(workload_hash);
+  out->set_target(r.target);
+  out->set_trace_json(r.trace_json);
+  for (double s : r.run_secs) out->add_run_seconds(s);
+  out->set_error_kind(MeasureErrorName(r.error));
+  out->set_error_msg(r.error_msg);
+  out->set_verified(r.verified);
+  out->set_timestamp(r.timestamp);
+  v1::Provenance* p = out->mutable_provenance();
+  p->set_tessera_version(r.provenance.tessera_version);
+  p->set_compiler(r.provenance.compiler);
+  p->set_device(r.provenance.device);
+  p->set_driver(r.provenance.driver);
+  p->set_worker_id(r.provenance.worker_id);
+  out->set_job_id(r.job_id);
+  out->set_mean_seconds(r.ok() ? r.mean_secs() : 0);
+}
+
+// One function from a workload field (spec, IR text or JSON), named as jobs name it so that the
+// database finds the records jobs stored.
+absl::StatusOr<TuneTaskSpec> ParseOne(const std::string& field, const std::string& text) {
+  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": empty"));
+  absl::StatusOr<std::vector<TuneTaskSpec>> tasks = ParseJobTasks({text});
+  if (!tasks.ok()) {
+    std::string message(tasks.status().message());
+    // "workloads[0]: ..." -> "<field>: ..."
+    size_t colon = message.find(": ");
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": ", colon == std::string::npos ? message : message.substr(colon + 2)));
+  }
+  return std::move(tasks->front());
+}
+
+// The target string a query means: a full target string as written (canonical), or for a bare
+// kind the target of the newest record of that kind among `funcs`, else the first registered
+// worker's of that kind, else the kind's defaults (cpu: this host).
+absl::StatusOr<std::string> QueryTarget(const std::string& text, const std::vector<PrimFunc>& funcs,
+                                        Database* db, Dispatcher* dispatcher) {
+  if (text.empty()) return absl::InvalidArgumentError("target: empty");
+  absl::StatusOr<Target> parsed = Target::Parse(text);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("target: ", parsed.status().message()));
+  }
+  if (!GivenTargetKeys(text).empty()) return parsed->ToString();
+  const std::string kind = parsed->kind_name();
+  std::set<int64_t> ids;
+  for (const PrimFunc& f : funcs) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> w, db->FindWorkload(f));
+    if (w.has_value()) ids.insert(w->id);
+  }
+  if (!ids.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records, db->AllRecords());
+    for (auto it = records.rbegin(); it != records.rend(); ++it) {
+      if (ids.count(it->workload_id) && it->target.substr(0, it->target.find(' ')) == kind) {
+        return it->target;
+      }
+    }
+  }
+  if (std::optional<std::string> t = dispatcher->TargetForKind(kind)) return *t;
+  TESSERA_ASSIGN_OR_RETURN(Target resolved, ResolveTarget(text));
+  return resolved.ToString();
+}
+
+}  // namespace
+
+void ToProto(const JobSnapshot& s, v1::JobStatus* out) {
+  out->set_job_id(s.row.id);
+  out->set_name(s.row.spec.name);
+  out->set_state(ToProtoState(s.row.state));
+  out->set_target(s.row.target.empty() ? s.row.spec.target : s.row.target);
+  out->set_max_trials(s.row.spec.max_trials);
+  out->set_trials(s.row.trials);
+  out->set_priority(s.row.spec.priority);
+  for (const TaskSnapshot& t : s.tasks) {
+    v1::TaskStatus* task = out->add_tasks();
+    task->set_name(t.summary.name);
+    task->set_workload_hash(t.workload_hash);
+    task->set_weight(t.summary.weight);
+    task->set_flops(t.summary.flops);
+    task->set_trials(t.summary.trials);
+    auto& errors = *task->mutable_errors();
+    if (t.summary.build_errors) errors["build_error"] = t.summary.build_errors;
+    if (t.summary.run_errors) errors["run_error"] = t.summary.run_errors;
+    if (t.summary.timeouts) errors["timeout"] = t.summary.timeouts;
+    if (t.summary.wrong_outputs) errors["wrong_output"] = t.summary.wrong_outputs;
+    if (t.summary.workers_lost) errors["worker_lost"] = t.summary.workers_lost;
+    bool has_best =
+        t.summary.best_secs.has_value() && (t.summary.best_verified || !s.row.spec.verify);
+    task->set_has_best(has_best);
+    if (has_best) {
+      task->set_best_seconds(*t.summary.best_secs);
+      task->set_best_gflops(t.summary.gflops());
+      task->set_best_record_id(t.summary.best_record_id);
+    }
+    task->set_finished(t.finished);
+  }
+  out->set_error(s.row.error);
+  out->set_waiting_for(s.waiting_for);
+  out->set_submitted_at(s.row.submitted_at);
+  out->set_updated_at(s.row.updated_at);
+  out->set_queued(s.queued);
+  out->set_in_flight(s.in_flight);
+}
+
+#define TESSERA_CHECK_SCOPE(context, scope)                 \
+  do {                                                      \
+    absl::Status _auth = auth_->Check(*(context), (scope)); \
+    if (!_auth.ok()) return ToGrpcStatus(_auth);            \
+  } while (0)
+
+grpc::Status TuningServiceImpl::GetVersion(grpc::ServerContext* context, const v1::Empty*,
+                                           v1::VersionInfo* response) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  response->set_version(kTesseraVersion);
+  response->set_api("tessera.v1");
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
+                                          const v1::SubmitJobRequest* request,
+                                          v1::SubmitJobResponse* response) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  JobSpec spec;
+  spec.workloads.assign(request->workloads().begin(), request->workloads().end());
+  for (size_t i = 0; i < spec.workloads.size(); ++i) {
+    if (spec.workloads[i].empty()) return Invalid(absl::StrCat("workloads[", i, "]"), "empty");
+  }
+  spec.target = request->target();
+  spec.max_trials = request->max_trials();
+  spec.max_trials_per_task = request->max_trials_per_task();
+  spec.trials_per_iter = request->trials_per_iter();
+  spec.strategy = request->strategy();
+  spec.cost_model = request->cost_model();
+  spec.task_scheduler = request->task_scheduler();
+  spec.seed = request->seed();
+  spec.priority = request->priority();
+  spec.verify = !request->skip_verify();
+  spec.name = request->name();
+  absl::StatusOr<std::string> id = jobs_->Submit(std::move(spec));
+  if (!id.ok()) return ToGrpcStatus(id.status());
+  response->set_job_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::GetJob(grpc::ServerContext* context, const v1::JobRef* request,
+                                       v1::JobStatus* response) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  if (request->job_id().empty()) return Invalid("job_id", "empty");
+  absl::StatusOr<JobSnapshot> snap = jobs_->Get(request->job_id());
+  if (!snap.ok()) return ToGrpcStatus(snap.status());
+  ToProto(*snap, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext* context,
+                                         const v1::ListJobsRequest* request,
+                                         v1::ListJobsResponse* response) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  std::set<JobState> states;
+  for (int i = 0; i < request->states_size(); ++i) {
+    int s = request->states(i);
+    if (s < 1 || s > 5) return Invalid(absl::StrCat("states[", i, "]"), "unknown job state");
+    states.insert(static_cast<JobState>(s));
+  }
+  if (request->limit() < 0 || request->limit() > kMaxListLimit) {
+    return Invalid("limit", absl::StrCat("must be in [0, ", kMaxListLimit, "]"));
+  }
+  absl::StatusOr<std::vector<JobSnapshot>> jobs =
+      jobs_->List(states, request->limit() == 0 ? 100 : request->limit());
+  if (!jobs.ok()) return ToGrpcStatus(jobs.status());
+  for (const JobSnapshot& s : *jobs) ToProto(s, response->add_jobs());
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* context, const v1::JobRef* request,
+                                         grpc::ServerWriter<v1::JobEvent>* writer) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  if (request->job_id().empty()) return Invalid("job_id", "empty");
+  const std::string& id = request->job_id();
+  // Events already logged are history: the snapshot covers them.
+  bool ended = false;
+  absl::StatusOr<std::vector<JobEvent>> old = jobs_->Events(id, 0, 0, &ended);
+  if (!old.ok()) return ToGrpcStatus(old.status());
+  uint64_t seq = old->empty() ? 0 : old->back().seq;
+  absl::StatusOr<JobSnapshot> snap = jobs_->Get(id);
+  if (!snap.ok()) return ToGrpcStatus(snap.status());
+  v1::JobEvent first;
+  first.set_kind(v1::JobEvent::SNAPSHOT);
+  first.set_task(-1);
+  first.set_time(Now());
+  ToProto(*snap, first.mutable_status());
+  if (!writer->Write(first)) return grpc::Status::OK;
+  if (IsFinal(snap->row.state)) {
+    v1::JobEvent last = first;
+    last.set_kind(snap->row.state == JobState::kSucceeded   ? v1::JobEvent::JOB_FINISHED
+                  : snap->row.state == JobState::kCancelled ? v1::JobEvent::JOB_CANCELLED
+                                                            : v1::JobEvent::JOB_FAILED);
+    writer->Write(last);
+    return grpc::Status::OK;
+  }
+  while (!context->IsCancelled() && !stopping_) {
+    absl::StatusOr<std::vector<JobEvent>> events =
+        jobs_->Events(id, seq, kWatchPollSeconds, &ended);
+    if (!events.ok()) return ToGrpcStatus(events.status());
+    for (const JobEvent& e : *events) {
+      seq = e.seq;
+      if (e.kind == JobEventKind::kSnapshot) continue;
+      v1::JobEvent out;
+      out.set_kind(static_cast<v1::JobEvent::Kind>(static_cast<int>(e.kind)));
+      out.set_task(e.task);
+      out.set_time(e.time);
+      JobSnapshot status = e.status;
+      if (absl::StatusOr<JobSnapshot> now = jobs_->Get(id); now.ok()) {
+        status.waiting_for = now->waiting_for;
+        status.queued = now->queued;
+        status.in_flight = now->in_flight;
+      }
+      ToProto(status, out.mutable_status());
+      if (!writer->Write(out)) return grpc::Status::OK;
+      if (e.kind == JobEventKind::kJobFinished || e.kind == JobEventKind::kJobFailed ||
+          e.kind == JobEventKind::kJobCancelled) {
+        return grpc::Status::OK;
+      }
+    }
+    if (ended && events->empty()) {
+      // Stopped by a server shutdown: it resumes on the next start.
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+    }
+  }
+  if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+  return grpc::Status(grpc::StatusCode::CANCELLED, "the client hung up");
+}
+
+grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* context, const v1::JobRef* request,
+                                          v1::JobStatus* response) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  if (request->job_id().empty()) return Invalid("job_id", "empty");
+  absl::StatusOr<JobSnapshot> snap = jobs_->Cancel(request->job_id());
+  if (!snap.ok()) return ToGrpcStatus(snap.status());
+  ToProto(*snap, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::GetBest(grpc::ServerContext* context,
+                                        const v1::GetBestRequest* request,
+                                        v1::GetBestResponse* response) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  absl::StatusOr<TuneTaskSpec> task = ParseOne("workload", request->workload());
+  if (!task.ok()) return ToGrpcStatus(task.status());
+  response->set_workload_name(task->name);
+  absl::StatusOr<std::string> target =
+      QueryTarget(request->target(), {task->func}, db_, dispatcher_);
+  if (!target.ok()) return ToGrpcStatus(target.status());
+  absl::StatusOr<std::optional<TuningRecord>> best =
+      BestRecord(db_, task->func, *target, !request->include_unverified());
+  if (!best.ok()) return ToGrpcStatus(best.status());
+  response->set_found(best->has_value());
+  if (best->has_value()) {
+    ToProto(**best, StructuralHashHex(task->func), response->mutable_record());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::GetTopK(grpc::ServerContext* context,
+                                        const v1::GetTopKRequest* request,
+                                        v1::GetTopKResponse* response) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  if (request->k() < 0 || request->k() > kMaxTopK) {
+    return Invalid("k", absl::StrCat("must be in [0, ", kMaxTopK, "]"));
+  }
+  absl::StatusOr<TuneTaskSpec> task = ParseOne("workload", request->workload());
+  if (!task.ok()) return ToGrpcStatus(task.status());
+  absl::StatusOr<std::string> target =
+      QueryTarget(request->target(), {task->func}, db_, dispatcher_);
+  if (!target.ok()) return ToGrpcStatus(target.status());
+  absl::StatusOr<std::optional<Workload>> workload = db_->FindWorkload(task->func);
+  if (!workload.ok()) return ToGrpcStatus(workload.status());
+  if (!workload->has_value()) return grpc::Status::OK;
+  absl::StatusOr<std::vector<TuningRecord>> records = db_->TopK(
+      **workload, *target, request->k() == 0 ? 5 : request->k(), !request->include_unverified());
+  if (!records.ok()) return ToGrpcStatus(records.status());
+  for (const TuningRecord& r : *records) ToProto(r, (*workload)->hash, response->add_records());
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ApplyBest(grpc::ServerContext* context,
+                                          const v1::ApplyBestRequest* request,
+                                          v1::ApplyBestResponse* response) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  if (request->workloads_size() == 0) return Invalid("workloads", "give at least one workload");
+  std::vector<std::string> texts(request->workloads().begin(), request->workloads().end());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (texts[i].empty()) return Invalid(absl::StrCat("workloads[", i, "]"), "empty");
+  }
+  absl::StatusOr<std::vector<TuneTaskSpec>> tasks = ParseJobTasks(texts);
+  if (!tasks.ok()) return ToGrpcStatus(tasks.status());
+  std::vector<PrimFunc> funcs;
+  IRModule mod;
+  for (const TuneTaskSpec& t : *tasks) {
+    funcs.push_back(t.func);
+    mod.Update(t.func);
+  }
+  absl::StatusOr<std::string> target_text = QueryTarget(request->target(), funcs, db_, dispatcher_);
+  if (!target_text.ok()) return ToGrpcStatus(target_text.status());
+  absl::StatusOr<Target> target = Target::Parse(*target_text);
+  if (!target.ok()) return ToGrpcStatus(target.status());
+  std::vector<ApplyBestEntry> hits;
+  absl::StatusOr<IRModule> tuned = tessera::ApplyBest(mod, *target, db_, &hits);
+  if (!tuned.ok()) return ToGrpcStatus(tuned.status());
+  std::vector<DefaultScheduleEntry> defaults;
+  tuned = ApplyDefaultSchedule(*tuned, *target, DefaultRulesFor(*target), &defaults);
+  if (!tuned.ok()) return ToGrpcStatus(tuned.status());
+  for (const TuneTaskSpec& t : *tasks) {
+    v1::AppliedFunction* out = response->add_functions();
+    out->set_name(t.name);
+    for (const ApplyBestEntry& h : hits) {
+      if (h.function != t.func.name() || !h.hit) continue;
+      out->set_source("record");
+      out->set_record_id(h.record_id);
+      out->set_record_seconds(h.record_secs);
+    }
+    for (const DefaultScheduleEntry& d : defaults) {
+      if (d.function == t.func.name() && !d.rule.empty() && !d.already_scheduled) {
+        out->set_source("default");
+        out->set_default_rule(d.rule);
+      }
+    }
+    absl::StatusOr<PrimFunc> scheduled = tuned->Lookup(t.func.name());
+    if (!scheduled.ok()) return ToGrpcStatus(scheduled.status());
+    out->set_ir_text(PrintFunc(*scheduled));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ExportRecords(grpc::ServerContext* context,
+                                              const v1::ExportRecordsRequest* request,
+                                              grpc::ServerWriter<v1::RecordLine>* writer) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  std::set<std::string> only(request->workload_hashes().begin(), request->workload_hashes().end());
+  absl::StatusOr<std::vector<Workload>> workloads = db_->AllWorkloads();
+  if (!workloads.ok()) return ToGrpcStatus(workloads.status());
+  std::map<int64_t, const Workload*> by_id;
+  for (const Workload& w : *workloads) by_id[w.id] = &w;
+  absl::StatusOr<std::vector<TuningRecord>> records = db_->AllRecords();
+  if (!records.ok()) return ToGrpcStatus(records.status());
+  for (const TuningRecord& r : *records) {
+    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    auto it = by_id.find(r.workload_id);
+    if (it == by_id.end() || (!only.empty() && !only.count(it->second->hash))) continue;
+    v1::RecordLine line;
+    line.set_json(RecordToJsonLine(*it->second, r).dump());
+    if (!writer->Write(line)) return grpc::Status::OK;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* context,
+                                              grpc::ServerReader<v1::RecordLine>* reader,
+                                              v1::ImportRecordsResponse* response) {
+  TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  // Every line is read and checked before anything is committed: a bad line imports nothing.
+  std::vector<JsonLineRecord> entries;
+  v1::RecordLine line;
+  for (int64_t n = 1; reader->Read(&line); ++n) {
+    if (n > kMaxImportLines) {
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat("at most ", kMaxImportLines, " lines per import"));
+    }
+    json j = json::parse(line.json(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Invalid(absl::StrCat("line ", n), "malformed JSON");
+    absl::StatusOr<JsonLineRecord> entry = RecordFromJsonLine(j);
+    if (!entry.ok())
+      return Invalid(absl::StrCat("line ", n), std::string(entry.status().message()));
+    entries.push_back(*std::move(entry));
+  }
+  std::map<std::pair<int64_t, std::string>, std::set<std::string>> seen;
+  auto canonical = [](const std::string& trace) {
+    json j = json::parse(trace, nullptr, /*allow_exceptions=*/false);
+    return j.is_discarded() ? trace : j.dump();
+  };
+  int64_t imported = 0, duplicates = 0;
+  for (JsonLineRecord& entry : entries) {
+    absl::StatusOr<Workload> workload = db_->CommitWorkload(entry.func);
+    if (!workload.ok()) return ToGrpcStatus(workload.status());
+    TuningRecord& record = entry.record;
+    record.workload_id = workload->id;
+    auto key = std::make_pair(workload->id, record.target);
+    auto it = seen.find(key);
+    if (it == seen.end()) {
+      absl::StatusOr<std::vector<TuningRecord>> stored = db_->AllRecords(*workload, record.target);
+      if (!stored.ok()) return ToGrpcStatus(stored.status());
+      it = seen.emplace(key, std::set<std::string>()).first;
+      for (const TuningRecord& r : *stored) it->second.insert(canonical(r.trace_json));
+    }
+    if (!it->second.insert(canonical(record.trace_json)).second) {
+      ++duplicates;
+      continue;
+    }
+    absl::StatusOr<int64_t> id = db_->CommitRecord(record);
+    if (!id.ok()) return ToGrpcStatus(id.status());
+    ++imported;
+  }
+  TESSERA_LOG(INFO) << "import: " << imported << " records, " << duplicates << " duplicates";
+  response->set_imported(imported);
+  response->set_duplicates(duplicates);
+  return grpc::Status::OK;
+}
+
+}  // namespace tessera

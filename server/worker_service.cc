@@ -1,0 +1,219 @@
+#include "server/worker_service.h"
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "ir/target.h"
+#include "server/status_convert.h"
+
+namespace tessera {
+namespace {
+
+constexpr int kMaxDevices = 64;
+constexpr int kMaxLeaseIds = 1024;
+constexpr int kMaxCandidates = 1024;
+constexpr int kMaxResults = 4096;
+constexpr int kMaxRepeats = 10000;
+constexpr size_t kMaxStringField = 64 * 1024;  // error messages and logs are cut to this
+constexpr size_t kMaxIdLength = 256;
+
+grpc::Status Invalid(const std::string& field, const std::string& message) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat(field, ": ", message));
+}
+
+bool FiniteNonNegative(double v) { return std::isfinite(v) && v >= 0; }
+
+std::string Cut(const std::string& s) {
+  return s.size() <= kMaxStringField ? s : s.substr(0, kMaxStringField) + "...";
+}
+
+#define TESSERA_CHECK_WORKER_SCOPE(context)                        \
+  do {                                                             \
+    absl::Status _auth = auth_->Check(*(context), Scope::kWorker); \
+    if (!_auth.ok()) return ToGrpcStatus(_auth);                   \
+  } while (0)
+
+grpc::Status CheckId(const std::string& field, const std::string& value) {
+  if (value.empty()) return Invalid(field, "empty");
+  if (value.size() > kMaxIdLength) return Invalid(field, "too long");
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+std::string CandidateIdString(int64_t id) { return absl::StrCat("cand-", id); }
+
+std::optional<int64_t> ParseCandidateId(const std::string& text) {
+  int64_t id;
+  if (!absl::StartsWith(text, "cand-") || !absl::SimpleAtoi(text.substr(5), &id) || id <= 0) {
+    return std::nullopt;
+  }
+  return id;
+}
+
+grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* context,
+                                               const v1::RegisterWorkerRequest* request,
+                                               v1::RegisterWorkerResponse* response) {
+  TESSERA_CHECK_WORKER_SCOPE(context);
+  if (request->host().size() > kMaxIdLength) return Invalid("host", "too long");
+  if (request->devices_size() == 0) return Invalid("devices", "register at least one device");
+  if (request->devices_size() > kMaxDevices) {
+    return Invalid("devices", absl::StrCat("at most ", kMaxDevices));
+  }
+  if (request->build_parallelism() < 0) return Invalid("build_parallelism", "must be >= 0");
+  WorkerInfo info;
+  info.host = request->host();
+  info.build_parallelism = request->build_parallelism();
+  for (int i = 0; i < request->devices_size(); ++i) {
+    const v1::DeviceInfo& d = request->devices(i);
+    std::string field = absl::StrCat("devices[", i, "].target");
+    if (d.target().empty()) return Invalid(field, "empty");
+    absl::StatusOr<Target> target = Target::Parse(d.target());
+    if (!target.ok()) return Invalid(field, std::string(target.status().message()));
+    if (d.memory_bytes() < 0) return Invalid(absl::StrCat("devices[", i, "].memory_bytes"), "< 0");
+    info.devices.push_back(
+        DeviceSpec{target->ToString(), Cut(d.name()), d.memory_bytes(), d.ordinal()});
+  }
+  const v1::Provenance& p = request->software();
+  info.software.tessera_version = Cut(p.tessera_version());
+  info.software.compiler = Cut(p.compiler());
+  info.software.device = Cut(p.device().empty() ? request->devices(0).name() : p.device());
+  info.software.driver = Cut(p.driver());
+  absl::StatusOr<std::string> id = dispatcher_->RegisterWorker(std::move(info));
+  if (!id.ok()) return ToGrpcStatus(id.status());
+  response->set_worker_id(*id);
+  response->set_heartbeat_interval(dispatcher_->options().heartbeat_interval);
+  response->set_lease_seconds(dispatcher_->options().lease_seconds);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context,
+                                          const v1::HeartbeatRequest* request,
+                                          v1::HeartbeatResponse* response) {
+  TESSERA_CHECK_WORKER_SCOPE(context);
+  if (grpc::Status s = CheckId("worker_id", request->worker_id()); !s.ok()) return s;
+  if (request->lease_ids_size() > kMaxLeaseIds) {
+    return Invalid("lease_ids", absl::StrCat("at most ", kMaxLeaseIds));
+  }
+  std::vector<std::string> leases(request->lease_ids().begin(), request->lease_ids().end());
+  HeartbeatReply reply = dispatcher_->Heartbeat(request->worker_id(), leases);
+  response->set_known(reply.known);
+  for (const std::string& id : reply.revoked) response->add_revoked_lease_ids(id);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::PullWork(grpc::ServerContext* context,
+                                         const v1::PullWorkRequest* request,
+                                         v1::PullWorkResponse* response) {
+  TESSERA_CHECK_WORKER_SCOPE(context);
+  if (grpc::Status s = CheckId("worker_id", request->worker_id()); !s.ok()) return s;
+  if (request->max_candidates() < 0 || request->max_candidates() > kMaxCandidates) {
+    return Invalid("max_candidates", absl::StrCat("must be in [0, ", kMaxCandidates, "]"));
+  }
+  if (!FiniteNonNegative(request->wait_seconds())) {
+    return Invalid("wait_seconds", "must be finite and >= 0");
+  }
+  // Answer before the caller's deadline, or the lease would go to a worker no longer waiting.
+  double wait = request->wait_seconds();
+  auto deadline = context->deadline();
+  if (deadline != std::chrono::system_clock::time_point::max()) {
+    double left =
+        std::chrono::duration<double>(deadline - std::chrono::system_clock::now()).count();
+    wait = std::min(wait, std::max(0.0, left - 1.0));
+  }
+  absl::StatusOr<std::optional<Lease>> lease =
+      dispatcher_->PullWork(request->worker_id(), request->max_candidates(), wait);
+  if (!lease.ok()) return ToGrpcStatus(lease.status());
+  if (!lease->has_value()) {
+    response->set_has_work(false);
+    return grpc::Status::OK;
+  }
+  const Lease& l = **lease;
+  response->set_has_work(true);
+  v1::WorkBatch* batch = response->mutable_batch();
+  batch->set_lease_id(l.id);
+  batch->set_lease_deadline(l.deadline);
+  batch->set_target(l.context.target);
+  batch->set_workload_json(l.context.workload_json);
+  for (const LeasedCandidate& c : l.candidates) {
+    v1::Candidate* out = batch->add_candidates();
+    out->set_candidate_id(CandidateIdString(c.candidate_id));
+    out->set_func_json(c.func_json);
+    out->set_hash(c.hash);
+  }
+  v1::RunnerSettings* runner = batch->mutable_runner();
+  runner->set_warmup(l.context.runner.warmup);
+  runner->set_number(l.context.runner.number);
+  runner->set_repeat(l.context.runner.repeat);
+  runner->set_min_repeat_ms(l.context.runner.min_repeat_ms);
+  runner->set_enable_cpu_cache_flush(l.context.runner.enable_cpu_cache_flush);
+  runner->set_timeout(l.context.runner.timeout_sec);
+  runner->set_build_timeout(l.context.build_timeout_sec);
+  batch->set_best_seconds(l.context.best_secs);
+  batch->set_verify(l.context.verify);
+  batch->set_check_seed(l.context.check_seed);
+  batch->set_job_id(l.job_id);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
+                                              const v1::ReportResultsRequest* request,
+                                              v1::ReportResultsResponse* response) {
+  TESSERA_CHECK_WORKER_SCOPE(context);
+  if (grpc::Status s = CheckId("worker_id", request->worker_id()); !s.ok()) return s;
+  if (grpc::Status s = CheckId("lease_id", request->lease_id()); !s.ok()) return s;
+  if (request->results_size() > kMaxResults) {
+    return Invalid("results", absl::StrCat("at most ", kMaxResults));
+  }
+  // Every result is checked before any is accepted.
+  std::vector<CandidateReport> reports;
+  for (int i = 0; i < request->results_size(); ++i) {
+    const v1::CandidateResult& r = request->results(i);
+    std::string field = absl::StrCat("results[", i, "]");
+    std::optional<int64_t> id = ParseCandidateId(r.candidate_id());
+    if (!id.has_value()) {
+      return Invalid(field + ".candidate_id",
+                     absl::StrCat("not a candidate id: '", Cut(r.candidate_id()), "'"));
+    }
+    absl::StatusOr<MeasureError> kind = ParseMeasureError(r.error_kind());
+    if (!kind.ok()) return Invalid(field + ".error_kind", std::string(kind.status().message()));
+    if (*kind == MeasureError::kWorkerLost) {
+      return Invalid(field + ".error_kind", "worker_lost is the server's to give");
+    }
+    if (r.run_seconds_size() > kMaxRepeats) {
+      return Invalid(field + ".run_seconds", absl::StrCat("at most ", kMaxRepeats, " entries"));
+    }
+    for (double s : r.run_seconds()) {
+      if (!FiniteNonNegative(s)) return Invalid(field + ".run_seconds", "must be finite and >= 0");
+    }
+    if (*kind == MeasureError::kNone && r.run_seconds_size() == 0) {
+      return Invalid(field + ".run_seconds", "empty for a candidate that ran");
+    }
+    if (!FiniteNonNegative(r.build_seconds())) {
+      return Invalid(field + ".build_seconds", "must be finite and >= 0");
+    }
+    CandidateReport report;
+    report.candidate_id = *id;
+    report.outcome.error = *kind;
+    report.outcome.error_msg = Cut(r.error_msg());
+    if (*kind == MeasureError::kNone || *kind == MeasureError::kWrongOutput) {
+      report.outcome.run_secs.assign(r.run_seconds().begin(), r.run_seconds().end());
+    }
+    report.outcome.verified = *kind == MeasureError::kNone && r.verified();
+    report.outcome.build_secs = r.build_seconds();
+    reports.push_back(std::move(report));
+  }
+  absl::StatusOr<int> accepted =
+      dispatcher_->Report(request->worker_id(), request->lease_id(), reports);
+  if (!accepted.ok()) return ToGrpcStatus(accepted.status());
+  response->set_accepted(*accepted);
+  return grpc::Status::OK;
+}
+
+}  // namespace tessera

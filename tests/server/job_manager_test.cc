@@ -1,0 +1,173 @@
+#include "server/job_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "frontend/workloads.h"
+#include "ir/printer.h"
+#include "server/server.h"
+#include "tests/server/server_testing.h"
+
+namespace tessera {
+namespace {
+
+using testing::Context;
+using testing::TempDir;
+
+TEST(ParseJobTasksTest, MergesDuplicatesAndNamesLikeTune) {
+  std::vector<TuneTaskSpec> tasks =
+      ParseJobTasks({"GMM:M=32,N=32,K=32", "C2D", "GMM:M=32,N=32,K=32", "GMM:M=64"}).value();
+  ASSERT_EQ(tasks.size(), 3u);
+  EXPECT_EQ(tasks[0].func.name(), "gmm");
+  EXPECT_DOUBLE_EQ(tasks[0].weight, 2);
+  EXPECT_EQ(tasks[0].name, "GMM(B=1,M=32,N=32,K=32) float32");
+  EXPECT_EQ(tasks[1].func.name(), "c2d");
+  EXPECT_EQ(tasks[2].func.name(), "gmm_1");
+  absl::StatusOr<std::vector<TuneTaskSpec>> bad = ParseJobTasks({"GMM", "NOPE"});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message().rfind("workloads[1]: ", 0), 0u) << bad.status();
+}
+
+TEST(ParseJobTasksTest, TakesIrText) {
+  PrimFunc f = MakeWorkload("GMM", {{"M", 16}, {"N", 16}, {"K", 16}}).value().WithName("mine");
+  std::vector<TuneTaskSpec> tasks = ParseJobTasks({PrintFunc(f)}).value();
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].func.name(), "mine");
+}
+
+std::string Submit(TuningServer* server, int trials, int per_iter) {
+  JobSpec spec;
+  spec.workloads = {"GMM:M=32,N=32,K=32"};
+  spec.target = "cpu";
+  spec.max_trials = trials;
+  spec.trials_per_iter = per_iter;
+  spec.cost_model = "random";
+  spec.seed = 3;
+  return server->jobs()->Submit(spec).value();
+}
+
+// Waits until `done` holds (bounded); returns whether it did.
+bool WaitUntil(const std::function<bool()>& done, double seconds = 120) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(int(seconds * 1e3));
+  while (std::chrono::steady_clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+// Records of `job`: count, and distinct traces.
+std::pair<size_t, size_t> Records(Database* db, const std::string& job) {
+  size_t n = 0;
+  std::set<std::string> traces;
+  std::vector<TuningRecord> records = db->AllRecords().value();
+  for (const TuningRecord& r : records) {
+    if (r.job_id != job) continue;
+    ++n;
+    traces.insert(r.trace_json);
+  }
+  return {n, traces.size()};
+}
+
+TEST(JobManagerTest, RestartResumesWithoutMeasuringTwice) {
+  TempDir dir;
+  ServerOptions options = testing::TestServerOptions(dir);
+  std::string job;
+  {
+    auto server = TuningServer::Start(options).value();
+    testing::TestWorker worker(server->address());
+    ASSERT_TRUE(worker.Register().ok());
+    job = Submit(server.get(), 16, 8);
+    // 3 of the first batch reported, 3 leased and never reported, 2 still queued.
+    ASSERT_EQ(worker.RunOnce(3, 30).value(), 3);
+    ASSERT_EQ(worker.PullOnly(3, 30).value().candidates_size(), 3);
+    server->Shutdown();
+    EXPECT_EQ(server->store()->GetJob(job).value().state, JobState::kRunning);
+  }
+  {
+    auto store = JobStore::Open(options.db_path + ".state").value();
+    std::vector<StoredCandidate> pending = store->PendingBatch(job).value();
+    // The first batch holds the default schedule besides the 8 searched candidates.
+    ASSERT_GE(pending.size(), 8u);
+    int done = 0;
+    for (const StoredCandidate& c : pending) done += c.result.has_value();
+    EXPECT_EQ(done, 3);
+  }
+  auto server = TuningServer::Start(options).value();
+  testing::TestWorker worker(server->address());
+  ASSERT_TRUE(worker.Register().ok());
+  worker.Start(4);
+  ASSERT_TRUE(WaitUntil([&] { return IsFinal(server->jobs()->Get(job).value().row.state); }));
+  worker.Stop();
+  JobSnapshot snap = server->jobs()->Get(job).value();
+  EXPECT_EQ(snap.row.state, JobState::kSucceeded) << snap.row.error;
+  EXPECT_EQ(snap.row.trials, 16);
+  EXPECT_EQ(worker.measured(), 13) << "the 3 reported before the restart are not measured again";
+  EXPECT_EQ(Records(server->database(), job), std::make_pair(size_t{16}, size_t{16}));
+  EXPECT_TRUE(server->store()->PendingBatch(job).value().empty());
+}
+
+TEST(JobManagerTest, RestoredBatchCommittedBeforeTheCrashIsNotCommittedTwice) {
+  TempDir dir;
+  ServerOptions options = testing::TestServerOptions(dir);
+  std::string job;
+  std::vector<TuningRecord> first;
+  {
+    auto server = TuningServer::Start(options).value();
+    testing::TestWorker worker(server->address());
+    ASSERT_TRUE(worker.Register().ok());
+    job = Submit(server.get(), 16, 8);
+    int n = worker.RunOnce(64, 30).value();
+    ASSERT_GE(n, 8);
+    ASSERT_TRUE(WaitUntil([&] { return server->jobs()->Get(job).value().row.trials == n; }));
+    server->Shutdown();
+    first = server->database()->AllRecords().value();
+    ASSERT_EQ(first.size(), static_cast<size_t>(n));
+  }
+  {
+    // As if the server died between committing batch 1 and deleting it from the state.
+    auto store = JobStore::Open(options.db_path + ".state").value();
+    ASSERT_TRUE(store->DeleteBatch(job).ok());
+    std::vector<NewCandidate> rows;
+    for (const TuningRecord& r : first) rows.push_back({r.trace_json, "", ""});
+    std::vector<int64_t> ids = store->AddBatch(job, 0, rows).value();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      ReportedOutcome outcome;
+      outcome.outcome.run_secs = first[i].run_secs;
+      outcome.outcome.error = first[i].error;
+      ASSERT_TRUE(store->SetResult(ids[i], CandidateState::kDone, outcome).ok());
+    }
+  }
+  auto server = TuningServer::Start(options).value();
+  testing::TestWorker worker(server->address());
+  ASSERT_TRUE(worker.Register().ok());
+  worker.Start(8);
+  ASSERT_TRUE(WaitUntil([&] { return IsFinal(server->jobs()->Get(job).value().row.state); }));
+  worker.Stop();
+  EXPECT_EQ(server->jobs()->Get(job).value().row.state, JobState::kSucceeded);
+  EXPECT_EQ(worker.measured(), 16 - static_cast<int>(first.size()));
+  EXPECT_EQ(Records(server->database(), job), std::make_pair(size_t{16}, size_t{16}));
+}
+
+TEST(JobManagerTest, CancelStopsAJobMidBatch) {
+  TempDir dir;
+  auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
+  testing::TestWorker worker(server->address());
+  ASSERT_TRUE(worker.Register().ok());
+  std::string job = Submit(server.get(), 16, 8);
+  ASSERT_EQ(worker.RunOnce(2, 30).value(), 2);
+  JobSnapshot snap = server->jobs()->Cancel(job).value();
+  EXPECT_EQ(snap.row.state, JobState::kCancelled);
+  EXPECT_TRUE(server->store()->PendingBatch(job).value().empty());
+  EXPECT_EQ(server->store()->GetJob(job).value().state, JobState::kCancelled);
+  EXPECT_EQ(Records(server->database(), job).first, 0u) << "a cancelled batch is not committed";
+  EXPECT_EQ(worker.RunOnce(8, 0.2).value(), 0) << "nothing left to pull";
+  // Cancelling again leaves it as it is.
+  EXPECT_EQ(server->jobs()->Cancel(job).value().row.state, JobState::kCancelled);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,120 @@
+#include "server/server.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "tests/server/server_testing.h"
+
+namespace tessera {
+namespace {
+
+using testing::Context;
+using testing::TempDir;
+
+TEST(TuningServerTest, ListensOnLoopbackAndAnswersVersion) {
+  TempDir dir;
+  auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
+  EXPECT_EQ(server->address().rfind("127.0.0.1:", 0), 0u);
+  EXPECT_GT(server->port(), 0);
+  v1::VersionInfo version;
+  ASSERT_TRUE(testing::TuningStub(server->address())
+                  ->GetVersion(Context().get(), v1::Empty(), &version)
+                  .ok());
+  EXPECT_EQ(version.api(), "tessera.v1");
+  EXPECT_FALSE(version.version().empty());
+  // The port is taken: a second server cannot bind it.
+  ServerOptions again = testing::TestServerOptions(dir);
+  again.db_path = dir.Path("other.db");
+  again.listen = server->address();
+  absl::StatusOr<std::unique_ptr<TuningServer>> second = TuningServer::Start(again);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(TuningServerTest, RefusesOversizedMessages) {
+  TempDir dir;
+  ServerOptions options = testing::TestServerOptions(dir);
+  options.max_message_bytes = 1 << 20;
+  auto server = TuningServer::Start(options).value();
+  v1::SubmitJobRequest r;
+  r.add_workloads(std::string(2 << 20, 'x'));
+  r.set_target("cpu");
+  r.set_max_trials(1);
+  v1::SubmitJobResponse response;
+  grpc::Status s = testing::TuningStub(server->address())->SubmitJob(Context().get(), r, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+}
+
+TEST(TuningServerTest, ShutdownKeepsUnfinishedJobsForTheNextStart) {
+  TempDir dir;
+  ServerOptions options = testing::TestServerOptions(dir);
+  std::string id;
+  {
+    auto server = TuningServer::Start(options).value();
+    JobSpec spec;
+    spec.workloads = {"GMM:M=32,N=32,K=32"};
+    spec.target = "cpu -cores=1 -vector_bits=128";  // no worker: it waits
+    spec.max_trials = 4;
+    id = server->jobs()->Submit(spec).value();
+    server->Shutdown();
+    server->Shutdown();  // idempotent
+  }
+  auto server = TuningServer::Start(options).value();
+  JobSnapshot snap = server->jobs()->Get(id).value();
+  EXPECT_FALSE(IsFinal(snap.row.state));
+  EXPECT_EQ(snap.row.target, "cpu -cores=1 -vector_bits=128");
+}
+
+TEST(TuningServerTest, RefusesBadTlsFiles) {
+  TempDir dir;
+  ServerOptions options = testing::TestServerOptions(dir);
+  options.tls_cert_file = dir.Path("missing.pem");
+  options.tls_key_file = dir.Path("missing.key");
+  EXPECT_EQ(TuningServer::Start(options).status().code(), absl::StatusCode::kNotFound);
+  options.tls_cert_file.clear();
+  EXPECT_EQ(TuningServer::Start(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(TuningServerTest, ServesTlsWithATestCa) {
+  TempDir dir;
+  // A test CA and a server certificate for 127.0.0.1, made with the openssl command.
+  std::string d = dir.Path("");
+  std::string script =
+      "cd '" + d +
+      "' && "
+      "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 "
+      "-subj /CN=tessera-test-ca >/dev/null 2>&1 && "
+      "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr "
+      "-subj /CN=127.0.0.1 >/dev/null 2>&1 && "
+      "printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext && "
+      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+      "-out server.pem -days 1 -extfile san.ext >/dev/null 2>&1";
+  if (std::system(script.c_str()) != 0) GTEST_SKIP() << "openssl could not make test certificates";
+  ServerOptions options = testing::TestServerOptions(dir);
+  options.tls_cert_file = dir.Path("server.pem");
+  options.tls_key_file = dir.Path("server.key");
+  auto server = TuningServer::Start(options).value();
+
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = Read(dir.Path("ca.pem"));
+  auto secure =
+      v1::TuningService::NewStub(grpc::CreateChannel(server->address(), grpc::SslCredentials(ssl)));
+  v1::VersionInfo version;
+  ASSERT_TRUE(secure->GetVersion(Context("", 10).get(), v1::Empty(), &version).ok());
+  EXPECT_EQ(version.api(), "tessera.v1");
+  grpc::Status plain = testing::TuningStub(server->address())
+                           ->GetVersion(Context("", 3).get(), v1::Empty(), &version);
+  EXPECT_FALSE(plain.ok()) << "a plaintext client cannot talk to a TLS server";
+}
+
+}  // namespace
+}  // namespace tessera
