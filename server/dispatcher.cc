@@ -340,7 +340,15 @@ std::optional<WorkerInfo> Dispatcher::FindWorker(const std::string& worker_id) c
   return it->second.info;
 }
 
-void Dispatcher::ExpireLease(const std::string& lease_id) {
+void Dispatcher::ReturnLease(const std::string& lease_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ExpireLease(lease_id, /*count_attempt=*/false);
+  }
+  work_cv_.notify_all();
+}
+
+void Dispatcher::ExpireLease(const std::string& lease_id, bool count_attempt) {
   auto l = leases_.find(lease_id);
   if (l == leases_.end()) return;
   LiveLease live = std::move(l->second);
@@ -359,7 +367,8 @@ void Dispatcher::ExpireLease(const std::string& lease_id) {
     if (!live.pending.count(id)) continue;
     Slot& slot = job.slots[id];
     slot.lease_id.clear();
-    if (++slot.attempts >= options_.max_attempts) {
+    if (count_attempt) ++slot.attempts;
+    if (count_attempt && slot.attempts >= options_.max_attempts) {
       slot.done = true;
       ReportedOutcome outcome;
       outcome.outcome.error = MeasureError::kWorkerLost;
@@ -379,10 +388,12 @@ void Dispatcher::ExpireLease(const std::string& lease_id) {
       requeued.push_back(id);
     }
   }
-  if (store_ != nullptr && !requeued.empty()) Persist(store_->MarkRequeued(requeued));
+  if (store_ != nullptr && !requeued.empty()) {
+    Persist(count_attempt ? store_->MarkRequeued(requeued) : store_->MarkQueued(requeued));
+  }
   TESSERA_LOG(WARNING) << "job " << job.job_id << ": lease " << live.lease.id << " of worker "
-                       << live.lease.worker_id << " expired; " << requeued.size()
-                       << " candidates back in the queue";
+                       << live.lease.worker_id << (count_attempt ? " expired; " : " returned; ")
+                       << requeued.size() << " candidates back in the queue";
 }
 
 void Dispatcher::Sweep() {

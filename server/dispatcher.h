@@ -145,6 +145,9 @@ class Dispatcher {
   // when the lease is not a live lease of this worker (expired, revoked, someone else's).
   absl::StatusOr<int> Report(const std::string& worker_id, const std::string& lease_id,
                              const std::vector<CandidateReport>& reports);
+  // Puts a lease's unreported candidates back in the queue without counting an attempt (the
+  // lease never reached its worker: the pull was cancelled).
+  void ReturnLease(const std::string& lease_id);
   std::vector<WorkerInfo> Workers() const;
   std::optional<WorkerInfo> FindWorker(const std::string& worker_id) const;
 
@@ -187,7 +190,10 @@ class Dispatcher {
   bool Serves(const WorkerState& w, const std::string& target) const;
   std::optional<Lease> TryLease(WorkerState* worker, int max_candidates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ExpireLease(const std::string& lease_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Requeues the lease's unreported candidates; with `count_attempt`, quarantines those that
+  // reach max_attempts.
+  void ExpireLease(const std::string& lease_id, bool count_attempt = true)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Persist(const absl::Status& s) const;
   static double WallTime(Clock::time_point t);
 

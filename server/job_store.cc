@@ -471,6 +471,20 @@ absl::Status JobStore::MarkRequeued(const std::vector<int64_t>& ids) {
   return txn.Commit();
 }
 
+absl::Status JobStore::MarkQueued(const std::vector<int64_t>& ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SqlTransaction txn(db_);
+  TESSERA_RETURN_IF_ERROR(txn.begun());
+  SqlStatement s(db_, "UPDATE candidates SET state = 0, lease_id = '' WHERE id = ? AND state = 1");
+  TESSERA_RETURN_IF_ERROR(s.prepared());
+  for (int64_t id : ids) {
+    s.Reset();
+    s.Bind(1, id);
+    TESSERA_RETURN_IF_ERROR(s.Run());
+  }
+  return txn.Commit();
+}
+
 absl::Status JobStore::SetResult(int64_t id, CandidateState state, const ReportedOutcome& result) {
   std::lock_guard<std::mutex> lock(mu_);
   SqlStatement s(db_,

@@ -127,6 +127,8 @@ class JobStore {
   absl::Status MarkLeased(const std::vector<int64_t>& ids, const std::string& lease_id);
   // Back to the queue with one more attempt counted (their lease expired).
   absl::Status MarkRequeued(const std::vector<int64_t>& ids);
+  // Back to the queue without counting an attempt (the lease never reached a worker).
+  absl::Status MarkQueued(const std::vector<int64_t>& ids);
   // Done (or quarantined) with its outcome.
   absl::Status SetResult(int64_t id, CandidateState state, const ReportedOutcome& result);
 

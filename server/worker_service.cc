@@ -135,6 +135,11 @@ grpc::Status WorkerServiceImpl::PullWork(grpc::ServerContext* context,
     return grpc::Status::OK;
   }
   const Lease& l = **lease;
+  if (context->IsCancelled()) {
+    // The worker hung up while waiting: the lease would only expire and count an attempt.
+    dispatcher_->ReturnLease(l.id);
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the worker hung up");
+  }
   response->set_has_work(true);
   v1::WorkBatch* batch = response->mutable_batch();
   batch->set_lease_id(l.id);

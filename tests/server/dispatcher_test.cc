@@ -230,5 +230,22 @@ TEST(DispatcherTest, CancelAndShutdownWakeTheJob) {
   stop.join();
 }
 
+TEST(DispatcherTest, ReturnedLeaseRequeuesWithoutAnAttempt) {
+  TempDir dir;
+  auto store = JobStore::Open(dir.Path("state.db")).value();
+  Dispatcher d(store.get(), FastOptions());
+  std::string worker = d.RegisterWorker(Worker()).value();
+  std::string job;
+  std::vector<int64_t> ids = StoredBatch(store.get(), 2, &job);
+  ASSERT_TRUE(d.SubmitBatch(job, 0, Context(), Items(ids), {0, 0}).ok());
+  Lease lease = d.PullWork(worker, 0, 0).value().value();
+  d.ReturnLease(lease.id);
+  EXPECT_EQ(d.JobCounts(job), std::make_pair(2, 0));
+  EXPECT_EQ(store->PendingBatch(job).value()[0].state, CandidateState::kQueued);
+  EXPECT_EQ(store->PendingBatch(job).value()[0].attempts, 0);
+  EXPECT_EQ(d.Report(worker, lease.id, {Ran(ids[0], 1)}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace tessera
