@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Set up (install what is missing, build), then the main job on the host CPU: a short tuning
-# run of GMM 256^3 into a SQLite database, the best record found, and the tuned program applied,
-# built, timed and checked against the unscheduled one. Running it again continues the tuning
-# on the same database (build/demo/tessera.db).
+# Set up (install what is missing, build), then the main job through the tuning service on
+# loopback: a server (`tessera serve`, records in build/demo/tessera.db) and one CPU worker
+# (`tessera worker --target cpu`), a short tuning job of GMM 256^3 submitted and watched, the
+# best record found, and the tuned program applied by the server, then built, timed and checked
+# here against the unscheduled one. Both processes are stopped cleanly at the end (SIGTERM), and
+# on any error. Logs: build/demo/serve.log, build/demo/worker.log. docs/service.md explains it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
@@ -16,7 +18,39 @@ run() {
   echo "[demo] $*"
   "$@"
 }
-run build/bin/tessera tune "$workload" --target cpu --trials 64 --trials-per-iter 32 \
-  --db build/demo/tessera.db --work-dir build/demo/work
-run build/bin/tessera best "$workload" --target cpu --db build/demo/tessera.db
-run build/bin/tessera apply "$workload" --target cpu --db build/demo/tessera.db --run --check
+tessera=build/bin/tessera
+server_pid=""
+worker_pid=""
+stop() {  # SIGTERM: the worker finishes its batch, the server shuts down; bounded by `wait`
+  if [[ -n "$worker_pid" ]]; then kill -TERM "$worker_pid" 2>/dev/null || true; wait "$worker_pid" || true; fi
+  if [[ -n "$server_pid" ]]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" || true; fi
+  worker_pid=""
+  server_pid=""
+}
+trap stop EXIT
+echo "[demo] $tessera serve --db build/demo/tessera.db --listen 127.0.0.1:0"
+"$tessera" serve --db build/demo/tessera.db --listen 127.0.0.1:0 \
+  >build/demo/serve.out 2>build/demo/serve.log &
+server_pid=$!
+address=""
+for _ in $(seq 1 300); do  # the server prints "listening on 127.0.0.1:PORT" once it serves
+  address=$(sed -n 's/^listening on //p' build/demo/serve.out)
+  [[ -n "$address" ]] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [[ -z "$address" ]]; then
+  echo "[demo] the server did not start:" >&2
+  cat build/demo/serve.log >&2
+  exit 1
+fi
+echo "[demo] $tessera worker --server $address --target cpu"
+"$tessera" worker --server "$address" --target cpu 2>build/demo/worker.log &
+worker_pid=$!
+run "$tessera" submit "$workload" --server "$address" --target cpu --trials 64 \
+  --trials-per-iter 32 --watch
+run "$tessera" best "$workload" --server "$address" --target cpu
+run "$tessera" apply "$workload" --server "$address" --target cpu --run --check
+stop
+trap - EXIT
+echo "[demo] stopped the worker and the server"

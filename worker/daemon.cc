@@ -221,6 +221,7 @@ class WorkerDaemon::Impl {
   bool heartbeat_stop_ = false;  // guarded by mu_
   grpc::ClientContext* pull_context_ = nullptr;  // the PullWork in flight; guarded by mu_
   double lease_seconds_ = 30;
+  double heartbeat_interval_ = 10;
 };
 
 absl::Status WorkerDaemon::Impl::Init() {
@@ -325,23 +326,25 @@ absl::Status WorkerDaemon::Impl::Register() {
   if (response.worker_id().empty()) {
     return absl::InternalError("register: the server answered without a worker id");
   }
-  double interval = response.heartbeat_interval();
   lease_seconds_ = response.lease_seconds() > 0 ? response.lease_seconds() : 30;
+  // The server's interval, but never so long that a lease could lapse between two beats.
+  double interval = response.heartbeat_interval() > 0 ? response.heartbeat_interval()
+                                                      : lease_seconds_ / 3;
+  heartbeat_interval_ = std::clamp(interval, 0.2, std::max(0.2, lease_seconds_ / 3));
   {
     std::lock_guard<std::mutex> lock(mu_);
     worker_id_ = response.worker_id();
     forgotten_ = false;
   }
   Log(absl::StrFormat("registered with %s (heartbeat every %.1f s, leases of %.1f s)",
-                      options_.server_label, interval, lease_seconds_));
+                      options_.server_label, heartbeat_interval_, lease_seconds_));
   return absl::OkStatus();
 }
 
 absl::Status WorkerDaemon::Impl::Session(bool* registered) {
   TESSERA_RETURN_IF_ERROR(Register());
   *registered = true;
-  // Renew leases well within their length, whatever the server suggests.
-  double interval = std::clamp(lease_seconds_ / 3, 0.2, 10.0);
+  double interval = heartbeat_interval_;
   {
     std::lock_guard<std::mutex> lock(mu_);
     heartbeat_stop_ = false;

@@ -1,0 +1,83 @@
+// Shared pieces of the end-to-end service tests (tests/cli/*_test.cc that start `tessera
+// serve` and `tessera worker` processes on loopback).
+#ifndef TESSERA_TESTS_CLI_SERVICE_TEST_UTIL_H_
+#define TESSERA_TESTS_CLI_SERVICE_TEST_UTIL_H_
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "gtest/gtest.h"
+#include "tests/testing/service_cluster.h"
+
+namespace tessera {
+namespace testing {
+
+// The binary built with the test, or $TESSERA_BINARY.
+inline std::string TesseraBinary() {
+  const char* binary = std::getenv("TESSERA_BINARY");
+  return binary != nullptr && *binary ? binary : TESSERA_BINARY;
+}
+
+// A fresh scratch directory per test.
+inline std::string ScratchDir(const std::string& name) {
+  std::string dir = absl::StrCat(::testing::TempDir(), "/", name, "_", getpid());
+  std::string command = absl::StrCat("rm -rf '", dir, "' && mkdir -p '", dir, "'");
+  EXPECT_EQ(std::system(command.c_str()), 0);
+  return dir;
+}
+
+inline std::string FirstLine(const std::string& text) {
+  return std::string(absl::StripAsciiWhitespace(text.substr(0, text.find('\n'))));
+}
+
+inline int CountLines(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines;
+}
+
+// Polls `done` every 50 ms for up to `timeout_sec`.
+inline bool WaitUntil(const std::function<bool()>& done, double timeout_sec) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_sec);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+// `tessera status JOB --json`, parsed (null on failure).
+inline nlohmann::json JobStatus(ServiceCluster* cluster, const std::string& job,
+                                const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"status", job, "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  CommandResult r = cluster->RunClient(args, 30);
+  if (r.exit_code != 0) return nullptr;
+  return nlohmann::json::parse(r.out, nullptr, false);
+}
+
+// Submits and returns the job id ("" on failure, with the reason in *error).
+inline std::string Submit(ServiceCluster* cluster, std::vector<std::string> args,
+                          std::string* error) {
+  args.insert(args.begin(), "submit");
+  CommandResult r = cluster->RunClient(args, 60);
+  if (r.exit_code != 0) {
+    *error = r.err;
+    return "";
+  }
+  return FirstLine(r.out);
+}
+
+}  // namespace testing
+}  // namespace tessera
+
+#endif  // TESSERA_TESTS_CLI_SERVICE_TEST_UTIL_H_
