@@ -9,6 +9,7 @@
 #include "base/logging.h"
 #include "base/status_macros.h"
 #include "frontend/workload_spec.h"
+#include "ir/flops.h"
 #include "ir/serialize.h"
 #include "ir/structural_hash.h"
 #include "ir/target.h"
@@ -449,6 +450,53 @@ JobSnapshot JobManager::Decorate(Job* job) {
 absl::StatusOr<JobSnapshot> JobManager::StoredSnapshot(const std::string& id) {
   JobSnapshot snap;
   TESSERA_ASSIGN_OR_RETURN(snap.row, store_->GetJob(id));
+  if (snap.row.target.empty()) return snap;
+  // A job that ended before this server started: its tasks' progress from its records.
+  absl::StatusOr<std::vector<TuneTaskSpec>> tasks = ParseJobTasks(snap.row.spec.workloads);
+  if (!tasks.ok()) return snap;
+  for (const TuneTaskSpec& spec : *tasks) {
+    TaskSnapshot t;
+    t.workload_hash = StructuralHashHex(spec.func);
+    t.summary.name = spec.name;
+    t.summary.weight = spec.weight;
+    t.summary.flops = std::max(1.0, EstimateFlops(spec.func));
+    t.finished = IsFinal(snap.row.state);
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> workload, db_->FindWorkload(spec.func));
+    if (workload.has_value()) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records,
+                               db_->AllRecords(*workload, snap.row.target));
+      for (const TuningRecord& r : records) {
+        if (r.job_id != id) continue;
+        ++t.summary.trials;
+        switch (r.error) {
+          case MeasureError::kNone:
+            break;
+          case MeasureError::kBuild:
+            ++t.summary.build_errors;
+            break;
+          case MeasureError::kRun:
+            ++t.summary.run_errors;
+            break;
+          case MeasureError::kTimeout:
+            ++t.summary.timeouts;
+            break;
+          case MeasureError::kWrongOutput:
+            ++t.summary.wrong_outputs;
+            break;
+          case MeasureError::kWorkerLost:
+            ++t.summary.workers_lost;
+            break;
+        }
+        if (!r.ok() || (snap.row.spec.verify && !r.verified)) continue;
+        if (!t.summary.best_secs || r.mean_secs() < *t.summary.best_secs) {
+          t.summary.best_secs = r.mean_secs();
+          t.summary.best_verified = r.verified;
+          t.summary.best_record_id = r.id;
+        }
+      }
+    }
+    snap.tasks.push_back(std::move(t));
+  }
   return snap;
 }
 

@@ -108,6 +108,18 @@ TEST(JobManagerTest, RestartResumesWithoutMeasuringTwice) {
   EXPECT_EQ(worker.measured(), 13) << "the 3 reported before the restart are not measured again";
   EXPECT_EQ(Records(server->database(), job), std::make_pair(size_t{16}, size_t{16}));
   EXPECT_TRUE(server->store()->PendingBatch(job).value().empty());
+
+  // After one more restart the ended job's tasks are read back from its records.
+  server->Shutdown();
+  server.reset();
+  server = TuningServer::Start(options).value();
+  JobSnapshot ended = server->jobs()->Get(job).value();
+  EXPECT_EQ(ended.row.state, JobState::kSucceeded);
+  ASSERT_EQ(ended.tasks.size(), 1u);
+  EXPECT_EQ(ended.tasks[0].summary.trials, 16);
+  EXPECT_TRUE(ended.tasks[0].summary.best_secs.has_value());
+  EXPECT_EQ(ended.tasks[0].summary.best_secs, snap.tasks[0].summary.best_secs);
+  EXPECT_TRUE(ended.tasks[0].finished);
 }
 
 TEST(JobManagerTest, RestoredBatchCommittedBeforeTheCrashIsNotCommittedTwice) {
