@@ -6,7 +6,7 @@
 # tool is missing, saying which.
 #   check_deploy.sh SOURCE_DIR KUBERNETES_VALIDATE TESSERA_BINARY
 set -euo pipefail
-src="$1" validate="$2" tessera="$3"
+src="$1" validate="$2" tessera="$(readlink -f "$3")"  # absolute: the units need one
 kube="${src}/deploy/kubernetes" units="${src}/deploy/systemd"
 kube_version=1.30.0  # the oldest Kubernetes the manifests are for (gRPC probes are GA in 1.27)
 failed=0 skipped=()
