@@ -23,28 +23,28 @@ struct PostprocEntry {
 
 const std::vector<RuleEntry>& RuleTable() {
   static const std::vector<RuleEntry> table = {
-      {"AddRFactor", MakeAddRFactor},
-      {"AutoBind", MakeAutoBind},
-      {"AutoInline", MakeAutoInline},
-      {"CrossThreadReduction", MakeCrossThreadReduction},
-      {"InlineConstantScalars", MakeInlineConstantScalars},
-      {"MultiLevelTiling", MakeMultiLevelTiling},
-      {"MultiLevelTilingTensorCore", MakeMultiLevelTilingTensorCore},
-      {"ParallelizeVectorizeUnroll", MakeParallelizeVectorizeUnroll},
-      {"RandomComputeLocation", MakeRandomComputeLocation},
+      {"AddRFactor", NewAddRFactor},
+      {"AutoBind", NewAutoBind},
+      {"AutoInline", NewAutoInline},
+      {"CrossThreadReduction", NewCrossThreadReduction},
+      {"InlineConstantScalars", NewInlineConstantScalars},
+      {"MultiLevelTiling", NewMultiLevelTiling},
+      {"MultiLevelTilingTensorCore", NewMultiLevelTilingTensorCore},
+      {"ParallelizeVectorizeUnroll", NewParallelizeVectorizeUnroll},
+      {"RandomComputeLocation", NewRandomComputeLocation},
   };
   return table;
 }
 
 const std::vector<PostprocEntry>& PostprocTable() {
   static const std::vector<PostprocEntry> table = {
-      {"DisallowDynamicLoop", MakeDisallowDynamicLoop},
-      {"RewriteCooperativeFetch", MakeRewriteCooperativeFetch},
-      {"RewriteParallelVectorizeUnroll", MakeRewriteParallelVectorizeUnroll},
-      {"RewriteReductionBlock", MakeRewriteReductionBlock},
-      {"RewriteTensorize", MakeRewriteTensorize},
-      {"RewriteUnboundBlock", MakeRewriteUnboundBlock},
-      {"VerifyGPUCode", MakeVerifyGPUCode},
+      {"DisallowDynamicLoop", NewDisallowDynamicLoop},
+      {"RewriteCooperativeFetch", NewRewriteCooperativeFetch},
+      {"RewriteParallelVectorizeUnroll", NewRewriteParallelVectorizeUnroll},
+      {"RewriteReductionBlock", NewRewriteReductionBlock},
+      {"RewriteTensorize", NewRewriteTensorize},
+      {"RewriteUnboundBlock", NewRewriteUnboundBlock},
+      {"VerifyGPUCode", NewVerifyGPUCode},
   };
   return table;
 }
@@ -58,7 +58,7 @@ std::vector<std::string> NamesOf(const std::vector<Entry>& table) {
 
 }  // namespace
 
-absl::StatusOr<ScheduleRulePtr> MakeScheduleRule(const std::string& name, const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewScheduleRule(const std::string& name, const Target& target,
                                                  const nlohmann::json& params) {
   for (const RuleEntry& e : RuleTable()) {
     if (name == e.name) return e.make(target, params);
@@ -67,7 +67,7 @@ absl::StatusOr<ScheduleRulePtr> MakeScheduleRule(const std::string& name, const 
                                           absl::StrJoin(ScheduleRuleNames(), ", "), ")"));
 }
 
-absl::StatusOr<PostprocPtr> MakePostproc(const std::string& name, const Target& target,
+absl::StatusOr<PostprocPtr> NewPostproc(const std::string& name, const Target& target,
                                          const nlohmann::json& params) {
   for (const PostprocEntry& e : PostprocTable()) {
     if (name == e.name) return e.make(target, params);
@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(const Target& 
   }
   std::vector<ScheduleRulePtr> rules;
   for (const std::string& name : names) {
-    TESSERA_ASSIGN_OR_RETURN(ScheduleRulePtr rule, MakeScheduleRule(name, target));
+    TESSERA_ASSIGN_OR_RETURN(ScheduleRulePtr rule, NewScheduleRule(name, target));
     rules.push_back(std::move(rule));
   }
   return rules;
@@ -110,7 +110,7 @@ absl::StatusOr<std::vector<PostprocPtr>> DefaultPostprocs(const Target& target) 
   }
   std::vector<PostprocPtr> postprocs;
   for (const std::string& name : names) {
-    TESSERA_ASSIGN_OR_RETURN(PostprocPtr p, MakePostproc(name, target));
+    TESSERA_ASSIGN_OR_RETURN(PostprocPtr p, NewPostproc(name, target));
     postprocs.push_back(std::move(p));
   }
   return postprocs;

@@ -16,44 +16,44 @@ namespace tessera {
 // Inlines elementwise blocks into their consumers (and, on GPU, into their producer).
 // Keys: into_producer, into_consumer, inline_const_tensor, disallow_if_then_else,
 // require_injective, require_ordered (bools), disallow_op (list of call names, e.g. ["exp"]).
-absl::StatusOr<ScheduleRulePtr> MakeAutoInline(const Target& target, const nlohmann::json& params);
+absl::StatusOr<ScheduleRulePtr> NewAutoInline(const Target& target, const nlohmann::json& params);
 
 // Inlines blocks that write a 0-dimensional buffer from no reads (constant scalars).
-absl::StatusOr<ScheduleRulePtr> MakeInlineConstantScalars(const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewInlineConstantScalars(const Target& target,
                                                           const nlohmann::json& params);
 
 // Multi-level tiling. Keys: structure ("SSRSRS" cpu, "SSSRRSRS" cuda), tile_binds (list of
 // thread axes), max_innermost_factor, vector_load_lens (list of ints), reuse_read and
 // reuse_write ({"req": "no"|"may"|"must", "levels": [ints], "scope": "global"|"shared"|...}).
-absl::StatusOr<ScheduleRulePtr> MakeMultiLevelTiling(const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewMultiLevelTiling(const Target& target,
                                                      const nlohmann::json& params);
 
 // Multi-level tiling onto WMMA 16x16x16 float16 tensor cores (cuda, sm_70 and later; on other
 // targets the rule never applies). Keys as MultiLevelTiling plus intrin_group.
-absl::StatusOr<ScheduleRulePtr> MakeMultiLevelTilingTensorCore(const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& target,
                                                                const nlohmann::json& params);
 
 // GPU: binds a reduction loop to threadIdx.x (a cross-thread reduction). Keys: thread_extents.
-absl::StatusOr<ScheduleRulePtr> MakeCrossThreadReduction(const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewCrossThreadReduction(const Target& target,
                                                          const nlohmann::json& params);
 
 // CPU: rfactor of reductions with little spatial parallelism. Keys: max_jobs_per_core,
 // max_innermost_factor.
-absl::StatusOr<ScheduleRulePtr> MakeAddRFactor(const Target& target, const nlohmann::json& params);
+absl::StatusOr<ScheduleRulePtr> NewAddRFactor(const Target& target, const nlohmann::json& params);
 
 // Annotates the root block with parallel / vectorize limits and a sampled unroll step, which
 // RewriteParallelVectorizeUnroll turns into loops. Keys: max_jobs_per_core,
 // max_vectorize_extent, unroll_max_steps, unroll_explicit.
-absl::StatusOr<ScheduleRulePtr> MakeParallelizeVectorizeUnroll(const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewParallelizeVectorizeUnroll(const Target& target,
                                                                const nlohmann::json& params);
 
 // Samples where a block is computed (SampleComputeLocation + ComputeAt). No keys.
-absl::StatusOr<ScheduleRulePtr> MakeRandomComputeLocation(const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewRandomComputeLocation(const Target& target,
                                                           const nlohmann::json& params);
 
 // GPU: binds the outer spatial loops of unbound blocks to blockIdx.x / threadIdx.x with a
 // sampled thread count. Keys: max_threadblocks, thread_extents.
-absl::StatusOr<ScheduleRulePtr> MakeAutoBind(const Target& target, const nlohmann::json& params);
+absl::StatusOr<ScheduleRulePtr> NewAutoBind(const Target& target, const nlohmann::json& params);
 
 }  // namespace tessera
 

@@ -18,18 +18,18 @@ struct MutatorEntry {
 
 const std::vector<MutatorEntry>& MutatorTable() {
   static const std::vector<MutatorEntry> table = {
-      {"MutateComputeLocation", MakeMutateComputeLocation},
-      {"MutateParallel", MakeMutateParallel},
-      {"MutateThreadBinding", MakeMutateThreadBinding},
-      {"MutateTileSize", MakeMutateTileSize},
-      {"MutateUnroll", MakeMutateUnroll},
+      {"MutateComputeLocation", NewMutateComputeLocation},
+      {"MutateParallel", NewMutateParallel},
+      {"MutateThreadBinding", NewMutateThreadBinding},
+      {"MutateTileSize", NewMutateTileSize},
+      {"MutateUnroll", NewMutateUnroll},
   };
   return table;
 }
 
 }  // namespace
 
-absl::StatusOr<MutatorPtr> MakeMutator(const std::string& name, const Target& target,
+absl::StatusOr<MutatorPtr> NewMutator(const std::string& name, const Target& target,
                                        const nlohmann::json& params) {
   for (const MutatorEntry& e : MutatorTable()) {
     if (name == e.name) return e.make(target, params);
@@ -57,7 +57,7 @@ absl::StatusOr<std::vector<WeightedMutator>> DefaultMutators(const Target& targe
   }
   std::vector<WeightedMutator> mutators;
   for (const auto& [name, weight] : weights) {
-    TESSERA_ASSIGN_OR_RETURN(MutatorPtr m, MakeMutator(name, target));
+    TESSERA_ASSIGN_OR_RETURN(MutatorPtr m, NewMutator(name, target));
     mutators.push_back({std::move(m), weight});
   }
   return mutators;

@@ -16,21 +16,21 @@ namespace tessera {
 
 // Moves a factor between two tiles of a SamplePerfectTile decision, or changes the vector
 // length of a cooperative fetch.
-absl::StatusOr<MutatorPtr> MakeMutateTileSize(const Target& target, const nlohmann::json& params);
+absl::StatusOr<MutatorPtr> NewMutateTileSize(const Target& target, const nlohmann::json& params);
 // Changes the meta_schedule.parallel limit to one giving another fused-loop plan.
 // Keys: max_jobs_per_core (default 16).
-absl::StatusOr<MutatorPtr> MakeMutateParallel(const Target& target, const nlohmann::json& params);
+absl::StatusOr<MutatorPtr> NewMutateParallel(const Target& target, const nlohmann::json& params);
 // Changes the sampled unroll step.
-absl::StatusOr<MutatorPtr> MakeMutateUnroll(const Target& target, const nlohmann::json& params);
+absl::StatusOr<MutatorPtr> NewMutateUnroll(const Target& target, const nlohmann::json& params);
 // Changes a SampleComputeLocation decision to another valid location.
-absl::StatusOr<MutatorPtr> MakeMutateComputeLocation(const Target& target,
+absl::StatusOr<MutatorPtr> NewMutateComputeLocation(const Target& target,
                                                      const nlohmann::json& params);
 // Changes a sampled thread extent (the SampleCategorical feeding a Split bound to threadIdx.x).
-absl::StatusOr<MutatorPtr> MakeMutateThreadBinding(const Target& target,
+absl::StatusOr<MutatorPtr> NewMutateThreadBinding(const Target& target,
                                                    const nlohmann::json& params);
 
 // kNotFound for an unknown name (the message lists the known ones).
-absl::StatusOr<MutatorPtr> MakeMutator(const std::string& name, const Target& target,
+absl::StatusOr<MutatorPtr> NewMutator(const std::string& name, const Target& target,
                                        const nlohmann::json& params = nlohmann::json::object());
 std::vector<std::string> MutatorNames();
 

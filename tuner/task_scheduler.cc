@@ -84,7 +84,7 @@ std::unique_ptr<TaskScheduler> NewGradientScheduler(double alpha, int window, in
   return std::make_unique<GradientScheduler>(alpha, window, seed);
 }
 
-absl::StatusOr<std::unique_ptr<TaskScheduler>> MakeTaskScheduler(const std::string& name,
+absl::StatusOr<std::unique_ptr<TaskScheduler>> NewTaskScheduler(const std::string& name,
                                                                  int64_t seed) {
   if (name == "round-robin") return NewRoundRobinScheduler();
   if (name == "gradient") return NewGradientScheduler(0.2, 3, seed);

@@ -36,7 +36,7 @@ std::unique_ptr<TaskScheduler> NewRoundRobinScheduler();
 std::unique_ptr<TaskScheduler> NewGradientScheduler(double alpha = 0.2, int window = 3,
                                                     int64_t seed = 0);
 // "round-robin" or "gradient"; kInvalidArgument otherwise.
-absl::StatusOr<std::unique_ptr<TaskScheduler>> MakeTaskScheduler(const std::string& name,
+absl::StatusOr<std::unique_ptr<TaskScheduler>> NewTaskScheduler(const std::string& name,
                                                                  int64_t seed);
 
 }  // namespace tessera

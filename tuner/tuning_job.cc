@@ -109,14 +109,14 @@ double CostLabel(const std::vector<double>& run_secs, MeasureError error) {
   return Median(run_secs);
 }
 
-std::unique_ptr<CostModel> MakeCostModel(const TuneOptions& options) {
+std::unique_ptr<CostModel> NewCostModel(const TuneOptions& options) {
   if (options.cost_model == "random") return NewRandomModel(options.seed);
   XGBoostConfig config;
   config.seed = static_cast<int>(options.seed);
   return NewXGBoostModel(config);
 }
 
-std::unique_ptr<SearchStrategy> MakeStrategy(const TuneOptions& options) {
+std::unique_ptr<SearchStrategy> NewStrategy(const TuneOptions& options) {
   if (options.strategy == "replay") return NewReplayTrace();
   return NewEvolutionarySearch(options.evolutionary);
 }
@@ -150,8 +150,8 @@ class TuningJob::Impl {
   absl::Status Start(std::vector<TuneTaskSpec> specs) {
     TESSERA_RETURN_IF_ERROR(ValidateOptions(specs, options_));
     TESSERA_ASSIGN_OR_RETURN(space_, DefaultSpaceConfig(options_.target));
-    cost_model_ = MakeCostModel(options_);
-    TESSERA_ASSIGN_OR_RETURN(scheduler_, MakeTaskScheduler(options_.task_scheduler, options_.seed));
+    cost_model_ = NewCostModel(options_);
+    TESSERA_ASSIGN_OR_RETURN(scheduler_, NewTaskScheduler(options_.task_scheduler, options_.seed));
     if (!options_.work_dir.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(options_.work_dir + "/logs", ec);
@@ -392,7 +392,7 @@ class TuningJob::Impl {
     }
     TESSERA_ASSIGN_OR_RETURN(task.default_candidate,
                              DefaultCandidate(task.spec.func, search.measured_hashes));
-    task.strategy = MakeStrategy(options_);
+    task.strategy = NewStrategy(options_);
     TESSERA_RETURN_IF_ERROR(task.strategy->PreTuning(
         std::move(search), std::max(0, PerTaskBudget() - task.summary.trials),
         options_.num_trials_per_iter));

@@ -38,19 +38,19 @@ bool IsScheduled(const PrimFunc& func) {
   return flag == nullptr || *flag != 0;
 }
 
-DefaultRulePtr MakeDefaultRule(std::string name, Target::Kind kind, ScheduleFn fn) {
+DefaultRulePtr NewDefaultRule(std::string name, Target::Kind kind, ScheduleFn fn) {
   return std::make_shared<FunctionRule>(std::move(name), kind, fn);
 }
 
 }  // namespace dlight
 
 std::vector<DefaultRulePtr> DefaultGpuRules() {
-  return {dlight::MakeGpuMatmulRule(),    dlight::MakeGpuGemvRule(),
-          dlight::MakeGpuReductionRule(), dlight::MakeGpuGeneralReductionRule(),
-          dlight::MakeGpuTransposeRule(), dlight::MakeGpuFallbackRule()};
+  return {dlight::NewGpuMatmulRule(),    dlight::NewGpuGemvRule(),
+          dlight::NewGpuReductionRule(), dlight::NewGpuGeneralReductionRule(),
+          dlight::NewGpuTransposeRule(), dlight::NewGpuFallbackRule()};
 }
 
-std::vector<DefaultRulePtr> DefaultCpuRules() { return {dlight::MakeCpuDefaultRule()}; }
+std::vector<DefaultRulePtr> DefaultCpuRules() { return {dlight::NewCpuDefaultRule()}; }
 
 std::vector<DefaultRulePtr> DefaultRulesFor(const Target& target) {
   return target.is_cuda() ? DefaultGpuRules() : DefaultCpuRules();

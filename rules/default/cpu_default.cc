@@ -169,8 +169,8 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& /*target*/) {
 
 }  // namespace
 
-DefaultRulePtr MakeCpuDefaultRule() {
-  return MakeDefaultRule("CpuDefault", Target::Kind::kCpu, &CpuDefault);
+DefaultRulePtr NewCpuDefaultRule() {
+  return NewDefaultRule("CpuDefault", Target::Kind::kCpu, &CpuDefault);
 }
 
 }  // namespace dlight

@@ -80,8 +80,8 @@ std::optional<Schedule> Fallback(Schedule sch, const Target& target) {
 
 }  // namespace
 
-DefaultRulePtr MakeGpuFallbackRule() {
-  return MakeDefaultRule("Fallback", Target::Kind::kCuda, &Fallback);
+DefaultRulePtr NewGpuFallbackRule() {
+  return NewDefaultRule("Fallback", Target::Kind::kCuda, &Fallback);
 }
 
 }  // namespace dlight

@@ -63,7 +63,7 @@ std::optional<Schedule> Gemv(Schedule sch, const Target& target) {
 
 }  // namespace
 
-DefaultRulePtr MakeGpuGemvRule() { return MakeDefaultRule("GEMV", Target::Kind::kCuda, &Gemv); }
+DefaultRulePtr NewGpuGemvRule() { return NewDefaultRule("GEMV", Target::Kind::kCuda, &Gemv); }
 
 }  // namespace dlight
 }  // namespace tessera

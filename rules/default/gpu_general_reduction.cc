@@ -74,8 +74,8 @@ std::optional<Schedule> GeneralReduction(Schedule sch, const Target& target) {
 
 }  // namespace
 
-DefaultRulePtr MakeGpuGeneralReductionRule() {
-  return MakeDefaultRule("GeneralReduction", Target::Kind::kCuda, &GeneralReduction);
+DefaultRulePtr NewGpuGeneralReductionRule() {
+  return NewDefaultRule("GeneralReduction", Target::Kind::kCuda, &GeneralReduction);
 }
 
 }  // namespace dlight

@@ -256,8 +256,8 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
 
 }  // namespace
 
-DefaultRulePtr MakeGpuMatmulRule() {
-  return MakeDefaultRule("Matmul", Target::Kind::kCuda, &Matmul);
+DefaultRulePtr NewGpuMatmulRule() {
+  return NewDefaultRule("Matmul", Target::Kind::kCuda, &Matmul);
 }
 
 }  // namespace dlight

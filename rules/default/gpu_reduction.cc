@@ -45,8 +45,8 @@ std::optional<Schedule> Reduction(Schedule sch, const Target& target) {
 
 }  // namespace
 
-DefaultRulePtr MakeGpuReductionRule() {
-  return MakeDefaultRule("Reduction", Target::Kind::kCuda, &Reduction);
+DefaultRulePtr NewGpuReductionRule() {
+  return NewDefaultRule("Reduction", Target::Kind::kCuda, &Reduction);
 }
 
 }  // namespace dlight

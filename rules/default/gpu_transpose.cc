@@ -76,8 +76,8 @@ std::optional<Schedule> Transpose(Schedule sch, const Target& target) {
 
 }  // namespace
 
-DefaultRulePtr MakeGpuTransposeRule() {
-  return MakeDefaultRule("Transpose", Target::Kind::kCuda, &Transpose);
+DefaultRulePtr NewGpuTransposeRule() {
+  return NewDefaultRule("Transpose", Target::Kind::kCuda, &Transpose);
 }
 
 }  // namespace dlight

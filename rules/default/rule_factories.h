@@ -18,20 +18,20 @@ namespace dlight {
 using ScheduleFn = std::optional<Schedule> (*)(Schedule sch, const Target& target);
 
 // A DefaultRule named `name` that applies `fn` to functions on targets of `kind` only.
-DefaultRulePtr MakeDefaultRule(std::string name, Target::Kind kind, ScheduleFn fn);
+DefaultRulePtr NewDefaultRule(std::string name, Target::Kind kind, ScheduleFn fn);
 
 // True if `func` carries tessera.scheduled (rules/annotations.h attr::kScheduled) other than 0.
 bool IsScheduled(const PrimFunc& func);
 
 // GPU rules (docs/reference/metaschedule.md §10.2-10.9).
-DefaultRulePtr MakeGpuMatmulRule();            // "Matmul"
-DefaultRulePtr MakeGpuGemvRule();              // "GEMV"
-DefaultRulePtr MakeGpuReductionRule();         // "Reduction"
-DefaultRulePtr MakeGpuGeneralReductionRule();  // "GeneralReduction"
-DefaultRulePtr MakeGpuTransposeRule();         // "Transpose"
-DefaultRulePtr MakeGpuFallbackRule();          // "Fallback"
+DefaultRulePtr NewGpuMatmulRule();            // "Matmul"
+DefaultRulePtr NewGpuGemvRule();              // "GEMV"
+DefaultRulePtr NewGpuReductionRule();         // "Reduction"
+DefaultRulePtr NewGpuGeneralReductionRule();  // "GeneralReduction"
+DefaultRulePtr NewGpuTransposeRule();         // "Transpose"
+DefaultRulePtr NewGpuFallbackRule();          // "Fallback"
 // CPU rule: "CpuDefault".
-DefaultRulePtr MakeCpuDefaultRule();
+DefaultRulePtr NewCpuDefaultRule();
 
 }  // namespace dlight
 }  // namespace tessera

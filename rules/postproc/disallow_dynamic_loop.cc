@@ -53,7 +53,7 @@ class DisallowDynamicLoop final : public Postproc {
 
 }  // namespace
 
-absl::StatusOr<PostprocPtr> MakeDisallowDynamicLoop(const Target& /*target*/,
+absl::StatusOr<PostprocPtr> NewDisallowDynamicLoop(const Target& /*target*/,
                                                     const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("DisallowDynamicLoop", params, {}).status());
   return std::make_shared<const DisallowDynamicLoop>();

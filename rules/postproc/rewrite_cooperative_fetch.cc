@@ -122,7 +122,7 @@ class RewriteCooperativeFetch final : public Postproc {
 
 }  // namespace
 
-absl::StatusOr<PostprocPtr> MakeRewriteCooperativeFetch(const Target& target,
+absl::StatusOr<PostprocPtr> NewRewriteCooperativeFetch(const Target& target,
                                                         const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("RewriteCooperativeFetch", params, {}).status());
   if (!target.is_cuda()) {

@@ -274,7 +274,7 @@ class RewriteParallelVectorizeUnroll final : public Postproc {
 
 }  // namespace
 
-absl::StatusOr<PostprocPtr> MakeRewriteParallelVectorizeUnroll(const Target& /*target*/,
+absl::StatusOr<PostprocPtr> NewRewriteParallelVectorizeUnroll(const Target& /*target*/,
                                                                const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(
       RuleParams::Parse("RewriteParallelVectorizeUnroll", params, {}).status());

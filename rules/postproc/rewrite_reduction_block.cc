@@ -96,7 +96,7 @@ class RewriteReductionBlock final : public Postproc {
 
 }  // namespace
 
-absl::StatusOr<PostprocPtr> MakeRewriteReductionBlock(const Target& /*target*/,
+absl::StatusOr<PostprocPtr> NewRewriteReductionBlock(const Target& /*target*/,
                                                       const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("RewriteReductionBlock", params, {}).status());
   return std::make_shared<const RewriteReductionBlock>();

@@ -77,7 +77,7 @@ class RewriteTensorize final : public Postproc {
 
 }  // namespace
 
-absl::StatusOr<PostprocPtr> MakeRewriteTensorize(const Target& target,
+absl::StatusOr<PostprocPtr> NewRewriteTensorize(const Target& target,
                                                  const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams parsed,
                            RuleParams::Parse("RewriteTensorize", params, {"vectorize_init_loop"}));

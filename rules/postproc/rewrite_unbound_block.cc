@@ -78,7 +78,7 @@ class RewriteUnboundBlock final : public Postproc {
 
 }  // namespace
 
-absl::StatusOr<PostprocPtr> MakeRewriteUnboundBlock(const Target& target,
+absl::StatusOr<PostprocPtr> NewRewriteUnboundBlock(const Target& target,
                                                     const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams parsed,
                            RuleParams::Parse("RewriteUnboundBlock", params, {"max_threadblocks"}));

@@ -153,7 +153,7 @@ class VerifyGPUCode final : public Postproc {
 
 }  // namespace
 
-absl::StatusOr<PostprocPtr> MakeVerifyGPUCode(const Target& target, const nlohmann::json& params) {
+absl::StatusOr<PostprocPtr> NewVerifyGPUCode(const Target& target, const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("VerifyGPUCode", params, {}).status());
   if (!target.is_cuda()) {
     return absl::InvalidArgumentError(

@@ -75,7 +75,7 @@ class AddRFactor : public ScheduleRule {
 
 }  // namespace
 
-absl::StatusOr<ScheduleRulePtr> MakeAddRFactor(const Target& target, const nlohmann::json& params) {
+absl::StatusOr<ScheduleRulePtr> NewAddRFactor(const Target& target, const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(
       RuleParams p,
       RuleParams::Parse("AddRFactor", params, {"max_jobs_per_core", "max_innermost_factor"}));

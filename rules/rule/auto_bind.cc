@@ -42,7 +42,7 @@ class AutoBind : public ScheduleRule {
 
 }  // namespace
 
-absl::StatusOr<ScheduleRulePtr> MakeAutoBind(const Target& target, const nlohmann::json& params) {
+absl::StatusOr<ScheduleRulePtr> NewAutoBind(const Target& target, const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(
       RuleParams p, RuleParams::Parse("AutoBind", params, {"max_threadblocks", "thread_extents"}));
   TESSERA_ASSIGN_OR_RETURN(int64_t max_threadblocks, p.Int("max_threadblocks", 256));

@@ -111,7 +111,7 @@ class AutoInline : public ScheduleRule {
 
 }  // namespace
 
-absl::StatusOr<ScheduleRulePtr> MakeAutoInline(const Target& target, const nlohmann::json& params) {
+absl::StatusOr<ScheduleRulePtr> NewAutoInline(const Target& target, const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(
       RuleParams p, RuleParams::Parse("AutoInline", params,
                                       {"into_producer", "into_consumer", "inline_const_tensor",

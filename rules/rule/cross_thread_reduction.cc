@@ -167,7 +167,7 @@ class CrossThreadReduction : public ScheduleRule {
 
 }  // namespace
 
-absl::StatusOr<ScheduleRulePtr> MakeCrossThreadReduction(const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewCrossThreadReduction(const Target& target,
                                                          const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams p,
                            RuleParams::Parse("CrossThreadReduction", params, {"thread_extents"}));

@@ -461,7 +461,7 @@ class MultiLevelTilingRule final : public ScheduleRule {
 
 }  // namespace
 
-absl::StatusOr<ScheduleRulePtr> MakeMultiLevelTiling(const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewMultiLevelTiling(const Target& target,
                                                      const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams parsed,
                            RuleParams::Parse(kOwner, params, TilingConfigKeys()));

@@ -61,7 +61,7 @@ class ParallelizeVectorizeUnroll : public ScheduleRule {
 
 }  // namespace
 
-absl::StatusOr<ScheduleRulePtr> MakeParallelizeVectorizeUnroll(const Target& target,
+absl::StatusOr<ScheduleRulePtr> NewParallelizeVectorizeUnroll(const Target& target,
                                                                const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams p,
                            RuleParams::Parse("ParallelizeVectorizeUnroll", params,

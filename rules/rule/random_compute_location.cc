@@ -63,7 +63,7 @@ class RandomComputeLocation : public ScheduleRule {
 
 }  // namespace
 
-absl::StatusOr<ScheduleRulePtr> MakeRandomComputeLocation(const Target&,
+absl::StatusOr<ScheduleRulePtr> NewRandomComputeLocation(const Target&,
                                                           const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("RandomComputeLocation", params, {}).status());
   return std::make_shared<const RandomComputeLocation>();

@@ -32,13 +32,13 @@ using testing::CheckScheduleCorrect;
 using testing::SmallWorkload;
 
 TEST(PostprocFactoryTest, RejectsUnknownParametersAndWrongTargets) {
-  absl::StatusOr<PostprocPtr> p = MakeRewriteUnboundBlock(Cuda(), {{"max_blocks", 3}});
+  absl::StatusOr<PostprocPtr> p = NewRewriteUnboundBlock(Cuda(), {{"max_blocks", 3}});
   EXPECT_FALSE(p.ok());
   EXPECT_TRUE(Contains(std::string(p.status().message()), "max_blocks")) << p.status();
-  EXPECT_FALSE(MakeRewriteUnboundBlock(Cuda(), {{"max_threadblocks", 0}}).ok());
-  EXPECT_FALSE(MakeVerifyGPUCode(Cpu(), nlohmann::json::object()).ok());
-  EXPECT_FALSE(MakeRewriteCooperativeFetch(Cpu(), nullptr).ok());
-  EXPECT_TRUE(MakeRewriteTensorize(Cpu(), {{"vectorize_init_loop", false}}).ok());
+  EXPECT_FALSE(NewRewriteUnboundBlock(Cuda(), {{"max_threadblocks", 0}}).ok());
+  EXPECT_FALSE(NewVerifyGPUCode(Cpu(), nlohmann::json::object()).ok());
+  EXPECT_FALSE(NewRewriteCooperativeFetch(Cpu(), nullptr).ok());
+  EXPECT_TRUE(NewRewriteTensorize(Cpu(), {{"vectorize_init_loop", false}}).ok());
 }
 
 // MultiLevelTiling on C and ParallelizeVectorizeUnroll on the root, as PostOrderApply applies
@@ -47,8 +47,8 @@ std::vector<Schedule> DesignSpaces(const PrimFunc& func, const Target& target, i
   Schedule sch = Schedule::Create(func, seed);
   BlockRV root = *sch.GetBlock("root");
   BlockRV c = *sch.GetBlock("C");
-  absl::StatusOr<ScheduleRulePtr> mlt = MakeMultiLevelTiling(target, nullptr);
-  absl::StatusOr<ScheduleRulePtr> pvu = MakeParallelizeVectorizeUnroll(target, nullptr);
+  absl::StatusOr<ScheduleRulePtr> mlt = NewMultiLevelTiling(target, nullptr);
+  absl::StatusOr<ScheduleRulePtr> pvu = NewParallelizeVectorizeUnroll(target, nullptr);
   EXPECT_TRUE(mlt.ok() && pvu.ok());
   absl::StatusOr<std::vector<Schedule>> tiled = (*mlt)->Apply(&sch, c);
   EXPECT_TRUE(tiled.ok()) << tiled.status();
@@ -64,9 +64,9 @@ std::vector<Schedule> DesignSpaces(const PrimFunc& func, const Target& target, i
 TEST(PostprocEndToEndTest, TiledGmmOnCpuBuildsAndMatches) {
   PrimFunc func = SmallWorkload("GMM");
   const Target cpu = Cpu();
-  std::vector<PostprocPtr> postprocs = {Make(MakeDisallowDynamicLoop, cpu),
-                                        Make(MakeRewriteParallelVectorizeUnroll, cpu),
-                                        Make(MakeRewriteReductionBlock, cpu)};
+  std::vector<PostprocPtr> postprocs = {Make(NewDisallowDynamicLoop, cpu),
+                                        Make(NewRewriteParallelVectorizeUnroll, cpu),
+                                        Make(NewRewriteReductionBlock, cpu)};
   int checked = 0;
   // One seed: a space whose sampled unroll depth is 512 takes the host compiler ~20 s.
   for (Schedule& sch : DesignSpaces(func, cpu, /*seed=*/1)) {

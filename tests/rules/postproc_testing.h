@@ -64,10 +64,10 @@ inline void ExpectNvrtcCompiles(const PrimFunc& func, const Target& target) {
 
 inline std::vector<PostprocPtr> CudaPostprocs() {
   const Target t = Cuda();
-  return {Make(MakeDisallowDynamicLoop, t),   Make(MakeRewriteCooperativeFetch, t),
-          Make(MakeRewriteUnboundBlock, t),   Make(MakeRewriteParallelVectorizeUnroll, t),
-          Make(MakeRewriteReductionBlock, t), Make(MakeVerifyGPUCode, t),
-          Make(MakeRewriteTensorize, t)};
+  return {Make(NewDisallowDynamicLoop, t),   Make(NewRewriteCooperativeFetch, t),
+          Make(NewRewriteUnboundBlock, t),   Make(NewRewriteParallelVectorizeUnroll, t),
+          Make(NewRewriteReductionBlock, t), Make(NewVerifyGPUCode, t),
+          Make(NewRewriteTensorize, t)};
 }
 
 // GMM tiled as MultiLevelTiling does on GPU (blockIdx, threadIdx.y = 4, threadIdx.x = 8), with

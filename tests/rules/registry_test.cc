@@ -20,27 +20,27 @@ TEST(ScheduleRuleFactoryTest, BadParametersNameTheRuleAndTheKey) {
     std::string expected;
   };
   std::vector<Case> cases;
-  cases.push_back({MakeAutoInline(Cpu(), {{"into_producer", 1}}),
+  cases.push_back({NewAutoInline(Cpu(), {{"into_producer", 1}}),
                    "AutoInline: parameter 'into_producer' must be a boolean"});
-  cases.push_back({MakeAutoInline(Cpu(), {{"disallow_op", {"no_such_op"}}}),
+  cases.push_back({NewAutoInline(Cpu(), {{"disallow_op", {"no_such_op"}}}),
                    "AutoInline: parameter 'disallow_op' names an unknown operator 'no_such_op'"});
-  cases.push_back({MakeInlineConstantScalars(Cpu(), {{"x", 1}}),
+  cases.push_back({NewInlineConstantScalars(Cpu(), {{"x", 1}}),
                    "InlineConstantScalars: unknown parameter 'x'"});
-  cases.push_back({MakeAddRFactor(Cpu(), {{"max_jobs_per_core", "16"}}),
+  cases.push_back({NewAddRFactor(Cpu(), {{"max_jobs_per_core", "16"}}),
                    "AddRFactor: parameter 'max_jobs_per_core' must be an integer"});
-  cases.push_back({MakeAddRFactor(Cpu(), {{"max_innermost_factor", 0}}),
+  cases.push_back({NewAddRFactor(Cpu(), {{"max_innermost_factor", 0}}),
                    "AddRFactor: parameter 'max_innermost_factor' must be at least 1"});
-  cases.push_back({MakeParallelizeVectorizeUnroll(Cpu(), {{"unroll_max_steps", {0, -4}}}),
+  cases.push_back({NewParallelizeVectorizeUnroll(Cpu(), {{"unroll_max_steps", {0, -4}}}),
                    "ParallelizeVectorizeUnroll: parameter 'unroll_max_steps' must hold"});
-  cases.push_back({MakeParallelizeVectorizeUnroll(Cuda(), {{"max_jobs_per_core", 16}}),
+  cases.push_back({NewParallelizeVectorizeUnroll(Cuda(), {{"max_jobs_per_core", 16}}),
                    "ParallelizeVectorizeUnroll: parameter 'max_jobs_per_core' must be -1"});
-  cases.push_back({MakeRandomComputeLocation(Cpu(), {{"seed", 1}}),
+  cases.push_back({NewRandomComputeLocation(Cpu(), {{"seed", 1}}),
                    "RandomComputeLocation: unknown parameter 'seed'"});
-  cases.push_back({MakeCrossThreadReduction(Cuda(), {{"thread_extents", nlohmann::json::array()}}),
+  cases.push_back({NewCrossThreadReduction(Cuda(), {{"thread_extents", nlohmann::json::array()}}),
                    "CrossThreadReduction: parameter 'thread_extents' must be a non-empty list"});
-  cases.push_back({MakeAutoBind(Cuda(), {{"max_threadblocks", true}}),
+  cases.push_back({NewAutoBind(Cuda(), {{"max_threadblocks", true}}),
                    "AutoBind: parameter 'max_threadblocks' must be an integer"});
-  cases.push_back({MakeAutoBind(Cuda(), {{"thread_extents", {32, 0}}}),
+  cases.push_back({NewAutoBind(Cuda(), {{"thread_extents", {32, 0}}}),
                    "AutoBind: parameter 'thread_extents' must hold positive extents"});
   for (const Case& c : cases) {
     EXPECT_EQ(c.rule.status().code(), absl::StatusCode::kInvalidArgument) << c.expected;
@@ -49,13 +49,13 @@ TEST(ScheduleRuleFactoryTest, BadParametersNameTheRuleAndTheKey) {
 }
 
 TEST(ScheduleRuleFactoryTest, RulesCarryTheirRegisteredNames) {
-  EXPECT_EQ(Make(MakeAutoInline(Cpu(), {}))->name(), "AutoInline");
-  EXPECT_EQ(Make(MakeInlineConstantScalars(Cpu(), {}))->name(), "InlineConstantScalars");
-  EXPECT_EQ(Make(MakeAddRFactor(Cpu(), {}))->name(), "AddRFactor");
-  EXPECT_EQ(Make(MakeParallelizeVectorizeUnroll(Cpu(), {}))->name(), "ParallelizeVectorizeUnroll");
-  EXPECT_EQ(Make(MakeRandomComputeLocation(Cpu(), {}))->name(), "RandomComputeLocation");
-  EXPECT_EQ(Make(MakeCrossThreadReduction(Cuda(), {}))->name(), "CrossThreadReduction");
-  EXPECT_EQ(Make(MakeAutoBind(Cuda(), {}))->name(), "AutoBind");
+  EXPECT_EQ(Make(NewAutoInline(Cpu(), {}))->name(), "AutoInline");
+  EXPECT_EQ(Make(NewInlineConstantScalars(Cpu(), {}))->name(), "InlineConstantScalars");
+  EXPECT_EQ(Make(NewAddRFactor(Cpu(), {}))->name(), "AddRFactor");
+  EXPECT_EQ(Make(NewParallelizeVectorizeUnroll(Cpu(), {}))->name(), "ParallelizeVectorizeUnroll");
+  EXPECT_EQ(Make(NewRandomComputeLocation(Cpu(), {}))->name(), "RandomComputeLocation");
+  EXPECT_EQ(Make(NewCrossThreadReduction(Cuda(), {}))->name(), "CrossThreadReduction");
+  EXPECT_EQ(Make(NewAutoBind(Cuda(), {}))->name(), "AutoBind");
 }
 
 }  // namespace

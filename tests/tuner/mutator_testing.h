@@ -24,7 +24,7 @@ inline Target Cpu() { return *Target::Parse("cpu -cores=4"); }
 inline Target Cuda() { return *Target::Parse("cuda -arch=sm_80"); }
 
 inline MutatorPtr Make(const std::string& name, const Target& target) {
-  absl::StatusOr<MutatorPtr> m = MakeMutator(name, target);
+  absl::StatusOr<MutatorPtr> m = NewMutator(name, target);
   EXPECT_TRUE(m.ok()) << m.status();
   return *m;
 }

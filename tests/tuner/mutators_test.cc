@@ -34,24 +34,24 @@ TEST(MutatorsTest, NamesAndFactories) {
             (std::vector<std::string>{"MutateComputeLocation", "MutateParallel",
                                       "MutateThreadBinding", "MutateTileSize", "MutateUnroll"}));
   for (const std::string& name : names) {
-    absl::StatusOr<MutatorPtr> m = MakeMutator(name, Cpu());
+    absl::StatusOr<MutatorPtr> m = NewMutator(name, Cpu());
     ASSERT_TRUE(m.ok()) << name << ": " << m.status();
     EXPECT_EQ((*m)->name(), name);
   }
-  absl::StatusOr<MutatorPtr> unknown = MakeMutator("MutateEverything", Cpu());
+  absl::StatusOr<MutatorPtr> unknown = NewMutator("MutateEverything", Cpu());
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(unknown.status().message().find("MutateTileSize"), std::string::npos);
 }
 
 TEST(MutatorsTest, RejectsBadParameters) {
-  EXPECT_EQ(MakeMutator("MutateTileSize", Cpu(), {{"limit", 3}}).status().code(),
+  EXPECT_EQ(NewMutator("MutateTileSize", Cpu(), {{"limit", 3}}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MakeMutator("MutateParallel", Cpu(), {{"max_jobs_per_core", 0}}).status().code(),
+  EXPECT_EQ(NewMutator("MutateParallel", Cpu(), {{"max_jobs_per_core", 0}}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MakeMutator("MutateParallel", Cpu(), {{"max_jobs_per_core", "x"}}).status().code(),
+  EXPECT_EQ(NewMutator("MutateParallel", Cpu(), {{"max_jobs_per_core", "x"}}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(MakeMutator("MutateParallel", Cpu(), {{"max_jobs_per_core", 4}}).ok());
-  absl::StatusOr<MutatorPtr> cuda = MakeMutator("MutateParallel", Cuda());
+  EXPECT_TRUE(NewMutator("MutateParallel", Cpu(), {{"max_jobs_per_core", 4}}).ok());
+  absl::StatusOr<MutatorPtr> cuda = NewMutator("MutateParallel", Cuda());
   EXPECT_EQ(cuda.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(cuda.status().message().find("cpu"), std::string::npos);
 }

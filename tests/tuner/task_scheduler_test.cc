@@ -39,13 +39,13 @@ TEST(TaskSchedulerTest, GradientWarmsUpThenFavorsTheHeavierSlowerTask) {
 }
 
 TEST(TaskSchedulerTest, FactoryKnowsBothSchedulersByName) {
-  absl::StatusOr<std::unique_ptr<TaskScheduler>> rr = MakeTaskScheduler("round-robin", 0);
+  absl::StatusOr<std::unique_ptr<TaskScheduler>> rr = NewTaskScheduler("round-robin", 0);
   ASSERT_TRUE(rr.ok()) << rr.status();
   EXPECT_EQ((*rr)->name(), "round-robin");
-  absl::StatusOr<std::unique_ptr<TaskScheduler>> gradient = MakeTaskScheduler("gradient", 0);
+  absl::StatusOr<std::unique_ptr<TaskScheduler>> gradient = NewTaskScheduler("gradient", 0);
   ASSERT_TRUE(gradient.ok()) << gradient.status();
   EXPECT_EQ((*gradient)->name(), "gradient");
-  absl::StatusOr<std::unique_ptr<TaskScheduler>> unknown = MakeTaskScheduler("fifo", 0);
+  absl::StatusOr<std::unique_ptr<TaskScheduler>> unknown = NewTaskScheduler("fifo", 0);
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.status().message().find("fifo"), std::string::npos) << unknown.status();
 }

@@ -97,7 +97,7 @@ class MutateComputeLocation : public Mutator {
 
 }  // namespace
 
-absl::StatusOr<MutatorPtr> MakeMutateComputeLocation(const Target& target,
+absl::StatusOr<MutatorPtr> NewMutateComputeLocation(const Target& target,
                                                      const nlohmann::json& params) {
   (void)target;
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());

@@ -145,7 +145,7 @@ class MutateParallel : public Mutator {
 
 }  // namespace
 
-absl::StatusOr<MutatorPtr> MakeMutateParallel(const Target& target, const nlohmann::json& params) {
+absl::StatusOr<MutatorPtr> NewMutateParallel(const Target& target, const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams p, RuleParams::Parse(kName, params, {"max_jobs_per_core"}));
   TESSERA_ASSIGN_OR_RETURN(int64_t max_jobs_per_core, p.Int("max_jobs_per_core", 16));
   if (max_jobs_per_core <= 0) return p.Error("max_jobs_per_core", "must be positive");

@@ -47,7 +47,7 @@ class MutateThreadBinding : public Mutator {
 
 }  // namespace
 
-absl::StatusOr<MutatorPtr> MakeMutateThreadBinding(const Target& target,
+absl::StatusOr<MutatorPtr> NewMutateThreadBinding(const Target& target,
                                                    const nlohmann::json& params) {
   (void)target;
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());

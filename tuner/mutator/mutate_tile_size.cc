@@ -108,7 +108,7 @@ class MutateTileSize : public Mutator {
 
 }  // namespace
 
-absl::StatusOr<MutatorPtr> MakeMutateTileSize(const Target& target, const nlohmann::json& params) {
+absl::StatusOr<MutatorPtr> NewMutateTileSize(const Target& target, const nlohmann::json& params) {
   (void)target;
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());
   return std::make_shared<MutateTileSize>();

@@ -38,7 +38,7 @@ class MutateUnroll : public Mutator {
 
 }  // namespace
 
-absl::StatusOr<MutatorPtr> MakeMutateUnroll(const Target& target, const nlohmann::json& params) {
+absl::StatusOr<MutatorPtr> NewMutateUnroll(const Target& target, const nlohmann::json& params) {
   (void)target;
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());
   return std::make_shared<MutateUnroll>();

@@ -28,14 +28,14 @@ TEST(DisallowDynamicLoopTest, RejectsLoopWithSymbolicExtentNamingIt) {
         return a.Load({v[0]}) * MakeConst(DataType::Float32(), 2);
       }));
   Schedule sch = Schedule::Create(func, 0);
-  absl::Status s = RunPostprocs(&sch, {Make(MakeDisallowDynamicLoop, Cpu())});
+  absl::Status s = RunPostprocs(&sch, {Make(NewDisallowDynamicLoop, Cpu())});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(Contains(std::string(s.message()),
                        "DisallowDynamicLoop: loop i (above block B) has the non-constant extent n"))
       << s;
 
   Schedule fixed = Schedule::Create(SmallWorkload("GMM"), 0);
-  EXPECT_TRUE(RunPostprocs(&fixed, {Make(MakeDisallowDynamicLoop, Cpu())}).ok());
+  EXPECT_TRUE(RunPostprocs(&fixed, {Make(NewDisallowDynamicLoop, Cpu())}).ok());
 }
 
 }  // namespace

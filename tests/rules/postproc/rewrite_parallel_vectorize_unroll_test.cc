@@ -40,8 +40,8 @@ TEST(RewriteParallelVectorizeUnrollTest, AnnotatedGmmRootBecomesParallelVectoriz
   ASSERT_TRUE(sch.Annotate(root, attr::kUnrollExplicit, InstValue::Int(64)).ok());
 
   absl::Status s = RunPostprocs(
-      &sch, {Make(MakeDisallowDynamicLoop, Cpu()), Make(MakeRewriteParallelVectorizeUnroll, Cpu()),
-             Make(MakeRewriteReductionBlock, Cpu())});
+      &sch, {Make(NewDisallowDynamicLoop, Cpu()), Make(NewRewriteParallelVectorizeUnroll, Cpu()),
+             Make(NewRewriteReductionBlock, Cpu())});
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_TRUE((*sch.Get(root))->annotations.empty());
   std::vector<LoopRV> after = *sch.GetLoops(*sch.GetBlock("C"));
@@ -73,7 +73,7 @@ TEST(RewriteParallelVectorizeUnrollTest, ContiguousElementwiseIsFusedSplitParall
   ASSERT_TRUE(sch.Annotate(root, attr::kParallel, InstValue::Int(16)).ok());
   ASSERT_TRUE(sch.Annotate(root, attr::kVectorize, InstValue::Int(16)).ok());
   ASSERT_TRUE(sch.Annotate(root, attr::kUnrollImplicit, InstValue::Int(16)).ok());
-  ASSERT_TRUE(RunPostprocs(&sch, {Make(MakeRewriteParallelVectorizeUnroll, Cpu())}).ok());
+  ASSERT_TRUE(RunPostprocs(&sch, {Make(NewRewriteParallelVectorizeUnroll, Cpu())}).ok());
   std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("C"));
   ASSERT_EQ(loops.size(), 2u) << PrintFunc(sch.func());
   EXPECT_EQ(Loop(sch, loops[0])->for_kind, ForKind::kParallel);
@@ -94,7 +94,7 @@ TEST(RewriteParallelVectorizeUnrollTest, TransposeVectorizesOnlyTheContiguousInn
   BlockRV root = *sch.GetBlock("root");
   ASSERT_TRUE(sch.Annotate(root, attr::kParallel, InstValue::Int(256)).ok());
   ASSERT_TRUE(sch.Annotate(root, attr::kVectorize, InstValue::Int(64)).ok());
-  ASSERT_TRUE(RunPostprocs(&sch, {Make(MakeRewriteParallelVectorizeUnroll, Cpu())}).ok());
+  ASSERT_TRUE(RunPostprocs(&sch, {Make(NewRewriteParallelVectorizeUnroll, Cpu())}).ok());
   std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("T_transpose"));
   ASSERT_EQ(loops.size(), 2u) << PrintFunc(sch.func());
   EXPECT_EQ(Loop(sch, loops[0])->for_kind, ForKind::kParallel);
@@ -107,7 +107,7 @@ TEST(RewriteParallelVectorizeUnrollTest, TransposeVectorizesOnlyTheContiguousInn
 TEST(RewriteParallelVectorizeUnrollTest, UnannotatedRootIsLeftAlone) {
   PrimFunc func = SmallWorkload("GMM");
   Schedule sch = Schedule::Create(func, 0);
-  ASSERT_TRUE(RunPostprocs(&sch, {Make(MakeRewriteParallelVectorizeUnroll, Cpu())}).ok());
+  ASSERT_TRUE(RunPostprocs(&sch, {Make(NewRewriteParallelVectorizeUnroll, Cpu())}).ok());
   EXPECT_TRUE(sch.func().same_as(func));
 }
 

@@ -28,7 +28,7 @@ TEST(RewriteReductionBlockTest, MovesTheInitTensorizeAnnotationToTheInitBlock) {
   BlockRV c = *sch.GetBlock("C");
   ASSERT_TRUE(sch.Annotate(c, attr::kAutoTensorize, InstValue::String("update_intrin")).ok());
   ASSERT_TRUE(sch.Annotate(c, attr::kAutoTensorizeInit, InstValue::String("init_intrin")).ok());
-  ASSERT_TRUE(RunPostprocs(&sch, {Make(MakeRewriteReductionBlock, Cpu())}).ok());
+  ASSERT_TRUE(RunPostprocs(&sch, {Make(NewRewriteReductionBlock, Cpu())}).ok());
   ASSERT_TRUE(sch.GetBlock("C_init").ok()) << PrintFunc(sch.func());
   Block update = *sch.Get(*sch.GetBlock("C"));
   Block init = *sch.Get(*sch.GetBlock("C_init"));
@@ -44,7 +44,7 @@ TEST(RewriteReductionBlockTest, KeepsTheInitOfACrossThreadReduction) {
   Schedule sch = Schedule::Create(func, 0);
   std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("C"));
   ASSERT_TRUE(sch.Bind(loops[3], "threadIdx.x").ok());
-  ASSERT_TRUE(RunPostprocs(&sch, {Make(MakeRewriteReductionBlock, Cuda())}).ok());
+  ASSERT_TRUE(RunPostprocs(&sch, {Make(NewRewriteReductionBlock, Cuda())}).ok());
   EXPECT_FALSE(sch.GetBlock("C_init").ok());
   EXPECT_TRUE((*sch.Get(*sch.GetBlock("C")))->init.defined());
 }

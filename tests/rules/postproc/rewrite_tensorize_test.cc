@@ -52,7 +52,7 @@ TEST(RewriteTensorizeTest, AnnotatedBlockIsTensorizedAndUnannotated) {
   BlockRV outer = *sch.Blockize(ks[1]);
   ASSERT_TRUE(sch.Annotate(outer, attr::kAutoTensorize, InstValue::String(kDp4a)).ok());
   absl::Status s = RunPostprocs(
-      &sch, {Make(MakeRewriteReductionBlock, Cuda()), Make(MakeRewriteTensorize, Cuda())});
+      &sch, {Make(NewRewriteReductionBlock, Cuda()), Make(NewRewriteTensorize, Cuda())});
   ASSERT_TRUE(s.ok()) << s;
   std::string text = PrintFunc(sch.func());
   EXPECT_TRUE(Contains(text, "\"__dp4a\"")) << text;
@@ -66,7 +66,7 @@ TEST(RewriteTensorizeTest, BlockThatDoesNotMatchStaysCorrect) {
   Schedule sch = Schedule::Create(func, 0);
   ASSERT_TRUE(
       sch.Annotate(*sch.GetBlock("C"), attr::kAutoTensorize, InstValue::String(kDp4a)).ok());
-  ASSERT_TRUE(RunPostprocs(&sch, {Make(MakeRewriteTensorize, Cpu())}).ok());
+  ASSERT_TRUE(RunPostprocs(&sch, {Make(NewRewriteTensorize, Cpu())}).ok());
   EXPECT_EQ((*sch.Get(*sch.GetBlock("C")))->annotations.count(attr::kAutoTensorize), 0u);
   EXPECT_TRUE(CheckScheduleCorrect(sch, func).ok()) << CheckScheduleCorrect(sch, func);
 }

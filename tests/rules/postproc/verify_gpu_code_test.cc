@@ -42,7 +42,7 @@ TEST(VerifyGPUCodeTest, RejectsThreadsOutsideTheAnnotatedBounds) {
   ASSERT_TRUE(sch.Bind(loops[1], "threadIdx.x").ok());
   ASSERT_TRUE(sch.Annotate(c, attr::kThreadExtentLowInclusive, InstValue::Int(128)).ok());
   ASSERT_TRUE(sch.Annotate(c, attr::kThreadExtentHighInclusive, InstValue::Int(1024)).ok());
-  absl::Status s = RunPostprocs(&sch, {Make(MakeVerifyGPUCode, Cuda())});
+  absl::Status s = RunPostprocs(&sch, {Make(NewVerifyGPUCode, Cuda())});
   EXPECT_TRUE(Contains(std::string(s.message()),
                        "64 threads per block in block C are outside the annotated bounds "
                        "[128, 1024]"))
@@ -57,7 +57,7 @@ TEST(VerifyGPUCodeTest, RejectsVectorAccessesOver16Bytes) {
   ASSERT_TRUE(sch.Bind(loops[0], "blockIdx.x").ok());
   ASSERT_TRUE(sch.Bind(j[0], "threadIdx.x").ok());
   ASSERT_TRUE(sch.Vectorize(j[1]).ok());
-  absl::Status s = RunPostprocs(&sch, {Make(MakeVerifyGPUCode, Cuda())});
+  absl::Status s = RunPostprocs(&sch, {Make(NewVerifyGPUCode, Cuda())});
   EXPECT_TRUE(Contains(std::string(s.message()), "8 x 4 bytes")) << s;
   EXPECT_TRUE(Contains(std::string(s.message()), "16-byte vector limit")) << s;
 }

@@ -23,7 +23,7 @@ using testing::CheckScheduleCorrect;
 using testing::SmallWorkload;
 
 TEST(AddRFactorTest, BranchesReductionsIntoRFactorVariants) {
-  ScheduleRulePtr rule = Make(MakeAddRFactor(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewAddRFactor(Cpu(), {}));
   for (const char* workload : {"REDUCE_SUM", "GEMV"}) {
     PrimFunc func = ReductionWorkload(workload);
     std::string block = testing::FirstReductionBlock(func);
@@ -47,7 +47,7 @@ TEST(AddRFactorTest, BranchesReductionsIntoRFactorVariants) {
 }
 
 TEST(AddRFactorTest, LeavesSpatialBlocksAndParallelMatmulsAlone) {
-  ScheduleRulePtr rule = Make(MakeAddRFactor(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewAddRFactor(Cpu(), {}));
   PrimFunc func = SmallWorkload("DENSE_BIAS_RELU");
   for (const char* block : {"T_add", "T_dense"}) {
     Schedule sch = Schedule::Create(func, 3);

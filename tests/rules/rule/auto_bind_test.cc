@@ -26,7 +26,7 @@ using testing::SmallWorkload;
 TEST(AutoBindTest, BindsAnElementwiseBlockOnCuda) {
   PrimFunc func = SmallWorkload("ELEMENTWISE");
   std::string block = AllBlockNames(func).back();
-  ScheduleRulePtr rule = Make(MakeAutoBind(Cuda(), {}));
+  ScheduleRulePtr rule = Make(NewAutoBind(Cuda(), {}));
   for (int seed = 0; seed < 4; ++seed) {
     Schedule sch = Schedule::Create(func, seed);
     std::vector<Schedule> out = ApplyAt(*rule, &sch, block);
@@ -49,7 +49,7 @@ TEST(AutoBindTest, SplitsBeyondTheGridLimit) {
   PrimFunc func = SmallWorkload("ELEMENTWISE");
   std::string block = AllBlockNames(func).back();
   Target small = *Cuda().With("max_threads_per_block", "32");
-  ScheduleRulePtr rule = Make(MakeAutoBind(small, {{"max_threadblocks", 2}}));
+  ScheduleRulePtr rule = Make(NewAutoBind(small, {{"max_threadblocks", 2}}));
   Schedule sch = Schedule::Create(func, 1);
   std::vector<Schedule> out = ApplyAt(*rule, &sch, block);
   std::vector<std::string> tags = LoopTags(out[0].func(), block);
@@ -65,8 +65,8 @@ TEST(AutoBindTest, SkipsTheRootAndCpuTargets) {
   PrimFunc func = SmallWorkload("ELEMENTWISE");
   std::string block = AllBlockNames(func).back();
   Schedule sch = Schedule::Create(func, 1);
-  EXPECT_EQ(CountInsts(ApplyAt(*Make(MakeAutoBind(Cuda(), {})), &sch, "root")[0], "Bind"), 0);
-  EXPECT_EQ(CountInsts(ApplyAt(*Make(MakeAutoBind(Cpu(), {})), &sch, block)[0], "Bind"), 0);
+  EXPECT_EQ(CountInsts(ApplyAt(*Make(NewAutoBind(Cuda(), {})), &sch, "root")[0], "Bind"), 0);
+  EXPECT_EQ(CountInsts(ApplyAt(*Make(NewAutoBind(Cpu(), {})), &sch, block)[0], "Bind"), 0);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ using testing::SmallWorkload;
 
 TEST(AutoInlineTest, InlinesBiasIntoReluOnCpu) {
   PrimFunc func = SmallWorkload("DENSE_BIAS_RELU");
-  ScheduleRulePtr rule = Make(MakeAutoInline(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewAutoInline(Cpu(), {}));
   Schedule sch = Schedule::Create(func, 1);
   std::vector<Schedule> out = ApplyAt(*rule, &sch, "T_add");
   ASSERT_EQ(out.size(), 1u);
@@ -35,7 +35,7 @@ TEST(AutoInlineTest, InlinesBiasIntoReluOnCpu) {
 
 TEST(AutoInlineTest, LeavesReductionsAndOutputsOnCpu) {
   PrimFunc func = SmallWorkload("DENSE_BIAS_RELU");
-  ScheduleRulePtr rule = Make(MakeAutoInline(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewAutoInline(Cpu(), {}));
   for (const char* block : {"T_dense", "T_relu"}) {
     Schedule sch = Schedule::Create(func, 1);
     std::vector<Schedule> out = ApplyAt(*rule, &sch, block);
@@ -47,7 +47,7 @@ TEST(AutoInlineTest, LeavesReductionsAndOutputsOnCpu) {
 
 TEST(AutoInlineTest, InlinesConsumerIntoProducerOnCuda) {
   PrimFunc func = SmallWorkload("DENSE_BIAS_RELU");
-  ScheduleRulePtr rule = Make(MakeAutoInline(Cuda(), {}));
+  ScheduleRulePtr rule = Make(NewAutoInline(Cuda(), {}));
   Schedule sch = Schedule::Create(func, 1);
   std::vector<Schedule> out = ApplyAt(*rule, &sch, "T_relu");
   ASSERT_EQ(out.size(), 1u);
@@ -66,7 +66,7 @@ TEST(AutoInlineTest, DisallowedOpBlocksInliningOnCpuOnly) {
   for (const Case& c : {Case{Cpu(), nlohmann::json::object(), false},
                         Case{Cpu(), {{"disallow_op", nlohmann::json::array()}}, true},
                         Case{Cuda(), nlohmann::json::object(), true}}) {
-    ScheduleRulePtr rule = Make(MakeAutoInline(c.target, c.params));
+    ScheduleRulePtr rule = Make(NewAutoInline(c.target, c.params));
     Schedule sch = Schedule::Create(func, 1);
     std::vector<Schedule> out = ApplyAt(*rule, &sch, "T_softmax_exp");
     ASSERT_EQ(out.size(), 1u);
@@ -77,7 +77,7 @@ TEST(AutoInlineTest, DisallowedOpBlocksInliningOnCpuOnly) {
 
 TEST(AutoInlineTest, InlineRuleDisableAnnotationIsRespected) {
   PrimFunc func = SmallWorkload("DENSE_BIAS_RELU");
-  ScheduleRulePtr rule = Make(MakeAutoInline(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewAutoInline(Cpu(), {}));
   Schedule sch = Schedule::Create(func, 1);
   BlockRV add = *sch.GetBlock("T_add");
   ASSERT_TRUE(sch.Annotate(add, attr::kInlineRule, InstValue::String("disable")).ok());
@@ -88,7 +88,7 @@ TEST(AutoInlineTest, InlineRuleDisableAnnotationIsRespected) {
 
 TEST(AutoInlineTest, StaleBlockIsAnError) {
   PrimFunc func = SmallWorkload("DENSE_BIAS_RELU");
-  ScheduleRulePtr rule = Make(MakeAutoInline(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewAutoInline(Cpu(), {}));
   Schedule sch = Schedule::Create(func, 1);
   BlockRV add = *sch.GetBlock("T_add");
   ASSERT_TRUE(sch.ComputeInline(add).ok());

@@ -28,7 +28,7 @@ using rule_testing::ReductionWorkload;
 using testing::CheckScheduleCorrect;
 
 TEST(CrossThreadReductionTest, BindsTheReductionToThreadIdxOnCuda) {
-  ScheduleRulePtr rule = Make(MakeCrossThreadReduction(Cuda(), {}));
+  ScheduleRulePtr rule = Make(NewCrossThreadReduction(Cuda(), {}));
   for (const char* workload : {"SFM", "NRM"}) {
     PrimFunc func = ReductionWorkload(workload);
     std::string block = testing::FirstReductionBlock(func);
@@ -49,8 +49,8 @@ TEST(CrossThreadReductionTest, FusesSoftmaxReductionsIntoTheirConsumers) {
   // The order PostOrderApply uses on CUDA: AutoInline, then CrossThreadReduction, blocks from
   // last to first; the second reduction reuses the thread extent bound for the first.
   PrimFunc func = ReductionWorkload("SFM");
-  ScheduleRulePtr inline_rule = Make(MakeAutoInline(Cuda(), {}));
-  ScheduleRulePtr ctr = Make(MakeCrossThreadReduction(Cuda(), {}));
+  ScheduleRulePtr inline_rule = Make(NewAutoInline(Cuda(), {}));
+  ScheduleRulePtr ctr = Make(NewCrossThreadReduction(Cuda(), {}));
   Schedule sch = Schedule::Create(func, 5);
   sch = ApplyAt(*inline_rule, &sch, "T_softmax_exp")[0];
   ASSERT_FALSE(HasBlock(sch.func(), "T_softmax_exp"));
@@ -74,10 +74,10 @@ TEST(CrossThreadReductionTest, FusesSoftmaxReductionsIntoTheirConsumers) {
 
 TEST(CrossThreadReductionTest, NeverAppliesOnCpuOrToSpatialBlocks) {
   PrimFunc func = ReductionWorkload("SFM");
-  ScheduleRulePtr cpu_rule = Make(MakeCrossThreadReduction(Cpu(), {}));
+  ScheduleRulePtr cpu_rule = Make(NewCrossThreadReduction(Cpu(), {}));
   Schedule sch = Schedule::Create(func, 1);
   EXPECT_EQ(ApplyAt(*cpu_rule, &sch, "T_softmax_maxelem").size(), 1u);
-  ScheduleRulePtr rule = Make(MakeCrossThreadReduction(Cuda(), {}));
+  ScheduleRulePtr rule = Make(NewCrossThreadReduction(Cuda(), {}));
   std::vector<Schedule> out = ApplyAt(*rule, &sch, "T_softmax_norm");
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(CountInsts(out[0], "Bind"), 0);

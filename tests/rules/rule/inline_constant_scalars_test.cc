@@ -39,7 +39,7 @@ def main(A: Buffer((8,), "float32"), B: Buffer((8,), "float32")):
 TEST(InlineConstantScalarsTest, InlinesAScalarConstantButNotAnOutput) {
   absl::StatusOr<PrimFunc> func = ParseFunc(kConstantScalar);
   ASSERT_TRUE(func.ok()) << func.status();
-  ScheduleRulePtr rule = Make(MakeInlineConstantScalars(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewInlineConstantScalars(Cpu(), {}));
   Schedule sch = Schedule::Create(*func, 1);
   std::vector<Schedule> out = ApplyAt(*rule, &sch, "c");
   ASSERT_EQ(out.size(), 1u);

@@ -68,7 +68,7 @@ Trace Redraw(const Trace& trace, const PrimFunc& func, int64_t seed) {
 
 TEST(MultiLevelTilingLimitsTest, CudaRedrawsMeetTheThreadAndVthreadLimits) {
   const Target cuda = Cuda();
-  ScheduleRulePtr rule = *MakeMultiLevelTiling(cuda, nullptr);
+  ScheduleRulePtr rule = *NewMultiLevelTiling(cuda, nullptr);
   for (const std::string& name : {"GMM", "C2D", "CAP", "DENSE_BIAS_RELU"}) {
     PrimFunc func = SmallWorkload(name);
     std::vector<Schedule> spaces = TileFirstMatch(*rule, func, 5);
@@ -101,7 +101,7 @@ TEST(MultiLevelTilingLimitsTest, CudaRedrawsMeetTheThreadAndVthreadLimits) {
 }
 
 TEST(MultiLevelTilingLimitsTest, CpuTilingHasNoLimits) {
-  ScheduleRulePtr rule = *MakeMultiLevelTiling(*Target::Parse("cpu"), nullptr);
+  ScheduleRulePtr rule = *NewMultiLevelTiling(*Target::Parse("cpu"), nullptr);
   std::vector<Schedule> spaces = TileFirstMatch(*rule, SmallWorkload("GMM"), 5);
   ASSERT_FALSE(spaces.empty());
   for (const Schedule& s : spaces) {
@@ -118,7 +118,7 @@ TEST(MultiLevelTilingLimitsTest, CudaBlockWithoutValidThreadCountIsLeftUntiled) 
   // within [32, 1024], so no tiling can pass VerifyGPUCode and the rule leaves the block.
   absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"B", 1}, {"M", 2}, {"N", 1031}, {"K", 4}});
   ASSERT_TRUE(func.ok()) << func.status();
-  ScheduleRulePtr rule = *MakeMultiLevelTiling(Cuda(), nullptr);
+  ScheduleRulePtr rule = *NewMultiLevelTiling(Cuda(), nullptr);
   Schedule sch = Schedule::Create(*func, 1);
   BlockRV block = *sch.GetBlock("C");
   absl::StatusOr<std::vector<Schedule>> out = rule->Apply(&sch, block);
@@ -134,7 +134,7 @@ TEST(MultiLevelTilingLimitsTest, TensorCoreThreadLimitCountsWholeWarps) {
   absl::StatusOr<PrimFunc> func =
       MakeWorkload("GMM", {{"B", 1}, {"M", 64}, {"N", 128}, {"K", 32}}, "float16");
   ASSERT_TRUE(func.ok()) << func.status();
-  ScheduleRulePtr rule = *MakeMultiLevelTilingTensorCore(Cuda(), nullptr);
+  ScheduleRulePtr rule = *NewMultiLevelTilingTensorCore(Cuda(), nullptr);
   std::vector<Schedule> spaces = TileFirstMatch(*rule, *func, 3);
   ASSERT_EQ(spaces.size(), 1u);
   std::map<std::pair<int64_t, int64_t>, int64_t> products = LimitedProducts(spaces[0].trace());

@@ -30,7 +30,7 @@ Target Cpu() { return *Target::Parse("cpu"); }
 Target Cuda(const std::string& arch = "sm_80") { return *Target::Parse("cuda -arch=" + arch); }
 
 ScheduleRulePtr Mlt(const Target& target, const nlohmann::json& params = nullptr) {
-  absl::StatusOr<ScheduleRulePtr> rule = MakeMultiLevelTiling(target, params);
+  absl::StatusOr<ScheduleRulePtr> rule = NewMultiLevelTiling(target, params);
   EXPECT_TRUE(rule.ok()) << rule.status();
   return *rule;
 }
@@ -177,7 +177,7 @@ TEST(MultiLevelTilingTest, RejectsBadParameters) {
                            R"({"reuse_write": {"req": "sometimes", "levels": [1]}})",
                            R"({"reuse_write": {"req": "must", "levels": [1], "where": "x"}})",
                            R"({"max_innermost_factor": 0})", R"({"tile_binds": "blockIdx.x"})"}) {
-    absl::StatusOr<ScheduleRulePtr> rule = MakeMultiLevelTiling(Cpu(), nlohmann::json::parse(text));
+    absl::StatusOr<ScheduleRulePtr> rule = NewMultiLevelTiling(Cpu(), nlohmann::json::parse(text));
     ASSERT_FALSE(rule.ok()) << text;
     EXPECT_EQ(rule.status().code(), absl::StatusCode::kInvalidArgument) << text;
     EXPECT_NE(std::string(rule.status().message()).find("MultiLevelTiling"), std::string::npos)
@@ -385,7 +385,7 @@ namespace {
 // ---- MultiLevelTilingTensorCore ------------------------------------------------------------
 
 ScheduleRulePtr TensorCore(const Target& target, const nlohmann::json& params = nullptr) {
-  absl::StatusOr<ScheduleRulePtr> rule = MakeMultiLevelTilingTensorCore(target, params);
+  absl::StatusOr<ScheduleRulePtr> rule = NewMultiLevelTilingTensorCore(target, params);
   EXPECT_TRUE(rule.ok()) << rule.status();
   return *rule;
 }
@@ -494,7 +494,7 @@ TEST(MultiLevelTilingTensorCoreTest, RejectsBadParameters) {
                            R"({"reuse_write": {"req": "may", "levels": [2], "scope": "shared"}})",
                            R"({"intrin_group": "wmma"})"}) {
     absl::StatusOr<ScheduleRulePtr> rule =
-        MakeMultiLevelTilingTensorCore(Cuda(), nlohmann::json::parse(text));
+        NewMultiLevelTilingTensorCore(Cuda(), nlohmann::json::parse(text));
     ASSERT_FALSE(rule.ok()) << text;
     EXPECT_EQ(rule.status().code(), absl::StatusCode::kInvalidArgument) << text;
   }

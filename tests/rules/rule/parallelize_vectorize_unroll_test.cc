@@ -31,7 +31,7 @@ const T* RootAnnotation(const PrimFunc& func, const char* key) {
 
 TEST(ParallelizeVectorizeUnrollTest, AnnotatesTheRootOnCpu) {
   PrimFunc func = SmallWorkload("DENSE_BIAS_RELU");
-  ScheduleRulePtr rule = Make(MakeParallelizeVectorizeUnroll(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewParallelizeVectorizeUnroll(Cpu(), {}));
   std::set<int64_t> steps;
   for (int seed = 0; seed < 16; ++seed) {
     Schedule sch = Schedule::Create(func, seed);
@@ -53,7 +53,7 @@ TEST(ParallelizeVectorizeUnrollTest, AnnotatesTheRootOnCpu) {
 }
 
 TEST(ParallelizeVectorizeUnrollTest, CudaUnrollsOnlyAndSpatialFunctionsGetNoUnroll) {
-  ScheduleRulePtr cuda = Make(MakeParallelizeVectorizeUnroll(Cuda(), {}));
+  ScheduleRulePtr cuda = Make(NewParallelizeVectorizeUnroll(Cuda(), {}));
   Schedule sch = Schedule::Create(ReductionWorkload("GEMV"), 1);
   PrimFunc f = ApplyAt(*cuda, &sch, "root")[0].func();
   EXPECT_EQ(RootAnnotation<int64_t>(f, attr::kParallel), nullptr);
@@ -61,12 +61,12 @@ TEST(ParallelizeVectorizeUnrollTest, CudaUnrollsOnlyAndSpatialFunctionsGetNoUnro
   EXPECT_NE(RootAnnotation<int64_t>(f, attr::kUnrollExplicit), nullptr);
 
   ScheduleRulePtr implicit =
-      Make(MakeParallelizeVectorizeUnroll(Cpu(), {{"unroll_explicit", false}}));
+      Make(NewParallelizeVectorizeUnroll(Cpu(), {{"unroll_explicit", false}}));
   Schedule gemv = Schedule::Create(ReductionWorkload("GEMV"), 1);
   f = ApplyAt(*implicit, &gemv, "root")[0].func();
   EXPECT_NE(RootAnnotation<int64_t>(f, attr::kUnrollImplicit), nullptr);
 
-  ScheduleRulePtr cpu = Make(MakeParallelizeVectorizeUnroll(Cpu(), {}));
+  ScheduleRulePtr cpu = Make(NewParallelizeVectorizeUnroll(Cpu(), {}));
   Schedule elementwise = Schedule::Create(SmallWorkload("ELEMENTWISE"), 1);
   f = ApplyAt(*cpu, &elementwise, "root")[0].func();
   EXPECT_NE(RootAnnotation<int64_t>(f, attr::kParallel), nullptr);
@@ -74,7 +74,7 @@ TEST(ParallelizeVectorizeUnrollTest, CudaUnrollsOnlyAndSpatialFunctionsGetNoUnro
 }
 
 TEST(ParallelizeVectorizeUnrollTest, IgnoresNonRootBlocks) {
-  ScheduleRulePtr rule = Make(MakeParallelizeVectorizeUnroll(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewParallelizeVectorizeUnroll(Cpu(), {}));
   PrimFunc func = ReductionWorkload("GEMV");
   Schedule sch = Schedule::Create(func, 1);
   std::vector<Schedule> out = ApplyAt(*rule, &sch, testing::FirstReductionBlock(func));

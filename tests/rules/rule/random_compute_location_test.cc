@@ -26,7 +26,7 @@ using testing::SmallWorkload;
 
 TEST(RandomComputeLocationTest, SamplesALocationForProducers) {
   PrimFunc func = SmallWorkload("DENSE_BIAS_RELU");
-  ScheduleRulePtr rule = Make(MakeRandomComputeLocation(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewRandomComputeLocation(Cpu(), {}));
   std::set<std::string> outcomes;
   for (int seed = 0; seed < 12; ++seed) {
     Schedule sch = Schedule::Create(func, seed);
@@ -51,7 +51,7 @@ TEST(RandomComputeLocationTest, SamplesALocationForProducers) {
 
 TEST(RandomComputeLocationTest, SkipsBlocksWithoutConsumersAndTheRoot) {
   PrimFunc func = SmallWorkload("DENSE_BIAS_RELU");
-  ScheduleRulePtr rule = Make(MakeRandomComputeLocation(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewRandomComputeLocation(Cpu(), {}));
   for (const char* block : {"T_relu", "root"}) {
     Schedule sch = Schedule::Create(func, 1);
     std::vector<Schedule> out = ApplyAt(*rule, &sch, block);
@@ -63,8 +63,8 @@ TEST(RandomComputeLocationTest, PlacesTheRFactorProducerToo) {
   // NRM's reduction C feeds D = sqrt(C): after AddRFactor, the rule samples a location for C
   // and for the rfactor block AddRFactor marked as its producer.
   PrimFunc func = ReductionWorkload("NRM");
-  ScheduleRulePtr rfactor = Make(MakeAddRFactor(Cpu(), {}));
-  ScheduleRulePtr rule = Make(MakeRandomComputeLocation(Cpu(), {}));
+  ScheduleRulePtr rfactor = Make(NewAddRFactor(Cpu(), {}));
+  ScheduleRulePtr rule = Make(NewRandomComputeLocation(Cpu(), {}));
   for (int seed = 0; seed < 6; ++seed) {
     Schedule sch = Schedule::Create(func, seed);
     std::vector<Schedule> variants = ApplyAt(*rfactor, &sch, "C");
