@@ -113,6 +113,7 @@ int WatchUntilDone(const Client& client, const std::string& job_id, bool json,
   auto stub = v1::TuningService::NewStub(client.channel);
   bool tty = isatty(STDERR_FILENO);
   bool printed = false;
+  std::string last_line;
   v1::JobStatus last;
   bool have_last = false;
   auto broken_since = std::chrono::steady_clock::now();
@@ -133,9 +134,10 @@ int WatchUntilDone(const Client& client, const std::string& job_id, bool json,
       std::string line = ProgressLine(event);
       if (tty) {
         std::fprintf(stderr, "\r\033[K%s", line.c_str());
-      } else {
+      } else if (line != last_line) {  // one batch can bring several events (done, new best)
         std::fprintf(stderr, "%s\n", line.c_str());
       }
+      last_line = line;
       std::fflush(stderr);
       printed = true;
       if (IsTerminal(last.state())) break;
