@@ -1,6 +1,7 @@
 // `tessera worker` against a real server on loopback: a kernel that crashes costs one
 // measurement (a run_error record) and the worker goes on serving; SIGTERM lets the current
-// batch finish and report, then the worker exits 0; a worker refused by the server exits 1.
+// batch finish and report, then the worker exits 0, or, past --drain-timeout, it exits at once
+// and the lease expires; a worker refused by the server exits 1.
 #include <signal.h>
 
 #include <fstream>
@@ -108,6 +109,38 @@ TEST_F(WorkerCommandTest, SigtermFinishesTheBatchThenExitsZero) {
   nlohmann::json status = JobStatus(cluster_.get(), job);
   ASSERT_FALSE(status.is_null());
   EXPECT_EQ(status["trials"], leased) << status.dump();
+}
+
+TEST_F(WorkerCommandTest, SigtermPastTheDrainTimeoutLeavesTheLeaseToExpire) {
+  ASSERT_TRUE(cluster_->StartServer({"--lease-seconds", "2"}).ok()) << cluster_->Logs();
+  absl::StatusOr<ChildProcess*> quitter = cluster_->StartWorker({"--drain-timeout", "0.2"});
+  ASSERT_TRUE(quitter.ok());
+  std::string error;
+  std::string job = Submit(
+      cluster_.get(), {"GMM:M=128,N=128,K=128", "--trials", "16", "--trials-per-iter", "8"},
+      &error);
+  ASSERT_FALSE(job.empty()) << error;
+  ASSERT_TRUE(WaitUntil(
+      [&] { return (*quitter)->Stderr().find("candidates of job") != std::string::npos; }, 60))
+      << cluster_->Logs();
+  (*quitter)->Signal(SIGTERM);
+  absl::StatusOr<int> code = (*quitter)->Wait(10);
+  ASSERT_TRUE(code.ok()) << "the drain time-out must bound the stop: " << (*quitter)->Stderr();
+  EXPECT_EQ(*code, 0);
+  std::string log = (*quitter)->Stderr();
+  EXPECT_NE(log.find("abandoned on stop"), std::string::npos) << log;
+  EXPECT_EQ(log.find("reported"), std::string::npos) << log;
+  (*quitter)->Kill();  // the measurement's child processes
+
+  // The abandoned lease expires and another worker measures its candidates.
+  ASSERT_TRUE(cluster_->StartWorker().ok());
+  CommandResult watch = cluster_->RunClient({"watch", job}, 120);
+  EXPECT_EQ(watch.exit_code, 0) << watch.err << cluster_->Logs();
+  ASSERT_EQ(cluster_->StopServer().value_or(-1), 0);
+  absl::StatusOr<std::vector<StoredRecord>> records = ReadRecords(cluster_->db_path(), job);
+  ASSERT_TRUE(records.ok()) << records.status();
+  EXPECT_EQ(records->size(), 16u);
+  EXPECT_TRUE(Duplicates(*records).empty());
 }
 
 TEST_F(WorkerCommandTest, RefusedTokenExitsOneWithTheStatusCode) {
