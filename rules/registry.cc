@@ -59,7 +59,7 @@ std::vector<std::string> NamesOf(const std::vector<Entry>& table) {
 }  // namespace
 
 absl::StatusOr<ScheduleRulePtr> NewScheduleRule(const std::string& name, const Target& target,
-                                                 const nlohmann::json& params) {
+                                                const nlohmann::json& params) {
   for (const RuleEntry& e : RuleTable()) {
     if (name == e.name) return e.make(target, params);
   }
@@ -68,7 +68,7 @@ absl::StatusOr<ScheduleRulePtr> NewScheduleRule(const std::string& name, const T
 }
 
 absl::StatusOr<PostprocPtr> NewPostproc(const std::string& name, const Target& target,
-                                         const nlohmann::json& params) {
+                                        const nlohmann::json& params) {
   for (const PostprocEntry& e : PostprocTable()) {
     if (name == e.name) return e.make(target, params);
   }

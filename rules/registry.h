@@ -16,10 +16,11 @@
 namespace tessera {
 
 // kNotFound for an unknown name (the message lists the known ones).
-absl::StatusOr<ScheduleRulePtr> NewScheduleRule(const std::string& name, const Target& target,
-                                                 const nlohmann::json& params = nlohmann::json::object());
+absl::StatusOr<ScheduleRulePtr> NewScheduleRule(
+    const std::string& name, const Target& target,
+    const nlohmann::json& params = nlohmann::json::object());
 absl::StatusOr<PostprocPtr> NewPostproc(const std::string& name, const Target& target,
-                                         const nlohmann::json& params = nlohmann::json::object());
+                                        const nlohmann::json& params = nlohmann::json::object());
 std::vector<std::string> ScheduleRuleNames();
 std::vector<std::string> PostprocNames();
 

@@ -20,22 +20,22 @@ absl::StatusOr<ScheduleRulePtr> NewAutoInline(const Target& target, const nlohma
 
 // Inlines blocks that write a 0-dimensional buffer from no reads (constant scalars).
 absl::StatusOr<ScheduleRulePtr> NewInlineConstantScalars(const Target& target,
-                                                          const nlohmann::json& params);
+                                                         const nlohmann::json& params);
 
 // Multi-level tiling. Keys: structure ("SSRSRS" cpu, "SSSRRSRS" cuda), tile_binds (list of
 // thread axes), max_innermost_factor, vector_load_lens (list of ints), reuse_read and
 // reuse_write ({"req": "no"|"may"|"must", "levels": [ints], "scope": "global"|"shared"|...}).
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTiling(const Target& target,
-                                                     const nlohmann::json& params);
+                                                    const nlohmann::json& params);
 
 // Multi-level tiling onto WMMA 16x16x16 float16 tensor cores (cuda, sm_70 and later; on other
 // targets the rule never applies). Keys as MultiLevelTiling plus intrin_group.
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& target,
-                                                               const nlohmann::json& params);
+                                                              const nlohmann::json& params);
 
 // GPU: binds a reduction loop to threadIdx.x (a cross-thread reduction). Keys: thread_extents.
 absl::StatusOr<ScheduleRulePtr> NewCrossThreadReduction(const Target& target,
-                                                         const nlohmann::json& params);
+                                                        const nlohmann::json& params);
 
 // CPU: rfactor of reductions with little spatial parallelism. Keys: max_jobs_per_core,
 // max_innermost_factor.
@@ -45,11 +45,11 @@ absl::StatusOr<ScheduleRulePtr> NewAddRFactor(const Target& target, const nlohma
 // RewriteParallelVectorizeUnroll turns into loops. Keys: max_jobs_per_core,
 // max_vectorize_extent, unroll_max_steps, unroll_explicit.
 absl::StatusOr<ScheduleRulePtr> NewParallelizeVectorizeUnroll(const Target& target,
-                                                               const nlohmann::json& params);
+                                                              const nlohmann::json& params);
 
 // Samples where a block is computed (SampleComputeLocation + ComputeAt). No keys.
 absl::StatusOr<ScheduleRulePtr> NewRandomComputeLocation(const Target& target,
-                                                          const nlohmann::json& params);
+                                                         const nlohmann::json& params);
 
 // GPU: binds the outer spatial loops of unbound blocks to blockIdx.x / threadIdx.x with a
 // sampled thread count. Keys: max_threadblocks, thread_extents.

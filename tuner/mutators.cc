@@ -30,7 +30,7 @@ const std::vector<MutatorEntry>& MutatorTable() {
 }  // namespace
 
 absl::StatusOr<MutatorPtr> NewMutator(const std::string& name, const Target& target,
-                                       const nlohmann::json& params) {
+                                      const nlohmann::json& params) {
   for (const MutatorEntry& e : MutatorTable()) {
     if (name == e.name) return e.make(target, params);
   }

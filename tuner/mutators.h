@@ -24,14 +24,14 @@ absl::StatusOr<MutatorPtr> NewMutateParallel(const Target& target, const nlohman
 absl::StatusOr<MutatorPtr> NewMutateUnroll(const Target& target, const nlohmann::json& params);
 // Changes a SampleComputeLocation decision to another valid location.
 absl::StatusOr<MutatorPtr> NewMutateComputeLocation(const Target& target,
-                                                     const nlohmann::json& params);
+                                                    const nlohmann::json& params);
 // Changes a sampled thread extent (the SampleCategorical feeding a Split bound to threadIdx.x).
 absl::StatusOr<MutatorPtr> NewMutateThreadBinding(const Target& target,
-                                                   const nlohmann::json& params);
+                                                  const nlohmann::json& params);
 
 // kNotFound for an unknown name (the message lists the known ones).
 absl::StatusOr<MutatorPtr> NewMutator(const std::string& name, const Target& target,
-                                       const nlohmann::json& params = nlohmann::json::object());
+                                      const nlohmann::json& params = nlohmann::json::object());
 std::vector<std::string> MutatorNames();
 
 // cpu: TileSize 0.9, ComputeLocation 0.05, Unroll 0.03, Parallel 0.02;

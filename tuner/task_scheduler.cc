@@ -85,7 +85,7 @@ std::unique_ptr<TaskScheduler> NewGradientScheduler(double alpha, int window, in
 }
 
 absl::StatusOr<std::unique_ptr<TaskScheduler>> NewTaskScheduler(const std::string& name,
-                                                                 int64_t seed) {
+                                                                int64_t seed) {
   if (name == "round-robin") return NewRoundRobinScheduler();
   if (name == "gradient") return NewGradientScheduler(0.2, 3, seed);
   return absl::InvalidArgumentError(absl::StrCat("unknown task scheduler '", name,

@@ -37,7 +37,7 @@ std::unique_ptr<TaskScheduler> NewGradientScheduler(double alpha = 0.2, int wind
                                                     int64_t seed = 0);
 // "round-robin" or "gradient"; kInvalidArgument otherwise.
 absl::StatusOr<std::unique_ptr<TaskScheduler>> NewTaskScheduler(const std::string& name,
-                                                                 int64_t seed);
+                                                                int64_t seed);
 
 }  // namespace tessera
 

@@ -256,9 +256,7 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
 
 }  // namespace
 
-DefaultRulePtr NewGpuMatmulRule() {
-  return NewDefaultRule("Matmul", Target::Kind::kCuda, &Matmul);
-}
+DefaultRulePtr NewGpuMatmulRule() { return NewDefaultRule("Matmul", Target::Kind::kCuda, &Matmul); }
 
 }  // namespace dlight
 }  // namespace tessera

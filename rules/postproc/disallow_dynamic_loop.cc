@@ -54,7 +54,7 @@ class DisallowDynamicLoop final : public Postproc {
 }  // namespace
 
 absl::StatusOr<PostprocPtr> NewDisallowDynamicLoop(const Target& /*target*/,
-                                                    const nlohmann::json& params) {
+                                                   const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("DisallowDynamicLoop", params, {}).status());
   return std::make_shared<const DisallowDynamicLoop>();
 }

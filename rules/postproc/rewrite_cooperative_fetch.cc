@@ -123,7 +123,7 @@ class RewriteCooperativeFetch final : public Postproc {
 }  // namespace
 
 absl::StatusOr<PostprocPtr> NewRewriteCooperativeFetch(const Target& target,
-                                                        const nlohmann::json& params) {
+                                                       const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("RewriteCooperativeFetch", params, {}).status());
   if (!target.is_cuda()) {
     return absl::InvalidArgumentError(absl::StrCat("RewriteCooperativeFetch: target ",

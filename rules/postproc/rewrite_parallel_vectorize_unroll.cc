@@ -275,7 +275,7 @@ class RewriteParallelVectorizeUnroll final : public Postproc {
 }  // namespace
 
 absl::StatusOr<PostprocPtr> NewRewriteParallelVectorizeUnroll(const Target& /*target*/,
-                                                               const nlohmann::json& params) {
+                                                              const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(
       RuleParams::Parse("RewriteParallelVectorizeUnroll", params, {}).status());
   return std::make_shared<const RewriteParallelVectorizeUnroll>();

@@ -97,7 +97,7 @@ class RewriteReductionBlock final : public Postproc {
 }  // namespace
 
 absl::StatusOr<PostprocPtr> NewRewriteReductionBlock(const Target& /*target*/,
-                                                      const nlohmann::json& params) {
+                                                     const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("RewriteReductionBlock", params, {}).status());
   return std::make_shared<const RewriteReductionBlock>();
 }

@@ -78,7 +78,7 @@ class RewriteTensorize final : public Postproc {
 }  // namespace
 
 absl::StatusOr<PostprocPtr> NewRewriteTensorize(const Target& target,
-                                                 const nlohmann::json& params) {
+                                                const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams parsed,
                            RuleParams::Parse("RewriteTensorize", params, {"vectorize_init_loop"}));
   TESSERA_ASSIGN_OR_RETURN(bool vectorize_init_loop,

@@ -79,7 +79,7 @@ class RewriteUnboundBlock final : public Postproc {
 }  // namespace
 
 absl::StatusOr<PostprocPtr> NewRewriteUnboundBlock(const Target& target,
-                                                    const nlohmann::json& params) {
+                                                   const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams parsed,
                            RuleParams::Parse("RewriteUnboundBlock", params, {"max_threadblocks"}));
   TESSERA_ASSIGN_OR_RETURN(int64_t max_threadblocks, parsed.Int("max_threadblocks", 256));

@@ -168,7 +168,7 @@ class CrossThreadReduction : public ScheduleRule {
 }  // namespace
 
 absl::StatusOr<ScheduleRulePtr> NewCrossThreadReduction(const Target& target,
-                                                         const nlohmann::json& params) {
+                                                        const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams p,
                            RuleParams::Parse("CrossThreadReduction", params, {"thread_extents"}));
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> thread_extents,

@@ -27,7 +27,7 @@ class InlineConstantScalars : public ScheduleRule {
 }  // namespace
 
 absl::StatusOr<ScheduleRulePtr> NewInlineConstantScalars(const Target&,
-                                                          const nlohmann::json& params) {
+                                                         const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("InlineConstantScalars", params, {}).status());
   return std::make_shared<const InlineConstantScalars>();
 }

@@ -462,7 +462,7 @@ class MultiLevelTilingRule final : public ScheduleRule {
 }  // namespace
 
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTiling(const Target& target,
-                                                     const nlohmann::json& params) {
+                                                    const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams parsed,
                            RuleParams::Parse(kOwner, params, TilingConfigKeys()));
   TilingConfig config = DefaultTilingConfig(target);

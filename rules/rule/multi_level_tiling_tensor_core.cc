@@ -261,7 +261,7 @@ class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
 }  // namespace
 
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& target,
-                                                               const nlohmann::json& params) {
+                                                              const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams parsed,
                            RuleParams::Parse(kOwner, params, TilingConfigKeys()));
   TilingConfig config = DefaultTilingConfig(target);

@@ -62,7 +62,7 @@ class ParallelizeVectorizeUnroll : public ScheduleRule {
 }  // namespace
 
 absl::StatusOr<ScheduleRulePtr> NewParallelizeVectorizeUnroll(const Target& target,
-                                                               const nlohmann::json& params) {
+                                                              const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams p,
                            RuleParams::Parse("ParallelizeVectorizeUnroll", params,
                                              {"max_jobs_per_core", "max_vectorize_extent",

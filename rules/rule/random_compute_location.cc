@@ -64,7 +64,7 @@ class RandomComputeLocation : public ScheduleRule {
 }  // namespace
 
 absl::StatusOr<ScheduleRulePtr> NewRandomComputeLocation(const Target&,
-                                                          const nlohmann::json& params) {
+                                                         const nlohmann::json& params) {
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse("RandomComputeLocation", params, {}).status());
   return std::make_shared<const RandomComputeLocation>();
 }

@@ -98,7 +98,7 @@ class MutateComputeLocation : public Mutator {
 }  // namespace
 
 absl::StatusOr<MutatorPtr> NewMutateComputeLocation(const Target& target,
-                                                     const nlohmann::json& params) {
+                                                    const nlohmann::json& params) {
   (void)target;
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());
   return std::make_shared<MutateComputeLocation>();

@@ -48,7 +48,7 @@ class MutateThreadBinding : public Mutator {
 }  // namespace
 
 absl::StatusOr<MutatorPtr> NewMutateThreadBinding(const Target& target,
-                                                   const nlohmann::json& params) {
+                                                  const nlohmann::json& params) {
   (void)target;
   TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());
   return std::make_shared<MutateThreadBinding>();
