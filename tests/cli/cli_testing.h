@@ -1,0 +1,84 @@
+// Running the `tessera` binary from the command tests (tests/cli/*_command_test.cc) as a user
+// would: stdout and stderr captured, the exit code, a scratch directory per test, and one small
+// tuning run to read back.
+#ifndef TESSERA_TESTS_CLI_CLI_TESTING_H_
+#define TESSERA_TESTS_CLI_CLI_TESTING_H_
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace tessera {
+namespace cli_testing {
+
+struct Output {
+  int exit_code = -1;
+  std::string stdout_text;  // stdout, then stderr when `fold_stderr`
+};
+
+// Runs `tessera <args>`; stderr is folded into stdout when `fold_stderr`, else dropped. The
+// binary is the one built with this test, or $TESSERA_BINARY.
+inline Output RunTessera(const std::string& args, bool fold_stderr = true) {
+  const char* binary = std::getenv("TESSERA_BINARY");
+  const std::string command = std::string(binary != nullptr && *binary ? binary : TESSERA_BINARY) +
+                              " " + args + (fold_stderr ? " 2>&1" : " 2>/dev/null");
+  Output out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.stdout_text.append(buffer, n);
+  const int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// stdout of `tessera <args>` parsed as JSON (stderr dropped); a parse failure fails the test
+// and gives null.
+inline nlohmann::json RunTesseraJson(const std::string& args) {
+  Output out = RunTessera(args, /*fold_stderr=*/false);
+  EXPECT_EQ(out.exit_code, 0) << args << "\n" << out.stdout_text;
+  nlohmann::json j = nlohmann::json::parse(out.stdout_text, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << args << ": not JSON:\n" << out.stdout_text;
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
+// A fresh directory for one test (removed first if a previous run left it).
+inline std::string ScratchDir(const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / (name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+// The workload the command tests tune: small enough to build and run in a blink.
+inline constexpr char kSmallGmm[] = "GMM:M=16,N=16,K=16";
+
+// Measurement flags that keep each run short.
+inline constexpr char kQuickRuns[] = "--repeat 1 --min-repeat-ms 0";
+
+// Tunes kSmallGmm for `trials` trials (batches of 4) into `db`; returns tune's JSON summary.
+inline nlohmann::json TuneSmallGmm(const std::string& db, int trials = 8) {
+  return RunTesseraJson(std::string("tune ") + kSmallGmm + " --db " + db + " --trials " +
+                        std::to_string(trials) + " --trials-per-iter 4 --threads 1 --json " +
+                        kQuickRuns);
+}
+
+// Whether `text` is one line (a single trailing newline allowed).
+inline bool OneLine(const std::string& text) {
+  const size_t newline = text.find('\n');
+  return newline == std::string::npos || newline + 1 == text.size();
+}
+
+}  // namespace cli_testing
+}  // namespace tessera
+
+#endif  // TESSERA_TESTS_CLI_CLI_TESTING_H_

@@ -1,0 +1,97 @@
+// `tessera tune` (cli/tune_command.cc) run as a user runs it: a small GMM tuned into a fresh
+// SQLite file with the JSON summary checked field by field, a second run that continues on the
+// same database without measuring anything again, and one-line errors for bad input.
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/cli/cli_testing.h"
+
+namespace tessera {
+namespace {
+
+using cli_testing::kQuickRuns;
+using cli_testing::kSmallGmm;
+using cli_testing::OneLine;
+using cli_testing::Output;
+using cli_testing::RunTessera;
+using cli_testing::RunTesseraJson;
+using cli_testing::ScratchDir;
+using cli_testing::TuneSmallGmm;
+
+TEST(TuneCommandTest, TunesASmallGmmAndPrintsTheSummaryAsJson) {
+  const std::string db = ScratchDir("tune_json") + "/tune.db";
+  nlohmann::json summary = TuneSmallGmm(db, 8);
+  ASSERT_TRUE(summary.is_object()) << summary;
+  EXPECT_EQ(summary["trials"], 8);
+  EXPECT_EQ(summary["target"].get<std::string>().rfind("cpu", 0), 0u) << summary["target"];
+  ASSERT_EQ(summary["tasks"].size(), 1u);
+  const nlohmann::json& task = summary["tasks"][0];
+  EXPECT_EQ(task["name"], "GMM(B=1,M=16,N=16,K=16) float32");
+  EXPECT_EQ(task["trials"], 8);
+  // The default schedule leads the first batch and is checked: there is a verified best.
+  ASSERT_TRUE(task["best_seconds"].is_number()) << task;
+  EXPECT_GT(task["best_seconds"].get<double>(), 0);
+  EXPECT_GT(task["gflops_per_second"].get<double>(), 0);
+  EXPECT_TRUE(task["best_record"].is_number_integer()) << task;
+  EXPECT_EQ(task["verified"], true);
+  for (const char* kind : {"build_error", "run_error", "timeout", "wrong_output", "worker_lost"}) {
+    EXPECT_TRUE(task["errors"][kind].is_number_integer()) << kind;
+  }
+  EXPECT_EQ(task["errors"]["wrong_output"], 0);
+  for (const char* field : {"wall", "build", "run", "verify", "search", "cost_model", "overhead"}) {
+    EXPECT_GE(summary["seconds"][field].get<double>(), 0) << field;
+  }
+  EXPECT_GT(summary["seconds"]["wall"].get<double>(), 0);
+}
+
+TEST(TuneCommandTest, ASecondRunContinuesWithoutMeasuringAnythingAgain) {
+  const std::string db = ScratchDir("tune_again") + "/tune.db";
+  ASSERT_EQ(TuneSmallGmm(db, 8)["trials"], 8);
+  nlohmann::json again = RunTesseraJson(std::string("tune ") + kSmallGmm + " --db " + db +
+                                        " --trials 4 --trials-per-iter 4 --threads 1 --seed 1 " +
+                                        "--json " + kQuickRuns);
+  EXPECT_EQ(again["trials"], 4);
+  // Every stored record, verified or not: 12 programs, each measured once.
+  nlohmann::json all =
+      RunTesseraJson(std::string("topk ") + kSmallGmm + " --db " + db + " -k 100 --all --json");
+  std::set<std::string> traces;
+  std::set<int> ids;
+  for (const nlohmann::json& r : all["records"]) {
+    traces.insert(r["trace"].dump());
+    ids.insert(r["id"].get<int>());
+  }
+  EXPECT_EQ(traces.size(), all["records"].size()) << "a program was measured twice";
+  EXPECT_LE(all["records"].size(), 12u);
+  EXPECT_GE(all["records"].size(), 1u);
+  for (int id : ids) EXPECT_TRUE(id >= 1 && id <= 12) << id;
+}
+
+TEST(TuneCommandTest, BadInputIsAOneLineErrorAndANonzeroExit) {
+  const std::string dir = ScratchDir("tune_errors");
+  Output no_db = RunTessera(std::string("tune ") + kSmallGmm + " --trials 4");
+  EXPECT_NE(no_db.exit_code, 0);
+  EXPECT_NE(no_db.stdout_text.find("--db is required"), std::string::npos) << no_db.stdout_text;
+
+  Output unknown = RunTessera("tune NOPE --db " + dir + "/a.db --trials 4");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_TRUE(OneLine(unknown.stdout_text)) << unknown.stdout_text;
+  EXPECT_NE(unknown.stdout_text.find("tessera: error: unknown workload 'NOPE'"), std::string::npos)
+      << unknown.stdout_text;
+
+  Output strategy = RunTessera(std::string("tune ") + kSmallGmm + " --db " + dir +
+                               "/b.db --trials 4 " + "--strategy annealing");
+  EXPECT_EQ(strategy.exit_code, 1);
+  EXPECT_NE(strategy.stdout_text.find("tessera: error: tune: unknown strategy 'annealing'"),
+            std::string::npos)
+      << strategy.stdout_text;
+
+  Output trials =
+      RunTessera(std::string("tune ") + kSmallGmm + " --db " + dir + "/c.db --trials 0");
+  EXPECT_NE(trials.exit_code, 0);
+  EXPECT_NE(trials.stdout_text.find("trials"), std::string::npos) << trials.stdout_text;
+}
+
+}  // namespace
+}  // namespace tessera
