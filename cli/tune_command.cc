@@ -67,6 +67,11 @@ int RunTune(const TuneCommandOptions& o) {
   FunctionList workloads = o.functions;
   workloads.specs.clear();
   std::vector<TuneTaskSpec> model_tasks;
+  struct ModelRange {
+    std::string path;
+    size_t begin, end;  // its tasks in model_tasks
+  };
+  std::vector<ModelRange> models;
   for (const std::string& spec : o.functions.specs) {
     if (!IsModelPath(spec)) {
       workloads.specs.push_back(spec);
@@ -76,6 +81,7 @@ int RunTune(const TuneCommandOptions& o) {
     if (!shapes.ok()) return ReportError(shapes.status());
     absl::StatusOr<LoadedModel> model = LoadModel(spec, /*fuse=*/true, *shapes);
     if (!model.ok()) return ReportError(model.status());
+    models.push_back({spec, model_tasks.size(), model_tasks.size() + model->tasks.size()});
     for (const ExtractedTask& t : model->tasks) {
       model_tasks.push_back({t.name, t.func.WithName(t.name), static_cast<double>(t.weight)});
     }
@@ -116,6 +122,31 @@ int RunTune(const TuneCommandOptions& o) {
   if (tty) std::fprintf(stderr, "\n");
   if (!summary.ok()) return ReportError(summary.status());
 
+  // A model's latency estimate: sum over its tasks of weight x best latency (the job's
+  // objective); kernels run back to back, so `tessera exec` measures close to it.
+  struct ModelEstimate {
+    std::string path;
+    double seconds = 0;
+    int missing = 0;  // tasks without a best yet
+  };
+  std::vector<ModelEstimate> estimates;
+  for (const ModelRange& m : models) {
+    ModelEstimate e{m.path};
+    for (size_t i = m.begin; i < m.end; ++i) {
+      const TuneTaskSpec& spec = model_tasks[i];
+      const TaskSummary* found = nullptr;
+      for (const TaskSummary& t : summary->tasks) {
+        if (t.name == spec.name) found = &t;
+      }
+      if (found == nullptr || !found->best_secs) {
+        ++e.missing;
+      } else {
+        e.seconds += spec.weight * *found->best_secs;
+      }
+    }
+    estimates.push_back(e);
+  }
+
   const TuneTimes& times = summary->times;
   if (o.json) {
     nlohmann::json out;
@@ -149,6 +180,12 @@ int RunTune(const TuneCommandOptions& o) {
                       {"overhead", times.overhead()},
                       {"build_per_candidate_median", times.build_median},
                       {"build_per_candidate_p99", times.build_p99}};
+    for (const ModelEstimate& e : estimates) {
+      out["models"].push_back(
+          {{"model", e.path},
+           {"estimated_seconds", e.missing ? nlohmann::json() : nlohmann::json(e.seconds)},
+           {"tasks_without_best", e.missing}});
+    }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
@@ -168,6 +205,15 @@ int RunTune(const TuneCommandOptions& o) {
       summary->total_trials, times.wall, times.wall / n, times.build, times.run, times.verify,
       times.overhead(), 100 * times.overhead() / std::max(times.wall, 1e-9), times.build_median,
       times.build_p99);
+  for (const ModelEstimate& e : estimates) {
+    if (e.missing) {
+      std::printf("%s: no estimate yet (%d task(s) without a valid candidate)\n", e.path.c_str(),
+                  e.missing);
+    } else {
+      std::printf("%s: estimated latency %s (sum of weight x best over its tasks)\n",
+                  e.path.c_str(), FormatSeconds(e.seconds).c_str());
+    }
+  }
   return 0;
 }
 
