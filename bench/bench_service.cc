@@ -101,10 +101,9 @@ ServiceRun RunService(const std::string& binary, const std::string& spec, int tr
   run.workers = workers;
   std::string sub = absl::StrCat(dir, "/service_", workers);
   std::system(absl::StrCat("rm -rf '", sub, "' && mkdir -p '", sub, "'").c_str());
-  absl::StatusOr<std::unique_ptr<ChildProcess>> server =
-      ChildProcess::Start({binary, "serve", "--db", sub + "/records.db", "--listen",
-                           "127.0.0.1:0", "--quiet"},
-                          sub + "/serve.out", sub + "/serve.err");
+  absl::StatusOr<std::unique_ptr<ChildProcess>> server = ChildProcess::Start(
+      {binary, "serve", "--db", sub + "/records.db", "--listen", "127.0.0.1:0", "--quiet"},
+      sub + "/serve.out", sub + "/serve.err");
   if (!server.ok()) return run;
   absl::StatusOr<std::string> address = (*server)->WaitForLine("listening on ", 30);
   if (!address.ok()) {
@@ -128,11 +127,11 @@ ServiceRun RunService(const std::string& binary, const std::string& spec, int tr
     }
   }
   auto start = std::chrono::steady_clock::now();
-  testing::CommandResult submitted = testing::RunCommand(
-      {binary, "submit", spec, "--server", *address, "--trials", std::to_string(trials),
-       "--trials-per-iter", std::to_string(per_iter), "--seed", std::to_string(seed), "--watch",
-       "--json"},
-      3600, sub);
+  testing::CommandResult submitted =
+      testing::RunCommand({binary, "submit", spec, "--server", *address, "--trials",
+                           std::to_string(trials), "--trials-per-iter", std::to_string(per_iter),
+                           "--seed", std::to_string(seed), "--watch", "--json"},
+                          3600, sub);
   run.wall = Since(start);
   run.ok = submitted.exit_code == 0;
   if (!run.ok) std::fprintf(stderr, "submit: %s\n", submitted.err.c_str());
@@ -181,13 +180,14 @@ int Main(int argc, char** argv) {
   std::printf("job: %s, %d trials, batches of %d, seed %lld, on %d cores\n", workload.c_str(),
               trials, per_iter, static_cast<long long>(seed), HostCpuCores());
   auto run_local = [&](const char* when) -> absl::StatusOr<LocalRun> {
-    absl::StatusOr<LocalRun> local =
-        RunLocal(*func, workload, trials, per_iter, seed, absl::StrCat(dir, "/local_", when, ".db"));
+    absl::StatusOr<LocalRun> local = RunLocal(*func, workload, trials, per_iter, seed,
+                                              absl::StrCat(dir, "/local_", when, ".db"));
     if (!local.ok()) return local.status();
-    std::printf("in process (Tune), %s: %d candidates in %.1f s, %.2f candidates/s (measuring "
-                "%.1f s, search and database %.1f s)\n",
-                when, local->trials, local->wall, local->trials / local->wall, local->measure,
-                local->wall - local->measure);
+    std::printf(
+        "in process (Tune), %s: %d candidates in %.1f s, %.2f candidates/s (measuring "
+        "%.1f s, search and database %.1f s)\n",
+        when, local->trials, local->wall, local->trials / local->wall, local->measure,
+        local->wall - local->measure);
     std::fflush(stdout);
     return local;
   };
@@ -202,13 +202,14 @@ int Main(int argc, char** argv) {
     if (workers <= 0) continue;
     ServiceRun run = RunService(binary, workload, trials, per_iter, seed, workers, dir);
     if (!run.ok) {
-      std::printf("service, %d worker(s): FAILED (logs in %s/service_%d)\n", workers,
-                  dir.c_str(), workers);
+      std::printf("service, %d worker(s): FAILED (logs in %s/service_%d)\n", workers, dir.c_str(),
+                  workers);
       continue;
     }
-    std::printf("service, %d worker(s): %d candidates in %.1f s, %.2f candidates/s; workers "
-                "busy measuring %.1f s\n",
-                workers, run.trials, run.wall, run.trials / run.wall, run.busy);
+    std::printf(
+        "service, %d worker(s): %d candidates in %.1f s, %.2f candidates/s; workers "
+        "busy measuring %.1f s\n",
+        workers, run.trials, run.wall, run.trials / run.wall, run.busy);
     std::fflush(stdout);
     runs.push_back(run);
   }
@@ -222,17 +223,19 @@ int Main(int argc, char** argv) {
     std::printf("  %d worker(s): %.2fx in-process throughput\n", run.workers, rate / local_rate);
     if (run.workers == 1 && run.trials > 0) {
       double other = (run.wall - run.busy) / run.trials;
-      std::printf("  per candidate outside measuring: service %.1f ms, in process %.1f ms; the "
-                  "server's overhead (RPC + queue + job store) %.1f ms per candidate\n",
-                  other * 1e3, local_other * 1e3, (other - local_other) * 1e3);
+      std::printf(
+          "  per candidate outside measuring: service %.1f ms, in process %.1f ms; the "
+          "server's overhead (RPC + queue + job store) %.1f ms per candidate\n",
+          other * 1e3, local_other * 1e3, (other - local_other) * 1e3);
     }
   }
-  std::printf("note: the %d cores are shared by every worker here: several workers raise the "
-              "candidates measured per second only by overlapping one worker's builds with "
-              "another's runs, and then kernels are timed while other processes compile and "
-              "run, so their timings are disturbed. Several workers pay off with one per "
-              "machine or per GPU, not several on one CPU\n",
-              HostCpuCores());
+  std::printf(
+      "note: the %d cores are shared by every worker here: several workers raise the "
+      "candidates measured per second only by overlapping one worker's builds with "
+      "another's runs, and then kernels are timed while other processes compile and "
+      "run, so their timings are disturbed. Several workers pay off with one per "
+      "machine or per GPU, not several on one CPU\n",
+      HostCpuCores());
   return 0;
 }
 

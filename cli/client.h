@@ -25,7 +25,7 @@ struct ClientOptions {
   std::string tls_ca;      // PEM file of the CA that signed the server's certificate: use TLS
   std::string tls_cert;    // PEM client certificate and key, for servers that ask for one
   std::string tls_key;
-  double timeout = 30;     // seconds per call (streams excepted)
+  double timeout = 30;  // seconds per call (streams excepted)
 
   // Adds --server (required unless `server_optional`), --token-file, --tls-ca, --tls-cert,
   // --tls-key and --rpc-timeout.

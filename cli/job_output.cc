@@ -19,8 +19,7 @@ namespace cli {
 namespace {
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string FormatDuration(double seconds) {
@@ -42,23 +41,21 @@ bool IsTerminal(v1::JobState state) {
 std::string ProgressLine(const v1::JobEvent& event) {
   const v1::JobStatus& job = event.status();
   double elapsed = Now() - job.submitted_at();
-  double eta = job.trials() > 0 ? elapsed * std::max(0, job.max_trials() - job.trials()) /
-                                      job.trials()
-                                : 0;
+  double eta =
+      job.trials() > 0 ? elapsed * std::max(0, job.max_trials() - job.trials()) / job.trials() : 0;
   std::string head = absl::StrFormat("[%d/%d trials]", job.trials(), job.max_trials());
-  std::string tail = absl::StrFormat(" | elapsed %s, left ~%s", FormatDuration(elapsed),
-                                     FormatDuration(eta));
+  std::string tail =
+      absl::StrFormat(" | elapsed %s, left ~%s", FormatDuration(elapsed), FormatDuration(eta));
   if (event.task() >= 0 && event.task() < job.tasks_size()) {
     const v1::TaskStatus& t = job.tasks(event.task());
-    std::string best = t.has_best() ? absl::StrFormat("best %s %.2f GFLOP/s",
-                                                      FormatSeconds(t.best_seconds()),
-                                                      t.best_gflops())
-                                    : "no valid candidate yet";
+    std::string best = t.has_best()
+                           ? absl::StrFormat("best %s %.2f GFLOP/s",
+                                             FormatSeconds(t.best_seconds()), t.best_gflops())
+                           : "no valid candidate yet";
     return absl::StrFormat("%s %s: %d trials, %s%s", head, t.name(), t.trials(), best, tail);
   }
-  std::string line = absl::StrFormat("%s job %s %s, %d queued, %d in flight", head,
-                                     job.job_id(), JobStateName(job.state()), job.queued(),
-                                     job.in_flight());
+  std::string line = absl::StrFormat("%s job %s %s, %d queued, %d in flight", head, job.job_id(),
+                                     JobStateName(job.state()), job.queued(), job.in_flight());
   if (!job.waiting_for().empty()) absl::StrAppend(&line, "; waiting for ", job.waiting_for());
   return line + tail;
 }
@@ -67,12 +64,18 @@ std::string ProgressLine(const v1::JobEvent& event) {
 
 std::string JobStateName(v1::JobState state) {
   switch (state) {
-    case v1::JOB_QUEUED: return "queued";
-    case v1::JOB_RUNNING: return "running";
-    case v1::JOB_SUCCEEDED: return "succeeded";
-    case v1::JOB_FAILED: return "failed";
-    case v1::JOB_CANCELLED: return "cancelled";
-    default: return "unknown";
+    case v1::JOB_QUEUED:
+      return "queued";
+    case v1::JOB_RUNNING:
+      return "running";
+    case v1::JOB_SUCCEEDED:
+      return "succeeded";
+    case v1::JOB_FAILED:
+      return "failed";
+    case v1::JOB_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
   }
 }
 
@@ -103,8 +106,7 @@ void PrintJobStatus(const v1::JobStatus& job) {
     const v1::TaskStatus& t = job.tasks(i);
     std::printf("%-4d %-44s %7d %12s %10.2f %9s %7d\n", i, t.name().c_str(), t.trials(),
                 t.has_best() ? FormatSeconds(t.best_seconds()).c_str() : "-",
-                t.has_best() ? t.best_gflops() : 0.0, t.has_best() ? "yes" : "no",
-                ErrorCount(t));
+                t.has_best() ? t.best_gflops() : 0.0, t.has_best() ? "yes" : "no", ErrorCount(t));
   }
 }
 
@@ -155,8 +157,8 @@ int WatchUntilDone(const Client& client, const std::string& job_id, bool json,
       broken_since = std::chrono::steady_clock::now();
       backoff = 0.5;
     }
-    double broken = std::chrono::duration<double>(std::chrono::steady_clock::now() - broken_since)
-                        .count();
+    double broken =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - broken_since).count();
     if (!transient || broken + backoff > reconnect_sec) {
       if (printed && tty) std::fprintf(stderr, "\n");
       if (status.ok()) {
@@ -179,8 +181,7 @@ int WatchUntilDone(const Client& client, const std::string& job_id, bool json,
   if (last.state() == v1::JOB_CANCELLED) {
     return ReportError(absl::CancelledError(absl::StrCat("job ", job_id, " was cancelled")));
   }
-  return ReportError(
-      absl::InternalError(absl::StrCat("job ", job_id, " failed: ", last.error())));
+  return ReportError(absl::InternalError(absl::StrCat("job ", job_id, " failed: ", last.error())));
 }
 
 }  // namespace cli

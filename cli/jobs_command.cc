@@ -73,7 +73,8 @@ int RunStatus(const JobOptions& o, bool cancel) {
   grpc::ClientContext context;
   client->Prepare(&context);
   v1::JobStatus job;
-  grpc::Status s = cancel ? stub->CancelJob(&context, ref, &job) : stub->GetJob(&context, ref, &job);
+  grpc::Status s =
+      cancel ? stub->CancelJob(&context, ref, &job) : stub->GetJob(&context, ref, &job);
   if (!s.ok()) return ReportRpcError(s, absl::StrCat(cancel ? "cancel " : "status ", o.job_id));
   if (o.json) {
     std::printf("%s\n", ToJson(job).c_str());
@@ -113,8 +114,8 @@ Command RegisterJobsCommand(CLI::App* root) {
 
 Command RegisterStatusCommand(CLI::App* root) {
   auto o = std::make_shared<JobOptions>();
-  CLI::App* app = AddJobCommand(root, "status", "Show a job's state and its tasks' progress",
-                                o.get());
+  CLI::App* app =
+      AddJobCommand(root, "status", "Show a job's state and its tasks' progress", o.get());
   return {app, [o]() { return RunStatus(*o, /*cancel=*/false); }};
 }
 
@@ -122,8 +123,7 @@ Command RegisterWatchCommand(CLI::App* root) {
   auto o = std::make_shared<JobOptions>();
   CLI::App* app = AddJobCommand(
       root, "watch", "Follow a job until it ends (exit status 0 only if it succeeded)", o.get());
-  app->add_option("--reconnect", o->reconnect,
-                  "Seconds to keep trying when the server goes away")
+  app->add_option("--reconnect", o->reconnect, "Seconds to keep trying when the server goes away")
       ->capture_default_str();
   return {app, [o]() { return RunWatch(*o); }};
 }

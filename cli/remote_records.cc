@@ -33,20 +33,20 @@ absl::StatusOr<std::string> ServerWorkload(const std::string& spec, const std::s
 
 nlohmann::json RecordJson(const v1::Record& r, double flops) {
   double mean = r.mean_seconds();
-  nlohmann::json j = {{"id", r.id()},
-                      {"mean_seconds", mean},
-                      {"gflops_per_second", mean > 0 ? flops / mean / 1e9 : 0},
-                      {"run_secs", std::vector<double>(r.run_seconds().begin(),
-                                                       r.run_seconds().end())},
-                      {"verified", r.verified()},
-                      {"timestamp", r.timestamp()},
-                      {"job_id", r.job_id()},
-                      {"provenance",
-                       {{"tessera_version", r.provenance().tessera_version()},
-                        {"compiler", r.provenance().compiler()},
-                        {"device", r.provenance().device()},
-                        {"driver", r.provenance().driver()},
-                        {"worker_id", r.provenance().worker_id()}}}};
+  nlohmann::json j = {
+      {"id", r.id()},
+      {"mean_seconds", mean},
+      {"gflops_per_second", mean > 0 ? flops / mean / 1e9 : 0},
+      {"run_secs", std::vector<double>(r.run_seconds().begin(), r.run_seconds().end())},
+      {"verified", r.verified()},
+      {"timestamp", r.timestamp()},
+      {"job_id", r.job_id()},
+      {"provenance",
+       {{"tessera_version", r.provenance().tessera_version()},
+        {"compiler", r.provenance().compiler()},
+        {"device", r.provenance().device()},
+        {"driver", r.provenance().driver()},
+        {"worker_id", r.provenance().worker_id()}}}};
   j["trace"] = nlohmann::json::parse(r.trace_json(), nullptr, false);
   return j;
 }
@@ -89,9 +89,9 @@ int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q
     if (response.found()) records.push_back(response.record());
   }
   if (records.empty()) {
-    return ReportError(absl::NotFoundError(absl::StrCat("no ", q.all ? "" : "verified ",
-                                                        "record of ", label, " for target ",
-                                                        q.target, " on ", options.server)));
+    return ReportError(
+        absl::NotFoundError(absl::StrCat("no ", q.all ? "" : "verified ", "record of ", label,
+                                         " for target ", q.target, " on ", options.server)));
   }
   std::string target = records.front().target();
   double flops = std::max(1.0, EstimateFlops(*func));
@@ -107,9 +107,8 @@ int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q
     std::printf("#%zu record %lld: %s, %.2f GFLOP/s%s (%s, %s; job %s, worker %s)\n", i + 1,
                 static_cast<long long>(r.id()), FormatSeconds(r.mean_seconds()).c_str(),
                 r.mean_seconds() > 0 ? flops / r.mean_seconds() / 1e9 : 0.0,
-                r.verified() ? ", verified" : ", NOT verified",
-                r.provenance().device().c_str(), r.provenance().compiler().c_str(),
-                r.job_id().empty() ? "-" : r.job_id().c_str(),
+                r.verified() ? ", verified" : ", NOT verified", r.provenance().device().c_str(),
+                r.provenance().compiler().c_str(), r.job_id().empty() ? "-" : r.job_id().c_str(),
                 r.provenance().worker_id().empty() ? "-" : r.provenance().worker_id().c_str());
     if (q.trace) std::printf("%s\n", r.trace_json().c_str());
   }
@@ -143,9 +142,9 @@ int RunApplyOnServer(const ClientOptions& options, const FunctionList& functions
   grpc::Status s = stub->ApplyBest(&context, request, &response);
   if (!s.ok()) return ReportRpcError(s, "apply");
   if (response.functions_size() != static_cast<int>(entries->size())) {
-    return ReportError(absl::InternalError(
-        absl::StrCat("apply: the server returned ", response.functions_size(),
-                     " functions for ", entries->size(), " workloads")));
+    return ReportError(
+        absl::InternalError(absl::StrCat("apply: the server returned ", response.functions_size(),
+                                         " functions for ", entries->size(), " workloads")));
   }
   int exit_code = 0;
   for (size_t i = 0; i < entries->size(); ++i) {

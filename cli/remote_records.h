@@ -16,8 +16,8 @@ struct RemoteRecordsQuery {
   FunctionSource source;
   std::string target;  // as given: a bare kind is resolved by the server
   int k = 1;
-  bool topk = false;   // GetTopK instead of GetBest
-  bool all = false;    // unverified records too
+  bool topk = false;  // GetTopK instead of GetBest
+  bool all = false;   // unverified records too
   bool trace = false;
   bool json = false;
 };

@@ -76,8 +76,8 @@ int RunWorker(WorkerCommandOptions o) {
 }  // namespace
 
 Command RegisterWorkerCommand(CLI::App* root) {
-  CLI::App* app = root->add_subcommand(
-      "worker", "Run a worker daemon: measure candidates for a tuning server");
+  CLI::App* app =
+      root->add_subcommand("worker", "Run a worker daemon: measure candidates for a tuning server");
   auto o = std::make_shared<WorkerCommandOptions>();
   o->client.AddOptions(app);
   app->add_option("--target", o->daemon.target,

@@ -50,26 +50,26 @@ std::chrono::system_clock::time_point DeadlineIn(double seconds) {
 }
 
 const char* CodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    default: return "UNKNOWN";
-  }
+  // grpc::StatusCode's values, in order (grpc/impl/codegen/status.h).
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
+  int i = static_cast<int>(code);
+  return i >= 0 && i < static_cast<int>(sizeof(kNames) / sizeof(kNames[0])) ? kNames[i] : "UNKNOWN";
 }
 
 // gRPC and absl share the numeric codes.
@@ -116,9 +116,14 @@ MeasureConfig ConfigFor(const pb::RunnerSettings& s, int64_t seed,
 }
 
 MeasurerKey KeyOf(const MeasureConfig& c) {
-  return {c.runner.warmup,        c.runner.number,      c.runner.repeat,
-          c.runner.min_repeat_ms, c.runner.enable_cpu_cache_flush,
-          c.runner.timeout_sec,   c.build_timeout_sec,  static_cast<int64_t>(c.runner.seed)};
+  return {c.runner.warmup,
+          c.runner.number,
+          c.runner.repeat,
+          c.runner.min_repeat_ms,
+          c.runner.enable_cpu_cache_flush,
+          c.runner.timeout_sec,
+          c.build_timeout_sec,
+          static_cast<int64_t>(c.runner.seed)};
 }
 
 // --device N of a cuda worker: the process sees only that GPU (as device 0), so the builders,
@@ -213,11 +218,11 @@ class WorkerDaemon::Impl {
   Clock::time_point stop_time_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;  // Stop(), the heartbeat's stop
-  std::string worker_id_;       // guarded by mu_
-  std::string lease_id_;        // the batch being measured; guarded by mu_
-  bool lease_revoked_ = false;  // guarded by mu_
-  bool forgotten_ = false;      // the server no longer knows worker_id_; guarded by mu_
+  std::condition_variable cv_;   // Stop(), the heartbeat's stop
+  std::string worker_id_;        // guarded by mu_
+  std::string lease_id_;         // the batch being measured; guarded by mu_
+  bool lease_revoked_ = false;   // guarded by mu_
+  bool forgotten_ = false;       // the server no longer knows worker_id_; guarded by mu_
   bool heartbeat_stop_ = false;  // guarded by mu_
   grpc::ClientContext* pull_context_ = nullptr;  // the PullWork in flight; guarded by mu_
   double lease_seconds_ = 30;
@@ -328,8 +333,8 @@ absl::Status WorkerDaemon::Impl::Register() {
   }
   lease_seconds_ = response.lease_seconds() > 0 ? response.lease_seconds() : 30;
   // The server's interval, but never so long that a lease could lapse between two beats.
-  double interval = response.heartbeat_interval() > 0 ? response.heartbeat_interval()
-                                                      : lease_seconds_ / 3;
+  double interval =
+      response.heartbeat_interval() > 0 ? response.heartbeat_interval() : lease_seconds_ / 3;
   heartbeat_interval_ = std::clamp(interval, 0.2, std::max(0.2, lease_seconds_ / 3));
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -462,8 +467,8 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
   }
   absl::StatusOr<PrimFunc> workload = LoadPrimFuncJson(batch.workload_json());
   if (!workload.ok()) {
-    return fail_all(absl::StrCat("build: lease ", lease, ": workload_json: ",
-                                 workload.status().message()));
+    return fail_all(
+        absl::StrCat("build: lease ", lease, ": workload_json: ", workload.status().message()));
   }
   MeasureRequest request;
   request.target = target_;
@@ -491,8 +496,8 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
   if (!measurer_key_ || *measurer_key_ != KeyOf(config)) {
     absl::StatusOr<std::unique_ptr<LocalMeasurer>> m = LocalMeasurer::Create(target_, config);
     if (!m.ok()) {
-      return fail_all(absl::StrCat("build: lease ", lease, ": cannot set up the measurer: ",
-                                   m.status().message()));
+      return fail_all(absl::StrCat("build: lease ", lease,
+                                   ": cannot set up the measurer: ", m.status().message()));
     }
     measurer_ = std::move(*m);
     measurer_key_ = KeyOf(config);
@@ -580,9 +585,8 @@ absl::Status WorkerDaemon::Impl::HandleBatch(const pb::WorkBatch& batch) {
     failed += !r.error_kind().empty();
     verified += r.verified();
   }
-  Log(absl::StrFormat("lease %s: measured %d candidates in %.1f s (%d failed, %d verified)",
-                      lease, static_cast<int>(results.size()), SecondsSince(start), failed,
-                      verified));
+  Log(absl::StrFormat("lease %s: measured %d candidates in %.1f s (%d failed, %d verified)", lease,
+                      static_cast<int>(results.size()), SecondsSince(start), failed, verified));
   bool revoked;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -624,8 +628,8 @@ void WorkerDaemon::Impl::Report(const pb::WorkBatch& batch,
                      s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
     if (!transient || Clock::now() + Seconds(backoff) > give_up ||
         (stopping() && SecondsSince(stop_time_) > options_.drain_timeout_sec)) {
-      Log(absl::StrCat("lease ", batch.lease_id(), ": results not reported: ",
-                       FromGrpc(s, "report").message()));
+      Log(absl::StrCat("lease ", batch.lease_id(),
+                       ": results not reported: ", FromGrpc(s, "report").message()));
       return;
     }
     std::this_thread::sleep_for(Seconds(backoff));

@@ -29,14 +29,14 @@
 namespace tessera {
 
 struct WorkerDaemonOptions {
-  std::string target = "cpu";  // "cpu", "cuda", or a full target string; resolved on Create
-  int device = 0;              // CUDA device ordinal (cuda only)
-  std::string token;           // bearer token of worker scope; empty: send none
-  std::string server_label;    // the server address, for log lines
-  int build_parallelism = 0;   // concurrent builds; <= 0: hardware threads
-  int max_candidates = 0;      // per batch; 0: the server's batch size
-  double pull_wait_sec = 10;   // long-poll time of PullWork
-  double rpc_timeout_sec = 20;  // every other RPC
+  std::string target = "cpu";    // "cpu", "cuda", or a full target string; resolved on Create
+  int device = 0;                // CUDA device ordinal (cuda only)
+  std::string token;             // bearer token of worker scope; empty: send none
+  std::string server_label;      // the server address, for log lines
+  int build_parallelism = 0;     // concurrent builds; <= 0: hardware threads
+  int max_candidates = 0;        // per batch; 0: the server's batch size
+  double pull_wait_sec = 10;     // long-poll time of PullWork
+  double rpc_timeout_sec = 20;   // every other RPC
   double min_backoff_sec = 0.5;  // reconnect back-off, doubled up to max_backoff_sec
   double max_backoff_sec = 30;
   // After Stop(): how long the current batch may still take before it is abandoned.

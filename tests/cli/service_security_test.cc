@@ -56,10 +56,10 @@ std::chrono::system_clock::time_point In(double seconds) {
 TEST_F(ServiceSecurityTest, TokensHaveTwoScopes) {
   std::string client_token = WriteFile("client.token", "client-secret-0123456789\n");
   std::string worker_token = WriteFile("worker.token", "worker-secret-0123456789\n");
-  ASSERT_TRUE(cluster_
-                  ->StartServer({"--client-token-file", client_token, "--worker-token-file",
-                                 worker_token})
-                  .ok())
+  ASSERT_TRUE(
+      cluster_
+          ->StartServer({"--client-token-file", client_token, "--worker-token-file", worker_token})
+          .ok())
       << cluster_->Logs();
   CommandResult r = cluster_->RunClient({"jobs"});
   EXPECT_EQ(r.exit_code, 1);
@@ -67,8 +67,8 @@ TEST_F(ServiceSecurityTest, TokensHaveTwoScopes) {
   r = cluster_->RunClient({"jobs", "--token-file", worker_token});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(NamesRefusal(r.err)) << r.err;
-  r = cluster_->RunClient({"submit", "GMM:M=64,N=64,K=64", "--trials", "8", "--token-file",
-                           worker_token});
+  r = cluster_->RunClient(
+      {"submit", "GMM:M=64,N=64,K=64", "--trials", "8", "--token-file", worker_token});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(NamesRefusal(r.err)) << r.err;
   r = cluster_->RunClient({"jobs", "--token-file", client_token});
@@ -116,13 +116,11 @@ TEST_F(ServiceSecurityTest, TlsOnLoopbackWithATestCaAndClientCertificates) {
       {"req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/server.key", "-out",
        d + "/server.csr", "-subj", "/CN=127.0.0.1"},
       {"x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
-       "-CAcreateserial", "-out", d + "/server.pem", "-days", "1", "-extfile",
-       d + "/server.ext"},
+       "-CAcreateserial", "-out", d + "/server.pem", "-days", "1", "-extfile", d + "/server.ext"},
       {"req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/client.key", "-out",
        d + "/client.csr", "-subj", "/CN=tessera test client"},
       {"x509", "-req", "-in", d + "/client.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
-       "-CAcreateserial", "-out", d + "/client.pem", "-days", "1", "-extfile",
-       d + "/client.ext"},
+       "-CAcreateserial", "-out", d + "/client.pem", "-days", "1", "-extfile", d + "/client.ext"},
   };
   for (std::vector<std::string> step : steps) {
     step.insert(step.begin(), "/usr/bin/openssl");
@@ -134,8 +132,8 @@ TEST_F(ServiceSecurityTest, TlsOnLoopbackWithATestCaAndClientCertificates) {
                                  "--tls-client-ca", d + "/ca.pem"})
                   .ok())
       << cluster_->Logs();
-  std::vector<std::string> tls = {"--tls-ca", d + "/ca.pem", "--tls-cert", d + "/client.pem",
-                                  "--tls-key", d + "/client.key"};
+  std::vector<std::string> tls = {"--tls-ca",        d + "/ca.pem", "--tls-cert",
+                                  d + "/client.pem", "--tls-key",   d + "/client.key"};
   std::vector<std::string> args = {"jobs"};
   args.insert(args.end(), tls.begin(), tls.end());
   CommandResult r = cluster_->RunClient(args);
@@ -164,13 +162,40 @@ struct KnownIds {
 };
 
 std::string RandomString(std::mt19937_64& rng, const KnownIds& ids) {
-  static const char* const kSamples[] = {
-      "", "cpu", "cuda", "cpu -cores=0", "cpu -cores=99999999", "cuda -arch=sm_1",
-      "GMM:M=8,N=8,K=8", "GMM:M=-1", "GMM:M=99999999999,N=1,K=1", "NOPE", "GMM:", ":",
-      "@prim_func\ndef main(", "{\"tessera_ir\": 1, \"functions\": [{}]}", "{}", "null",
-      "build_error", "run_error", "timeout", "wrong_output", "worker_lost", "bogus_error",
-      "evolutionary", "replay", "xgb", "random", "gradient", "round-robin", "job-1",
-      "worker-1", "lease-1", "1", "-1", "9223372036854775807"};
+  static const char* const kSamples[] = {"",
+                                         "cpu",
+                                         "cuda",
+                                         "cpu -cores=0",
+                                         "cpu -cores=99999999",
+                                         "cuda -arch=sm_1",
+                                         "GMM:M=8,N=8,K=8",
+                                         "GMM:M=-1",
+                                         "GMM:M=99999999999,N=1,K=1",
+                                         "NOPE",
+                                         "GMM:",
+                                         ":",
+                                         "@prim_func\ndef main(",
+                                         "{\"tessera_ir\": 1, \"functions\": [{}]}",
+                                         "{}",
+                                         "null",
+                                         "build_error",
+                                         "run_error",
+                                         "timeout",
+                                         "wrong_output",
+                                         "worker_lost",
+                                         "bogus_error",
+                                         "evolutionary",
+                                         "replay",
+                                         "xgb",
+                                         "random",
+                                         "gradient",
+                                         "round-robin",
+                                         "job-1",
+                                         "worker-1",
+                                         "lease-1",
+                                         "1",
+                                         "-1",
+                                         "9223372036854775807"};
   switch (rng() % 6) {
     case 0:
     case 1:
@@ -194,15 +219,15 @@ std::string RandomString(std::mt19937_64& rng, const KnownIds& ids) {
 }
 
 double RandomDouble(std::mt19937_64& rng) {
-  static const double kSamples[] = {0,    -1,   1e-9, 1e308, -1e308, 1e-320,
-                                    NAN,  INFINITY, -INFINITY, 0.001, 3600, 1e10};
+  static const double kSamples[] = {0,   -1,       1e-9,      1e308, -1e308, 1e-320,
+                                    NAN, INFINITY, -INFINITY, 0.001, 3600,   1e10};
   if (rng() % 2) return kSamples[rng() % (sizeof(kSamples) / sizeof(kSamples[0]))];
   return std::uniform_real_distribution<double>(-100, 100)(rng);
 }
 
 int64_t RandomInt(std::mt19937_64& rng) {
-  static const int64_t kSamples[] = {0, -1, 1, 2, 8, 64, 1 << 20, INT32_MAX, INT32_MIN,
-                                     INT64_MAX, INT64_MIN};
+  static const int64_t kSamples[] = {0,       -1,        1,         2,         8,        64,
+                                     1 << 20, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN};
   if (rng() % 2) return kSamples[rng() % (sizeof(kSamples) / sizeof(kSamples[0]))];
   return static_cast<int64_t>(rng() % 1000) - 100;
 }
@@ -293,8 +318,8 @@ TEST_F(ServiceSecurityTest, FuzzedRequestsLeaveTheServerAliveAndTheDatabaseSound
   ASSERT_TRUE(cluster_->StartServer({"--lease-seconds", "2"}).ok()) << cluster_->Logs();
   grpc::ChannelArguments args;
   args.SetMaxSendMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel(cluster_->address(),
-                                           grpc::InsecureChannelCredentials(), args);
+  auto channel =
+      grpc::CreateCustomChannel(cluster_->address(), grpc::InsecureChannelCredentials(), args);
   auto tuning = pb::TuningService::NewStub(channel);
   auto workers = pb::WorkerService::NewStub(channel);
   KnownIds ids;
@@ -368,8 +393,7 @@ TEST_F(ServiceSecurityTest, FuzzedRequestsLeaveTheServerAliveAndTheDatabaseSound
       std::string path = absl::StrCat("/", service->full_name(), "/", method->name());
       double timeout = method->server_streaming() || method->client_streaming() ? 0.5 : 3;
       const Message* prototype =
-          google::protobuf::MessageFactory::generated_factory()->GetPrototype(
-              method->input_type());
+          google::protobuf::MessageFactory::generated_factory()->GetPrototype(method->input_type());
       for (int round = 0; round < 16; ++round) {
         std::unique_ptr<Message> request(prototype->New());
         FillRandom(request.get(), rng, ids, 0);

@@ -42,13 +42,12 @@ TEST_F(ServiceTest, ThreeWorkersRunTwoJobsToCompletion) {
     ASSERT_TRUE(cluster_->StartWorker({"--max-candidates", "4"}).ok());
   }
   std::string error;
-  std::string gmm_job = Submit(cluster_.get(),
-                               {kGmm, "--trials", "16", "--trials-per-iter", "8", "--seed", "1"},
-                               &error);
+  std::string gmm_job = Submit(
+      cluster_.get(), {kGmm, "--trials", "16", "--trials-per-iter", "8", "--seed", "1"}, &error);
   ASSERT_FALSE(gmm_job.empty()) << error;
-  std::string c2d_job = Submit(
-      cluster_.get(), {kSmallC2d, "--trials", "16", "--trials-per-iter", "8", "--seed", "2"},
-      &error);
+  std::string c2d_job =
+      Submit(cluster_.get(), {kSmallC2d, "--trials", "16", "--trials-per-iter", "8", "--seed", "2"},
+             &error);
   ASSERT_FALSE(c2d_job.empty()) << error;
   ASSERT_TRUE(Watch(gmm_job));
   ASSERT_TRUE(Watch(c2d_job));
@@ -68,11 +67,9 @@ TEST_F(ServiceTest, ThreeWorkersRunTwoJobsToCompletion) {
   int64_t best_id = best_json["records"][0]["id"].get<int64_t>();
   EXPECT_TRUE(best_json["records"][0]["verified"].get<bool>());
   EXPECT_EQ(best_json["records"][0]["job_id"], gmm_job);
-  CommandResult apply =
-      cluster_->RunClient({"apply", kGmm, "--run", "--check", "--repeat", "2"});
+  CommandResult apply = cluster_->RunClient({"apply", kGmm, "--run", "--check", "--repeat", "2"});
   EXPECT_EQ(apply.exit_code, 0) << apply.out << apply.err;
-  EXPECT_NE(apply.out.find(absl::StrCat("tuned record ", best_id)), std::string::npos)
-      << apply.out;
+  EXPECT_NE(apply.out.find(absl::StrCat("tuned record ", best_id)), std::string::npos) << apply.out;
   EXPECT_NE(apply.out.find("check: PASS"), std::string::npos) << apply.out;
 
   ASSERT_EQ(cluster_->StopServer().value_or(-1), 0) << cluster_->Logs();
@@ -106,16 +103,16 @@ TEST_F(ServiceTest, ThreeWorkersRunTwoJobsToCompletion) {
 
   // The same job through `tessera tune` stores as many records, and verifies its best too.
   std::string local_db = cluster_->dir() + "/local.db";
-  CommandResult tune = cluster_->Run({"tune", kGmm, "--trials", "16", "--trials-per-iter", "8",
-                                      "--seed", "1", "--db", local_db},
-                                     180);
+  CommandResult tune = cluster_->Run(
+      {"tune", kGmm, "--trials", "16", "--trials-per-iter", "8", "--seed", "1", "--db", local_db},
+      180);
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   absl::StatusOr<std::vector<StoredRecord>> local = ReadRecords(local_db);
   ASSERT_TRUE(local.ok()) << local.status();
   EXPECT_EQ(local->size(), 16u);
-  EXPECT_GE(std::count_if(local->begin(), local->end(),
-                          [](const StoredRecord& r) { return r.verified; }),
-            1);
+  EXPECT_GE(
+      std::count_if(local->begin(), local->end(), [](const StoredRecord& r) { return r.verified; }),
+      1);
 }
 
 TEST_F(ServiceTest, KilledWorkersLeaseExpiresAndItsBatchIsMeasuredElsewhere) {
@@ -157,8 +154,8 @@ TEST_F(ServiceTest, KilledServerRestartsAndTheJobCompletesExactlyOnce) {
       Submit(cluster_.get(), {kGmm, "--trials", "24", "--trials-per-iter", "8"}, &error);
   ASSERT_FALSE(job.empty()) << error;
   // Mid-job: after the first lease was reported, before the budget is spent.
-  ASSERT_TRUE(WaitUntil(
-      [&] { return (*worker)->Stderr().find("reported") != std::string::npos; }, 90))
+  ASSERT_TRUE(
+      WaitUntil([&] { return (*worker)->Stderr().find("reported") != std::string::npos; }, 90))
       << cluster_->Logs();
   cluster_->KillServer();
   ASSERT_TRUE(cluster_->StartServer({"--lease-seconds", "3"}).ok()) << cluster_->Logs();

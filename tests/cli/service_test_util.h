@@ -8,10 +8,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"

@@ -51,8 +51,8 @@ TEST_F(SubmitCommandTest, SubmitPrintsTheJobIdAndTheJobIsListed) {
   CommandResult text = cluster_->RunClient({"status", job});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("waiting for: "), std::string::npos) << text.out;
-  CommandResult json = cluster_->RunClient({"submit", "GMM:M=64,N=64,K=64", "--trials", "8",
-                                            "--json"});
+  CommandResult json =
+      cluster_->RunClient({"submit", "GMM:M=64,N=64,K=64", "--trials", "8", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   nlohmann::json parsed = nlohmann::json::parse(json.out, nullptr, false);
   ASSERT_FALSE(parsed.is_discarded()) << json.out;
@@ -95,9 +95,8 @@ TEST_F(SubmitCommandTest, BadRequestsGetOneLineWithTheStatusCode) {
                      "either --db FILE or --server ADDR", "both --db and --server");
   ExpectOneLineError(cluster_->RunClient({"jobs", "--state", "sleeping"}), "unknown state",
                      "bad --state");
-  ExpectOneLineError(
-      cluster_->Run({"jobs", "--server", "127.0.0.1:1", "--rpc-timeout", "5"}, 30),
-      "UNAVAILABLE", "no server");
+  ExpectOneLineError(cluster_->Run({"jobs", "--server", "127.0.0.1:1", "--rpc-timeout", "5"}, 30),
+                     "UNAVAILABLE", "no server");
   ExpectOneLineError(
       cluster_->RunClient({"jobs", "--token-file", cluster_->dir() + "/missing.token"}),
       "--token-file: cannot read", "missing token file");

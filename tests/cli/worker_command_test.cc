@@ -83,9 +83,9 @@ TEST_F(WorkerCommandTest, SigtermFinishesTheBatchThenExitsZero) {
   absl::StatusOr<ChildProcess*> worker = cluster_->StartWorker();
   ASSERT_TRUE(worker.ok());
   std::string error;
-  std::string job = Submit(
-      cluster_.get(), {"GMM:M=128,N=128,K=128", "--trials", "16", "--trials-per-iter", "8"},
-      &error);
+  std::string job =
+      Submit(cluster_.get(), {"GMM:M=128,N=128,K=128", "--trials", "16", "--trials-per-iter", "8"},
+             &error);
   ASSERT_FALSE(job.empty()) << error;
   ASSERT_TRUE(WaitUntil(
       [&] { return (*worker)->Stderr().find("candidates of job") != std::string::npos; }, 60))
@@ -116,9 +116,9 @@ TEST_F(WorkerCommandTest, SigtermPastTheDrainTimeoutLeavesTheLeaseToExpire) {
   absl::StatusOr<ChildProcess*> quitter = cluster_->StartWorker({"--drain-timeout", "0.2"});
   ASSERT_TRUE(quitter.ok());
   std::string error;
-  std::string job = Submit(
-      cluster_.get(), {"GMM:M=128,N=128,K=128", "--trials", "16", "--trials-per-iter", "8"},
-      &error);
+  std::string job =
+      Submit(cluster_.get(), {"GMM:M=128,N=128,K=128", "--trials", "16", "--trials-per-iter", "8"},
+             &error);
   ASSERT_FALSE(job.empty()) << error;
   ASSERT_TRUE(WaitUntil(
       [&] { return (*quitter)->Stderr().find("candidates of job") != std::string::npos; }, 60))
@@ -163,10 +163,10 @@ TEST_F(WorkerCommandTest, UnreachableServerIsRetriedUntilSigterm) {
   // Nothing listens on port 1 of loopback.
   CommandResult r = cluster_->Run({"worker", "--server", "127.0.0.1:1", "--help"}, 10);
   EXPECT_EQ(r.exit_code, 0);
-  std::vector<std::string> argv = {TesseraBinary(), "worker", "--server", "127.0.0.1:1",
-                                   "--max-backoff", "0.5"};
-  absl::StatusOr<std::unique_ptr<ChildProcess>> worker = ChildProcess::Start(
-      argv, cluster_->dir() + "/w.out", cluster_->dir() + "/w.err");
+  std::vector<std::string> argv = {TesseraBinary(), "worker",        "--server",
+                                   "127.0.0.1:1",   "--max-backoff", "0.5"};
+  absl::StatusOr<std::unique_ptr<ChildProcess>> worker =
+      ChildProcess::Start(argv, cluster_->dir() + "/w.out", cluster_->dir() + "/w.err");
   ASSERT_TRUE(worker.ok());
   ASSERT_TRUE(WaitUntil(
       [&] {

@@ -87,8 +87,8 @@ absl::StatusOr<std::string> ChildProcess::WaitForLine(const std::string& prefix,
                                              prefix, "'; stderr: ", Stderr()));
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat("no line '", prefix, "' within ",
-                                                      timeout_sec, " s; stderr: ", Stderr()));
+      return absl::DeadlineExceededError(
+          absl::StrCat("no line '", prefix, "' within ", timeout_sec, " s; stderr: ", Stderr()));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -62,8 +62,8 @@ void ServiceCluster::KillServer() {
 }
 
 absl::StatusOr<ChildProcess*> ServiceCluster::StartWorker(const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {binary_, "worker", "--server", address_, "--target", "cpu",
-                                   "--max-backoff", "1", "--pull-wait", "2"};
+  std::vector<std::string> argv = {binary_, "worker",        "--server", address_,      "--target",
+                                   "cpu",   "--max-backoff", "1",        "--pull-wait", "2"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   size_t n = workers_.size();
   absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(
@@ -93,7 +93,8 @@ CommandResult ServiceCluster::RunClient(std::vector<std::string> args, double ti
 
 std::string ServiceCluster::Logs() const {
   std::string out;
-  for (const auto& s : old_servers_) absl::StrAppend(&out, "--- old server:\n", Tail(s->Stderr(), 3000));
+  for (const auto& s : old_servers_)
+    absl::StrAppend(&out, "--- old server:\n", Tail(s->Stderr(), 3000));
   if (server_) absl::StrAppend(&out, "--- server:\n", Tail(server_->Stderr(), 4000), "\n");
   for (size_t i = 0; i < workers_.size(); ++i) {
     absl::StrAppend(&out, "--- worker ", i, ":\n", Tail(workers_[i]->Stderr(), 3000), "\n");
@@ -123,8 +124,7 @@ absl::StatusOr<std::vector<StoredRecord>> ReadRecords(const std::string& path,
     Schedule sch = Schedule::Create(w->second.func, /*seed=*/0);
     absl::Status applied = trace->ApplyTo(&sch, /*remove_postproc=*/false);
     if (!applied.ok()) {
-      return absl::Status(applied.code(),
-                          absl::StrCat("record ", r.id, ": ", applied.message()));
+      return absl::Status(applied.code(), absl::StrCat("record ", r.id, ": ", applied.message()));
     }
     StoredRecord s;
     s.id = r.id;
