@@ -1,6 +1,4 @@
 // End-to-end tests of the `tessera` binary, run as a user would run it.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -10,31 +8,13 @@
 
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
+#include "tests/cli/cli_testing.h"
 
 namespace tessera {
 namespace {
 
-struct Output {
-  int exit_code = -1;
-  std::string stdout_text;
-};
-
-// Runs `tessera <args>` with stderr folded into stdout. The binary is the one built with this
-// test, or $TESSERA_BINARY (scripts/device-bundle.sh's launcher sets it).
-Output RunTessera(const std::string& args) {
-  const char* binary = std::getenv("TESSERA_BINARY");
-  std::string command = std::string(binary != nullptr && *binary ? binary : TESSERA_BINARY) + " " +
-                        args + " 2>&1";
-  Output out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.stdout_text.append(buffer, n);
-  int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using cli_testing::Output;
+using cli_testing::RunTessera;
 
 int CountLines(const std::string& text) {
   int lines = 0;
