@@ -2,9 +2,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
