@@ -33,7 +33,7 @@ std::string NowUtc() {
 int RunReport(const ReportCommandOptions& o) {
   absl::StatusOr<std::unique_ptr<Database>> db = OpenDatabase(o.db_path);
   if (!db.ok()) return ReportError(db.status());
-  absl::StatusOr<std::vector<TaskSummary>> tasks = SummarizeTasks(db->get());
+  absl::StatusOr<std::vector<ReportTask>> tasks = SummarizeTasks(db->get());
   if (!tasks.ok()) return ReportError(tasks.status());
   ReportOptions options;
   options.title = o.title;
@@ -57,7 +57,7 @@ int RunReport(const ReportCommandOptions& o) {
         absl::FailedPreconditionError(absl::StrCat("report: cannot write ", o.output)));
   }
   int64_t trials = 0;
-  for (const TaskSummary& t : *tasks) trials += t.trials;
+  for (const ReportTask& t : *tasks) trials += t.trials;
   std::printf("wrote %s: %zu task%s, %lld trials\n", o.output.c_str(), tasks->size(),
               tasks->size() == 1 ? "" : "s", static_cast<long long>(trials));
   return 0;

@@ -103,7 +103,7 @@ double TickStep(double top) {
 
 // One chart: each trial as a dot, the best so far as a step line. `by_time`: x is seconds
 // since the first record, else the trial number.
-std::string Chart(const TaskSummary& t, bool by_time) {
+std::string Chart(const ReportTask& t, bool by_time) {
   constexpr double kWidth = 500, kHeight = 250, kLeft = 58, kRight = 14, kTop = 30, kBottom = 42;
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
   const std::vector<CurvePoint>& pts = t.curve;
@@ -240,7 +240,7 @@ void AppendRow(std::string* html, const std::string& name, const std::string& va
   absl::StrAppend(html, "<tr><th>", Escape(name), "</th><td>", Escape(value), "</td></tr>");
 }
 
-std::string TaskSection(const TaskSummary& t, size_t index) {
+std::string TaskSection(const ReportTask& t, size_t index) {
   std::string h = absl::StrFormat("<section class=\"task\" id=\"task-%d\">", index + 1);
   absl::StrAppend(
       &h, "<h2>", Escape(t.label), "</h2><div class=\"target\">on ", Escape(t.target), " &middot; ",
@@ -318,13 +318,13 @@ std::string TaskSection(const TaskSummary& t, size_t index) {
 
 }  // namespace
 
-std::string RenderReportHtml(const std::vector<TaskSummary>& tasks, const ReportOptions& options) {
+std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportOptions& options) {
   std::string h =
       absl::StrCat("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
                    Escape(options.title), "</title><style>", kStyle, "</style></head><body><h1>",
                    Escape(options.title), "</h1><div class=\"meta\">");
   int64_t trials = 0, ran = 0;
-  for (const TaskSummary& t : tasks) {
+  for (const ReportTask& t : tasks) {
     trials += t.trials;
     ran += t.succeeded;
   }
@@ -342,7 +342,7 @@ std::string RenderReportHtml(const std::vector<TaskSummary>& tasks, const Report
                     "<table class=\"summary\"><tr><th>task</th><th>target</th><th>trials</th>"
                     "<th>best latency</th><th>best</th><th>verified</th></tr>");
     for (size_t i = 0; i < tasks.size(); ++i) {
-      const TaskSummary& t = tasks[i];
+      const ReportTask& t = tasks[i];
       absl::StrAppendFormat(
           &h, "<tr><td><a href=\"#task-%d\">%s</a></td><td>%s</td><td class=\"num\">%d</td>", i + 1,
           Escape(t.label), Escape(t.target), t.trials);

@@ -25,7 +25,7 @@ namespace tessera {
 struct CurvePoint {
   int64_t trial = 0;
   double seconds = 0;
-  double gflops = 0;       // this trial's own GFLOP/s (TaskSummary::unit); 0 when it failed
+  double gflops = 0;       // this trial's own GFLOP/s (ReportTask::unit); 0 when it failed
   double best_gflops = 0;  // the best so far; 0 until a trial succeeds
 };
 
@@ -34,7 +34,7 @@ struct ErrorCount {
   std::string example;  // the first record's message
 };
 
-struct TaskSummary {
+struct ReportTask {
   Workload workload;
   std::string label;  // "gmm(float32[1,16,16], float32[1,16,16] -> ...)": name and arguments
   std::string target;
@@ -57,7 +57,7 @@ struct TaskSummary {
 };
 
 // Every task with at least one record, ordered by workload id then target.
-absl::StatusOr<std::vector<TaskSummary>> SummarizeTasks(Database* db);
+absl::StatusOr<std::vector<ReportTask>> SummarizeTasks(Database* db);
 
 struct ReportOptions {
   std::string title = "Tessera tuning report";
@@ -67,7 +67,7 @@ struct ReportOptions {
 
 // The page. Each task is a <section class="task"> holding one <svg class="tuning-curve">
 // (against trials) and one <svg class="time-curve"> (against wall time).
-std::string RenderReportHtml(const std::vector<TaskSummary>& tasks, const ReportOptions& options);
+std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportOptions& options);
 
 }  // namespace tessera
 

@@ -26,9 +26,9 @@ std::string TaskLabel(const PrimFunc& func) {
   return absl::StrCat(func.name(), "(", absl::StrJoin(args, ", "), ")");
 }
 
-TaskSummary Summarize(const Workload& workload, const std::string& target,
+ReportTask Summarize(const Workload& workload, const std::string& target,
                       const std::vector<const TuningRecord*>& records) {
-  TaskSummary t;
+  ReportTask t;
   t.workload = workload;
   t.label = TaskLabel(workload.func);
   t.target = target;
@@ -73,7 +73,7 @@ TaskSummary Summarize(const Workload& workload, const std::string& target,
 
 }  // namespace
 
-absl::StatusOr<std::vector<TaskSummary>> SummarizeTasks(Database* db) {
+absl::StatusOr<std::vector<ReportTask>> SummarizeTasks(Database* db) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<Workload> workloads, db->AllWorkloads());
   TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records, db->AllRecords());
   std::map<int64_t, const Workload*> by_id;
@@ -86,7 +86,7 @@ absl::StatusOr<std::vector<TaskSummary>> SummarizeTasks(Database* db) {
     }
     by_task[{r.workload_id, r.target}].push_back(&r);
   }
-  std::vector<TaskSummary> out;
+  std::vector<ReportTask> out;
   for (const auto& [key, task_records] : by_task) {
     out.push_back(Summarize(*by_id[key.first], key.second, task_records));
   }

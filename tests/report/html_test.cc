@@ -32,7 +32,7 @@ using ::tessera::testing::TileTrace;
 
 // Three tasks that ran (GMM 16 and 32 on the CPU, GMM 16 on sm_80) and one whose every trial
 // failed (GMM 8 on the CPU), with error messages that need escaping.
-std::vector<TaskSummary> SampleTasks() {
+std::vector<ReportTask> SampleTasks() {
   std::unique_ptr<Database> db = NewMemoryDatabase();
   Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
   Workload w32 = db->CommitWorkload(SmallGmm(32)).value();
@@ -66,7 +66,7 @@ size_t Count(const std::string& text, const std::string& what) {
 }
 
 TEST(HtmlTest, PageHasASectionAndTwoChartsPerTaskAndEscapesText) {
-  std::vector<TaskSummary> tasks = SampleTasks();
+  std::vector<ReportTask> tasks = SampleTasks();
   ASSERT_EQ(tasks.size(), 4u);
   ReportOptions options;
   options.source = "tune<1>.db";
@@ -143,7 +143,7 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
   const std::string chromium = FindProgram({"chromium", "chromium-browser", "google-chrome"});
   if (chromium.empty()) GTEST_SKIP() << "no chromium in PATH (Debian's chromium package)";
   TempDir dir;
-  std::vector<TaskSummary> tasks = SampleTasks();
+  std::vector<ReportTask> tasks = SampleTasks();
   std::string html = RenderReportHtml(tasks, ReportOptions());
   const std::string page = dir.File("report.html"), checked = dir.File("checked.html");
   std::ofstream(page) << html;

@@ -43,9 +43,9 @@ TEST(SummaryTest, CurveIsTheBestSoFarInCommitOrder) {
   records[3].job_id = "job-2";
   for (const TuningRecord& r : records) db->CommitRecord(r).value();
 
-  std::vector<TaskSummary> tasks = SummarizeTasks(db.get()).value();
+  std::vector<ReportTask> tasks = SummarizeTasks(db.get()).value();
   ASSERT_EQ(tasks.size(), 2u);
-  const TaskSummary& t = tasks[0];
+  const ReportTask& t = tasks[0];
   EXPECT_EQ(t.workload.id, w16.id);
   EXPECT_EQ(t.target, cpu);
   EXPECT_EQ(t.label,
@@ -90,7 +90,7 @@ TEST(SummaryTest, TaskWithoutSuccessHasNoBest) {
   wrong.error = MeasureError::kWrongOutput;
   wrong.error_msg = "check: output C differs by 3.5";
   db->CommitRecord(wrong).value();
-  std::vector<TaskSummary> tasks = SummarizeTasks(db.get()).value();
+  std::vector<ReportTask> tasks = SummarizeTasks(db.get()).value();
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_FALSE(tasks[0].best.has_value());
   EXPECT_EQ(tasks[0].curve[0].best_gflops, 0);
