@@ -27,7 +27,7 @@ std::string TaskLabel(const PrimFunc& func) {
 }
 
 ReportTask Summarize(const Workload& workload, const std::string& target,
-                      const std::vector<const TuningRecord*>& records) {
+                     const std::vector<const TuningRecord*>& records) {
   ReportTask t;
   t.workload = workload;
   t.label = TaskLabel(workload.func);
