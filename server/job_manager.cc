@@ -354,7 +354,8 @@ absl::Status JobManager::RunJob(Job* job) {
       measured = std::move(kept);
     }
     std::vector<std::optional<double>> best_before;
-    for (const TaskSummary& t : tuning->Summary().tasks) best_before.push_back(t.best_secs);
+    const TuneSummary before = tuning->Summary();
+    for (const TaskSummary& t : before.tasks) best_before.push_back(t.best_secs);
     if (!to_commit.candidates.empty()) {
       TESSERA_RETURN_IF_ERROR(tuning->Commit(to_commit, measured));
     }
