@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -114,6 +115,56 @@ TEST(TuningServerTest, ServesTlsWithATestCa) {
   grpc::Status plain = testing::TuningStub(server->address())
                            ->GetVersion(Context("", 3).get(), v1::Empty(), &version);
   EXPECT_FALSE(plain.ok()) << "a plaintext client cannot talk to a TLS server";
+}
+
+// The raw bytes of one ServerReflectionInfo exchange asking to list the services.
+std::string ListServicesOverReflection(const std::string& address) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto call = stub.PrepareCall(
+      &context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  void* tag;
+  bool ok;
+  auto step = [&](intptr_t expected) {
+    return cq.Next(&tag, &ok) && ok && reinterpret_cast<intptr_t>(tag) == expected;
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  if (!step(1)) return "";
+  // ServerReflectionRequest{list_services: ""}: field 7, length-delimited, empty.
+  const char request[] = {0x3a, 0x00};
+  grpc::Slice slice(request, sizeof(request));
+  grpc::ByteBuffer out(&slice, 1);
+  call->Write(out, reinterpret_cast<void*>(2));
+  if (!step(2)) return "";
+  grpc::ByteBuffer in;
+  call->Read(&in, reinterpret_cast<void*>(3));
+  if (!step(3)) return "";
+  std::vector<grpc::Slice> slices;
+  if (!in.Dump(&slices).ok()) return "";
+  std::string bytes;
+  for (const grpc::Slice& s : slices) {
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  context.TryCancel();
+  grpc::Status finished;
+  call->Finish(&finished, reinterpret_cast<void*>(4));
+  while (cq.Next(&tag, &ok) && reinterpret_cast<intptr_t>(tag) != 4) {
+  }
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return bytes;
+}
+
+TEST(TuningServerTest, ReflectionListsBothServices) {
+  TempDir dir;
+  auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
+  std::string listed = ListServicesOverReflection(server->address());
+  EXPECT_NE(listed.find("tessera.v1.TuningService"), std::string::npos);
+  EXPECT_NE(listed.find("tessera.v1.WorkerService"), std::string::npos);
 }
 
 }  // namespace
