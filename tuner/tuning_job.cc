@@ -190,6 +190,9 @@ class TuningJob::Impl {
                          candidates.end());
         candidates.insert(candidates.begin(), *std::move(task.default_candidate));
         task.default_candidate.reset();
+        if (static_cast<int>(candidates.size()) > options_.num_trials_per_iter) {
+          candidates.pop_back();  // the batch size stays what was asked
+        }
       }
       size_t room = static_cast<size_t>(std::min(options_.max_trials_global - trials_, task_room));
       if (candidates.size() > room) candidates.erase(candidates.begin() + room, candidates.end());
