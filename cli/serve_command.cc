@@ -22,6 +22,7 @@ struct ServeOptions {
   std::string db_path;
   std::string state_path;
   std::string listen = "127.0.0.1:50051";
+  std::string health_listen;
   double lease_seconds = 60;
   double heartbeat_seconds = 10;
   int max_attempts = 3;
@@ -51,6 +52,7 @@ int RunServe(const ServeOptions& o) {
   options.db_path = o.db_path;
   options.state_path = o.state_path;
   options.listen = o.listen;
+  options.health_listen = o.health_listen;
   options.dispatcher.lease_seconds = o.lease_seconds;
   options.dispatcher.heartbeat_interval = std::min(o.heartbeat_seconds, o.lease_seconds / 3);
   options.dispatcher.worker_timeout =
@@ -98,12 +100,17 @@ Command RegisterServeCommand(CLI::App* root) {
   CLI::App* app = root->add_subcommand(
       "serve", "Run the tuning server: jobs over gRPC, measured by `tessera worker` daemons");
   auto o = std::make_shared<ServeOptions>();
-  app->add_option("--db", o->db_path, "Tuning records database (SQLite file; created if missing)")
+  app->add_option("--db", o->db_path,
+                  "Tuning records database: a SQLite file (created if missing) or a "
+                  "postgresql:// URL (then --state is required)")
       ->required();
   app->add_option("--state", o->state_path,
                   "State database for jobs and queued candidates (default: <db>.state)");
   app->add_option("--listen", o->listen, "Address to listen on, HOST:PORT (port 0: pick one)")
       ->capture_default_str();
+  app->add_option("--health-listen", o->health_listen,
+                  "Also serve the standard gRPC health service, alone and in plaintext, on "
+                  "HOST:PORT (for Kubernetes probes)");
   app->add_option("--lease-seconds", o->lease_seconds,
                   "A lease not reported or renewed within this many seconds expires")
       ->check(CLI::Range(0.1, 86400.0))

@@ -52,10 +52,16 @@ TuningServer::~TuningServer() { Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions options) {
   if (options.db_path.empty()) return absl::InvalidArgumentError("give the records database");
-  if (options.state_path.empty()) options.state_path = options.db_path + ".state";
+  if (options.state_path.empty()) {
+    if (IsPostgresUrl(options.db_path)) {
+      return absl::InvalidArgumentError(
+          "--state: give the state database file when the records database is a PostgreSQL URL");
+    }
+    options.state_path = options.db_path + ".state";
+  }
   std::unique_ptr<TuningServer> s(new TuningServer());
   s->options_ = options;
-  absl::StatusOr<std::unique_ptr<Database>> db = OpenSqliteDatabase(options.db_path);
+  absl::StatusOr<std::unique_ptr<Database>> db = OpenDatabase(options.db_path);
   if (!db.ok()) {
     return absl::Status(db.status().code(),
                         absl::StrCat("database ", options.db_path, ": ", db.status().message()));
@@ -72,6 +78,8 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   s->worker_service_ = std::make_unique<WorkerServiceImpl>(s->dispatcher_.get(), &s->auth_);
 
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // Every server built from here on serves grpc.health.v1.Health (SERVING while it runs).
+  grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default: a second server would silently share the port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -88,6 +96,20 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   }
   std::string host = options.listen.substr(0, options.listen.rfind(':'));
   s->address_ = absl::StrCat(host, ":", s->port_);
+  if (!options.health_listen.empty()) {
+    grpc::ServerBuilder health;
+    health.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    health.AddListeningPort(options.health_listen, grpc::InsecureServerCredentials(),
+                            &s->health_port_);
+    s->health_server_ = health.BuildAndStart();
+    if (s->health_server_ == nullptr || s->health_port_ == 0) {
+      s->health_server_.reset();
+      s->server_->Shutdown();
+      s->jobs_->Shutdown();
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", options.health_listen, " (--health-listen)"));
+    }
+  }
   TESSERA_RETURN_IF_ERROR(s->jobs_->ResumeAll());
   TESSERA_LOG(INFO) << "serving on " << s->address_ << ", records " << options.db_path << ", state "
                     << options.state_path << (s->auth_.enabled() ? ", tokens required" : "")
@@ -111,6 +133,7 @@ void TuningServer::Shutdown() {
   jobs_->Stop();
   dispatcher_->Shutdown();
   tuning_service_->Stop();
+  if (health_server_ != nullptr) health_server_->Shutdown();
   // Stop accepting calls; give those in flight (reports, watches) a moment to finish.
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   // Join the job threads: a commit in progress completes; batches in flight stay stored.

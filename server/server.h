@@ -26,6 +26,10 @@ struct ServerOptions {
   std::string db_path;                 // the records database (SQLite), created if absent
   std::string state_path;              // the state database; empty: db_path + ".state"
   std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
+  // host:port of a plaintext port that serves only the standard gRPC health service
+  // (grpc.health.v1.Health), for probes that cannot use TLS or tokens (Kubernetes); empty: none.
+  // The health service is also on `listen`.
+  std::string health_listen;
   DispatcherOptions dispatcher;
   JobManagerOptions jobs;
   std::vector<std::string> client_tokens;
@@ -47,6 +51,7 @@ class TuningServer {
   // "127.0.0.1:43567": the bound address, with the port picked when listen asked for 0.
   const std::string& address() const { return address_; }
   int port() const { return port_; }
+  int health_port() const { return health_port_; }  // 0 without health_listen
   // Blocks until Shutdown() has run (from another thread or a signal watcher).
   void Wait();
   void Shutdown();
@@ -68,8 +73,10 @@ class TuningServer {
   std::unique_ptr<TuningServiceImpl> tuning_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<grpc::Server> health_server_;  // only with health_listen
   std::string address_;
   int port_ = 0;
+  int health_port_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   bool shut_down_ = false;

@@ -40,8 +40,8 @@ else
 fi
 
 # 3. The flags the deployments pass exist in `tessera serve` / `tessera worker`. Flags the
-# server does not have yet are listed here with where they are described.
-pending_flags=" --health-listen "  # docs/deploy.md, "Status": the health service and its port
+# server does not have yet are listed here with where they are described (none now).
+pending_flags=" "
 check_flags() {  # SUBCOMMAND FILE FLAG...
   local sub="$1" file="$2"
   shift 2

@@ -159,6 +159,60 @@ std::string ListServicesOverReflection(const std::string& address) {
   return bytes;
 }
 
+// grpc.health.v1.Health/Check on `address` in plaintext: the response's status field, or -1.
+int HealthStatus(const std::string& address) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  // HealthCheckRequest{service: ""}, the field written out (an empty buffer reads as no message).
+  const char request_bytes[] = {0x0a, 0x00};
+  grpc::Slice request_slice(request_bytes, sizeof(request_bytes));
+  grpc::ByteBuffer request(&request_slice, 1);
+  auto call = stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", request, &cq);
+  call->StartCall();
+  grpc::ByteBuffer response;
+  grpc::Status status;
+  call->Finish(&response, &status, reinterpret_cast<void*>(1));
+  void* tag;
+  bool ok;
+  int result = -1;
+  const bool finished = cq.Next(&tag, &ok) && ok;
+  if (finished && status.ok()) {
+    std::vector<grpc::Slice> slices;
+    std::string bytes;
+    if (response.Dump(&slices).ok()) {
+      for (const grpc::Slice& s : slices) {
+        bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+    }
+    // HealthCheckResponse{status}: field 1, varint; an empty message is status 0 (UNKNOWN).
+    result = bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : (bytes.empty() ? 0 : -1);
+  }
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return result;
+}
+
+// The health-only plaintext port answers SERVING (1) and serves nothing else.
+TEST(TuningServerTest, HealthPortAnswersServingAndNothingElse) {
+  TempDir dir;
+  ServerOptions options = testing::TestServerOptions(dir);
+  options.health_listen = "127.0.0.1:0";
+  auto server = TuningServer::Start(options).value();
+  ASSERT_GT(server->health_port(), 0);
+  const std::string health = "127.0.0.1:" + std::to_string(server->health_port());
+  EXPECT_EQ(HealthStatus(health), 1);
+  v1::VersionInfo version;
+  grpc::Status on_health_port =
+      testing::TuningStub(health)->GetVersion(Context().get(), v1::Empty(), &version);
+  EXPECT_EQ(on_health_port.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  server->Shutdown();
+  EXPECT_EQ(HealthStatus(health), -1);
+}
+
 TEST(TuningServerTest, ReflectionListsBothServices) {
   TempDir dir;
   auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
