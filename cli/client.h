@@ -15,6 +15,7 @@
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/status.h"
+#include "worker/grpc_status.h"
 
 namespace tessera {
 namespace cli {
@@ -49,13 +50,6 @@ absl::StatusOr<Client> Connect(const ClientOptions& options);
 
 // The bearer token in `path`, whitespace trimmed; kInvalidArgument when it is empty.
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
-
-// "UNAVAILABLE", "NOT_FOUND", ...
-const char* StatusCodeName(grpc::StatusCode code);
-
-// An absl::Status with the same code and the message "<what>: <CODE>: <message>" (newlines
-// folded, so that the error stays on one line).
-absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& what);
 
 // Reports a failed call as one line, "tessera: error: <what>: <CODE>: <message>"; returns 1.
 int ReportRpcError(const grpc::Status& status, const std::string& what);

@@ -21,6 +21,7 @@
 #include "base/status_macros.h"
 #include "grpcpp/client_context.h"
 #include "ir/serialize.h"
+#include "worker/grpc_status.h"
 #include "ir/target.h"
 #include "proto/tessera.grpc.pb.h"
 #include "worker/devices.h"
@@ -47,36 +48,6 @@ std::chrono::system_clock::time_point DeadlineIn(double seconds) {
   return std::chrono::system_clock::now() +
          std::chrono::duration_cast<std::chrono::system_clock::duration>(
              std::chrono::duration<double>(seconds));
-}
-
-const char* CodeName(grpc::StatusCode code) {
-  // grpc::StatusCode's values, in order (grpc/impl/codegen/status.h).
-  static const char* const kNames[] = {"OK",
-                                       "CANCELLED",
-                                       "UNKNOWN",
-                                       "INVALID_ARGUMENT",
-                                       "DEADLINE_EXCEEDED",
-                                       "NOT_FOUND",
-                                       "ALREADY_EXISTS",
-                                       "PERMISSION_DENIED",
-                                       "RESOURCE_EXHAUSTED",
-                                       "FAILED_PRECONDITION",
-                                       "ABORTED",
-                                       "OUT_OF_RANGE",
-                                       "UNIMPLEMENTED",
-                                       "INTERNAL",
-                                       "UNAVAILABLE",
-                                       "DATA_LOSS",
-                                       "UNAUTHENTICATED"};
-  int i = static_cast<int>(code);
-  return i >= 0 && i < static_cast<int>(sizeof(kNames) / sizeof(kNames[0])) ? kNames[i] : "UNKNOWN";
-}
-
-// gRPC and absl share the numeric codes.
-absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(what, ": ", CodeName(s.error_code()), ": ", s.error_message()));
 }
 
 // Errors that reconnecting cannot fix.
@@ -326,7 +297,7 @@ absl::Status WorkerDaemon::Impl::Register() {
   grpc::ClientContext context;
   Prepare(&context, options_.rpc_timeout_sec);
   context.set_wait_for_ready(false);
-  TESSERA_RETURN_IF_ERROR(FromGrpc(stub_->RegisterWorker(&context, request, &response),
+  TESSERA_RETURN_IF_ERROR(FromGrpcStatus(stub_->RegisterWorker(&context, request, &response),
                                    absl::StrCat("register with ", options_.server_label)));
   if (response.worker_id().empty()) {
     return absl::InternalError("register: the server answered without a worker id");
@@ -385,7 +356,7 @@ absl::Status WorkerDaemon::Impl::Session(bool* registered) {
     }
     if (stopping()) break;
     if (!pulled.ok()) {
-      status = FromGrpc(pulled, "pull work");
+      status = FromGrpcStatus(pulled, "pull work");
       if (status.code() == absl::StatusCode::kInvalidArgument) {
         // A request the server finds malformed is a bug on one side; reconnecting (and
         // registering again) is all a worker can do about it.
@@ -423,7 +394,7 @@ void WorkerDaemon::Impl::HeartbeatLoop(double interval) {
     Prepare(&context, std::max(interval, 2.0));
     grpc::Status s = stub_->Heartbeat(&context, request, &response);
     if (!s.ok()) {
-      if (!failing) Log(std::string(FromGrpc(s, "heartbeat").message()));
+      if (!failing) Log(std::string(FromGrpcStatus(s, "heartbeat").message()));
       failing = true;
       continue;
     }
@@ -629,7 +600,7 @@ void WorkerDaemon::Impl::Report(const pb::WorkBatch& batch,
     if (!transient || Clock::now() + Seconds(backoff) > give_up ||
         (stopping() && SecondsSince(stop_time_) > options_.drain_timeout_sec)) {
       Log(absl::StrCat("lease ", batch.lease_id(),
-                       ": results not reported: ", FromGrpc(s, "report").message()));
+                       ": results not reported: ", FromGrpcStatus(s, "report").message()));
       return;
     }
     std::this_thread::sleep_for(Seconds(backoff));
