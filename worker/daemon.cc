@@ -21,10 +21,10 @@
 #include "base/status_macros.h"
 #include "grpcpp/client_context.h"
 #include "ir/serialize.h"
-#include "worker/grpc_status.h"
 #include "ir/target.h"
 #include "proto/tessera.grpc.pb.h"
 #include "worker/devices.h"
+#include "worker/grpc_status.h"
 #include "worker/host.h"
 #include "worker/measurer.h"
 
@@ -298,7 +298,7 @@ absl::Status WorkerDaemon::Impl::Register() {
   Prepare(&context, options_.rpc_timeout_sec);
   context.set_wait_for_ready(false);
   TESSERA_RETURN_IF_ERROR(FromGrpcStatus(stub_->RegisterWorker(&context, request, &response),
-                                   absl::StrCat("register with ", options_.server_label)));
+                                         absl::StrCat("register with ", options_.server_label)));
   if (response.worker_id().empty()) {
     return absl::InternalError("register: the server answered without a worker id");
   }
