@@ -1,0 +1,241 @@
+// The JSON encoding of tuning-record fields (database/record_json.h), shared by the SQLite rows
+// and the JSON-lines files: each field's exact JSON (docs/formats.md), round trips, and
+// decoder errors that name the field and the element.
+#include "database/record_json.h"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/structural_equal.h"
+#include "ir/structural_hash.h"
+#include "tests/database/database_testing.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+using testing::CpuTarget;
+using testing::MakeFailedRecord;
+using testing::MakeRecord;
+using testing::SmallGmm;
+using testing::TileTrace;
+
+Workload GmmWorkload(int64_t n) {
+  Workload w;
+  w.func = SmallGmm(n);
+  w.hash = StructuralHashHex(w.func);
+  return w;
+}
+
+void ExpectInvalid(const absl::Status& status, const std::string& message) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_EQ(status.message(), message);
+}
+
+TEST(RecordJsonTest, RunSecsAreAPlainArrayOfNumbers) {
+  EXPECT_EQ(RunSecsToJson({0.5, 0.25}).dump(), "[0.5,0.25]");
+  absl::StatusOr<std::vector<double>> back = RunSecsFromJson(json::parse("[0.5, 2, 1e-6]"));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, (std::vector<double>{0.5, 2.0, 1e-6}));
+  EXPECT_TRUE(RunSecsFromJson(json::array())->empty());
+}
+
+TEST(RecordJsonTest, RunSecsErrorsNameTheElement) {
+  ExpectInvalid(RunSecsFromJson(json::parse(R"({"a": 1})")).status(),
+                "run_secs: expected an array of numbers");
+  ExpectInvalid(RunSecsFromJson(json::parse(R"([0.1, "fast"])")).status(),
+                "run_secs[1]: expected a number");
+}
+
+TEST(RecordJsonTest, ArgInfosUseMetaSchedulesTensorLayout) {
+  std::vector<ArgInfo> args = {{DataType::Float32(), {16, 32}}, {DataType::Float32(), {32}}};
+  EXPECT_EQ(ArgInfosToJson(args).dump(),
+            R"([["TENSOR","float32",[16,32]],["TENSOR","float32",[32]]])");
+  absl::StatusOr<std::vector<ArgInfo>> back = ArgInfosFromJson(ArgInfosToJson(args));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0].dtype, DataType::Float32());
+  EXPECT_EQ((*back)[0].shape, (std::vector<int64_t>{16, 32}));
+  EXPECT_EQ((*back)[1].shape, (std::vector<int64_t>{32}));
+}
+
+TEST(RecordJsonTest, ArgInfosErrorsNameTheEntryAndItsPart) {
+  ExpectInvalid(ArgInfosFromJson(json::parse("{}")).status(), "args: expected an array");
+  ExpectInvalid(ArgInfosFromJson(json::parse(R"([["TENSOR", "float32", [1]], ["BUF"]])")).status(),
+                R"(args[1]: expected ["TENSOR", dtype, shape])");
+  ExpectInvalid(ArgInfosFromJson(json::parse(R"([["TENSOR", 32, [1]]])")).status(),
+                "args[0][1]: expected a dtype");
+  ExpectInvalid(ArgInfosFromJson(json::parse(R"([["TENSOR", "float32", [4, 2.5]]])")).status(),
+                "args[0][2]: expected an array of integers");
+  ExpectInvalid(ArgInfosFromJson(json::parse(R"([["TENSOR", "float32", 4]])")).status(),
+                "args[0][2]: expected an array of integers");
+  absl::Status bad_dtype = ArgInfosFromJson(json::parse(R"([["TENSOR", "float7", [4]]])")).status();
+  EXPECT_EQ(bad_dtype.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad_dtype.message().rfind("args[0][1]: ", 0), 0u) << bad_dtype;
+}
+
+TEST(RecordJsonTest, ProvenanceRoundTripsAndMissingKeysReadAsEmpty) {
+  Provenance p{"0.3.0", "gcc 12.2.0 -O3", "AMD EPYC", "", "worker-7"};
+  json j = ProvenanceToJson(p);
+  EXPECT_EQ(j, json::parse(R"({"tessera_version": "0.3.0", "compiler": "gcc 12.2.0 -O3",
+                               "device": "AMD EPYC", "driver": "", "worker_id": "worker-7"})"));
+  absl::StatusOr<Provenance> back = ProvenanceFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->tessera_version, "0.3.0");
+  EXPECT_EQ(back->compiler, "gcc 12.2.0 -O3");
+  EXPECT_EQ(back->device, "AMD EPYC");
+  EXPECT_EQ(back->worker_id, "worker-7");
+
+  absl::StatusOr<Provenance> partial = ProvenanceFromJson(json::parse(R"({"device": "GPU"})"));
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_EQ(partial->device, "GPU");
+  EXPECT_EQ(partial->compiler, "");
+  EXPECT_EQ(partial->worker_id, "");
+}
+
+TEST(RecordJsonTest, ProvenanceErrorsNameTheKey) {
+  ExpectInvalid(ProvenanceFromJson(json::parse("[]")).status(), "provenance: expected an object");
+  ExpectInvalid(ProvenanceFromJson(json::parse(R"({"driver": 13})")).status(),
+                "provenance: driver: expected a string");
+}
+
+TEST(RecordJsonTest, LegacyMessagesGiveTheirErrorKindByPrefix) {
+  EXPECT_EQ(ErrorKindOfLegacyMessage(""), MeasureError::kNone);
+  EXPECT_EQ(ErrorKindOfLegacyMessage("build: gcc exited with 1"), MeasureError::kBuild);
+  EXPECT_EQ(ErrorKindOfLegacyMessage("run: timed out after 2s"), MeasureError::kTimeout);
+  EXPECT_EQ(ErrorKindOfLegacyMessage("run: kernel crashed: SIGSEGV"), MeasureError::kRun);
+  EXPECT_EQ(ErrorKindOfLegacyMessage("something else"), MeasureError::kRun);
+}
+
+TEST(RecordJsonTest, ValidateRecordAcceptsRealRecordsAndNamesTheBadField) {
+  Workload w = GmmWorkload(16);
+  TuningRecord good = MakeRecord(w, CpuTarget(), TileTrace(16, 1, 4), {1e-4, 2e-4});
+  EXPECT_TRUE(ValidateRecord(good).ok()) << ValidateRecord(good);
+  EXPECT_TRUE(
+      ValidateRecord(MakeFailedRecord(w, CpuTarget(), TileTrace(16, 2, 4), "build: x")).ok());
+
+  TuningRecord r = good;
+  r.target = "";
+  ExpectInvalid(ValidateRecord(r), "target: empty");
+
+  r = good;
+  r.run_secs = {1e-4, -1};
+  ExpectInvalid(ValidateRecord(r), "run_secs[1]: expected a finite time >= 0, got -1");
+  r.run_secs = {std::numeric_limits<double>::quiet_NaN()};
+  EXPECT_EQ(ValidateRecord(r).message().rfind("run_secs[0]: expected a finite time", 0), 0u);
+
+  r = good;
+  r.timestamp = std::numeric_limits<double>::infinity();
+  ExpectInvalid(ValidateRecord(r), "timestamp: not finite");
+
+  r = good;
+  r.error = MeasureError::kTimeout;
+  r.error_msg = "";
+  ExpectInvalid(ValidateRecord(r), "error: a timeout record needs a message");
+
+  r = good;
+  r.trace_json = "not json";
+  absl::Status bad_trace = ValidateRecord(r);
+  EXPECT_EQ(bad_trace.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad_trace.message().rfind("trace: ", 0), 0u) << bad_trace;
+}
+
+TEST(RecordJsonTest, JsonLineRoundTripsEveryField) {
+  Workload w = GmmWorkload(16);
+  TuningRecord record = MakeRecord(w, CpuTarget(), TileTrace(16, 3, 2), {3e-4, 1e-4});
+  record.verified = true;
+  record.job_id = "job-42";
+  json line = RecordToJsonLine(w, record);
+
+  EXPECT_EQ(line["workload"]["hash"], w.hash);
+  EXPECT_TRUE(line["trace"].is_array() || line["trace"].is_object())
+      << "the trace is embedded as JSON, not as a string";
+  EXPECT_EQ(line["error_kind"], "");
+  EXPECT_EQ(line["job_id"], "job-42");
+
+  // Through text, as a JSON-lines file carries it.
+  absl::StatusOr<JsonLineRecord> back = RecordFromJsonLine(json::parse(line.dump()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(StructuralEqual(back->func, w.func));
+  EXPECT_EQ(back->record.id, -1);
+  EXPECT_EQ(back->record.workload_id, -1);
+  EXPECT_EQ(json::parse(back->record.trace_json), json::parse(record.trace_json));
+  EXPECT_EQ(back->record.target, record.target);
+  EXPECT_EQ(back->record.run_secs, record.run_secs);
+  EXPECT_EQ(back->record.error, MeasureError::kNone);
+  EXPECT_EQ(back->record.args.size(), record.args.size());
+  EXPECT_EQ(back->record.timestamp, record.timestamp);
+  EXPECT_EQ(back->record.provenance.compiler, record.provenance.compiler);
+  EXPECT_TRUE(back->record.verified);
+  EXPECT_EQ(back->record.job_id, "job-42");
+}
+
+TEST(RecordJsonTest, JsonLineOfAFailedRecordKeepsItsKind) {
+  Workload w = GmmWorkload(16);
+  TuningRecord failed = MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 8), "run: boom");
+  failed.error = MeasureError::kWrongOutput;
+  json line = RecordToJsonLine(w, failed);
+  EXPECT_EQ(line["error_kind"], "wrong_output");
+  absl::StatusOr<JsonLineRecord> back = RecordFromJsonLine(line);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->record.error, MeasureError::kWrongOutput);
+  EXPECT_EQ(back->record.error_msg, "run: boom");
+}
+
+TEST(RecordJsonTest, JsonLineWithoutErrorKindTakesItFromTheLegacyMessage) {
+  Workload w = GmmWorkload(16);
+  json line = RecordToJsonLine(
+      w, MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 8), "run: timed out after 1s"));
+  line.erase("error_kind");
+  line.erase("job_id");
+  absl::StatusOr<JsonLineRecord> back = RecordFromJsonLine(line);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->record.error, MeasureError::kTimeout);
+  EXPECT_EQ(back->record.job_id, "");
+}
+
+TEST(RecordJsonTest, JsonLineErrorsNameTheField) {
+  Workload w = GmmWorkload(16);
+  const json good = RecordToJsonLine(w, MakeRecord(w, CpuTarget(), TileTrace(16, 1, 4), {1e-4}));
+
+  ExpectInvalid(RecordFromJsonLine(json::parse("[1]")).status(), "expected a JSON object");
+  json j = good;
+  j.erase("workload");
+  ExpectInvalid(RecordFromJsonLine(j).status(), "workload: missing");
+  j = good;
+  j["workload"].erase("func");
+  ExpectInvalid(RecordFromJsonLine(j).status(), "workload.func: missing");
+  j = good;
+  j.erase("target");
+  ExpectInvalid(RecordFromJsonLine(j).status(), "target: missing");
+  j = good;
+  j["target"] = 7;
+  ExpectInvalid(RecordFromJsonLine(j).status(), "target: expected a string");
+  j = good;
+  j.erase("trace");
+  ExpectInvalid(RecordFromJsonLine(j).status(), "trace: missing");
+  j = good;
+  j["run_secs"] = json::array({1e-4, nullptr});
+  ExpectInvalid(RecordFromJsonLine(j).status(), "run_secs[1]: expected a number");
+  j = good;
+  j["timestamp"] = "yesterday";
+  ExpectInvalid(RecordFromJsonLine(j).status(), "timestamp: expected a number");
+  j = good;
+  j["verified"] = 1;
+  ExpectInvalid(RecordFromJsonLine(j).status(), "verified: expected true or false");
+  j = good;
+  j["error_kind"] = "melted";
+  absl::Status kind = RecordFromJsonLine(j).status();
+  EXPECT_EQ(kind.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(kind.message().rfind("error_kind: ", 0), 0u) << kind;
+  j = good;
+  j["run_secs"] = json::array({-2.0});
+  ExpectInvalid(RecordFromJsonLine(j).status(), "run_secs[0]: expected a finite time >= 0, got -2");
+}
+
+}  // namespace
+}  // namespace tessera
