@@ -1,8 +1,6 @@
-// Tests of cost_model/cost_model.h: the XGBoost model ranks really measured GMM schedules
-// better than chance, and its policies (warm-up, adaptive retraining, persistence) hold; the
-// random model is uniform and deterministic under a seed.
-#include "cost_model/cost_model.h"
-
+// Tests of cost_model/xgboost_model.cc: the XGBoost model ranks really measured GMM schedules
+// better than chance, and its policies (warm-up, adaptive retraining, persistence) hold. The
+// random model's tests are in random_model_test.cc.
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +14,7 @@
 
 #include "base/check.h"
 #include "base/random.h"
+#include "cost_model/cost_model.h"
 #include "gtest/gtest.h"
 #include "ir/analysis.h"
 #include "tests/cost_model/gmm_schedules.h"
@@ -124,9 +123,10 @@ TEST(XGBoostModelTest, RanksMeasuredGmmSchedulesBetterThanChance) {
   }
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("160 GMM 128^3 schedules built and measured in %.1f s (total %.1f s); "
-              "held-out 40: Kendall tau %.3f, top-5 recall %d/5\n",
-              measured_s, total_s, tau, hits);
+  std::printf(
+      "160 GMM 128^3 schedules built and measured in %.1f s (total %.1f s); "
+      "held-out 40: Kendall tau %.3f, top-5 recall %d/5\n",
+      measured_s, total_s, tau, hits);
   EXPECT_GT(tau, 0);
 }
 
@@ -208,9 +208,10 @@ TEST(XGBoostModelTest, EarlyStoppingIgnoresNegligibleTrainingGains) {
   ASSERT_TRUE(fast->Save(fast_path).ok());
   const auto full_bytes = std::filesystem::file_size(full_path);
   const auto fast_bytes = std::filesystem::file_size(fast_path);
-  std::printf("training on 120 samples: %.2f s (min_delta 0) vs %.2f s (default); model files "
-              "%ju vs %ju bytes\n", full_s, fast_s, static_cast<uintmax_t>(full_bytes),
-              static_cast<uintmax_t>(fast_bytes));
+  std::printf(
+      "training on 120 samples: %.2f s (min_delta 0) vs %.2f s (default); model files "
+      "%ju vs %ju bytes\n",
+      full_s, fast_s, static_cast<uintmax_t>(full_bytes), static_cast<uintmax_t>(fast_bytes));
   EXPECT_LT(fast_bytes, full_bytes);  // fewer trees
   const std::vector<double> a = *full->Predict(probe), b = *fast->Predict(probe);
   std::vector<double> truth;
@@ -299,31 +300,9 @@ TEST(XGBoostModelTest, RejectsMalformedFeatures) {
   FeatureMatrix bad;
   bad.rows = 2;
   bad.values.assign(kFeatureDim, 0.0f);
-  EXPECT_EQ(model->Update({CostSample{"g", bad, 1e-3}}).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(model->Update({CostSample{"g", bad, 1e-3}}).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(model->Predict({bad}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(model->size(), 0);
-}
-
-TEST(RandomModelTest, UniformDeterministicAndPersistent) {
-  const std::vector<FeatureMatrix> probe(50);
-  std::unique_ptr<CostModel> a = NewRandomModel(5), b = NewRandomModel(5);
-  std::vector<double> sa = *a->Predict(probe);
-  EXPECT_EQ(sa, *b->Predict(probe));
-  for (double s : sa) {
-    EXPECT_GE(s, 0);
-    EXPECT_LT(s, 1);
-  }
-  EXPECT_NE(sa, *a->Predict(probe));
-  ASSERT_TRUE(a->Update(SyntheticSamples(3, 1)).ok());
-  EXPECT_EQ(a->size(), 3);
-  const std::string path = TempPath("random_model");
-  ASSERT_TRUE(a->Save(path).ok());
-  std::unique_ptr<CostModel> c = NewRandomModel(99);
-  ASSERT_TRUE(c->Load(path).ok());
-  EXPECT_EQ(c->size(), 3);
-  EXPECT_EQ(*c->Predict(probe), *a->Predict(probe));
-  std::remove(path.c_str());
 }
 
 }  // namespace
