@@ -1,0 +1,76 @@
+// Tests of worker/builder.cc, the C builder: a batch gives one result per input, in order, and
+// a function the CPU code generator refuses, a flag the compiler rejects or a missing compiler
+// is that input's result (naming the loop, the flag or the compiler), never an error of the
+// batch; the work directory goes with the builder unless it is kept.
+#include "worker/builder.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/codegen/test_funcs.h"
+#include "tests/worker/cpu_backend_testing.h"
+
+namespace tessera {
+namespace {
+
+using testing::BuildAll;
+using testing::Cpu;
+using testing_funcs::Matmul;
+
+TEST(CBuilderTest, BuildErrorsAreResults) {
+  auto [good, bound] = testing_funcs::ElementwiseAndThreadBound(32);
+
+  std::unique_ptr<Builder> builder = NewCBuilder();
+  std::vector<BuildResult> results =
+      builder->Build({BuildInput{bound, Cpu()}, BuildInput{good, Cpu()},
+                      BuildInput{good, *Target::Parse("cuda -arch=sm_90")}});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].error_msg, "cpu codegen: loop i bound to threadIdx.x");
+  EXPECT_TRUE(results[1].ok()) << results[1].error_msg;
+  EXPECT_TRUE(std::filesystem::exists(results[1].artifact_path));
+  EXPECT_NE(results[2].error_msg.find("is not a cpu target"), std::string::npos);
+
+  CBuilderOptions bad_flag;
+  bad_flag.extra_flags = {"-fno-such-flag-at-all"};
+  results = NewCBuilder(bad_flag)->Build({BuildInput{good, Cpu()}});
+  EXPECT_FALSE(results[0].ok());
+  EXPECT_NE(results[0].error_msg.find("-fno-such-flag-at-all"), std::string::npos)
+      << results[0].error_msg;
+  EXPECT_TRUE(results[0].artifact_path.empty());
+
+  CBuilderOptions no_compiler;
+  no_compiler.compiler = "tessera-no-such-compiler";
+  results = NewCBuilder(no_compiler)->Build({BuildInput{good, Cpu()}});
+  EXPECT_NE(results[0].error_msg.find("cannot start compiler 'tessera-no-such-compiler'"),
+            std::string::npos)
+      << results[0].error_msg;
+}
+
+TEST(CBuilderTest, WorkDirIsRemovedWithTheBuilderUnlessKept) {
+  PrimFunc f = Matmul(2, 2, 2);
+  std::string kept_dir;
+  std::string removed_dir;
+  {
+    std::unique_ptr<Builder> builder = NewCBuilder();
+    std::vector<BuildResult> r = BuildAll(builder.get(), {f});
+    ASSERT_TRUE(r[0].ok()) << r[0].error_msg;
+    removed_dir = std::filesystem::path(r[0].artifact_path).parent_path();
+    CBuilderOptions keep;
+    keep.keep_work_dir = true;
+    keep.optimization_flags = {"-O0"};
+    keep.openmp = false;
+    std::unique_ptr<Builder> keeper = NewCBuilder(keep);
+    r = BuildAll(keeper.get(), {f});
+    ASSERT_TRUE(r[0].ok()) << r[0].error_msg;
+    kept_dir = std::filesystem::path(r[0].artifact_path).parent_path();
+  }
+  EXPECT_FALSE(std::filesystem::exists(removed_dir));
+  EXPECT_TRUE(std::filesystem::exists(kept_dir));
+  std::filesystem::remove_all(kept_dir);
+}
+
+}  // namespace
+}  // namespace tessera
