@@ -27,6 +27,7 @@ struct ServeOptions {
   double heartbeat_seconds = 10;
   int max_attempts = 3;
   int search_threads = 0;
+  double claim_seconds = 30;
   std::vector<std::string> client_tokens;
   std::vector<std::string> worker_tokens;
   std::vector<std::string> client_token_files;
@@ -60,6 +61,7 @@ int RunServe(const ServeOptions& o) {
       options.dispatcher.max_wait_seconds;
   options.dispatcher.max_attempts = o.max_attempts;
   options.jobs.search_threads = o.search_threads;
+  options.jobs.claim_seconds = o.claim_seconds;
   options.client_tokens = o.client_tokens;
   options.worker_tokens = o.worker_tokens;
   absl::Status read = AddTokenFiles(o.client_token_files, &options.client_tokens);
@@ -102,10 +104,17 @@ Command RegisterServeCommand(CLI::App* root) {
   auto o = std::make_shared<ServeOptions>();
   app->add_option("--db", o->db_path,
                   "Tuning records database: a SQLite file (created if missing) or a "
-                  "postgresql:// URL (then --state is required)")
+                  "postgresql:// URL")
       ->required();
   app->add_option("--state", o->state_path,
-                  "State database for jobs and queued candidates (default: <db>.state)");
+                  "State database for jobs and queued candidates: a SQLite file or a "
+                  "postgresql:// URL, which several servers share (default: <db>.state, or the "
+                  "--db URL itself when it is PostgreSQL)");
+  app->add_option("--claim-seconds", o->claim_seconds,
+                  "Shared (PostgreSQL) state: a job's claim by this server lasts this long unless "
+                  "renewed; a dead server's jobs pass to another after it")
+      ->check(CLI::Range(0.3, 3600.0))
+      ->capture_default_str();
   app->add_option("--listen", o->listen, "Address to listen on, HOST:PORT (port 0: pick one)")
       ->capture_default_str();
   app->add_option("--health-listen", o->health_listen,

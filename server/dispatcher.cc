@@ -17,7 +17,7 @@ std::string KindOf(const std::string& target) { return target.substr(0, target.f
 }  // namespace
 
 Dispatcher::Dispatcher(JobStore* store, DispatcherOptions options)
-    : options_(options), store_(store) {
+    : options_(options), store_(store), shared_(store != nullptr ? store->shared() : nullptr) {
   std::random_device rd;
   id_salt_ = absl::StrFormat("%06x", rd() & 0xffffff);
   sweeper_ = std::thread([this] {
@@ -60,6 +60,7 @@ void Dispatcher::Persist(const absl::Status& s) const {
 absl::Status Dispatcher::SubmitBatch(const std::string& job_id, int priority, BatchContext context,
                                      std::vector<LeasedCandidate> items,
                                      std::vector<int> attempts) {
+  if (shared_ != nullptr) return SharedSubmitBatch(job_id, priority, context);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return absl::UnavailableError("the server is shutting down");
@@ -91,6 +92,7 @@ bool Dispatcher::JobDone(const JobQueue& q) const { return q.results.size() >= q
 
 absl::StatusOr<std::map<int64_t, ReportedOutcome>> Dispatcher::AwaitBatch(
     const std::string& job_id) {
+  if (shared_ != nullptr) return SharedAwaitBatch(job_id);
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     auto it = jobs_.find(job_id);
@@ -115,6 +117,8 @@ absl::StatusOr<std::map<int64_t, ReportedOutcome>> Dispatcher::AwaitBatch(
 void Dispatcher::CancelJob(const std::string& job_id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    auto shared = shared_batches_.find(job_id);
+    if (shared != shared_batches_.end()) shared->second.cancelled = true;
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) return;
     it->second.cancelled = true;
@@ -131,6 +135,11 @@ void Dispatcher::CancelJob(const std::string& job_id) {
 }
 
 std::pair<int, int> Dispatcher::JobCounts(const std::string& job_id) const {
+  if (shared_ != nullptr) {
+    absl::StatusOr<BatchCounts> counts = shared_->CountBatch(job_id);
+    if (!counts.ok()) return {0, 0};
+    return {counts->queued, counts->leased};
+  }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return {0, 0};
@@ -203,6 +212,7 @@ absl::StatusOr<std::string> Dispatcher::RegisterWorker(WorkerInfo info) {
 
 HeartbeatReply Dispatcher::Heartbeat(const std::string& worker_id,
                                      const std::vector<std::string>& leases) {
+  if (shared_ != nullptr) return SharedHeartbeat(worker_id, leases);
   std::lock_guard<std::mutex> lock(mu_);
   HeartbeatReply reply;
   auto w = workers_.find(worker_id);
@@ -265,6 +275,7 @@ std::optional<Lease> Dispatcher::TryLease(WorkerState* worker, int max_candidate
 
 absl::StatusOr<std::optional<Lease>> Dispatcher::PullWork(const std::string& worker_id,
                                                           int max_candidates, double wait_seconds) {
+  if (shared_ != nullptr) return SharedPullWork(worker_id, max_candidates, wait_seconds);
   std::unique_lock<std::mutex> lock(mu_);
   double wait = std::clamp(wait_seconds, 0.0, options_.max_wait_seconds);
   Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -285,6 +296,7 @@ absl::StatusOr<std::optional<Lease>> Dispatcher::PullWork(const std::string& wor
 
 absl::StatusOr<int> Dispatcher::Report(const std::string& worker_id, const std::string& lease_id,
                                        const std::vector<CandidateReport>& reports) {
+  if (shared_ != nullptr) return SharedReport(worker_id, lease_id, reports);
   int accepted = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -341,6 +353,11 @@ std::optional<WorkerInfo> Dispatcher::FindWorker(const std::string& worker_id) c
 }
 
 void Dispatcher::ReturnLease(const std::string& lease_id) {
+  if (shared_ != nullptr) {
+    Persist(shared_->ReturnLease(lease_id));
+    std::lock_guard<std::mutex> lock(mu_);
+    shared_leases_.erase(lease_id);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     ExpireLease(lease_id, /*count_attempt=*/false);
@@ -397,6 +414,7 @@ void Dispatcher::ExpireLease(const std::string& lease_id, bool count_attempt) {
 }
 
 void Dispatcher::Sweep() {
+  if (shared_ != nullptr) SharedSweep();
   {
     std::lock_guard<std::mutex> lock(mu_);
     Clock::time_point now = Clock::now();

@@ -12,7 +12,10 @@
 //   workers cannot eat the pool.
 // - A worker not heard of for worker_timeout is forgotten (Heartbeat then says "unknown").
 //
-// Candidate state changes are written through to the JobStore as they happen. Thread-safe;
+// Candidate state changes are written through to the JobStore as they happen. When the store
+// is shared by several servers (JobStore::shared(), PostgreSQL), the queue and the leases are
+// its rows instead of memory (dispatcher_shared.cc): any server hands out any job's candidates,
+// a worker reports to the server it pulled from, and each server expires leases. Thread-safe;
 // PullWork and AwaitBatch block (bounded) on condition variables. A background thread expires
 // leases and workers.
 #ifndef TESSERA_SERVER_DISPATCHER_H_
@@ -76,12 +79,6 @@ struct WorkerInfo {
   Provenance software;  // worker_id filled in by the dispatcher
   int build_parallelism = 0;
   double registered_at = 0;  // seconds since the Unix epoch
-};
-
-struct LeasedCandidate {
-  int64_t candidate_id = -1;
-  std::string func_json;
-  std::string hash;
 };
 
 struct Lease {
@@ -195,10 +192,30 @@ class Dispatcher {
   void ExpireLease(const std::string& lease_id, bool count_attempt = true)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Persist(const absl::Status& s) const;
+  // The shared-queue versions of the public calls (dispatcher_shared.cc).
+  absl::Status SharedSubmitBatch(const std::string& job_id, int priority,
+                                 const BatchContext& context);
+  absl::StatusOr<std::map<int64_t, ReportedOutcome>> SharedAwaitBatch(const std::string& job_id);
+  absl::StatusOr<std::optional<Lease>> SharedPullWork(const std::string& worker_id,
+                                                      int max_candidates, double wait_seconds);
+  absl::StatusOr<int> SharedReport(const std::string& worker_id, const std::string& lease_id,
+                                   const std::vector<CandidateReport>& reports);
+  HeartbeatReply SharedHeartbeat(const std::string& worker_id,
+                                 const std::vector<std::string>& leases);
+  void SharedSweep();
   static double WallTime(Clock::time_point t);
 
   const DispatcherOptions options_;
   JobStore* const store_;
+  SharedQueue* const shared_;  // store_->shared(): the queue lives there; null: in memory
+
+  struct SharedBatch {
+    bool cancelled = false;
+  };
+  struct SharedLeaseOwner {
+    std::string worker_id;
+    Clock::time_point deadline;
+  };
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;    // new candidates queued; shutdown
@@ -210,6 +227,9 @@ class Dispatcher {
   uint64_t serve_counter_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t job_counter_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t id_counter_ ABSL_GUARDED_BY(mu_) = 0;
+  // Shared queue: the batches this server's jobs await, and the leases this server granted.
+  std::map<std::string, SharedBatch> shared_batches_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, SharedLeaseOwner> shared_leases_ ABSL_GUARDED_BY(mu_);
   std::string id_salt_;  // random per process, so ids from an earlier run never match
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 

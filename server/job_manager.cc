@@ -1,7 +1,10 @@
 #include "server/job_manager.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <set>
 #include <utility>
 
@@ -106,7 +109,20 @@ absl::StatusOr<std::vector<TuneTaskSpec>> ParseJobTasks(const std::vector<std::s
 
 JobManager::JobManager(Database* db, JobStore* store, Dispatcher* dispatcher,
                        JobManagerOptions options)
-    : db_(db), store_(store), dispatcher_(dispatcher), options_(std::move(options)) {}
+    : db_(db),
+      store_(store),
+      dispatcher_(dispatcher),
+      options_(std::move(options)),
+      shared_(store->shared()),
+      owner_(options_.owner) {
+  if (owner_.empty()) {
+    std::random_device rd;
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+    owner_ =
+        absl::StrCat(host[0] ? host : "server", "-", getpid(), "-", absl::Hex(rd() & 0xffffff));
+  }
+}
 
 JobManager::~JobManager() { Shutdown(); }
 
@@ -118,6 +134,8 @@ void JobManager::Stop() {
 void JobManager::Shutdown() {
   Stop();
   dispatcher_->Shutdown();
+  // The claim loop first: it may start job threads until it stops.
+  if (claimer_.joinable()) claimer_.join();
   std::vector<std::shared_ptr<Job>> jobs;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -126,6 +144,77 @@ void JobManager::Shutdown() {
   for (auto& job : jobs) {
     job->cv.notify_all();
     if (job->thread.joinable()) job->thread.join();
+  }
+  if (shared_ != nullptr && !released_.exchange(true)) {
+    absl::Status s = shared_->ReleaseClaims(owner_);
+    if (!s.ok()) TESSERA_LOG(ERROR) << "releasing the job claims of " << owner_ << ": " << s;
+  }
+}
+
+void JobManager::ClaimLoop() {
+  ClaimOnce();
+  while (!stopping()) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      stop_cv_.wait_for(lock, std::chrono::duration<double>(options_.claim_seconds / 3),
+                        [this] { return stopping(); });
+    }
+    if (stopping()) break;
+    ClaimOnce();
+  }
+}
+
+void JobManager::ClaimOnce() {
+  // The local jobs first: one started after this (Submit claims before it starts a thread)
+  // must not be judged by a renewal that ran before its claim.
+  std::vector<std::shared_ptr<Job>> local;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, job] : jobs_) local.push_back(job);
+  }
+  double now = Now();
+  double expires = now + options_.claim_seconds;
+  absl::StatusOr<std::vector<std::string>> owned = shared_->RenewClaims(owner_, expires);
+  if (!owned.ok()) {
+    // Claims last claim_seconds; the next round tries again well before they expire.
+    TESSERA_LOG(WARNING) << "renewing the job claims of " << owner_ << ": " << owned.status();
+    return;
+  }
+  std::set<std::string> still(owned->begin(), owned->end());
+  for (auto& job : local) {
+    std::lock_guard<std::mutex> lock(job->mu);
+    if (job->ended || still.count(job->id)) continue;
+    // Another server owns it now, or it ended there (cancelled): stop without touching it.
+    TESSERA_LOG(WARNING) << "job " << job->id << ": no longer owned by " << owner_
+                         << ", stopping its search here";
+    job->abandoned = true;
+    job->cancel = true;
+    dispatcher_->CancelJob(job->id);
+  }
+  absl::StatusOr<std::vector<std::string>> claimed =
+      shared_->ClaimJobs(owner_, now, expires, /*limit=*/16);
+  if (!claimed.ok()) {
+    TESSERA_LOG(WARNING) << "claiming jobs for " << owner_ << ": " << claimed.status();
+    return;
+  }
+  for (const std::string& id : *claimed) {
+    std::shared_ptr<Job> old = Find(id);
+    if (old != nullptr) {
+      std::lock_guard<std::mutex> lock(old->mu);
+      if (!old->ended) continue;  // still winding down; its claim is ours again
+    }
+    if (old != nullptr && old->thread.joinable()) old->thread.join();
+    absl::StatusOr<JobRow> row = store_->GetJob(id);
+    if (!row.ok()) {
+      TESSERA_LOG(WARNING) << "job " << id << ": claimed but unreadable: " << row.status();
+      continue;
+    }
+    TESSERA_LOG(INFO) << "job " << id << ": claimed by " << owner_ << ", resuming (" << row->trials
+                      << " trials committed)";
+    auto job = std::make_shared<Job>();
+    job->id = id;
+    job->snapshot.row = *std::move(row);
+    StartThread(job);
   }
 }
 
@@ -145,6 +234,11 @@ void JobManager::StartThread(std::shared_ptr<Job> job) {
 }
 
 absl::Status JobManager::ResumeAll() {
+  if (shared_ != nullptr) {
+    TESSERA_LOG(INFO) << "shared state database: this server claims jobs as " << owner_;
+    claimer_ = std::thread([this] { ClaimLoop(); });
+    return absl::OkStatus();
+  }
   TESSERA_ASSIGN_OR_RETURN(std::vector<JobRow> rows, store_->ListJobs());
   std::reverse(rows.begin(), rows.end());  // oldest first
   for (JobRow& row : rows) {
@@ -166,6 +260,12 @@ absl::StatusOr<std::string> JobManager::Submit(JobSpec spec) {
   TESSERA_LOG(INFO) << "job " << row.id << ": submitted, " << spec.workloads.size()
                     << " workload(s) on " << spec.target << ", " << spec.max_trials
                     << " trials, priority " << spec.priority;
+  if (shared_ != nullptr) {
+    // Another server's claim loop may have taken it first: then that server runs it.
+    TESSERA_ASSIGN_OR_RETURN(
+        bool mine, shared_->ClaimJob(row.id, owner_, Now(), Now() + options_.claim_seconds));
+    if (!mine) return row.id;
+  }
   auto job = std::make_shared<Job>();
   job->id = row.id;
   job->snapshot.row = row;
@@ -398,6 +498,17 @@ void JobManager::Run(Job* job) {
   JobState state = JobState::kSucceeded;
   JobEventKind kind = JobEventKind::kJobFinished;
   std::string error;
+  if (job->abandoned) {
+    // Another server runs it now, or cancelled it (then it dropped the batch; a batch this
+    // thread stored since is dropped here).
+    absl::StatusOr<JobRow> stored = store_->GetJob(job->id);
+    if (stored.ok() && IsFinal(stored->state)) store_->DeleteBatch(job->id).IgnoreError();
+    TESSERA_LOG(INFO) << "job " << job->id << ": abandoned by " << owner_;
+    std::lock_guard<std::mutex> lock(job->mu);
+    job->ended = true;
+    job->cv.notify_all();
+    return;
+  }
   if (job->cancel) {
     state = JobState::kCancelled;
     kind = JobEventKind::kJobCancelled;
@@ -526,6 +637,16 @@ absl::StatusOr<std::vector<JobSnapshot>> JobManager::List(const std::set<JobStat
 
 absl::StatusOr<JobSnapshot> JobManager::Cancel(const std::string& id) {
   std::shared_ptr<Job> job = Find(id);
+  if (job == nullptr && shared_ != nullptr) {
+    // Run by another server: cancelled in the rows; its owner sees it at its next claim
+    // renewal and stops.
+    TESSERA_ASSIGN_OR_RETURN(JobRow row, store_->GetJob(id));
+    if (!IsFinal(row.state)) {
+      TESSERA_LOG(INFO) << "job " << id << ": cancel requested (run by another server)";
+      TESSERA_RETURN_IF_ERROR(store_->SetState(id, JobState::kCancelled, "", Now()));
+      TESSERA_RETURN_IF_ERROR(store_->DeleteBatch(id));
+    }
+  }
   if (job == nullptr) return StoredSnapshot(id);  // ended before this server started
   bool ended;
   {

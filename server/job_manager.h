@@ -11,6 +11,13 @@
 // measured again, and candidates whose record is already in the database (the server died
 // between the commit and the batch's deletion) are not committed twice.
 //
+// On a shared store (JobStore::shared(), several servers on one PostgreSQL) a job is run by the
+// server that owns it: Submit claims the new job, a claim thread renews this server's claims
+// every claim_seconds / 3 and claims the unended jobs whose claim expired (their server died),
+// resuming them exactly as ResumeAll does after a restart. A job whose claim this server lost,
+// or that another server cancelled, is abandoned: its thread stops and leaves the rows as they
+// are. Shutdown gives the claims up so another server takes over at once.
+//
 // No tuning logic here: that is tuner/'s. Thread-safe.
 #ifndef TESSERA_SERVER_JOB_MANAGER_H_
 #define TESSERA_SERVER_JOB_MANAGER_H_
@@ -41,8 +48,10 @@ struct JobManagerOptions {
   int search_threads = 0;  // TuneOptions::num_threads of every job (<= 0: hardware threads)
   RunnerConfig runner;     // how workers time candidates (the seed is the job's)
   double build_timeout_sec = 60;
-  int max_events = 256;      // events kept per job for WatchJob
-  int max_trials = 1 << 20;  // upper bound of a job's budget
+  int max_events = 256;       // events kept per job for WatchJob
+  int max_trials = 1 << 20;   // upper bound of a job's budget
+  double claim_seconds = 30;  // shared store: how long a job's claim lasts unless renewed
+  std::string owner;          // shared store: this server's name in claims (empty: generated)
   JobManagerOptions() {
     runner.repeat = 3;
     runner.min_repeat_ms = 20;
@@ -119,6 +128,7 @@ class JobManager {
   struct Job {
     std::string id;
     std::atomic<bool> cancel{false};
+    std::atomic<bool> abandoned{false};  // shared store: no longer this server's to run
     std::thread thread;
     std::mutex mu;  // guards the fields below
     std::condition_variable cv;
@@ -130,6 +140,9 @@ class JobManager {
   };
 
   void StartThread(std::shared_ptr<Job> job);
+  // Shared store: renews and takes claims until Stop() (the claim thread's loop).
+  void ClaimLoop();
+  void ClaimOnce();
   void Run(Job* job);
   absl::Status RunJob(Job* job);
   absl::Status ResolveTarget(Job* job);
@@ -145,6 +158,11 @@ class JobManager {
   JobStore* const store_;
   Dispatcher* const dispatcher_;
   const JobManagerOptions options_;
+
+  SharedQueue* const shared_;  // store_->shared(); null: this server alone
+  std::string owner_;
+  std::thread claimer_;
+  std::atomic<bool> released_{false};
 
   std::atomic<bool> stopping_{false};
   std::mutex mu_;

@@ -53,11 +53,9 @@ TuningServer::~TuningServer() { Shutdown(); }
 absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions options) {
   if (options.db_path.empty()) return absl::InvalidArgumentError("give the records database");
   if (options.state_path.empty()) {
-    if (IsPostgresUrl(options.db_path)) {
-      return absl::InvalidArgumentError(
-          "--state: give the state database file when the records database is a PostgreSQL URL");
-    }
-    options.state_path = options.db_path + ".state";
+    // With PostgreSQL records the state shares their database (so servers on it share jobs).
+    options.state_path =
+        IsPostgresUrl(options.db_path) ? options.db_path : options.db_path + ".state";
   }
   std::unique_ptr<TuningServer> s(new TuningServer());
   s->options_ = options;

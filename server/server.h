@@ -23,8 +23,10 @@
 namespace tessera {
 
 struct ServerOptions {
-  std::string db_path;                 // the records database (SQLite), created if absent
-  std::string state_path;              // the state database; empty: db_path + ".state"
+  std::string db_path;  // the records database (SQLite), created if absent
+  // The state database: a SQLite file or a postgresql:// URL (shared by every server on it);
+  // empty: db_path + ".state", or db_path itself when that is a postgresql:// URL.
+  std::string state_path;
   std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
   // host:port of a plaintext port that serves only the standard gRPC health service
   // (grpc.health.v1.Health), for probes that cannot use TLS or tokens (Kubernetes); empty: none.
