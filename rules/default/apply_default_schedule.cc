@@ -50,7 +50,9 @@ std::vector<DefaultRulePtr> DefaultGpuRules() {
           dlight::NewGpuTransposeRule(), dlight::NewGpuFallbackRule()};
 }
 
-std::vector<DefaultRulePtr> DefaultCpuRules() { return {dlight::NewCpuDefaultRule()}; }
+std::vector<DefaultRulePtr> DefaultCpuRules() {
+  return {dlight::NewCpuRowReductionRule(), dlight::NewCpuDefaultRule()};
+}
 
 std::vector<DefaultRulePtr> DefaultRulesFor(const Target& target) {
   return target.is_cuda() ? DefaultGpuRules() : DefaultCpuRules();

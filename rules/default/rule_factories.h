@@ -30,8 +30,9 @@ DefaultRulePtr NewGpuReductionRule();         // "Reduction"
 DefaultRulePtr NewGpuGeneralReductionRule();  // "GeneralReduction"
 DefaultRulePtr NewGpuTransposeRule();         // "Transpose"
 DefaultRulePtr NewGpuFallbackRule();          // "Fallback"
-// CPU rule: "CpuDefault".
-DefaultRulePtr NewCpuDefaultRule();
+// CPU rules, in the order DefaultCpuRules tries them.
+DefaultRulePtr NewCpuRowReductionRule();  // "CpuRowReduction" (softmax, norms)
+DefaultRulePtr NewCpuDefaultRule();       // "CpuDefault" (everything else)
 
 }  // namespace dlight
 }  // namespace tessera

@@ -2,6 +2,13 @@
 // errors. Compiling and running generated code is tested in tests/worker.
 #include "codegen/codegen_c.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
 #include "gtest/gtest.h"
 #include "tests/codegen/test_funcs.h"
 
@@ -49,6 +56,33 @@ TEST(CodegenCTest, LoopKindsBecomePragmas) {
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_TRUE(Contains(*code, "#pragma omp parallel for collapse(2)")) << *code;
   EXPECT_TRUE(Contains(*code, "#pragma GCC unroll 4")) << *code;
+}
+
+// The prelude gives expf & co. their libmvec vector variants, so GCC vectorizes a simd loop
+// calling expf instead of calling the scalar function per element (x86-64 glibc with GCC only).
+TEST(CodegenCTest, VectorizedExpCallsTheVectorMathLibrary) {
+#if !defined(__x86_64__) || !defined(__GLIBC__)
+  GTEST_SKIP() << "libmvec variants are declared for x86-64 glibc only";
+#endif
+  Buffer a = Buffer::Make("A", DataType::Float32(), {64});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {64});
+  Stmt s = ElementwiseNest("B", b, {ForKind::kVectorized}, [&](const std::vector<Var>& v) {
+    return Call(CallOp::kExp, {a.Load({v[0]})});
+  });
+  absl::StatusOr<std::string> code = GenerateC(MakeFunc("ew", {a, b}, s), "ew");
+  ASSERT_TRUE(code.ok()) << code.status();
+  const std::string stem = ::testing::TempDir() + "/vector_exp_" + std::to_string(getpid());
+  std::ofstream(stem + ".c") << *code;
+  const std::string command =
+      "cc -O3 -march=x86-64 -fopenmp -std=gnu11 -S -o " + stem + ".s " + stem + ".c 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::stringstream assembly;
+  assembly << std::ifstream(stem + ".s").rdbuf();
+  std::remove((stem + ".c").c_str());
+  std::remove((stem + ".s").c_str());
+  const std::string text = assembly.str();
+  if (Contains(text, "clang")) GTEST_SKIP() << "cc is clang: no simd attribute";
+  EXPECT_TRUE(Contains(text, "_ZGVbN4v_expf")) << text;
 }
 
 TEST(CodegenCTest, AutoUnrollAnnotationUnrollsSmallInnerLoops) {

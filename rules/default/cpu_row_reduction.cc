@@ -1,0 +1,113 @@
+// CpuRowReduction: softmax, layer norm, RMS norm and other row-wise chains on cpu targets, the
+// CPU counterpart of GeneralReduction (docs/reference/metaschedule.md §10.7). After inlining
+// blocks into elementwise consumers, the function is a chain of blocks that all start with the
+// same R spatial "row" iterators: reductions S^R R..R (row statistics) and elementwise blocks
+// (a row-wise exp, the output). One parallel loop over the rows of the last block computes
+// everything: each earlier block is computed at that loop with its output in a local row, a
+// reduction over contiguous memory is factored into vector lanes (as CpuDefault's
+// LaneReduction: a dependence-free vectorized loop of partial sums, then the sum of the
+// lanes), and elementwise inner loops are vectorized. Compared with one parallel loop per block
+// (CpuDefault), the row stays in L1 between the blocks, intermediate rows never go to memory,
+// and OpenMP starts one parallel region instead of one per block.
+#include "base/status_macros.h"
+#include "rules/default/analysis.h"
+#include "rules/default/rule_factories.h"
+
+namespace tessera {
+namespace dlight {
+namespace {
+
+constexpr int64_t kMaxLanes = 16;
+
+// Vectorizes `loop` when the block writes a buffer whose last index is that loop's variable
+// (a store per lane), otherwise leaves it serial.
+absl::Status VectorizeInner(Schedule* sch, BlockRV block, LoopRV loop) {
+  TESSERA_ASSIGN_OR_RETURN(Block b, sch->Get(block));
+  std::vector<int> out = AccessIters(b, b->writes[0].buffer);
+  const int last = static_cast<int>(b->iter_vars.size()) - 1;
+  if (out.empty() || out.back() != last || LoopExtent(*sch, loop) <= 1) return absl::OkStatus();
+  return sch->Vectorize(loop);
+}
+
+// A reduction block computed at the row loop: its trailing reduction loops fused, split by the
+// vector width V and factored into V partial results in a local array (rfactor), the lane loop
+// vectorized; the V partials are combined by the original block. Left serial when no V in
+// {16, 8, 4} divides the reduction (a predicated lane loop would not vectorize).
+absl::Status LanesAtRow(Schedule* sch, BlockRV block, size_t reduction_loops) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(block));
+  if (loops.size() < reduction_loops + 1) return absl::InternalError("unexpected loop nest");
+  std::vector<LoopRV> reduction(loops.end() - static_cast<int64_t>(reduction_loops), loops.end());
+  LoopRV r = reduction[0];
+  if (reduction.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(r, sch->Fuse(reduction));
+  }
+  const int64_t extent = LoopExtent(*sch, r);
+  int64_t lanes = kMaxLanes;
+  while (lanes >= 4 && extent % lanes != 0) lanes /= 2;
+  if (lanes < 4 || extent / lanes < 2) return absl::OkStatus();
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> split,
+                           sch->Split(r, {InstValue(), InstValue::Int(lanes)}));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV partial, sch->RFactor(split[1], /*factor_axis=*/-1));
+  TESSERA_RETURN_IF_ERROR(sch->SetScope(partial, 0, "local"));
+  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(partial, split[0]).status());
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> partial_loops, sch->GetLoops(partial));
+  return sch->Vectorize(partial_loops.back());
+}
+
+absl::Status Apply(Schedule* sch, const std::vector<BlockInfo>& blocks, size_t rows) {
+  const BlockInfo& last = blocks.back();
+  std::vector<LoopRV> row_loops(last.loops.begin(), last.loops.begin() + rows);
+  LoopRV row = row_loops[0];
+  if (row_loops.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(row, sch->Fuse(row_loops));
+  }
+  TESSERA_RETURN_IF_ERROR(VectorizeInner(sch, last.rv, last.loops.back()));
+  for (size_t b = blocks.size() - 1; b-- > 0;) {
+    const BlockInfo& info = blocks[b];
+    TESSERA_RETURN_IF_ERROR(sch->ComputeAt(info.rv, row, /*preserve_unit_loops=*/true));
+    TESSERA_RETURN_IF_ERROR(sch->SetScope(info.rv, 0, "local"));
+    if (info.IsReduction()) {
+      const size_t trailing_r = info.kinds.size() - info.kinds.find_last_not_of('R') - 1;
+      TESSERA_RETURN_IF_ERROR(LanesAtRow(sch, info.rv, trailing_r));
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(info.rv));
+      TESSERA_RETURN_IF_ERROR(VectorizeInner(sch, info.rv, loops.back()));
+    }
+  }
+  if (LoopExtent(*sch, row) > 1) TESSERA_RETURN_IF_ERROR(sch->Parallel(row));
+  return absl::OkStatus();
+}
+
+std::optional<Schedule> CpuRowReduction(Schedule sch, const Target& /*target*/) {
+  std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
+  if (blocks.has_value()) blocks = TryInline(&sch, *blocks, /*into_reductions=*/false);
+  if (!blocks.has_value() || blocks->size() < 2) return std::nullopt;
+  // The first block is a row statistic S^rows R..R; every block starts with the same rows.
+  const BlockInfo& first = blocks->front();
+  const size_t rows = first.kinds.find('R');
+  if (rows == 0 || rows == std::string::npos || first.kinds.find('S', rows) != std::string::npos) {
+    return std::nullopt;
+  }
+  for (const BlockInfo& info : *blocks) {
+    if (info.kinds.size() <= rows || info.kinds.compare(0, rows, std::string(rows, 'S')) != 0) {
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < rows; ++i) {
+      if (info.extents[i] != first.extents[i] || info.extents[i] < 0) return std::nullopt;
+    }
+    if (info.IsReduction() && info.kinds.find('S', rows) != std::string::npos) return std::nullopt;
+  }
+  // The last block writes whole rows (softmax's normalization, the norm's output).
+  if (!blocks->back().IsInjective()) return std::nullopt;
+  if (!Apply(&sch, *blocks, rows).ok()) return std::nullopt;
+  return sch;
+}
+
+}  // namespace
+
+DefaultRulePtr NewCpuRowReductionRule() {
+  return NewDefaultRule("CpuRowReduction", Target::Kind::kCpu, &CpuRowReduction);
+}
+
+}  // namespace dlight
+}  // namespace tessera

@@ -1,0 +1,105 @@
+// The CPU row-chain default (rules/default/cpu_row_reduction.cc): softmax, layer norm and RMS norm
+// become one parallel loop over rows with every block under it, vectorized inner loops and local
+// intermediates, and still compute what the unscheduled function computes; functions that are
+// not row chains are left to CpuDefault.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "frontend/workloads.h"
+#include "gtest/gtest.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "tests/rules/default_schedule_testing.h"
+#include "worker/builder.h"
+#include "worker/check.h"
+
+namespace tessera {
+namespace {
+
+using default_schedule_testing::ApplyToModule;
+using default_schedule_testing::CpuTarget;
+
+struct Structure {
+  int parallel = 0;             // parallel loops
+  int vectorized = 0;           // vectorized loops
+  int local_buffers = 0;        // buffers allocated in "local" scope
+  int blocks_outside_rows = 0;  // blocks (besides the root) not under the parallel loop
+};
+
+Structure StructureOf(const PrimFunc& func) {
+  Structure s;
+  std::vector<const ForNode*> parallel_loops;
+  PostOrderVisitStmts(func->body, [&](const Stmt& st) {
+    if (const auto* loop = st.as<ForNode>()) {
+      if (loop->for_kind == ForKind::kParallel) {
+        ++s.parallel;
+        parallel_loops.push_back(loop);
+      }
+      if (loop->for_kind == ForKind::kVectorized) ++s.vectorized;
+    }
+    if (const auto* block = st.as<BlockNode>()) {
+      for (const Buffer& b : block->alloc_buffers) s.local_buffers += b.scope() == "local";
+    }
+  });
+  int all_blocks = 0, under_rows = 0;
+  PostOrderVisitStmts(func->body,
+                      [&](const Stmt& st) { all_blocks += st.as<BlockNode>() != nullptr; });
+  for (const ForNode* loop : parallel_loops) {
+    PostOrderVisitStmts(loop->body,
+                        [&](const Stmt& st) { under_rows += st.as<BlockNode>() != nullptr; });
+  }
+  s.blocks_outside_rows = all_blocks - under_rows - 1;  // the root block
+  return s;
+}
+
+struct RowCase {
+  std::string workload;
+  std::map<std::string, int64_t> shape;
+  int local_buffers;  // intermediates and lane partials
+};
+
+class CpuRowReductionTest : public ::testing::TestWithParam<RowCase> {};
+
+TEST_P(CpuRowReductionTest, OneParallelRowLoopMatchesTheReference) {
+  const RowCase& c = GetParam();
+  absl::StatusOr<PrimFunc> func = MakeWorkload(c.workload, c.shape);
+  ASSERT_TRUE(func.ok()) << func.status();
+  auto [rule, scheduled] = ApplyToModule(*func, CpuTarget());
+  ASSERT_EQ(rule, "CpuRowReduction");
+  const Structure s = StructureOf(scheduled);
+  EXPECT_EQ(s.parallel, 1) << PrintFunc(scheduled);
+  EXPECT_EQ(s.blocks_outside_rows, 0) << PrintFunc(scheduled);
+  EXPECT_GE(s.vectorized, 1) << PrintFunc(scheduled);
+  EXPECT_EQ(s.local_buffers, c.local_buffers) << PrintFunc(scheduled);
+  absl::StatusOr<CheckOutcome> check =
+      BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/3, 60);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->passed) << "max abs error " << check->max_abs_error << "\n"
+                             << PrintFunc(scheduled);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RowChains, CpuRowReductionTest,
+    ::testing::Values(
+        // sum and sum of squares, each with 16 lane partials, then the output row.
+        RowCase{"LAYER_NORM", {{"M", 24}, {"N", 96}}, 4},
+        RowCase{"RMS_NORM", {{"M", 6}, {"N", 256}}, 2},
+        // max and exp-sum with lanes, the exp row kept local, then the division.
+        RowCase{"SFM", {{"M", 20}, {"N", 64}}, 5},
+        // rows of 77: no vector width divides them, reductions stay serial, no partials.
+        RowCase{"SFM", {{"M", 9}, {"N", 77}}, 3}),
+    [](const ::testing::TestParamInfo<RowCase>& info) {
+      return info.param.workload + "_" + std::to_string(info.param.shape.at("N"));
+    });
+
+TEST(CpuRowReductionRuleTest, LeavesFunctionsThatAreNotRowChainsToCpuDefault) {
+  for (const char* name : {"GEMV", "GMM", "NRM", "REDUCE_SUM", "ELEMENTWISE", "C2D"}) {
+    absl::StatusOr<PrimFunc> func = MakeWorkload(name);
+    ASSERT_TRUE(func.ok()) << func.status();
+    EXPECT_EQ(ApplyToModule(*func, CpuTarget()).first, "CpuDefault") << name;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
