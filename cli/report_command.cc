@@ -1,14 +1,22 @@
-// `tessera report --db DB -o report.html`: the tuning report (report/report.h) of every task in
-// a records database, a SQLite file or a postgresql:// URL, as one self-contained HTML page.
+// `tessera report --db DB|--server ADDR -o report.html`: the tuning report (report/report.h) of
+// every task in a records database (a SQLite file or a postgresql:// URL) or on a tuning server
+// (its ExportRecords stream, read into memory first), as one self-contained HTML page; with
+// --roofline the roofline of the targets given, with --model the model's per-kernel table.
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/model.h"
+#include "database/record_json.h"
+#include "proto/tessera.grpc.pb.h"
 #include "report/report.h"
 
 namespace tessera {
@@ -17,8 +25,13 @@ namespace {
 
 struct ReportCommandOptions {
   std::string db_path;
+  ClientOptions client;  // --server: the records of a tuning server instead of --db
   std::string output;
   std::string title = "Tessera tuning report";
+  std::vector<std::string> rooflines;  // "cpu=1200,90"
+  std::vector<std::string> models;     // .onnx files
+  std::vector<std::string> input_shapes;
+  std::string model_target = "cpu";  // named for a model none of whose kernels has a record
 };
 
 std::string NowUtc() {
@@ -30,16 +43,74 @@ std::string NowUtc() {
   return buf;
 }
 
+// Every record of the server (ExportRecords), in its order, into an in-memory database.
+// Errors name the call and its gRPC code, or the line that does not parse.
+absl::StatusOr<std::unique_ptr<Database>> FetchServerRecords(const ClientOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(Client client, Connect(options));
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  auto stub = v1::TuningService::NewStub(client.channel);
+  grpc::ClientContext context;
+  client.Prepare(&context, /*timeout_override=*/0);  // a stream as long as the records
+  std::unique_ptr<grpc::ClientReader<v1::RecordLine>> reader =
+      stub->ExportRecords(&context, v1::ExportRecordsRequest());
+  v1::RecordLine line;
+  for (int64_t n = 1; reader->Read(&line); ++n) {
+    nlohmann::json j = nlohmann::json::parse(line.json(), nullptr, /*allow_exceptions=*/false);
+    absl::StatusOr<JsonLineRecord> entry =
+        j.is_discarded() ? absl::InvalidArgumentError("malformed JSON") : RecordFromJsonLine(j);
+    if (!entry.ok()) {
+      context.TryCancel();
+      return absl::InvalidArgumentError(absl::StrCat(
+          "report: record line ", n, " from ", options.server, ": ", entry.status().message()));
+    }
+    TESSERA_ASSIGN_OR_RETURN(Workload workload, db->CommitWorkload(entry->func));
+    entry->record.workload_id = workload.id;
+    TESSERA_RETURN_IF_ERROR(db->CommitRecord(entry->record).status());
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) {
+    return FromGrpcStatus(status, absl::StrCat("ExportRecords from ", options.server));
+  }
+  return db;
+}
+
 int RunReport(const ReportCommandOptions& o) {
-  absl::StatusOr<std::unique_ptr<Database>> db = OpenDatabase(o.db_path);
+  if (o.client.server.empty() == o.db_path.empty()) {
+    return ReportError(absl::InvalidArgumentError("give either --db DB or --server ADDR"));
+  }
+  absl::StatusOr<std::unique_ptr<Database>> db =
+      o.db_path.empty() ? FetchServerRecords(o.client) : OpenDatabase(o.db_path);
   if (!db.ok()) return ReportError(db.status());
+  std::vector<Roofline> rooflines;
+  for (const std::string& text : o.rooflines) {
+    absl::StatusOr<Roofline> r = ParseRoofline(text);
+    if (!r.ok()) return ReportError(r.status());
+    rooflines.push_back(*r);
+  }
   absl::StatusOr<std::vector<ReportTask>> tasks = SummarizeTasks(db->get());
   if (!tasks.ok()) return ReportError(tasks.status());
+  ApplyRooflines(rooflines, &*tasks);
+  std::vector<ReportModel> models;
+  if (!o.models.empty()) {
+    absl::StatusOr<InputShapes> shapes = ParseInputShapes(o.input_shapes);
+    if (!shapes.ok()) return ReportError(shapes.status());
+    for (const std::string& path : o.models) {
+      absl::StatusOr<LoadedModel> model = LoadModel(path, /*fuse=*/true, *shapes);
+      if (!model.ok()) return ReportError(model.status());
+      std::vector<ModelKernel> kernels;
+      for (const ExtractedTask& t : model->tasks) kernels.push_back({t.name, t.func, t.weight});
+      absl::StatusOr<std::vector<ReportModel>> summary =
+          SummarizeModel(db->get(), path, kernels, *tasks, o.model_target);
+      if (!summary.ok()) return ReportError(summary.status());
+      models.insert(models.end(), summary->begin(), summary->end());
+    }
+  }
   ReportOptions options;
   options.title = o.title;
-  options.source = RedactDatabaseUrl(o.db_path);
+  options.source =
+      o.db_path.empty() ? absl::StrCat("server ", o.client.server) : RedactDatabaseUrl(o.db_path);
   options.generated_at = NowUtc();
-  const std::string html = RenderReportHtml(*tasks, options);
+  const std::string html = RenderReportHtml(*tasks, options, models);
   // Written beside the target, then renamed: a reader never sees half a page.
   const std::string temporary = o.output + ".tmp";
   {
@@ -67,12 +138,25 @@ int RunReport(const ReportCommandOptions& o) {
 
 Command RegisterReportCommand(CLI::App* root) {
   CLI::App* app = root->add_subcommand(
-      "report", "Write the tuning report of a records database as one HTML page");
+      "report",
+      "Write the tuning report of a records database or a tuning server as one HTML page");
   auto o = std::make_shared<ReportCommandOptions>();
-  app->add_option("--db", o->db_path, "Tuning database: a SQLite file or a postgresql:// URL")
-      ->required();
+  app->add_option("--db", o->db_path, "Tuning database: a SQLite file or a postgresql:// URL");
+  o->client.AddOptions(app, /*server_optional=*/true);
   app->add_option("-o,--output", o->output, "The HTML file to write")->required();
   app->add_option("--title", o->title, "The page's title")->capture_default_str();
+  app->add_option("--roofline", o->rooflines,
+                  "TARGET=GFLOPS,GBPS: the peak arithmetic rate and memory bandwidth of the "
+                  "targets whose string starts with TARGET, to draw each task's roofline "
+                  "(repeatable; e.g. cpu=1200,90)");
+  app->add_option("--model", o->models,
+                  "A model (.onnx): add its per-kernel table, tuned or default, latency and "
+                  "share (repeatable)");
+  app->add_option("--input-shape", o->input_shapes,
+                  "NAME=D0,D1,...: the shape of a model input (as for tune)");
+  app->add_option("--model-target", o->model_target,
+                  "The target named for a model none of whose kernels has a record")
+      ->capture_default_str();
   return {app, [o]() { return RunReport(*o); }};
 }
 

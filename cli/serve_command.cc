@@ -1,6 +1,7 @@
 // `tessera serve`: runs the tuning server (server/server.h) until SIGTERM or SIGINT. Prints
 // "listening on HOST:PORT" on stdout once it accepts calls (with --listen HOST:0 the port is
-// the one picked), logs with job and worker ids on stderr, and on a signal shuts down
+// the one picked; with --metrics-listen a second line, "metrics on http://HOST:PORT/metrics"),
+// logs with job and worker ids on stderr, and on a signal shuts down
 // gracefully: no new calls or leases, running commits finish, state stays in the state
 // database for the next start, exit code 0.
 #include <pthread.h>
@@ -23,6 +24,7 @@ struct ServeOptions {
   std::string state_path;
   std::string listen = "127.0.0.1:50051";
   std::string health_listen;
+  std::string metrics_listen;
   double lease_seconds = 60;
   double heartbeat_seconds = 10;
   int max_attempts = 3;
@@ -54,6 +56,7 @@ int RunServe(const ServeOptions& o) {
   options.state_path = o.state_path;
   options.listen = o.listen;
   options.health_listen = o.health_listen;
+  options.metrics_listen = o.metrics_listen;
   options.dispatcher.lease_seconds = o.lease_seconds;
   options.dispatcher.heartbeat_interval = std::min(o.heartbeat_seconds, o.lease_seconds / 3);
   options.dispatcher.worker_timeout =
@@ -82,6 +85,11 @@ int RunServe(const ServeOptions& o) {
   absl::StatusOr<std::unique_ptr<TuningServer>> server = TuningServer::Start(options);
   if (!server.ok()) return ReportError(server.status());
   std::printf("listening on %s\n", (*server)->address().c_str());
+  if (!o.metrics_listen.empty()) {
+    const std::string& m = o.metrics_listen;
+    std::printf("metrics on http://%s:%d/metrics\n", m.substr(0, m.rfind(':')).c_str(),
+                (*server)->metrics_port());
+  }
   std::fflush(stdout);
 
   TuningServer* s = server->get();
@@ -120,6 +128,10 @@ Command RegisterServeCommand(CLI::App* root) {
   app->add_option("--health-listen", o->health_listen,
                   "Also serve the standard gRPC health service, alone and in plaintext, on "
                   "HOST:PORT (for Kubernetes probes)");
+  app->add_option("--metrics-listen", o->metrics_listen,
+                  "Serve Prometheus metrics over plain HTTP at http://HOST:PORT/metrics, "
+                  "without tokens or TLS: keep it on loopback or a private network (the "
+                  "usual port is 127.0.0.1:9464; port 0 picks one; default: off)");
   app->add_option("--lease-seconds", o->lease_seconds,
                   "A lease not reported or renewed within this many seconds expires")
       ->check(CLI::Range(0.1, 86400.0))

@@ -6,6 +6,7 @@
 #   SQLite::SQLite3  GTest::gtest_main  Threads::Threads  OpenMP::OpenMP_C  OpenMP::OpenMP_CXX
 #   nlohmann_json::nlohmann_json  CLI11::CLI11  xgboost::xgboost  onnx_proto
 #   PostgreSQL::PostgreSQL (libpq)
+#   prometheus-cpp::core prometheus-cpp::pull (the server's /metrics endpoint)
 #   tessera::openblas      (if found; benchmarks only, as the CPU anchor)
 #   tessera::nvrtc         (if TESSERA_WITH_CUDA) NVRTC, without the libcuda stub
 #   tessera::cuda_headers  (if TESSERA_WITH_CUDA) cuda.h & co.; libcuda itself is dlopen()ed
@@ -31,6 +32,10 @@ find_package(CLI11 CONFIG REQUIRED)
 # Debian generated them for protobuf 3.21, the version found above; the imported target
 # onnx_proto carries ONNX_ML=1 and ONNX_NAMESPACE=onnx.
 find_package(ONNX CONFIG REQUIRED)
+# prometheus-cpp (prometheus-cpp-dev 1.0.1): the server's metrics and their HTTP endpoint (its
+# pull exposer, on Debian's civetweb). Its config also wants CURL and ZLIB for the push side,
+# which we do not use; the package depends on both.
+find_package(prometheus-cpp CONFIG REQUIRED)
 
 # XGBoost: Debian's CMake config is fatally broken (T2), so import the C API by hand.
 find_path(XGBOOST_INCLUDE_DIR xgboost/c_api.h REQUIRED)

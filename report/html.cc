@@ -29,6 +29,10 @@ svg { background: #fff; border: 1px solid #e6e9ee; border-radius: 4px; }
 .tick { font-size: 11px; fill: #5a6270; } .label { font-size: 12px; fill: #2b3240; }
 .trial-dot, .legend-dot { fill: #9aa6b8; } .curve-line { fill: none; stroke: #2563eb; stroke-width: 2.2; }
 .empty { font-size: 13px; fill: #8a93a3; }
+.roofline { stroke: #16a34a; stroke-width: 1.5; stroke-dasharray: 6 4; }
+.roofline-label { font-size: 11px; fill: #15803d; }
+.model { background: #fff; border: 1px solid #dde1e7; border-radius: 8px; padding: 16px 18px;
+         margin: 18px 0; }
 table { border-collapse: collapse; margin: 4px 0; font-size: 13px; }
 td, th { border-bottom: 1px solid #eceff3; padding: 3px 10px 3px 0; text-align: left;
          vertical-align: top; }
@@ -116,6 +120,11 @@ std::string Chart(const ReportTask& t, bool by_time) {
   if (x_max <= 0) x_max = 1;
   double y_max = 0;
   for (const CurvePoint& p : pts) y_max = std::max(y_max, p.gflops);
+  // The roofline is drawn when it is at most 4x the best: farther, the curves would be flat
+  // lines at the bottom; the chart then says where it is.
+  const bool roofline_drawn =
+      t.roofline_gflops > 0 && (y_max <= 0 || t.roofline_gflops <= 4 * y_max);
+  if (roofline_drawn) y_max = std::max(y_max, t.roofline_gflops);
   const double x_step = TickStep(x_max), y_step = y_max > 0 ? TickStep(y_max * 1.05) : 1;
   x_max = std::ceil(x_max / x_step - 1e-9) * x_step;
   y_max = y_max > 0 ? std::ceil(y_max * 1.05 / y_step) * y_step : 1;
@@ -175,6 +184,19 @@ std::string Chart(const ReportTask& t, bool by_time) {
                         "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">each trial</text>",
                         kLeft, kLeft + 18, 13.0, 13.0, kLeft + 22, 17.0, kLeft + 100, 13.0,
                         kLeft + 106, 17.0);
+  if (roofline_drawn) {
+    absl::StrAppendFormat(&s,
+                          "<line class=\"roofline\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+                          "y2=\"%.1f\"/><text class=\"roofline-label\" x=\"%.1f\" y=\"%.1f\" "
+                          "text-anchor=\"end\">roofline %s</text>",
+                          kLeft, kLeft + plot_w, Y(t.roofline_gflops), Y(t.roofline_gflops),
+                          kLeft + plot_w - 4, Y(t.roofline_gflops) + 13, Number(t.roofline_gflops));
+  } else if (t.roofline_gflops > 0) {
+    absl::StrAppendFormat(&s,
+                          "<text class=\"roofline-label\" x=\"%.1f\" y=\"%.1f\" "
+                          "text-anchor=\"end\">roofline %s %s: above the chart</text>",
+                          kLeft + plot_w - 4, kTop + 12, Number(t.roofline_gflops), t.unit);
+  }
   for (const CurvePoint& p : pts) {
     if (p.gflops > 0) {
       absl::StrAppendFormat(&s, "<circle class=\"trial-dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\"/>",
@@ -258,6 +280,17 @@ std::string TaskSection(const ReportTask& t, size_t index) {
     absl::StrAppend(&h, "<h3>Best schedule</h3><table>");
     AppendRow(&h, "latency", Seconds(b.mean_secs()));
     AppendRow(&h, t.unit, Number(t.curve.back().best_gflops));
+    if (t.roofline_gflops > 0) {
+      AppendRow(
+          &h, "roofline",
+          absl::StrFormat("%s %s (%s; %s); the best reaches %.1f%% of it",
+                          Number(t.roofline_gflops), t.unit,
+                          t.memory_bound ? absl::StrFormat("memory-bound at %.2f FLOP/byte of "
+                                                           "compulsory traffic",
+                                                           t.flops / t.bytes)
+                                         : std::string("compute-bound"),
+                          t.roofline_source, 100 * t.curve.back().best_gflops / t.roofline_gflops));
+    }
     AppendRow(&h, "verified", b.verified ? "yes: outputs matched the reference" : "no");
     AppendRow(&h, "record", absl::StrCat(b.id, ", measured ", UtcTime(b.timestamp)));
     AppendRow(&h, "tessera", b.provenance.tessera_version);
@@ -316,9 +349,51 @@ std::string TaskSection(const ReportTask& t, size_t index) {
   return h + "</section>";
 }
 
+std::string ModelSection(const ReportModel& m) {
+  std::string h = absl::StrCat("<section class=\"model\"><h2>Model ", Escape(m.name),
+                               "</h2><div class=\"target\">on ", Escape(m.target), " &middot; ",
+                               m.kernels.size(), " kernels</div>");
+  absl::StrAppend(&h,
+                  "<table class=\"kernels\"><tr><th>kernel</th><th>calls</th><th>schedule</th>"
+                  "<th>latency</th><th>calls &times; latency</th><th>share</th></tr>");
+  for (const ReportKernel& k : m.kernels) {
+    std::string schedule = "default rule (no tuning record)";
+    if (k.best_secs > 0) {
+      schedule = absl::StrFormat("<a href=\"#task-%d\">tuned</a>%s", k.task + 1,
+                                 k.verified ? ", verified" : ", not verified");
+    } else if (k.task >= 0) {
+      schedule = absl::StrFormat(
+          "default rule (<a href=\"#task-%d\">every tuning trial failed</a>)", k.task + 1);
+    }
+    absl::StrAppend(&h, "<tr class=\"", k.best_secs > 0 ? "tuned" : "default", "\"><td>",
+                    Escape(k.name), "</td><td class=\"num\">", k.weight, "</td><td>", schedule,
+                    "</td>");
+    if (k.best_secs > 0) {
+      const double total = k.weight * k.best_secs;
+      absl::StrAppendFormat(&h,
+                            "<td class=\"num\">%s</td><td class=\"num\">%s</td>"
+                            "<td class=\"num\">%.1f%%</td></tr>",
+                            Seconds(k.best_secs), Seconds(total),
+                            m.tuned_seconds > 0 ? 100 * total / m.tuned_seconds : 0.0);
+    } else {
+      absl::StrAppend(&h, "<td>&mdash;</td><td>&mdash;</td><td>&mdash;</td></tr>");
+    }
+  }
+  absl::StrAppend(&h, "</table><p>Latency of the tuned kernels, run back to back: ",
+                  Seconds(m.tuned_seconds), " per inference (sum of calls &times; best).");
+  if (m.untuned > 0) {
+    absl::StrAppend(&h, " ", m.untuned, " of ", m.kernels.size(),
+                    " kernels have no successful record on this target and run with a default "
+                    "schedule rule, whose latency the records do not hold: they are not in the "
+                    "sum or the shares (<code>tessera exec</code> times the whole model).");
+  }
+  return h + "</p></section>";
+}
+
 }  // namespace
 
-std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportOptions& options) {
+std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportOptions& options,
+                             const std::vector<ReportModel>& models) {
   std::string h =
       absl::StrCat("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
                    Escape(options.title), "</title><style>", kStyle, "</style></head><body><h1>",
@@ -356,6 +431,7 @@ std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportO
     }
     absl::StrAppend(&h, "</table>");
   }
+  for (const ReportModel& m : models) absl::StrAppend(&h, ModelSection(m));
   for (size_t i = 0; i < tasks.size(); ++i) absl::StrAppend(&h, TaskSection(tasks[i], i));
   return h + "</body></html>\n";
 }

@@ -2,7 +2,8 @@
 // self-contained HTML page (inline CSS and SVG; no script, no external resource, so it can be
 // mailed or attached to a CI run). Per task: tuning curves (best GFLOP/s so far against trials
 // and against wall time from the records' timestamps), where the time went as far as records
-// tell, failures by error kind, the best schedule's trace and its provenance.
+// tell, failures by error kind, the best schedule's trace and its provenance; the roofline
+// where the user gave the target's peaks; for a model, its per-kernel table.
 //
 // SummarizeTasks does the arithmetic and RenderReportHtml the drawing, so that the numbers are
 // tested without parsing HTML and the page is tested in a browser (tests/report/).
@@ -39,6 +40,8 @@ struct ReportTask {
   std::string label;  // "gmm(float32[1,16,16], float32[1,16,16] -> ...)": name and arguments
   std::string target;
   double flops = 0;  // of one call (ir/flops.h)
+  // Compulsory memory traffic of one call: every argument read or written once, bytes.
+  double bytes = 0;
   // What the curves count: "GFLOP/s", or "calls/s" for a function without arithmetic.
   std::string unit = "GFLOP/s";
   int64_t trials = 0;
@@ -54,7 +57,56 @@ struct ReportTask {
   std::map<std::string, ErrorCount> errors;  // by MeasureErrorName
   std::vector<std::string> job_ids;          // distinct, sorted; "" for a local `tune`
   std::vector<std::string> devices;          // distinct provenance devices, sorted
+  // The roofline bound, GFLOP/s, when a Roofline matched the target (ApplyRooflines): the
+  // lesser of the peak and intensity (flops / bytes) x bandwidth. 0: none.
+  double roofline_gflops = 0;
+  bool memory_bound = false;    // the bandwidth term is the lesser
+  std::string roofline_source;  // the Roofline's description, for the page
 };
+
+// The peaks of the targets whose string starts with `target_prefix` ("cpu", "cuda",
+// "cuda -arch=sm_80"), as the user measured or looked them up: Tessera does not guess them.
+struct Roofline {
+  std::string target_prefix;
+  double peak_gflops = 0;     // arithmetic peak, GFLOP/s
+  double bandwidth_gbps = 0;  // memory bandwidth, GB/s
+};
+// "cpu=1200,90": PREFIX=GFLOPS,GBPS. kInvalidArgument naming the text.
+absl::StatusOr<Roofline> ParseRoofline(const std::string& text);
+// Sets the roofline fields of every task whose target matches one (the longest prefix wins);
+// tasks without arithmetic get none.
+void ApplyRooflines(const std::vector<Roofline>& rooflines, std::vector<ReportTask>* tasks);
+
+// A model's kernels (its extracted tasks) and what the records say about each on one target.
+struct ModelKernel {
+  std::string name;  // "fused_conv_add_relu_0"
+  PrimFunc func;
+  int weight = 1;  // calls per inference
+};
+struct ReportKernel {
+  std::string name;
+  int weight = 1;
+  double flops = 0;  // of one call
+  int task = -1;     // index into the tasks given to SummarizeModel; -1: no record
+  // The best successful record's mean, seconds; 0: none (the kernel runs with a default rule,
+  // whose latency the records do not hold).
+  double best_secs = 0;
+  bool verified = false;
+};
+struct ReportModel {
+  std::string name;  // as the user named the model file
+  std::string target;
+  std::vector<ReportKernel> kernels;  // in the model's order
+  double tuned_seconds = 0;           // sum over tuned kernels of weight x best_secs
+  int untuned = 0;                    // kernels without a record
+};
+// One ReportModel per target on which any kernel of the model has a record (none: one with
+// `default_target`, every kernel untuned). Kernels are matched to `tasks` (SummarizeTasks)
+// by their structurally equal workload.
+absl::StatusOr<std::vector<ReportModel>> SummarizeModel(Database* db, const std::string& name,
+                                                        const std::vector<ModelKernel>& kernels,
+                                                        const std::vector<ReportTask>& tasks,
+                                                        const std::string& default_target);
 
 // Every task with at least one record, ordered by workload id then target.
 absl::StatusOr<std::vector<ReportTask>> SummarizeTasks(Database* db);
@@ -66,8 +118,12 @@ struct ReportOptions {
 };
 
 // The page. Each task is a <section class="task"> holding one <svg class="tuning-curve">
-// (against trials) and one <svg class="time-curve"> (against wall time).
-std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportOptions& options);
+// (against trials) and one <svg class="time-curve"> (against wall time); a task with a roofline
+// draws it as a <line class="roofline"> in both when it fits (at most 4x the best, else the
+// chart says so) and gives it a row "roofline". Each model is a <section class="model"> with a
+// <table class="kernels">, before the tasks.
+std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportOptions& options,
+                             const std::vector<ReportModel>& models = {});
 
 }  // namespace tessera
 

@@ -1,14 +1,18 @@
 // The numbers of the tuning report (report.h: SummarizeTasks).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "ir/analysis.h"
 #include "ir/flops.h"
@@ -33,6 +37,11 @@ ReportTask Summarize(const Workload& workload, const std::string& target,
   t.label = TaskLabel(workload.func);
   t.target = target;
   t.flops = EstimateFlops(workload.func);
+  for (const ArgInfo& a : ArgInfosOf(workload.func)) {
+    double elements = 1;
+    for (int64_t d : a.shape) elements *= static_cast<double>(std::max<int64_t>(d, 0));
+    t.bytes += elements * a.dtype.bytes();
+  }
   if (t.flops <= 0) t.unit = "calls/s";
   t.trials = static_cast<int64_t>(records.size());
   double first = records.front()->timestamp, last = first;
@@ -89,6 +98,90 @@ absl::StatusOr<std::vector<ReportTask>> SummarizeTasks(Database* db) {
   std::vector<ReportTask> out;
   for (const auto& [key, task_records] : by_task) {
     out.push_back(Summarize(*by_id[key.first], key.second, task_records));
+  }
+  return out;
+}
+
+absl::StatusOr<Roofline> ParseRoofline(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat("--roofline ", text, ": ", why,
+                                                   " (want TARGET=GFLOPS,GBPS, e.g. cpu=1200,90)"));
+  };
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0) return bad("no TARGET=");
+  Roofline r;
+  r.target_prefix = text.substr(0, eq);
+  std::vector<std::string> numbers = absl::StrSplit(text.substr(eq + 1), ',');
+  if (numbers.size() != 2 || !absl::SimpleAtod(numbers[0], &r.peak_gflops) ||
+      !absl::SimpleAtod(numbers[1], &r.bandwidth_gbps)) {
+    return bad("not two numbers after '='");
+  }
+  if (!(r.peak_gflops > 0) || !(r.bandwidth_gbps > 0) || !std::isfinite(r.peak_gflops) ||
+      !std::isfinite(r.bandwidth_gbps)) {
+    return bad("the peaks must be positive");
+  }
+  return r;
+}
+
+void ApplyRooflines(const std::vector<Roofline>& rooflines, std::vector<ReportTask>* tasks) {
+  for (ReportTask& t : *tasks) {
+    const Roofline* match = nullptr;
+    for (const Roofline& r : rooflines) {
+      if (t.target.rfind(r.target_prefix, 0) != 0) continue;
+      if (match == nullptr || r.target_prefix.size() > match->target_prefix.size()) match = &r;
+    }
+    if (match == nullptr || t.flops <= 0 || t.bytes <= 0) continue;
+    // GFLOP/s the memory allows: FLOP per byte x GB/s.
+    const double memory_gflops = t.flops / t.bytes * match->bandwidth_gbps;
+    t.memory_bound = memory_gflops < match->peak_gflops;
+    t.roofline_gflops = std::min(memory_gflops, match->peak_gflops);
+    t.roofline_source =
+        absl::StrCat("peak ", match->peak_gflops, " GFLOP/s, ", match->bandwidth_gbps,
+                     " GB/s given for ", match->target_prefix);
+  }
+}
+
+absl::StatusOr<std::vector<ReportModel>> SummarizeModel(Database* db, const std::string& name,
+                                                        const std::vector<ModelKernel>& kernels,
+                                                        const std::vector<ReportTask>& tasks,
+                                                        const std::string& default_target) {
+  // Each kernel's workload id (-1: never stored), and the targets any of them has records on.
+  std::vector<int64_t> ids;
+  std::set<std::string> targets;
+  for (const ModelKernel& k : kernels) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> w, db->FindWorkload(k.func));
+    ids.push_back(w.has_value() ? w->id : -1);
+    for (const ReportTask& t : tasks) {
+      if (w.has_value() && t.workload.id == w->id) targets.insert(t.target);
+    }
+  }
+  if (targets.empty()) targets.insert(default_target);
+  std::vector<ReportModel> out;
+  for (const std::string& target : targets) {
+    ReportModel m;
+    m.name = name;
+    m.target = target;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      ReportKernel k;
+      k.name = kernels[i].name;
+      k.weight = kernels[i].weight;
+      k.flops = EstimateFlops(kernels[i].func);
+      for (size_t j = 0; j < tasks.size(); ++j) {
+        if (ids[i] < 0 || tasks[j].workload.id != ids[i] || tasks[j].target != target) continue;
+        k.task = static_cast<int>(j);
+        if (tasks[j].best.has_value()) {
+          k.best_secs = tasks[j].best->mean_secs();
+          k.verified = tasks[j].best->verified;
+        }
+      }
+      if (k.best_secs > 0) {
+        m.tuned_seconds += k.weight * k.best_secs;
+      } else {
+        ++m.untuned;
+      }
+      m.kernels.push_back(std::move(k));
+    }
+    out.push_back(std::move(m));
   }
   return out;
 }

@@ -14,6 +14,7 @@ packages=(
   libsqlite3-dev libxgboost-dev libabsl-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev libonnx-dev
   libpq-dev postgresql  # libpq for PostgreSQL records; the server binaries for its tests
+  prometheus-cpp-dev  # the server's metrics endpoint (tessera serve --metrics-listen)
   chromium  # renders `tessera report`'s page in its test (tests/report/html_test.cc)
   systemd python3-venv  # systemd-analyze and a venv for kubernetes-validate (tests/deploy)
 )

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/logging.h"
+#include "server/metrics.h"
 
 namespace tessera {
 namespace {
@@ -323,6 +324,12 @@ absl::StatusOr<int> Dispatcher::Report(const std::string& worker_id, const std::
       if (store_ != nullptr) {
         Persist(store_->SetResult(r.candidate_id, CandidateState::kDone, outcome));
       }
+      if (options_.metrics != nullptr) {
+        double run_secs = 0;
+        for (double t : r.outcome.run_secs) run_secs += t;
+        options_.metrics->CandidateMeasured(live.lease.context.target, r.outcome.error,
+                                            r.outcome.build_secs, run_secs);
+      }
       q->second.results[r.candidate_id] = std::move(outcome);
       ++accepted;
     }
@@ -373,6 +380,7 @@ void Dispatcher::ExpireLease(const std::string& lease_id, bool count_attempt) {
   auto q = jobs_.find(live.lease.job_id);
   if (q == jobs_.end()) return;
   JobQueue& job = q->second;
+  if (count_attempt && options_.metrics != nullptr) options_.metrics->LeaseExpired();
   auto w = workers_.find(live.lease.worker_id);
   Provenance lost_on;
   if (w != workers_.end()) lost_on = w->second.info.software;
@@ -398,6 +406,7 @@ void Dispatcher::ExpireLease(const std::string& lease_id, bool count_attempt) {
         Persist(store_->SetResult(id, CandidateState::kQuarantined, outcome));
       }
       job.results[id] = std::move(outcome);
+      if (options_.metrics != nullptr) options_.metrics->CandidateQuarantined(job.context.target);
       TESSERA_LOG(WARNING) << "job " << job.job_id << ": candidate " << id << " quarantined after "
                            << slot.attempts << " expired leases";
     } else {
@@ -440,6 +449,33 @@ void Dispatcher::Sweep() {
   }
   work_cv_.notify_all();
   result_cv_.notify_all();
+}
+
+DispatcherStats Dispatcher::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  DispatcherStats stats;
+  for (const auto& [id, job] : jobs_) {
+    if (job.cancelled) continue;
+    stats.queued_by_target[job.context.target] += static_cast<int>(job.queue.size());
+  }
+  std::map<std::string, std::pair<int, int>> by_worker;  // leases, candidates
+  for (const auto& [id, live] : leases_) {
+    const int pending = static_cast<int>(live.pending.size());
+    stats.leased_by_target[live.lease.context.target] += pending;
+    by_worker[live.lease.worker_id].first += 1;
+    by_worker[live.lease.worker_id].second += pending;
+  }
+  for (const std::string& id : worker_order_) {
+    auto w = workers_.find(id);
+    if (w == workers_.end()) continue;
+    DispatcherStats::WorkerLoad load;
+    load.id = id;
+    load.host = w->second.info.host;
+    load.leases = by_worker[id].first;
+    load.candidates = by_worker[id].second;
+    stats.workers.push_back(std::move(load));
+  }
+  return stats;
 }
 
 }  // namespace tessera

@@ -43,6 +43,8 @@
 
 namespace tessera {
 
+class ServerMetrics;
+
 struct DispatcherOptions {
   double lease_seconds = 60;       // a lease not reported or renewed within this expires
   double heartbeat_interval = 10;  // what workers are told to use
@@ -51,6 +53,21 @@ struct DispatcherOptions {
   int max_attempts = 3;            // expired leases before a candidate is quarantined
   int default_batch = 16;          // PullWork's max_candidates when the worker gives 0
   double sweep_interval = 0.25;    // how often leases and workers are checked, seconds
+  // Counts reports, expiries and quarantines (server/metrics.h); may be null.
+  ServerMetrics* metrics = nullptr;
+};
+
+// The dispatcher's state at one moment, for the metrics (server/metrics.h).
+struct DispatcherStats {
+  std::map<std::string, int> queued_by_target;  // candidates waiting for a worker
+  std::map<std::string, int> leased_by_target;  // leased and not reported yet
+  struct WorkerLoad {
+    std::string id;
+    std::string host;
+    int leases = 0;      // live leases
+    int candidates = 0;  // their unreported candidates
+  };
+  std::vector<WorkerLoad> workers;  // live workers, in registration order
 };
 
 // What every candidate of one batch shares: the worker builds WorkBatch from it.
@@ -147,6 +164,7 @@ class Dispatcher {
   void ReturnLease(const std::string& lease_id);
   std::vector<WorkerInfo> Workers() const;
   std::optional<WorkerInfo> FindWorker(const std::string& worker_id) const;
+  DispatcherStats Stats() const;
 
   // Expires the leases past their deadline and forgets silent workers now (the background
   // thread does it every sweep_interval).

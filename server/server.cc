@@ -48,7 +48,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Serve
 
 }  // namespace
 
-TuningServer::~TuningServer() { Shutdown(); }
+TuningServer::~TuningServer() {
+  Shutdown();
+  // The parts the metrics sample are destroyed before the metrics: no scrape may read them.
+  if (metrics_ != nullptr) metrics_->SetSources(nullptr, nullptr);
+}
 
 absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions options) {
   if (options.db_path.empty()) return absl::InvalidArgumentError("give the records database");
@@ -59,6 +63,8 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   }
   std::unique_ptr<TuningServer> s(new TuningServer());
   s->options_ = options;
+  s->metrics_ = std::make_unique<ServerMetrics>();
+  options.dispatcher.metrics = s->metrics_.get();
   absl::StatusOr<std::unique_ptr<Database>> db = OpenDatabase(options.db_path);
   if (!db.ok()) {
     return absl::Status(db.status().code(),
@@ -74,6 +80,14 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   s->tuning_service_ = std::make_unique<TuningServiceImpl>(s->jobs_.get(), s->dispatcher_.get(),
                                                            s->db_.get(), &s->auth_);
   s->worker_service_ = std::make_unique<WorkerServiceImpl>(s->dispatcher_.get(), &s->auth_);
+  s->metrics_->SetSources(s->jobs_.get(), s->dispatcher_.get());
+  if (!options.metrics_listen.empty()) {
+    absl::Status listening = s->metrics_->Listen(options.metrics_listen);
+    if (!listening.ok()) {
+      s->jobs_->Shutdown();
+      return absl::UnavailableError(absl::StrCat(listening.message(), " (--metrics-listen)"));
+    }
+  }
 
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   // Every server built from here on serves grpc.health.v1.Health (SERVING while it runs).
@@ -86,6 +100,9 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.RegisterService(s->tuning_service_.get());
   builder.RegisterService(s->worker_service_.get());
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> timers;
+  timers.push_back(s->metrics_->NewRpcInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(timers));
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
     s->server_.reset();

@@ -17,6 +17,7 @@
 #include "server/dispatcher.h"
 #include "server/job_manager.h"
 #include "server/job_store.h"
+#include "server/metrics.h"
 #include "server/tuning_service.h"
 #include "server/worker_service.h"
 
@@ -32,6 +33,9 @@ struct ServerOptions {
   // (grpc.health.v1.Health), for probes that cannot use TLS or tokens (Kubernetes); empty: none.
   // The health service is also on `listen`.
   std::string health_listen;
+  // host:port of a plaintext HTTP port serving the Prometheus metrics at /metrics
+  // (server/metrics.h); empty: none (the metrics are still counted, see metrics()).
+  std::string metrics_listen;
   DispatcherOptions dispatcher;
   JobManagerOptions jobs;
   std::vector<std::string> client_tokens;
@@ -54,6 +58,7 @@ class TuningServer {
   const std::string& address() const { return address_; }
   int port() const { return port_; }
   int health_port() const { return health_port_; }  // 0 without health_listen
+  int metrics_port() const { return metrics_->port(); }  // 0 without metrics_listen
   // Blocks until Shutdown() has run (from another thread or a signal watcher).
   void Wait();
   void Shutdown();
@@ -62,11 +67,14 @@ class TuningServer {
   JobStore* store() { return store_.get(); }
   Dispatcher* dispatcher() { return dispatcher_.get(); }
   JobManager* jobs() { return jobs_.get(); }
+  ServerMetrics* metrics() { return metrics_.get(); }
 
  private:
   TuningServer() = default;
 
   ServerOptions options_;
+  // First, so that it outlives every part that reports to it.
+  std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<Database> db_;
   std::unique_ptr<JobStore> store_;
   std::unique_ptr<Dispatcher> dispatcher_;

@@ -31,8 +31,9 @@ using ::tessera::testing::TempDir;
 using ::tessera::testing::TileTrace;
 
 // Three tasks that ran (GMM 16 and 32 on the CPU, GMM 16 on sm_80) and one whose every trial
-// failed (GMM 8 on the CPU), with error messages that need escaping.
-std::vector<ReportTask> SampleTasks() {
+// failed (GMM 8 on the CPU), with error messages that need escaping. `db`: where the records
+// stay, when the caller wants them.
+std::vector<ReportTask> SampleTasks(std::unique_ptr<Database>* db_out = nullptr) {
   std::unique_ptr<Database> db = NewMemoryDatabase();
   Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
   Workload w32 = db->CommitWorkload(SmallGmm(32)).value();
@@ -54,7 +55,9 @@ std::vector<ReportTask> SampleTasks() {
       .value();
   db->CommitRecord(MakeFailedRecord(w8, CpuTarget(), TileTrace(8, 1, 4), "run: timed out after 2s"))
       .value();
-  return SummarizeTasks(db.get()).value();
+  std::vector<ReportTask> tasks = SummarizeTasks(db.get()).value();
+  if (db_out != nullptr) *db_out = std::move(db);
+  return tasks;
 }
 
 size_t Count(const std::string& text, const std::string& what) {
@@ -131,11 +134,22 @@ for (const section of document.querySelectorAll('section.task')) {
                      length: path ? path.getTotalLength() : 0,
                      dots: svg.querySelectorAll('circle.trial-dot').length});
   }
+  const roof = section.querySelector('svg.tuning-curve line.roofline');
+  one.roofline = roof ? roof.getBoundingClientRect().width : 0;
   found.push(one);
+}
+const models = [];
+for (const section of document.querySelectorAll('section.model')) {
+  const table = section.querySelector('table.kernels');
+  const box = table ? table.getBoundingClientRect() : {width: 0, height: 0};
+  models.push({title: section.querySelector('h2').textContent, width: box.width,
+               height: box.height, tuned: section.querySelectorAll('tr.tuned').length,
+               untuned: section.querySelectorAll('tr.default').length,
+               links: [...section.querySelectorAll('a')].map(a => a.getAttribute('href'))});
 }
 const pre = document.createElement('pre');
 pre.id = 'check';
-pre.textContent = JSON.stringify(found);
+pre.textContent = JSON.stringify({tasks: found, models: models});
 document.body.appendChild(pre);
 </script>)js";
 
@@ -143,8 +157,19 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
   const std::string chromium = FindProgram({"chromium", "chromium-browser", "google-chrome"});
   if (chromium.empty()) GTEST_SKIP() << "no chromium in PATH (Debian's chromium package)";
   TempDir dir;
-  std::vector<ReportTask> tasks = SampleTasks();
-  std::string html = RenderReportHtml(tasks, ReportOptions());
+  std::unique_ptr<Database> db;
+  std::vector<ReportTask> tasks = SampleTasks(&db);
+  // A CPU roofline near the best GMMs reach (drawn in their charts), and a model of three GMM
+  // kernels (two tuned on the CPU, one with only failures) and one never tuned.
+  ApplyRooflines({{"cpu", 0.2, 0.05}}, &tasks);
+  std::vector<ReportModel> models = SummarizeModel(db.get(), "net.onnx",
+                                                   {{"k16", SmallGmm(16), 2},
+                                                    {"k32", SmallGmm(32), 1},
+                                                    {"k8", SmallGmm(8), 1},
+                                                    {"k12", SmallGmm(12), 1}},
+                                                   tasks, "cpu")
+                                        .value();
+  std::string html = RenderReportHtml(tasks, ReportOptions(), models);
   const std::string page = dir.File("report.html"), checked = dir.File("checked.html");
   std::ofstream(page) << html;
   size_t body_end = html.rfind("</body>");
@@ -173,7 +198,9 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
       text.replace(p, from.size(), to);
     }
   }
-  nlohmann::json found = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json checked_json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(checked_json.is_object()) << text;
+  const nlohmann::json& found = checked_json["tasks"];
   ASSERT_TRUE(found.is_array()) << text;
   ASSERT_EQ(found.size(), tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) {
@@ -196,6 +223,27 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
       EXPECT_EQ(trials["dots"].get<int64_t>(), tasks[i].succeeded);
     } else {
       EXPECT_EQ(trials["length"].get<double>(), 0) << trials;
+    }
+    if (tasks[i].roofline_gflops > 0) {
+      EXPECT_GT(task["roofline"].get<double>(), 300) << "across the plot: " << task;
+    } else {
+      EXPECT_EQ(task["roofline"].get<double>(), 0) << task;
+    }
+  }
+  int with_roofline = 0;
+  for (const ReportTask& t : tasks) with_roofline += t.roofline_gflops > 0;
+  EXPECT_EQ(with_roofline, 3) << "the CPU tasks";
+  // One kernel table per target with records (the CPU and sm_80), laid out with its rows.
+  const nlohmann::json& drawn = checked_json["models"];
+  ASSERT_EQ(drawn.size(), models.size());
+  for (size_t i = 0; i < models.size(); ++i) {
+    SCOPED_TRACE(drawn[i].dump());
+    EXPECT_GT(drawn[i]["width"].get<double>(), 300);
+    EXPECT_GT(drawn[i]["height"].get<double>(), 4 * 15) << "a header and four kernel rows";
+    EXPECT_EQ(drawn[i]["tuned"].get<int>() + drawn[i]["untuned"].get<int>(), 4);
+    EXPECT_EQ(drawn[i]["untuned"].get<int>(), models[i].untuned);
+    for (const nlohmann::json& link : drawn[i]["links"]) {
+      EXPECT_EQ(link.get<std::string>().rfind("#task-", 0), 0u) << link;
     }
   }
 

@@ -1,4 +1,6 @@
-// SummarizeTasks: tasks by workload and target, the best-so-far curve, time, errors, jobs.
+// SummarizeTasks: tasks by workload and target, the best-so-far curve, time, errors, jobs;
+// the rooflines (ParseRoofline, ApplyRooflines) and a model's kernel table (SummarizeModel).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +98,91 @@ TEST(SummaryTest, TaskWithoutSuccessHasNoBest) {
   EXPECT_EQ(tasks[0].curve[0].best_gflops, 0);
   EXPECT_EQ(tasks[0].errors.at("wrong_output").count, 1);
   EXPECT_DOUBLE_EQ(tasks[0].measured_seconds, 1e-6);
+}
+
+TEST(SummaryTest, RooflineParsesTargetPeakAndBandwidth) {
+  Roofline r = ParseRoofline("cuda -arch=sm_80=19500,1555").value();
+  EXPECT_EQ(r.target_prefix, "cuda -arch=sm_80");
+  EXPECT_EQ(r.peak_gflops, 19500);
+  EXPECT_EQ(r.bandwidth_gbps, 1555);
+  for (const char* bad : {"cpu", "=1,2", "cpu=1", "cpu=1,x", "cpu=0,5", "cpu=-1,5", "cpu=1,2,3"}) {
+    absl::StatusOr<Roofline> parsed = ParseRoofline(bad);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(parsed.status().message().find(bad), std::string::npos) << parsed.status();
+  }
+}
+
+// GMM n: 2n^3 FLOP over three float32 n x n arguments (12 n^2 bytes): n/6 FLOP per byte.
+TEST(SummaryTest, RooflineIsTheLesserOfPeakAndIntensityTimesBandwidth) {
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
+  Workload w64 = db->CommitWorkload(SmallGmm(64)).value();
+  db->CommitRecord(MakeRecord(w16, CpuTarget(), TileTrace(16, 1, 4), {1e-5})).value();
+  db->CommitRecord(MakeRecord(w64, CpuTarget(), TileTrace(64, 1, 4), {1e-4})).value();
+  db->CommitRecord(MakeRecord(w16, Sm80Target(), TileTrace(16, 1, 4), {1e-6})).value();
+  std::vector<ReportTask> tasks = SummarizeTasks(db.get()).value();
+  ASSERT_EQ(tasks.size(), 3u);
+  ASSERT_EQ(CpuTarget().rfind("cpu", 0), 0u);
+  // A generic cpu roofline and a more specific one that does not match: the longest matching
+  // prefix wins, and the sm_80 task matches none.
+  ApplyRooflines({{"cpu", 8, 2}, {"cpu -cores=999", 1, 1}}, &tasks);
+  for (const ReportTask& t : tasks) {
+    const double n = t.workload.id == w16.id ? 16 : 64;
+    if (t.target == Sm80Target()) {
+      EXPECT_EQ(t.roofline_gflops, 0);
+      continue;
+    }
+    EXPECT_DOUBLE_EQ(t.bytes, 3 * n * n * 4);
+    const double memory = (2 * n * n * n) / (12 * n * n) * 2;  // FLOP/byte x GB/s
+    EXPECT_DOUBLE_EQ(t.roofline_gflops, std::min(memory, 8.0)) << t.label;
+    EXPECT_EQ(t.memory_bound, memory < 8.0) << t.label;
+    EXPECT_NE(t.roofline_source.find("given for cpu"), std::string::npos) << t.roofline_source;
+  }
+}
+
+TEST(SummaryTest, ModelKernelsAreTunedOrDefaultWithTheirShare) {
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
+  Workload w32 = db->CommitWorkload(SmallGmm(32)).value();
+  Workload w8 = db->CommitWorkload(SmallGmm(8)).value();
+  const std::string cpu = CpuTarget();
+  db->CommitRecord(MakeRecord(w16, cpu, TileTrace(16, 1, 4), {3e-5})).value();
+  db->CommitRecord(MakeRecord(w16, cpu, TileTrace(16, 2, 4), {2e-5})).value();
+  db->CommitRecord(MakeRecord(w32, cpu, TileTrace(32, 1, 4), {1e-4})).value();
+  db->CommitRecord(MakeFailedRecord(w8, cpu, TileTrace(8, 1, 2), "run: kernel crashed")).value();
+  db->CommitRecord(MakeRecord(w16, Sm80Target(), TileTrace(16, 1, 4), {1e-6})).value();
+  std::vector<ReportTask> tasks = SummarizeTasks(db.get()).value();
+  // k16 twice per inference, k32 once, k8 (every trial failed), k12 never tuned.
+  std::vector<ModelKernel> kernels = {{"k16", SmallGmm(16), 2},
+                                      {"k32", SmallGmm(32), 1},
+                                      {"k8", SmallGmm(8), 1},
+                                      {"k12", SmallGmm(12), 3}};
+  std::vector<ReportModel> models =
+      SummarizeModel(db.get(), "m.onnx", kernels, tasks, "cpu").value();
+  ASSERT_EQ(models.size(), 2u) << "one per target with records of its kernels";
+  const ReportModel& on_cpu = models[0].target == cpu ? models[0] : models[1];
+  const ReportModel& on_gpu = models[0].target == cpu ? models[1] : models[0];
+  ASSERT_EQ(on_cpu.kernels.size(), 4u);
+  EXPECT_EQ(on_cpu.kernels[0].name, "k16");
+  EXPECT_DOUBLE_EQ(on_cpu.kernels[0].best_secs, 2e-5) << "the best of its records";
+  EXPECT_EQ(on_cpu.kernels[0].weight, 2);
+  EXPECT_DOUBLE_EQ(on_cpu.kernels[0].flops, EstimateFlops(SmallGmm(16)));
+  EXPECT_DOUBLE_EQ(on_cpu.kernels[1].best_secs, 1e-4);
+  EXPECT_EQ(on_cpu.kernels[2].best_secs, 0) << "no successful record";
+  EXPECT_GE(on_cpu.kernels[2].task, 0) << "but a task, with its failures";
+  EXPECT_EQ(on_cpu.kernels[3].task, -1);
+  EXPECT_DOUBLE_EQ(on_cpu.tuned_seconds, 2 * 2e-5 + 1e-4);
+  EXPECT_EQ(on_cpu.untuned, 2);
+  EXPECT_EQ(tasks[on_cpu.kernels[0].task].target, cpu);
+  EXPECT_DOUBLE_EQ(on_gpu.tuned_seconds, 2 * 1e-6);
+  EXPECT_EQ(on_gpu.untuned, 3);
+  // A model none of whose kernels was tuned: one table on the target named, all default.
+  std::vector<ReportModel> untuned =
+      SummarizeModel(db.get(), "u.onnx", {{"k12", SmallGmm(12), 1}}, tasks, "cuda").value();
+  ASSERT_EQ(untuned.size(), 1u);
+  EXPECT_EQ(untuned[0].target, "cuda");
+  EXPECT_EQ(untuned[0].untuned, 1);
+  EXPECT_EQ(untuned[0].tuned_seconds, 0);
 }
 
 }  // namespace
