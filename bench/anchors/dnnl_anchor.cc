@@ -1,0 +1,219 @@
+#include "bench/anchors/dnnl_anchor.h"
+
+#include <omp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera {
+namespace anchors {
+namespace {
+
+int64_t Param(const ShapeParams& p, const std::string& key, int64_t fallback) {
+  auto it = p.find(key);
+  return it == p.end() ? fallback : it->second;
+}
+
+// Element counts of the arguments, in MakeWorkload's order (output last).
+absl::StatusOr<std::vector<int64_t>> ArgSizes(const std::string& workload, const ShapeParams& p) {
+  try {
+    if (workload == "GMM") {
+      const int64_t m = p.at("M"), n = p.at("N"), k = p.at("K");
+      return std::vector<int64_t>{m * k, k * n, m * n};
+    }
+    if (workload == "DENSE_BIAS_RELU") {
+      const int64_t m = p.at("M"), n = p.at("N"), k = p.at("K");
+      return std::vector<int64_t>{m * k, n * k, n, m * n};
+    }
+    if (workload == "GEMV")
+      return std::vector<int64_t>{p.at("M") * p.at("K"), p.at("K"), p.at("M")};
+    if (workload == "C2D" || workload == "DEP") {
+      const int64_t n = p.at("N"), h = p.at("H"), w = p.at("W"), k = p.at("K");
+      const int64_t stride = Param(p, "stride", 1), pad = Param(p, "padding", 0);
+      const int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+      if (workload == "C2D") {
+        const int64_t ci = p.at("CI"), co = p.at("CO");
+        return std::vector<int64_t>{n * h * w * ci, k * k * ci * co, n * oh * ow * co};
+      }
+      const int64_t c = p.at("C");
+      return std::vector<int64_t>{n * h * w * c, k * k * c, n * oh * ow * c};
+    }
+  } catch (const std::out_of_range&) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("oneDNN anchor: ", workload, ": a shape parameter is missing"));
+  }
+  return absl::UnimplementedError(absl::StrCat("oneDNN anchor: no oneDNN call for ", workload));
+}
+
+// A convolution on NHWC activations with Tessera's weights (HWIO, or [K,K,C] depthwise).
+// The primitive picks its weight layout ("any"); the weights are reordered into it here, once.
+std::function<void()> PrepareConv(const std::string& workload, const ShapeParams& p,
+                                  const std::vector<float*>& args) {
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  const bool depthwise = workload == "DEP";
+  const int64_t n = p.at("N"), h = p.at("H"), w = p.at("W"), k = p.at("K");
+  const int64_t stride = Param(p, "stride", 1), pad = Param(p, "padding", 0);
+  const int64_t ci = depthwise ? p.at("C") : p.at("CI"), co = depthwise ? p.at("C") : p.at("CO");
+  const int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  memory::desc src_md({n, ci, h, w}, memory::data_type::f32, tag::nhwc);
+  memory::desc dst_md({n, co, oh, ow}, memory::data_type::f32, tag::nhwc);
+  // Depthwise: groups = C with one input and one output channel each; [K,K,C] is hwigo.
+  memory::desc user_w_md = depthwise
+                               ? memory::desc({co, 1, 1, k, k}, memory::data_type::f32, tag::hwigo)
+                               : memory::desc({co, ci, k, k}, memory::data_type::f32, tag::hwio);
+  memory::desc any_w_md(user_w_md.dims(), memory::data_type::f32, tag::any);
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::convolution_auto, src_md, any_w_md, dst_md,
+                                       {stride, stride}, {pad, pad}, {pad, pad});
+  dnnl::convolution_forward::primitive_desc pd(desc, engine);
+  dnnl::stream stream(engine);
+  memory user_w(user_w_md, engine, args[1]);
+  memory w_mem = user_w;
+  if (pd.weights_desc() != user_w_md) {
+    w_mem = memory(pd.weights_desc(), engine);
+    dnnl::reorder(user_w, w_mem).execute(stream, user_w, w_mem);
+    stream.wait();
+  }
+  memory src(src_md, engine, args[0]), dst(dst_md, engine, args[2]);
+  dnnl::convolution_forward conv(pd);
+  return [=]() mutable {
+    conv.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst}});
+    stream.wait();
+  };
+}
+
+// A callable that runs `workload` on `args` (sizes as ArgSizes says). dnnl_sgemm's status is
+// not looked at: its arguments are valid by construction, and the test compares the results.
+absl::StatusOr<std::function<void()>> Prepare(const std::string& workload, const ShapeParams& p,
+                                              const std::vector<float*>& args) {
+  absl::StatusOr<std::vector<int64_t>> sizes = ArgSizes(workload, p);
+  if (!sizes.ok()) return sizes.status();
+  if (args.size() != sizes->size()) {
+    return absl::InvalidArgumentError(absl::StrCat("oneDNN anchor: ", workload, " takes ",
+                                                   sizes->size(), " arguments, got ", args.size()));
+  }
+  if (workload == "GMM") {
+    if (Param(p, "B", 1) != 1) {
+      return absl::UnimplementedError("oneDNN anchor: GMM with batch B > 1 is not modelled");
+    }
+    const int64_t m = p.at("M"), n = p.at("N"), k = p.at("K");
+    return std::function<void()>([=] {
+      (void)dnnl_sgemm('N', 'N', m, n, k, 1.0f, args[0], k, args[1], n, 0.0f, args[2], n);
+    });
+  }
+  if (workload == "DENSE_BIAS_RELU") {  // relu(X W^T + bias): sgemm, then one pass for the rest
+    const int64_t m = p.at("M"), n = p.at("N"), k = p.at("K");
+    return std::function<void()>([=] {
+      (void)dnnl_sgemm('N', 'T', m, n, k, 1.0f, args[0], k, args[1], k, 0.0f, args[3], n);
+      float* y = args[3];
+      const float* bias = args[2];
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) y[i * n + j] = std::max(y[i * n + j] + bias[j], 0.0f);
+      }
+    });
+  }
+  if (workload == "GEMV") {  // y = A x as an M x 1 product
+    const int64_t m = p.at("M"), k = p.at("K");
+    return std::function<void()>([=] {
+      (void)dnnl_sgemm('N', 'N', m, 1, k, 1.0f, args[0], k, args[1], 1, 0.0f, args[2], 1);
+    });
+  }
+  try {
+    return PrepareConv(workload, p, args);
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(absl::StrCat("oneDNN anchor: ", workload, ": ", e.what()));
+  }
+}
+
+double MedianSecondsPerCall(const std::function<void()>& fn) {
+  for (int i = 0; i < 3; ++i) fn();  // warm-up: threads, pages, caches
+  std::vector<double> samples;
+  for (int repeat = 0; repeat < 5; ++repeat) {
+    int number = 0;
+    const auto start = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    while (elapsed < 0.2) {
+      fn();
+      ++number;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    samples.push_back(elapsed / number);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+}  // namespace
+
+bool DnnlSupports(const std::string& workload) {
+  return workload == "GMM" || workload == "DENSE_BIAS_RELU" || workload == "GEMV" ||
+         workload == "C2D" || workload == "DEP";
+}
+
+absl::Status DnnlRun(const std::string& workload, const ShapeParams& params,
+                     const std::vector<float*>& args) {
+  absl::StatusOr<std::function<void()>> fn = Prepare(workload, params, args);
+  if (!fn.ok()) return fn.status();
+  try {
+    (*fn)();
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(absl::StrCat("oneDNN anchor: ", workload, ": ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> DnnlSeconds(const std::string& workload, const ShapeParams& params,
+                                   int threads) {
+  absl::StatusOr<std::vector<int64_t>> sizes = ArgSizes(workload, params);
+  if (!sizes.ok()) return sizes.status();
+  int fds[2];
+  if (pipe(fds) != 0) return absl::InternalError("oneDNN anchor: pipe() failed");
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    omp_set_num_threads(threads);
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<std::vector<float>> data;
+    std::vector<float*> args;
+    for (int64_t n : *sizes) {
+      data.emplace_back(n);
+      for (float& x : data.back()) x = uniform(rng);
+    }
+    for (std::vector<float>& d : data) args.push_back(d.data());
+    double secs = -1;
+    absl::StatusOr<std::function<void()>> fn = Prepare(workload, params, args);
+    if (fn.ok()) {
+      try {
+        secs = MedianSecondsPerCall(*fn);
+      } catch (const dnnl::error&) {
+        secs = -1;
+      }
+    }
+    const ssize_t written = write(fds[1], &secs, sizeof(secs));
+    _exit(written == sizeof(secs) ? 0 : 1);
+  }
+  close(fds[1]);
+  double secs = -1;
+  const bool got = child > 0 && read(fds[0], &secs, sizeof(secs)) == sizeof(secs);
+  close(fds[0]);
+  if (child > 0) waitpid(child, nullptr, 0);
+  if (!got || secs <= 0) {
+    return absl::InternalError(
+        absl::StrCat("oneDNN anchor: ", workload, " did not run in the child process"));
+  }
+  return secs;
+}
+
+}  // namespace anchors
+}  // namespace tessera

@@ -1,0 +1,40 @@
+// oneDNN (Debian libdnnl-dev 2.6) as an anchor for bench_shapes (issue #13): convolutions
+// through its convolution primitive, matrix products through dnnl_sgemm, on Tessera's own
+// layouts (frontend/workloads: NHWC activations, HWIO / [K,K,C] conv weights, row-major
+// matrices). Only bench_shapes and its test link it; the column says "not built" without it.
+#ifndef TESSERA_BENCH_ANCHORS_DNNL_ANCHOR_H_
+#define TESSERA_BENCH_ANCHORS_DNNL_ANCHOR_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tessera {
+namespace anchors {
+
+using ShapeParams = std::map<std::string, int64_t>;
+
+// Whether oneDNN runs `workload` here: GMM (batch 1), DENSE_BIAS_RELU, GEMV, C2D, DEP.
+bool DnnlSupports(const std::string& workload);
+
+// Runs `workload` once on `args`, given in the order and layouts of MakeWorkload's parameters
+// (the output last). Starts oneDNN's OpenMP threads: only for a process that does not fork
+// afterwards (a test, or the child DnnlSeconds starts).
+absl::Status DnnlRun(const std::string& workload, const ShapeParams& params,
+                     const std::vector<float*>& args);
+
+// Seconds per call of `workload` on random data: the median of 5 repeats, each a loop of at
+// least 200 ms, after a warm-up. Conv weights are reordered to oneDNN's preferred layout once,
+// outside the loop (as a framework does at load time). Runs in a child process with `threads`
+// OpenMP threads, because OpenMP's thread pool does not survive the forks of the runners.
+absl::StatusOr<double> DnnlSeconds(const std::string& workload, const ShapeParams& params,
+                                   int threads);
+
+}  // namespace anchors
+}  // namespace tessera
+
+#endif  // TESSERA_BENCH_ANCHORS_DNNL_ANCHOR_H_

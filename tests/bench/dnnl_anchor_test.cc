@@ -1,0 +1,99 @@
+// The oneDNN anchor computes what Tessera's workloads compute: each supported workload at a
+// small shape (odd sizes, padding, stride 2) through oneDNN, against Tessera's reference
+// interpreter on the same inputs, in Tessera's layouts.
+#include "bench/anchors/dnnl_anchor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "base/random.h"
+#include "frontend/workloads.h"
+#include "gtest/gtest.h"
+#include "ir/interpreter.h"
+
+namespace tessera {
+namespace anchors {
+namespace {
+
+// Max |oneDNN - interpreter| over the output of `workload` at `params`.
+double MaxErrorAgainstInterpreter(const std::string& workload, const ShapeParams& params) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload(workload, params, "float32");
+  EXPECT_TRUE(func.ok()) << func.status();
+  if (!func.ok()) return 1e30;
+  std::vector<NDArray> args;
+  Random rng(5);
+  for (const Buffer& p : func->params()) {
+    std::vector<int64_t> dims;
+    for (const Expr& e : p.shape()) dims.push_back(*AsConstInt(e));
+    args.push_back(NDArray::Empty(p.dtype(), dims));
+    args.back().FillRandom(&rng);
+  }
+  std::vector<NDArray> expected;
+  for (const NDArray& a : args) expected.push_back(a.Clone());
+  std::vector<NDArray*> expected_ptrs;
+  for (NDArray& a : expected) expected_ptrs.push_back(&a);
+  absl::Status interpreted = Interpret(*func, expected_ptrs);
+  EXPECT_TRUE(interpreted.ok()) << interpreted;
+  std::vector<float*> ptrs;
+  for (NDArray& a : args) ptrs.push_back(static_cast<float*>(a.data()));
+  absl::Status ran = DnnlRun(workload, params, ptrs);
+  EXPECT_TRUE(ran.ok()) << ran;
+  const NDArray& got = args.back();
+  const NDArray& want = expected.back();
+  double worst = 0;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    worst = std::max(worst, std::fabs(got.GetFlat(i) - want.GetFlat(i)));
+  }
+  return worst;
+}
+
+TEST(DnnlAnchorTest, MatrixProductsMatchTheInterpreter) {
+  EXPECT_LT(MaxErrorAgainstInterpreter("GMM", {{"B", 1}, {"M", 7}, {"N", 13}, {"K", 9}}), 1e-4);
+  EXPECT_LT(MaxErrorAgainstInterpreter("DENSE_BIAS_RELU", {{"M", 5}, {"N", 11}, {"K", 6}}), 1e-4);
+  EXPECT_LT(MaxErrorAgainstInterpreter("GEMV", {{"M", 17}, {"K", 10}}), 1e-4);
+}
+
+TEST(DnnlAnchorTest, ConvolutionsMatchTheInterpreter) {
+  EXPECT_LT(MaxErrorAgainstInterpreter("C2D", {{"N", 1},
+                                               {"H", 9},
+                                               {"W", 7},
+                                               {"CI", 5},
+                                               {"CO", 6},
+                                               {"K", 3},
+                                               {"stride", 1},
+                                               {"padding", 1}}),
+            1e-4);
+  EXPECT_LT(MaxErrorAgainstInterpreter("C2D", {{"N", 2},
+                                               {"H", 8},
+                                               {"W", 8},
+                                               {"CI", 4},
+                                               {"CO", 3},
+                                               {"K", 3},
+                                               {"stride", 2},
+                                               {"padding", 0}}),
+            1e-4);
+  EXPECT_LT(MaxErrorAgainstInterpreter("DEP", {{"N", 1},
+                                               {"H", 6},
+                                               {"W", 5},
+                                               {"C", 8},
+                                               {"K", 3},
+                                               {"stride", 1},
+                                               {"padding", 1},
+                                               {"dilation", 1}}),
+            1e-4);
+}
+
+TEST(DnnlAnchorTest, TimesASupportedWorkloadAndRefusesOthers) {
+  absl::StatusOr<double> secs = DnnlSeconds("GMM", {{"M", 16}, {"N", 16}, {"K", 16}}, 1);
+  ASSERT_TRUE(secs.ok()) << secs.status();
+  EXPECT_GT(*secs, 0);
+  EXPECT_FALSE(DnnlSupports("SFM"));
+  absl::StatusOr<double> softmax = DnnlSeconds("SFM", {{"M", 4}, {"N", 4}}, 1);
+  EXPECT_EQ(softmax.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace anchors
+}  // namespace tessera
