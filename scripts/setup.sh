@@ -17,6 +17,7 @@ packages=(
   prometheus-cpp-dev  # the server's metrics endpoint (tessera serve --metrics-listen)
   chromium  # renders `tessera report`'s page in its test (tests/report/html_test.cc)
   systemd python3-venv  # systemd-analyze and a venv for kubernetes-validate (tests/deploy)
+  libdnnl-dev  # oneDNN 2.6: bench_shapes' conv/GEMM anchor only (bench/anchors/dnnl_anchor.h)
 )
 
 missing=()
