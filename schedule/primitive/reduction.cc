@@ -406,6 +406,23 @@ Stmt MakeRFactorRealize(const RFactorPlan& plan, const Buffer& rf_buf, const std
   return BlockRealize(std::move(values), plan.realize->predicate, WithAccessRegions(rf));
 }
 
+// Gives `out` fresh copies of `block`'s spatial iteration variables, in order, and appends their
+// bindings (`iter_values`, the block's own, with `loop_map` applied) to `values`; `iter_map`
+// maps each variable to its copy. The write-back block of rfactor and the init block of
+// decompose-reduction both start so.
+void CopySpatialIterVars(const BlockNode& block, const std::vector<Expr>& iter_values,
+                         const VarMap& loop_map, BlockNode* out, std::vector<Expr>* values,
+                         VarMap* iter_map) {
+  for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+    const IterVar& iv = block.iter_vars[i];
+    if (iv.kind != IterKind::kSpatial) continue;
+    Var nv = iv.var.Copy();
+    out->iter_vars.push_back(IterVar{nv, iv.dom, IterKind::kSpatial});
+    values->push_back(Substitute(iter_values[i], loop_map));
+    (*iter_map)[iv.var] = nv;
+  }
+}
+
 // The write-back block (the original name, init and annotations) reducing the rf buffer over
 // its rfactor dimension, under copies of the write-back loops (the rfactor loop made serial
 // unless thread-bound).
@@ -423,14 +440,7 @@ Stmt MakeWriteBackNest(const RFactorPlan& plan, const Buffer& rf_buf) {
   wb.annotations = block->annotations;
   std::vector<Expr> values;
   VarMap iter_map;
-  for (size_t i = 0; i < block->iter_vars.size(); ++i) {
-    const IterVar& iv = block->iter_vars[i];
-    if (iv.kind != IterKind::kSpatial) continue;
-    Var nv = iv.var.Copy();
-    wb.iter_vars.push_back(IterVar{nv, iv.dom, IterKind::kSpatial});
-    values.push_back(Substitute(plan.realize->iter_values[i], loop_map));
-    iter_map[iv.var] = nv;
-  }
+  CopySpatialIterVars(*block, plan.realize->iter_values, loop_map, &wb, &values, &iter_map);
   const Var wb_rf_iter = rf_var.Copy(absl::StrCat("v_", rf_var.name()));
   wb.iter_vars.push_back(IterVar{wb_rf_iter,
                                  Range{Expr(0), plan.loops[plan.rf_index].as<ForNode>()->extent},
@@ -571,14 +581,7 @@ absl::StatusOr<BlockRV> Schedule::DecomposeReduction(BlockRV block_rv, LoopRV lo
   init.name = UniqueBlockName(func_, absl::StrCat(name, "_init"));
   std::vector<Expr> values;
   VarMap iter_map;
-  for (size_t i = 0; i < block->iter_vars.size(); ++i) {
-    const IterVar& iv = block->iter_vars[i];
-    if (iv.kind != IterKind::kSpatial) continue;
-    Var nv = iv.var.Copy();
-    init.iter_vars.push_back(IterVar{nv, iv.dom, IterKind::kSpatial});
-    values.push_back(Substitute(realize->iter_values[i], loop_map));
-    iter_map[iv.var] = nv;
-  }
+  CopySpatialIterVars(*block.get(), realize->iter_values, loop_map, &init, &values, &iter_map);
   init.body = Substitute(block->init, iter_map);
   Stmt init_nest = BlockRealize(std::move(values), Conjoin(kept), WithAccessRegions(init));
   for (size_t q = replicated.size(); q-- > 0;) {
