@@ -112,33 +112,7 @@ bool IsImm(const Expr& e) {
   return e.defined() && (e.as<IntImmNode>() != nullptr || e.as<FloatImmNode>() != nullptr);
 }
 
-// Binding strength of the expression's outermost syntax: 1 `||`, 2 `&&`, 3 comparisons,
-// 4 `+ -`, 5 `* /`, 6 unary (`!x`, `-5`), 7 atoms (names, calls, loads, parentheses).
-int Precedence(const Expr& e) {
-  if (!e.defined()) return 7;
-  if (const auto* b = e.as<BinaryNode>()) {
-    switch (b->op) {
-      case BinaryOp::kOr:
-        return 1;
-      case BinaryOp::kAnd:
-        return 2;
-      case BinaryOp::kAdd:
-      case BinaryOp::kSub:
-        return 4;
-      case BinaryOp::kMul:
-      case BinaryOp::kDiv:
-        return 5;
-      default:
-        return BinaryOpIsComparison(b->op) ? 3 : 7;
-    }
-  }
-  if (e.as<NotNode>() != nullptr) return 6;
-  if (const auto* i = e.as<IntImmNode>()) {
-    if (e.dtype() == DataType::Int64() && i->value < 0) return 6;
-  }
-  return 7;
-}
-
+// Binding strength of an infix operator: 1 `||`, 2 `&&`, 3 comparisons, 4 `+ -`, 5 `* /`.
 int InfixPrecedence(BinaryOp op) {
   switch (op) {
     case BinaryOp::kOr:
@@ -154,6 +128,20 @@ int InfixPrecedence(BinaryOp op) {
     default:
       return 3;
   }
+}
+
+// Binding strength of the expression's outermost syntax: InfixPrecedence for infix operators,
+// 6 unary (`!x`, `-5`), 7 atoms (names, calls such as floordiv or min, loads, parentheses).
+int Precedence(const Expr& e) {
+  if (!e.defined()) return 7;
+  if (const auto* b = e.as<BinaryNode>()) {
+    return BinaryOpIsInfix(b->op) ? InfixPrecedence(b->op) : 7;
+  }
+  if (e.as<NotNode>() != nullptr) return 6;
+  if (const auto* i = e.as<IntImmNode>()) {
+    if (e.dtype() == DataType::Int64() && i->value < 0) return 6;
+  }
+  return 7;
 }
 
 std::string TupleText(const std::vector<std::string>& items) {
