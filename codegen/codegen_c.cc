@@ -13,6 +13,7 @@
 #include "codegen/c_prelude.h"
 #include "codegen/lower.h"
 #include "codegen/lower_internal.h"
+#include "codegen/partition_loops.h"
 #include "ir/functor.h"
 
 namespace tessera {
@@ -263,6 +264,8 @@ absl::StatusOr<std::string> GenerateCModule(const std::vector<CFunction>& functi
           absl::StrCat("cpu codegen: symbol ", fn.symbol, " appears twice in one module"));
     }
     TESSERA_ASSIGN_OR_RETURN(PrimFunc lowered, LowerForCodegen(fn.func));
+    // Padded tilings guard their tails; unguarded full tiles are what the compiler vectorizes.
+    lowered = PartitionGuardedLoops(lowered);
     out += "\n";
     FunctionEmitter emitter(fn.symbol);
     TESSERA_RETURN_IF_ERROR(emitter.Emit(lowered, &out));

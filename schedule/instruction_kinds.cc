@@ -129,6 +129,19 @@ Outputs ApplySamplePerfectTile(Schedule* sch, const Values& inputs, const Values
   return ToValues(rvs);
 }
 
+// [loop] and [n, max_innermost_factor, extent]; the extent is informational (the loop's own
+// extent is used), it lets MutateTileSize judge padding without the IR.
+Outputs ApplySamplePaddedTile(Schedule* sch, const Values& inputs, const Values& attrs,
+                              const InstValue& decision) {
+  TESSERA_RETURN_IF_ERROR(Arity(inputs, 1, attrs, 3));
+  TESSERA_ASSIGN_OR_RETURN(LoopRV loop, AsLoop(inputs[0]));
+  TESSERA_ASSIGN_OR_RETURN(int64_t n, AsInt(attrs[0]));
+  TESSERA_ASSIGN_OR_RETURN(int64_t max_innermost, AsInt(attrs[1]));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> rvs, sch->SamplePaddedTile(loop, static_cast<int>(n),
+                                                                          max_innermost, decision));
+  return ToValues(rvs);
+}
+
 template <absl::Status (Schedule::*kMethod)(LoopRV)>
 Outputs ApplyLoopKind(Schedule* sch, const Values& inputs, const Values& attrs, const InstValue&) {
   TESSERA_RETURN_IF_ERROR(Arity(inputs, 1, attrs, 0));
@@ -186,6 +199,7 @@ const InstructionKind kGetProducers = {"GetProducers", true, &ApplyGetProducers}
 const InstructionKind kGetConsumers = {"GetConsumers", true, &ApplyGetConsumers};
 const InstructionKind kSampleCategorical = {"SampleCategorical", true, &ApplySampleCategorical};
 const InstructionKind kSamplePerfectTile = {"SamplePerfectTile", true, &ApplySamplePerfectTile};
+const InstructionKind kSamplePaddedTile = {"SamplePaddedTile", true, &ApplySamplePaddedTile};
 const InstructionKind kParallel = {"Parallel", false, &ApplyLoopKind<&Schedule::Parallel>};
 const InstructionKind kVectorize = {"Vectorize", false, &ApplyLoopKind<&Schedule::Vectorize>};
 const InstructionKind kUnroll = {"Unroll", false, &ApplyLoopKind<&Schedule::Unroll>};
@@ -197,10 +211,11 @@ const InstructionKind kEnterPostproc = {"EnterPostproc", false, &ApplyEnterPostp
 const std::vector<const InstructionKind*>& AllInstructionKinds() {
   static const std::vector<const InstructionKind*> kinds = [] {
     std::vector<const InstructionKind*> all = {
-        &kGetBlock,         &kGetLoops,          &kGetChildBlocks, &kGetProducers,
-        &kGetConsumers,     &kSampleCategorical, &kSamplePerfectTile, &kParallel,
-        &kVectorize,        &kUnroll,            &kBind,           &kAnnotate,
-        &kUnannotate,       &kEnterPostproc,
+        &kGetBlock,          &kGetLoops,         &kGetChildBlocks,
+        &kGetProducers,      &kGetConsumers,     &kSampleCategorical,
+        &kSamplePerfectTile, &kSamplePaddedTile, &kParallel,
+        &kVectorize,         &kUnroll,           &kBind,
+        &kAnnotate,          &kUnannotate,       &kEnterPostproc,
     };
     for (const auto* group :
          {&LoopTransformInstructionKinds(), &ComputeLocationInstructionKinds(),

@@ -16,6 +16,7 @@ extern const InstructionKind kGetProducers;
 extern const InstructionKind kGetConsumers;
 extern const InstructionKind kSampleCategorical;
 extern const InstructionKind kSamplePerfectTile;
+extern const InstructionKind kSamplePaddedTile;
 extern const InstructionKind kParallel;
 extern const InstructionKind kVectorize;
 extern const InstructionKind kUnroll;

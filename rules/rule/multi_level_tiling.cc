@@ -13,6 +13,7 @@
 #include "rules/analysis.h"
 #include "rules/annotations.h"
 #include "rules/schedule_rules.h"
+#include "schedule/padded_tile.h"
 
 namespace tessera {
 namespace {
@@ -274,8 +275,16 @@ std::vector<TilingState> TileLoopNest(const TilingConfig& config, TilingState st
       continue;
     }
     const std::vector<TileProductLimit> limits = LimitsOfLoop(groups, i, slots_of, extents);
-    absl::StatusOr<std::vector<ExprRV>> sampled = sch.SamplePerfectTile(
-        loop, static_cast<int>(slots.size()), config.max_innermost_factor, limits);
+    // On cpu, an extent without a divisor fit for a register tile (a prime such as 127, or
+    // 2 * 131) gets a padded tiling: a split whose tail is guarded by a predicate, which the C
+    // code generator turns into clipped loops (docs/tuning.md, "Odd extents").
+    const bool padded = config.warp_size == -1 && extents[i] != -1 &&
+                        !padded_tile::HasUsefulDivisor(extents[i], config.max_innermost_factor);
+    absl::StatusOr<std::vector<ExprRV>> sampled =
+        padded ? sch.SamplePaddedTile(loop, static_cast<int>(slots.size()),
+                                      config.max_innermost_factor)
+               : sch.SamplePerfectTile(loop, static_cast<int>(slots.size()),
+                                       config.max_innermost_factor, limits);
     if (!sampled.ok()) return {};
     for (BoundSlots& g : groups) {
       for (size_t j = 0; j < slots.size(); ++j) {

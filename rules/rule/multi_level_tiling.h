@@ -74,7 +74,9 @@ struct TilingState {
 };
 
 // Splits each spatial loop over the S slots and each reduction loop over the R slots
-// (SamplePerfectTile + Split; a kind with one slot puts its loops there unsplit), reorders the
+// (SamplePerfectTile + Split; a kind with one slot puts its loops there unsplit; on cpu an
+// extent without a divisor in [8, max_innermost_factor] gets SamplePaddedTile, a tiling that
+// covers it with a predicated tail, instead), reorders the
 // pieces slot by slot, fuses and binds the first tile_binds.size() slots, and on cuda
 // annotates the thread extent limits. Requires a trivial binding. On cuda the factors of the
 // slots bound to threadIdx (and to vthread) are sampled under product limits matching those

@@ -1,7 +1,8 @@
 // Sampling instructions: SampleCategorical and SamplePerfectTile, with MetaSchedule's
 // algorithms (uniform over all perfect tilings; stale decisions repaired, never rejected),
 // and SamplePerfectTile under product limits across loops (fresh draws uniform over the
-// tilings that leave every limit satisfiable; recorded decisions kept as they are).
+// tilings that leave every limit satisfiable; recorded decisions kept as they are), and
+// SamplePaddedTile, our addition for extents without useful divisors (docs/tuning.md).
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -12,6 +13,7 @@
 #include "base/divisors.h"
 #include "base/status_macros.h"
 #include "schedule/instruction_kinds.h"
+#include "schedule/padded_tile.h"
 #include "schedule/schedule.h"
 
 namespace tessera {
@@ -360,6 +362,65 @@ absl::StatusOr<std::vector<ExprRV>> Schedule::SamplePerfectTile(
   }
   Record(kSamplePerfectTile, std::move(inputs), std::move(attrs), std::move(outputs),
          InstValue::IntArray(tiles));
+  return rvs;
+}
+
+absl::StatusOr<std::vector<ExprRV>> Schedule::SamplePaddedTile(LoopRV loop, int n,
+                                                               int64_t max_innermost_factor,
+                                                               const InstValue& decision) {
+  absl::StatusOr<const ForNode*> op = Get(loop);
+  if (!op.ok()) {
+    return absl::Status(op.status().code(),
+                        absl::StrCat("sample_padded_tile: ", op.status().message()));
+  }
+  if (n < 1) return absl::InvalidArgumentError("sample_padded_tile: n must be at least 1");
+  if (max_innermost_factor == 0 || max_innermost_factor < -1) {
+    return absl::InvalidArgumentError(
+        "sample_padded_tile: max_innermost_factor must be positive or -1");
+  }
+  const int64_t* extent_ptr = AsConstInt((*op)->extent);
+  if (extent_ptr == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sample_padded_tile: loop ", (*op)->loop_var.name(), " has a non-constant extent"));
+  }
+  const int64_t extent = *extent_ptr;
+  std::vector<int64_t> tiles;
+  if (decision.is_array()) {
+    tiles = decision.AsIntArray();
+    if (static_cast<int>(tiles.size()) != n) {
+      return absl::InvalidArgumentError(absl::StrCat("sample_padded_tile: decision has ",
+                                                     tiles.size(), " factors, expected ", n));
+    }
+    for (int64_t& t : tiles) t = std::max<int64_t>(t, 1);
+  } else if (decision.is_none()) {
+    if (n == 1) {
+      tiles = {extent};
+    } else {
+      const int64_t cap =
+          max_innermost_factor == -1 ? padded_tile::kDefaultMaxInnermost : max_innermost_factor;
+      std::vector<int64_t> quanta = {1};
+      for (int64_t q = 2; q <= cap; q *= 2) {
+        if (padded_tile::PaddingAllowed(extent, (extent + q - 1) / q * q)) quanta.push_back(q);
+      }
+      const int64_t q = quanta[rng_.UniformInt(0, static_cast<int64_t>(quanta.size()))];
+      const int64_t padded = (extent + q - 1) / q * q;
+      do {
+        tiles = SampleTiling(&rng_, padded, n);
+      } while (max_innermost_factor != -1 && tiles.back() > max_innermost_factor);
+    }
+  } else {
+    return absl::InvalidArgumentError("sample_padded_tile: decision must be a list of factors");
+  }
+  tiles = padded_tile::NormalizeOuter(std::move(tiles), extent);
+  std::vector<ExprRV> rvs;
+  std::vector<InstValue> outputs;
+  for (int64_t t : tiles) {
+    rvs.push_back(NewExprRV(t));
+    outputs.push_back(InstValue::Of(rvs.back()));
+  }
+  Record(kSamplePaddedTile, {InstValue::Of(loop)},
+         {InstValue::Int(n), InstValue::Int(max_innermost_factor), InstValue::Int(extent)},
+         std::move(outputs), InstValue::IntArray(tiles));
   return rvs;
 }
 

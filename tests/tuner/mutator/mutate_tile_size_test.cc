@@ -1,11 +1,13 @@
 // MutateTileSize (tuner/mutator/mutate_tile_size.cc) on hand-built traces: one divisor moves
 // between two tiles of one decision, the innermost tile respects its limit, the cooperative
-// fetch vector length is redrawn, and nothing applies without a tiling.
+// fetch vector length is redrawn, nothing applies without a tiling, and a padded tiling
+// (SamplePaddedTile) changes one inner factor, keeps covering its extent and replays.
 #include <set>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "schedule/padded_tile.h"
 #include "tests/tuner/mutator_testing.h"
 #include "tuner/mutators.h"
 
@@ -96,6 +98,41 @@ TEST(MutateTileSizeTest, RedrawsTheCooperativeFetchVectorLength) {
     seen.insert(out->decision(1).as_int());
   }
   EXPECT_EQ(seen, (std::set<int64_t>{0, 2}));
+}
+
+TEST(MutateTileSizeTest, PaddedTilingChangesOneInnerFactorAndStillCoversThePrimeExtent) {
+  const PrimFunc func = Workload("GMM", {{"B", 1}, {"M", 4}, {"N", 127}, {"K", 4}});
+  Schedule sch = Schedule::Create(func, 0);
+  const LoopRV j = (*sch.GetLoops(*sch.GetBlock("C")))[2];
+  absl::StatusOr<std::vector<ExprRV>> rvs =
+      sch.SamplePaddedTile(j, 4, 16, InstValue::IntArray({1, 2, 4, 16}));
+  ASSERT_TRUE(rvs.ok()) << rvs.status();
+  std::vector<InstValue> factors;
+  for (ExprRV rv : *rvs) factors.push_back(InstValue::Of(rv));
+  ASSERT_TRUE(sch.Split(j, factors).ok());
+  const Trace trace = sch.trace();
+  const size_t index = trace.size() - 2;
+  const std::vector<int64_t> before = trace.decision(index).AsIntArray();
+  ASSERT_EQ(before, (std::vector<int64_t>{1, 2, 4, 16}));  // 128 covers 127
+  MutatorPtr m = Make("MutateTileSize", Cpu());
+  Random rng(5);
+  std::set<std::vector<int64_t>> seen;
+  for (int i = 0; i < 100; ++i) {
+    std::optional<Trace> out = m->Apply(trace, func, &rng);
+    ASSERT_TRUE(out.has_value());
+    ASSERT_EQ(ChangedDecisions(trace, *out), std::vector<size_t>{index});
+    const std::vector<int64_t> after = out->decision(index).AsIntArray();
+    int changed_inner = 0;
+    for (size_t t = 1; t < after.size(); ++t) changed_inner += after[t] != before[t];
+    EXPECT_EQ(changed_inner, 1);
+    EXPECT_LE(after[3], 16);
+    EXPECT_EQ(after, padded_tile::NormalizeOuter(after, 127));
+    EXPECT_TRUE(padded_tile::PaddingAllowed(127, padded_tile::PaddedExtent(after, 127)));
+    absl::StatusOr<Schedule> replayed = Replay(*out, func);
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    seen.insert(after);
+  }
+  EXPECT_GT(seen.size(), 5u);
 }
 
 TEST(MutateTileSizeTest, NulloptWhenNothingIsTiled) {

@@ -1,0 +1,27 @@
+// PartitionGuardedLoops: turns loops whose body is guarded by a predicate on the loop's own
+// variable into unguarded loops, so that the C compiler vectorizes and unrolls the tiles of a
+// padded tiling (a Split whose factors do not divide the extent guards its tail with
+// `outer * f + v < extent`, which at -fno-tree-loop-if-convert blocks vectorization).
+//
+// For a loop `for v in [0, n): if (c1 && ... && ck) S` (children first):
+//   - a conjunct that does not use v (and reads no buffer) moves above the loop;
+//   - conjuncts `v + rest < bound` / `<=` (v with coefficient 1, rest and bound free of v,
+//     no buffer read) bound the loop: with n constant, the loop is partitioned into
+//     `if (n <= B) for v in [0, n): S' else for v in [0, B): S'` (B the least bound), the
+//     full tile keeping its constant extent; otherwise the extent becomes min(n, B);
+//   - the other conjuncts stay as the guard S' of the body.
+// Each step keeps the meaning (predicates are pure), so the pass is safe on any lowered
+// function; it only changes loops of that shape.
+#ifndef TESSERA_CODEGEN_PARTITION_LOOPS_H_
+#define TESSERA_CODEGEN_PARTITION_LOOPS_H_
+
+#include "ir/function.h"
+
+namespace tessera {
+
+// `f` (lowered by LowerForCodegen) with its guarded loops partitioned as described above.
+PrimFunc PartitionGuardedLoops(const PrimFunc& f);
+
+}  // namespace tessera
+
+#endif  // TESSERA_CODEGEN_PARTITION_LOOPS_H_

@@ -1,0 +1,107 @@
+// PartitionGuardedLoops (codegen/partition_loops.cc): the tail guard of a non-dividing split
+// becomes a full tile with a constant extent and no guard plus a clipped tail, conjuncts that
+// do not use the loop move above it, other guards stay; the C backend still computes what the
+// unscheduled matmul computes.
+#include "codegen/partition_loops.h"
+
+#include <string>
+#include <vector>
+
+#include "codegen/codegen_c.h"
+#include "codegen/lower.h"
+#include "frontend/workloads.h"
+#include "gtest/gtest.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "schedule/schedule.h"
+#include "tests/testing/schedule_testing.h"
+
+namespace tessera {
+namespace {
+
+PrimFunc Gmm(int64_t m, int64_t n, int64_t k) {
+  absl::StatusOr<PrimFunc> f = MakeWorkload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}});
+  EXPECT_TRUE(f.ok()) << f.status();
+  return *f;
+}
+
+// The loops over variables named `name`, in pre-order.
+std::vector<const ForNode*> LoopsNamed(const Stmt& s, const std::string& name) {
+  std::vector<const ForNode*> loops;
+  PostOrderVisitStmts(s, [&](const Stmt& st) {
+    const auto* f = st.as<ForNode>();
+    if (f != nullptr && f->loop_var.name() == name) loops.push_back(f);
+  });
+  return loops;
+}
+
+// GMM 5x13x7 with j split 13 -> [4, 4] (a guarded tail j_0 * 4 + j_1 < 13) and i split by
+// `i_factors`.
+Schedule SplitGmm(const PrimFunc& func, std::vector<InstValue> i_factors) {
+  Schedule sch = Schedule::Create(func, 0);
+  std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("C"));
+  EXPECT_TRUE(sch.Split(loops[2], {InstValue::Int(4), InstValue::Int(4)}).ok());
+  if (!i_factors.empty()) {
+    EXPECT_TRUE(sch.Split(loops[1], i_factors).ok());
+  }
+  return sch;
+}
+
+TEST(PartitionGuardedLoopsTest, TailGuardBecomesFullTileAndClippedTail) {
+  const PrimFunc func = Gmm(5, 13, 7);
+  Schedule sch = SplitGmm(func, {});
+  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const PrimFunc partitioned = PartitionGuardedLoops(*lowered);
+  // Loops b, i, j_0, j_1, k, the guard around the block under k. The guard does not use k, so
+  // it moves above k and bounds j_1: j_0 then holds
+  // `if (4 <= 13 - j_0 * 4) for j_1 in [0, 4) else for j_1 in [0, 13 - j_0 * 4)`.
+  ASSERT_EQ(LoopsNamed(lowered->body(), "j_1").size(), 1u);
+  const ForNode* j0 = LoopsNamed(partitioned.body(), "j_0")[0];
+  const auto* split = j0->body.as<IfThenElseNode>();
+  ASSERT_NE(split, nullptr) << PrintStmt(partitioned.body());
+  const auto* full = split->then_case.as<ForNode>();
+  const auto* tail = split->else_case.as<ForNode>();
+  ASSERT_NE(full, nullptr);
+  ASSERT_NE(tail, nullptr);
+  EXPECT_EQ(full->loop_var.name(), "j_1");
+  EXPECT_TRUE(IsConstInt(full->extent, 4));
+  EXPECT_EQ(AsConstInt(tail->extent), nullptr);
+  EXPECT_EQ(full->body.as<IfThenElseNode>(), nullptr) << "the full tile is still guarded";
+  absl::Status built = testing::CheckCBackendMatches(func, sch.func());
+  EXPECT_TRUE(built.ok()) << built;
+}
+
+TEST(PartitionGuardedLoopsTest, GuardsOfOuterLoopsMoveOutAndPartitionTheirOwnLoop) {
+  // i split 5 -> [2, 3] too: the innermost guard is (i_0 * 3 + i_1 < 5) && (j_0 * 4 + j_1 < 13);
+  // the i conjunct leaves the j_1 loop and partitions i_1 (above k, j_0 and j_1 in the order).
+  const PrimFunc func = Gmm(5, 13, 7);
+  Schedule sch = SplitGmm(func, {InstValue::Int(2), InstValue::Int(3)});
+  std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("C"));
+  // b, i_0, i_1, j_0, j_1, k -> b, i_0, j_0, k, i_1, j_1: i_1 directly above j_1.
+  ASSERT_TRUE(sch.Reorder({loops[1], loops[3], loops[5], loops[2], loops[4]}).ok());
+  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const PrimFunc partitioned = PartitionGuardedLoops(*lowered);
+  for (const ForNode* loop : LoopsNamed(partitioned.body(), "j_1")) {
+    EXPECT_EQ(loop->body.as<IfThenElseNode>(), nullptr) << PrintStmt(partitioned.body());
+  }
+  std::vector<const ForNode*> i1 = LoopsNamed(partitioned.body(), "i_1");
+  ASSERT_EQ(i1.size(), 2u);  // full and tail
+  int constant = 0;
+  for (const ForNode* loop : i1) constant += AsConstInt(loop->extent) != nullptr;
+  EXPECT_EQ(constant, 1);
+  absl::Status built = testing::CheckCBackendMatches(func, sch.func());
+  EXPECT_TRUE(built.ok()) << built;
+}
+
+TEST(PartitionGuardedLoopsTest, FunctionWithoutGuardsIsReturnedUnchanged) {
+  const PrimFunc func = Gmm(4, 8, 4);
+  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(func);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  // The init guard (k == 0) is not a loop's whole body: nothing to partition.
+  EXPECT_TRUE(PartitionGuardedLoops(*lowered).body().same_as(lowered->body()));
+}
+
+}  // namespace
+}  // namespace tessera

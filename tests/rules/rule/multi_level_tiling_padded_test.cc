@@ -1,0 +1,107 @@
+// MultiLevelTiling on extents without a vector-sized divisor (rules/rule/multi_level_tiling.cc,
+// schedule/padded_tile.h): on cpu a prime-shape matmul gets SamplePaddedTile decisions whose
+// tiles do not divide the extents; every design space replays from trace JSON, computes what the
+// unscheduled matmul computes, and builds with the C backend (vectorized innermost tile, the
+// guarded tails partitioned) to the same outputs. On cuda the tiling stays perfect.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "frontend/workloads.h"
+#include "rules/schedule_rules.h"
+#include "schedule/state.h"
+#include "schedule/trace.h"
+#include "tests/testing/schedule_testing.h"
+
+namespace tessera {
+namespace {
+
+PrimFunc Gmm(int64_t m, int64_t n, int64_t k) {
+  absl::StatusOr<PrimFunc> f = MakeWorkload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}});
+  EXPECT_TRUE(f.ok()) << f.status();
+  return *f;
+}
+
+std::vector<Schedule> ApplyMlt(const std::string& target, const PrimFunc& func, int64_t seed) {
+  absl::StatusOr<ScheduleRulePtr> rule = NewMultiLevelTiling(*Target::Parse(target), nullptr);
+  EXPECT_TRUE(rule.ok()) << rule.status();
+  Schedule sch = Schedule::Create(func, seed);
+  absl::StatusOr<std::vector<Schedule>> out = (*rule)->Apply(&sch, *sch.GetBlock("C"));
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : std::vector<Schedule>{};
+}
+
+// The decisions of the SamplePaddedTile instructions of `sch`, in trace order.
+std::vector<std::vector<int64_t>> PaddedDecisions(const Schedule& sch) {
+  std::vector<std::vector<int64_t>> decisions;
+  for (size_t i = 0; i < sch.trace().size(); ++i) {
+    if (sch.trace().insts()[i].kind->name == std::string("SamplePaddedTile")) {
+      decisions.push_back(sch.trace().decision(i).AsIntArray());
+    }
+  }
+  return decisions;
+}
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+TEST(MultiLevelTilingPaddedTest, PrimeMatmulSamplesNonDividingTilesOnCpu) {
+  const PrimFunc func = Gmm(127, 257, 509);
+  const std::vector<int64_t> extents = {127, 257, 509};  // i, j, k in trace order
+  int non_dividing = 0;
+  for (int64_t seed = 0; seed < 6; ++seed) {
+    std::vector<Schedule> spaces = ApplyMlt("cpu", func, seed);
+    ASSERT_FALSE(spaces.empty());
+    for (const Schedule& sch : spaces) {
+      const std::vector<std::vector<int64_t>> decisions = PaddedDecisions(sch);
+      ASSERT_EQ(decisions.size(), 3u);
+      for (size_t d = 0; d < 3; ++d) {
+        EXPECT_EQ(decisions[d].size(), d == 2 ? 2u : 4u);  // "SSRSRS": 4 S slots, 2 R slots
+        EXPECT_GE(Product(decisions[d]), extents[d]);
+        non_dividing += Product(decisions[d]) != extents[d];
+      }
+      absl::Status replay = testing::CheckReplay(sch, func);
+      EXPECT_TRUE(replay.ok()) << replay;
+    }
+  }
+  EXPECT_GT(non_dividing, 0);
+}
+
+TEST(MultiLevelTilingPaddedTest, RoundAndSmallExtentsKeepPerfectTiles) {
+  for (const Schedule& sch : ApplyMlt("cpu", Gmm(128, 96, 15), 0)) {
+    EXPECT_TRUE(PaddedDecisions(sch).empty());
+  }
+}
+
+TEST(MultiLevelTilingPaddedTest, CudaKeepsPerfectTiles) {
+  for (const Schedule& sch : ApplyMlt("cuda -arch=sm_80", Gmm(127, 257, 64), 0)) {
+    EXPECT_TRUE(PaddedDecisions(sch).empty());
+  }
+}
+
+TEST(MultiLevelTilingPaddedTest, PaddedSpacesComputeTheMatmulInTheInterpreterAndTheCBackend) {
+  const PrimFunc func = Gmm(37, 67, 23);
+  int checked = 0;
+  for (int64_t seed = 0; seed < 4; ++seed) {
+    for (Schedule& sch : ApplyMlt("cpu", func, seed)) {
+      ASSERT_EQ(PaddedDecisions(sch).size(), 3u);
+      absl::Status correct = testing::CheckScheduleCorrect(sch, func, seed);
+      EXPECT_TRUE(correct.ok()) << correct;
+      // As the postprocessors would: the outermost loop parallel, the innermost vectorized.
+      std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("C"));
+      ASSERT_TRUE(sch.Parallel(loops.front()).ok());
+      ASSERT_TRUE(sch.Vectorize(loops.back()).ok());
+      absl::Status built = testing::CheckCBackendMatches(func, sch.func(), seed);
+      EXPECT_TRUE(built.ok()) << built;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 4);
+}
+
+}  // namespace
+}  // namespace tessera
