@@ -51,7 +51,8 @@ std::vector<DefaultRulePtr> DefaultGpuRules() {
 }
 
 std::vector<DefaultRulePtr> DefaultCpuRules() {
-  return {dlight::NewCpuRowReductionRule(), dlight::NewCpuDefaultRule()};
+  return {dlight::NewCpuRowReductionRule(), dlight::NewCpuTransposeRule(),
+          dlight::NewCpuDefaultRule()};
 }
 
 std::vector<DefaultRulePtr> DefaultRulesFor(const Target& target) {

@@ -32,6 +32,7 @@ DefaultRulePtr NewGpuTransposeRule();         // "Transpose"
 DefaultRulePtr NewGpuFallbackRule();          // "Fallback"
 // CPU rules, in the order DefaultCpuRules tries them.
 DefaultRulePtr NewCpuRowReductionRule();  // "CpuRowReduction" (softmax, norms)
+DefaultRulePtr NewCpuTransposeRule();     // "CpuTranspose"
 DefaultRulePtr NewCpuDefaultRule();       // "CpuDefault" (everything else)
 
 }  // namespace dlight
