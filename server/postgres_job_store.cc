@@ -238,15 +238,25 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
         return absl::FailedPreconditionError(absl::StrCat(
             "job ", job_id, " still has a pending batch of ", count.Int(0, 0), " candidates"));
       }
+      if (candidates.empty()) return absl::OkStatus();
+      // One statement for the batch (a round trip per row would dominate): rows of
+      // (position, trace, hash, func) after $1 = job, $2 = task.
+      std::string sql =
+          "INSERT INTO candidates (job_id, task, position, trace, hash, func, state) VALUES ";
+      std::vector<std::string> params = {job_id, Num(int64_t{task})};
       for (size_t i = 0; i < candidates.size(); ++i) {
-        TESSERA_ASSIGN_OR_RETURN(
-            Result r,
-            Query("INSERT INTO candidates (job_id, task, position, trace, hash, func, "
-                  "state) VALUES ($1, $2, $3, $4, $5, $6, 0) RETURNING id",
-                  {job_id, Num(int64_t{task}), Num(static_cast<int64_t>(i)),
-                   candidates[i].trace_json, candidates[i].hash, candidates[i].func_json}));
-        ids.push_back(r.Int(0, 0));
+        size_t p = params.size();
+        absl::StrAppend(&sql, i ? ", " : "", "($1, $2, $", p + 1, ", $", p + 2, ", $", p + 3, ", $",
+                        p + 4, ", 0)");
+        params.push_back(Num(static_cast<int64_t>(i)));
+        params.push_back(candidates[i].trace_json);
+        params.push_back(candidates[i].hash);
+        params.push_back(candidates[i].func_json);
       }
+      absl::StrAppend(&sql, " RETURNING id, position");
+      TESSERA_ASSIGN_OR_RETURN(Result r, Query(sql, params));
+      ids.assign(candidates.size(), -1);
+      for (int i = 0; i < r.rows(); ++i) ids[r.Int(i, 1)] = r.Int(i, 0);
       return absl::OkStatus();
     }));
     return ids;
@@ -399,29 +409,34 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     int accepted = 0;
-    TESSERA_RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
+    if (!reports.empty()) {
+      // One statement: only rows still leased under this lease change.
+      std::string sql =
+          "UPDATE candidates c SET state = 2, lease_id = '', result = v.result FROM (VALUES ";
+      std::vector<std::string> params = {lease_id};
+      for (size_t i = 0; i < reports.size(); ++i) {
+        size_t p = params.size();
+        absl::StrAppend(&sql, i ? ", " : "", "($", p + 1, "::bigint, $", p + 2, ")");
+        params.push_back(Num(reports[i].first));
+        params.push_back(ReportedOutcomeToJson(reports[i].second));
+      }
+      absl::StrAppend(&sql,
+                      ") AS v (id, result) WHERE c.id = v.id AND c.lease_id = $1 AND "
+                      "c.state = 1 RETURNING c.id");
+      TESSERA_ASSIGN_OR_RETURN(Result done, Query(sql, params));
+      accepted = done.rows();
+    }
+    if (accepted == 0) {
       TESSERA_ASSIGN_OR_RETURN(
           Result live,
-          Query("SELECT id FROM candidates WHERE lease_id = $1 AND state = 1 FOR UPDATE",
-                {lease_id}));
+          Query("SELECT 1 FROM candidates WHERE lease_id = $1 AND state = 1 LIMIT 1", {lease_id}));
       if (live.rows() == 0) {
         return absl::FailedPreconditionError(absl::StrCat(
             "lease ", lease_id,
-            " holds no candidate any more (expired, revoked, "
-            "reported or unknown): its candidates were or will be measured elsewhere"));
+            " holds no candidate any more (expired, revoked, reported or unknown): its "
+            "candidates were or will be measured elsewhere"));
       }
-      std::vector<int64_t> ids;
-      for (int i = 0; i < live.rows(); ++i) ids.push_back(live.Int(i, 0));
-      for (const auto& [id, outcome] : reports) {
-        if (std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
-        TESSERA_ASSIGN_OR_RETURN(
-            Result done, Query("UPDATE candidates SET state = 2, lease_id = '', result = $2 "
-                               "WHERE id = $1 AND lease_id = $3 AND state = 1 RETURNING id",
-                               {Num(id), ReportedOutcomeToJson(outcome), lease_id}));
-        accepted += done.rows();
-      }
-      return absl::OkStatus();
-    }));
+    }
     return accepted;
   }
 
@@ -442,6 +457,11 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
   absl::StatusOr<int> ExpireLeases(double now, int max_attempts) override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
+    // Mostly nothing expired: one cheap look first, the transaction only when needed.
+    TESSERA_ASSIGN_OR_RETURN(
+        Result any, Query("SELECT 1 FROM candidates WHERE state = 1 AND lease_expires < $1 LIMIT 1",
+                          {Num(now)}));
+    if (any.rows() == 0) return 0;
     int touched = 0;
     TESSERA_RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
       TESSERA_ASSIGN_OR_RETURN(
