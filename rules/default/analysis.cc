@@ -82,8 +82,7 @@ bool AllInjective(const Schedule& sch, const std::vector<BlockRV>& blocks) {
   return true;
 }
 
-std::optional<std::vector<BlockInfo>> TryInline(Schedule* sch,
-                                                const std::vector<BlockInfo>& blocks,
+std::optional<std::vector<BlockInfo>> TryInline(Schedule* sch, const std::vector<BlockInfo>& blocks,
                                                 bool into_reductions) {
   std::set<std::string> candidates;
   for (const BlockInfo& b : blocks) candidates.insert(b.name);
@@ -397,6 +396,18 @@ absl::StatusOr<LoopRV> ScheduleRowReduction(Schedule* sch, const BlockInfo& main
       SpreadOverThreads(sch, epilogue->rv, {loops.begin() + 1, loops.end()}, len_tx, unroll)
           .status());
   return row;
+}
+
+std::optional<InnerSumReduction> FindInnerSumReduction(Schedule* sch) {
+  std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(sch);
+  if (blocks.has_value()) blocks = TryInlineContiguousSpatial(sch, *blocks);
+  if (!blocks.has_value() || blocks->empty() || blocks->size() > 2) return std::nullopt;
+  absl::StatusOr<Block> block = BlockByName(*sch, (*blocks)[0].name);
+  if (!block.ok() || !IsSumReduction(*block) || !IsInnerReduction(*block)) return std::nullopt;
+  if (blocks->size() == 2 && !(*blocks)[1].IsInjective()) return std::nullopt;
+  InnerSumReduction found{(*blocks)[0], *block, std::nullopt};
+  if (blocks->size() == 2) found.epilogue = (*blocks)[1];
+  return found;
 }
 
 std::optional<Schedule> IfValidOnGpu(Schedule sch, const Target& target) {

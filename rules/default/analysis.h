@@ -127,6 +127,19 @@ absl::StatusOr<LoopRV> ScheduleRowReduction(Schedule* sch, const BlockInfo& main
                                             const std::optional<BlockInfo>& epilogue,
                                             int64_t len_tx, int64_t unroll);
 
+// A sum reduction along contiguous memory (IsSumReduction, IsInnerReduction), optionally
+// followed by one elementwise epilogue: what the GEMV and Reduction rules schedule with
+// ScheduleRowReduction.
+struct InnerSumReduction {
+  BlockInfo main;
+  Block block;  // main's block
+  std::optional<BlockInfo> epilogue;
+};
+// Normalizes `sch`'s function and inlines runs of elementwise blocks (NormalizeBlocks,
+// TryInlineContiguousSpatial); nullopt unless what remains is one such reduction and at most
+// one elementwise block after it. `sch` keeps the inlining either way.
+std::optional<InnerSumReduction> FindInnerSumReduction(Schedule* sch);
+
 // Fuses the loops `loops` (one loop is returned as is; none: a new unit loop above `block`),
 // splits the result [None, len_tx] and binds the inner part to threadIdx.x; the outer part
 // gets the unroll annotations when `unroll` > 0. Returns {outer, inner}.

@@ -41,23 +41,17 @@ bool HasVectorOperand(const Block& block) {
 }
 
 std::optional<Schedule> Gemv(Schedule sch, const Target& target) {
-  std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
-  if (blocks.has_value()) blocks = TryInlineContiguousSpatial(&sch, *blocks);
-  if (!blocks.has_value() || blocks->empty() || blocks->size() > 2) return std::nullopt;
-  const BlockInfo& main = (*blocks)[0];
-  absl::StatusOr<Block> block = BlockByName(sch, main.name);
-  if (!block.ok() || main.kinds.size() < 2 || main.kinds.size() > 3 || main.kinds.back() != 'R' ||
-      main.IsInjective() || !IsSumReduction(*block) || !HasVectorOperand(*block) ||
-      !IsInnerReduction(*block)) {
+  std::optional<InnerSumReduction> found = FindInnerSumReduction(&sch);
+  if (!found.has_value()) return std::nullopt;
+  const BlockInfo& main = found->main;
+  if (main.kinds.size() < 2 || main.kinds.size() > 3 || main.kinds.back() != 'R' ||
+      main.IsInjective() || !HasVectorOperand(found->block)) {
     return std::nullopt;
   }
-  std::optional<BlockInfo> epilogue;
-  if (blocks->size() == 2) {
-    if (!(*blocks)[1].IsInjective()) return std::nullopt;
-    epilogue = (*blocks)[1];
-  }
   const int64_t len_tx = std::min(kThreads, target.max_threads_per_block());
-  if (!ScheduleRowReduction(&sch, main, epilogue, len_tx, kUnroll).ok()) return std::nullopt;
+  if (!ScheduleRowReduction(&sch, main, found->epilogue, len_tx, kUnroll).ok()) {
+    return std::nullopt;
+  }
   return IfValidOnGpu(std::move(sch), target);
 }
 

@@ -17,29 +17,20 @@ namespace {
 constexpr int64_t kUnroll = 256;
 
 std::optional<Schedule> Reduction(Schedule sch, const Target& target) {
-  std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
-  if (blocks.has_value()) blocks = TryInlineContiguousSpatial(&sch, *blocks);
-  if (!blocks.has_value() || blocks->empty() || blocks->size() > 2) return std::nullopt;
-  const BlockInfo& main = (*blocks)[0];
-  absl::StatusOr<Block> block = BlockByName(sch, main.name);
-  if (!block.ok() || !main.IsReduction() || !IsSumReduction(*block) ||
-      !IsInnerReduction(*block)) {
-    return std::nullopt;
-  }
-  std::optional<BlockInfo> epilogue;
-  if (blocks->size() == 2) {
-    if (!(*blocks)[1].IsInjective()) return std::nullopt;
-    epilogue = (*blocks)[1];
-  }
+  std::optional<InnerSumReduction> found = FindInnerSumReduction(&sch);
+  if (!found.has_value() || !found->main.IsReduction()) return std::nullopt;
+  const BlockInfo& main = found->main;
   int64_t len_r = 1;
   for (size_t i = 0; i < main.kinds.size(); ++i) {
     if (main.kinds[i] == 'R') len_r *= main.extents[i];
   }
   if (len_r <= 0) return std::nullopt;
   const int64_t max_threads = target.max_threads_per_block();
-  const int64_t len_tx = std::max<int64_t>(std::min<int64_t>(32, max_threads),
-                                           FloorPowerOfTwo(len_r, max_threads));
-  if (!ScheduleRowReduction(&sch, main, epilogue, len_tx, kUnroll).ok()) return std::nullopt;
+  const int64_t len_tx =
+      std::max<int64_t>(std::min<int64_t>(32, max_threads), FloorPowerOfTwo(len_r, max_threads));
+  if (!ScheduleRowReduction(&sch, main, found->epilogue, len_tx, kUnroll).ok()) {
+    return std::nullopt;
+  }
   return IfValidOnGpu(std::move(sch), target);
 }
 
