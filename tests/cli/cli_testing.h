@@ -78,6 +78,43 @@ inline bool OneLine(const std::string& text) {
   return newline == std::string::npos || newline + 1 == text.size();
 }
 
+// The number of lines in `text` (newlines counted).
+inline int CountLines(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines;
+}
+
+// Writes `text` to `name` under the test's temporary directory; returns the path.
+inline std::string WriteTempFile(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  FILE* f = fopen(path.c_str(), "w");
+  if (f == nullptr) return path;
+  fputs(text.c_str(), f);
+  fclose(f);
+  return path;
+}
+
+// A GPU schedule of GMM: one thread per output element (batch, i, j fused, split by 128).
+inline constexpr char kGmmGpuTrace[] = R"([[["GetBlock", [], ["C", "main"], ["b0"]],
+  ["GetLoops", ["b0"], [], ["l1", "l2", "l3", "l4"]],
+  ["Fuse", ["l1", "l2", "l3"], [1], ["l5"]],
+  ["Split", ["l5", "None", 128], [1], ["l6", "l7"]],
+  ["Bind", ["l6"], ["blockIdx.x"], []],
+  ["Bind", ["l7"], ["threadIdx.x"], []]], []])";
+
+// "" when `tessera devices` lists a GPU, else its one-line reason.
+inline std::string NoGpuReason() {
+  Output out = RunTessera("devices");
+  return out.stdout_text.rfind("no CUDA device: ", 0) == 0 ? out.stdout_text : "";
+}
+
+// The JSON object in `text`, which may follow progress lines (stderr is folded into it).
+inline nlohmann::json JsonAfterProgress(const std::string& text) {
+  size_t start = text.rfind('{', 0) == 0 ? 0 : text.find("\n{") + 1;
+  return nlohmann::json::parse(text.substr(start));
+}
+
 }  // namespace cli_testing
 }  // namespace tessera
 
