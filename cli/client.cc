@@ -1,7 +1,5 @@
 #include "cli/client.h"
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -26,11 +24,6 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, const std::string&
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-bool IsRegularFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 #include "cli/common.h"
 
+#include <sys/stat.h>
+
 #include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,13 +19,9 @@ namespace tessera {
 namespace cli {
 namespace {
 
-bool IsRegularFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 absl::StatusOr<PrimFunc> LoadFile(const std::string& path) {
@@ -32,8 +29,8 @@ absl::StatusOr<PrimFunc> LoadFile(const std::string& path) {
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<PrimFunc> func = EndsWith(path, ".json") ? LoadPrimFuncJson(text.str())
-                                                          : ParseFunc(text.str());
+  absl::StatusOr<PrimFunc> func =
+      EndsWith(path, ".json") ? LoadPrimFuncJson(text.str()) : ParseFunc(text.str());
   if (!func.ok()) {
     return absl::Status(func.status().code(), absl::StrCat(path, ": ", func.status().message()));
   }
@@ -98,12 +95,18 @@ std::string FormatSeconds(double seconds) {
   return absl::StrFormat("%.3f s", seconds);
 }
 
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 void FunctionList::AddOptions(CLI::App* app) {
   app->add_option("workloads", specs,
                   "Workloads: NAME or NAME:K=V,... (e.g. GMM:M=256,N=256,K=256), files "
                   "(.ir/.json), or for tune ONNX models (.onnx: their tasks, weighted)")
       ->required();
-  app->add_option("--dtype", dtype, "Data type of every workload (default: each one's first dtype)");
+  app->add_option("--dtype", dtype,
+                  "Data type of every workload (default: each one's first dtype)");
 }
 
 absl::StatusOr<std::vector<FunctionList::Entry>> FunctionList::Load() const {
@@ -118,7 +121,8 @@ absl::StatusOr<std::vector<FunctionList::Entry>> FunctionList::Load() const {
     std::string stem = spec.substr(0, spec.find(':'));
     std::string base;
     for (char c : stem.substr(stem.find_last_of('/') + 1)) {
-      base += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+      base +=
+          std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
     }
     int n = used[base]++;
     entry.name = n == 0 ? base : absl::StrCat(base, "_", n);

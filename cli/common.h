@@ -83,6 +83,10 @@ int ReportError(const absl::Status& status);
 // "12.3 us", "4.56 ms", "1.23 s".
 std::string FormatSeconds(double seconds);
 
+// Whether `path` names an existing regular file (a workload argument is a file before it is a
+// workload name or a spec).
+bool IsRegularFile(const std::string& path);
+
 }  // namespace cli
 }  // namespace tessera
 

@@ -1,7 +1,5 @@
 #include "cli/remote_records.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -16,11 +14,6 @@
 namespace tessera {
 namespace cli {
 namespace {
-
-bool IsRegularFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 // What the server gets for a function loaded here from `spec`: the spec itself for a workload
 // of the library (the server builds the same function), else the function as IR JSON (files,
