@@ -454,17 +454,12 @@ void Dispatcher::Sweep() {
 DispatcherStats Dispatcher::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   DispatcherStats stats;
-  for (const auto& [id, job] : jobs_) {
-    if (job.cancelled) continue;
-    stats.queued_by_target[job.context.target] += static_cast<int>(job.queue.size());
-  }
   std::map<std::string, std::pair<int, int>> by_worker;  // leases, candidates
   for (const auto& [id, live] : leases_) {
-    const int pending = static_cast<int>(live.pending.size());
-    stats.leased_by_target[live.lease.context.target] += pending;
     by_worker[live.lease.worker_id].first += 1;
-    by_worker[live.lease.worker_id].second += pending;
+    by_worker[live.lease.worker_id].second += static_cast<int>(live.pending.size());
   }
+  for (const auto& [id, owner] : shared_leases_) by_worker[owner.worker_id].first += 1;
   for (const std::string& id : worker_order_) {
     auto w = workers_.find(id);
     if (w == workers_.end()) continue;

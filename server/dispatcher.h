@@ -57,15 +57,14 @@ struct DispatcherOptions {
   ServerMetrics* metrics = nullptr;
 };
 
-// The dispatcher's state at one moment, for the metrics (server/metrics.h).
+// The workers registered with this dispatcher at one moment, for the metrics
+// (server/metrics.h).
 struct DispatcherStats {
-  std::map<std::string, int> queued_by_target;  // candidates waiting for a worker
-  std::map<std::string, int> leased_by_target;  // leased and not reported yet
   struct WorkerLoad {
     std::string id;
     std::string host;
-    int leases = 0;      // live leases
-    int candidates = 0;  // their unreported candidates
+    int leases = 0;      // live leases granted by this server
+    int candidates = 0;  // their unreported candidates (in-memory queue only; shared: 0)
   };
   std::vector<WorkerLoad> workers;  // live workers, in registration order
 };
@@ -233,6 +232,7 @@ class Dispatcher {
   struct SharedLeaseOwner {
     std::string worker_id;
     Clock::time_point deadline;
+    std::string target;  // its job's target string (for the metrics)
   };
 
   mutable std::mutex mu_;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "server/dispatcher.h"
+#include "server/metrics.h"
 
 namespace tessera {
 namespace {
@@ -187,8 +188,10 @@ absl::StatusOr<std::optional<Lease>> Dispatcher::SharedPullWork(const std::strin
       {
         std::lock_guard<std::mutex> lock(mu_);
         shared_leases_[lease_id] = SharedLeaseOwner{
-            worker_id, Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(options_.lease_seconds))};
+            worker_id,
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(options_.lease_seconds)),
+            target};
       }
       TESSERA_LOG(INFO) << "job " << lease.job_id << ": lease " << lease.id << " of "
                         << lease.candidates.size() << " candidates to worker " << worker_id;
@@ -207,6 +210,7 @@ absl::StatusOr<int> Dispatcher::SharedReport(const std::string& worker_id,
                                              const std::string& lease_id,
                                              const std::vector<CandidateReport>& reports) {
   Provenance software;
+  std::string target;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto w = workers_.find(worker_id);
@@ -222,6 +226,7 @@ absl::StatusOr<int> Dispatcher::SharedReport(const std::string& worker_id,
           "lease ", lease_id, " is not a live lease of worker ", worker_id,
           " (expired, revoked or unknown): its candidates were or will be measured elsewhere"));
     }
+    target = l->second.target;
   }
   std::vector<std::pair<int64_t, ReportedOutcome>> outcomes;
   for (const CandidateReport& r : reports) {
@@ -235,6 +240,20 @@ absl::StatusOr<int> Dispatcher::SharedReport(const std::string& worker_id,
   if (accepted.ok()) {
     TESSERA_LOG(INFO) << "worker " << worker_id << " reported " << *accepted << " of lease "
                       << lease_id;
+  }
+  if (accepted.ok() && options_.metrics != nullptr) {
+    // The store says how many it accepted, not which: when some were reported already (rare),
+    // only the number is counted, without error kinds.
+    if (*accepted == static_cast<int>(reports.size())) {
+      for (const CandidateReport& r : reports) {
+        double run_secs = 0;
+        for (double t : r.outcome.run_secs) run_secs += t;
+        options_.metrics->CandidateMeasured(target, r.outcome.error, r.outcome.build_secs,
+                                            run_secs);
+      }
+    } else {
+      options_.metrics->CandidatesMeasured(target, *accepted);
+    }
   }
   result_cv_.notify_all();
   return accepted;

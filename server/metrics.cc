@@ -115,25 +115,32 @@ class ServerMetrics::Sampler : public prometheus::Collectable {
       }
       absl::StatusOr<std::vector<JobSnapshot>> listed = jobs_->List({}, INT_MAX);
       if (listed.ok()) {
-        for (const JobSnapshot& j : *listed) ++by_state[j.row.state];
+        // Queue depth per target: the pending batches of the unfinished jobs this server runs.
+        std::map<std::string, std::pair<int, int>> by_target;  // queued, leased
+        for (const JobSnapshot& j : *listed) {
+          ++by_state[j.row.state];
+          if (IsFinal(j.row.state) || j.row.target.empty()) continue;
+          by_target[j.row.target].first += j.queued;
+          by_target[j.row.target].second += j.in_flight;
+        }
         for (const auto& [state, n] : by_state) {
           AddGauge(&jobs, {{"state", JobStateName(state)}}, n);
         }
-        out.push_back(std::move(jobs));
+        MetricFamily queued =
+            GaugeFamily("tessera_queued_candidates",
+                        "Candidates waiting for a worker, by target (queue depth)");
+        MetricFamily leased =
+            GaugeFamily("tessera_leased_candidates",
+                        "Candidates leased to workers and not reported, by target");
+        for (const auto& [target, n] : by_target) {
+          AddGauge(&queued, {{"target", target}}, n.first);
+          AddGauge(&leased, {{"target", target}}, n.second);
+        }
+        for (MetricFamily* f : {&jobs, &queued, &leased}) out.push_back(std::move(*f));
       }
     }
     if (dispatcher_ != nullptr) {
       DispatcherStats stats = dispatcher_->Stats();
-      MetricFamily queued = GaugeFamily("tessera_queued_candidates",
-                                        "Candidates waiting for a worker, by target (queue depth)");
-      for (const auto& [target, n] : stats.queued_by_target) {
-        AddGauge(&queued, {{"target", target}}, n);
-      }
-      MetricFamily leased = GaugeFamily("tessera_leased_candidates",
-                                        "Candidates leased to workers and not reported, by target");
-      for (const auto& [target, n] : stats.leased_by_target) {
-        AddGauge(&leased, {{"target", target}}, n);
-      }
       MetricFamily workers = GaugeFamily("tessera_workers", "Registered live workers");
       AddGauge(&workers, {}, stats.workers.size());
       MetricFamily leases =
@@ -141,10 +148,10 @@ class ServerMetrics::Sampler : public prometheus::Collectable {
       MetricFamily worker_candidates = GaugeFamily(
           "tessera_worker_leased_candidates", "Unreported candidates leased to each live worker");
       for (const DispatcherStats::WorkerLoad& w : stats.workers) {
-        AddGauge(&leases, {{"worker", w.id}, {"host", w.host}}, w.leases);
-        AddGauge(&worker_candidates, {{"worker", w.id}, {"host", w.host}}, w.candidates);
+        AddGauge(&leases, {{"host", w.host}, {"worker", w.id}}, w.leases);
+        AddGauge(&worker_candidates, {{"host", w.host}, {"worker", w.id}}, w.candidates);
       }
-      for (MetricFamily* f : {&queued, &leased, &workers, &leases, &worker_candidates}) {
+      for (MetricFamily* f : {&workers, &leases, &worker_candidates}) {
         out.push_back(std::move(*f));
       }
     }
@@ -239,6 +246,10 @@ void ServerMetrics::CandidateMeasured(const std::string& target, MeasureError er
   }
   if (build_secs > 0) build_seconds_->Increment(build_secs);
   if (run_secs > 0) run_seconds_->Increment(run_secs);
+}
+
+void ServerMetrics::CandidatesMeasured(const std::string& target, int n) {
+  if (n > 0) measured_->Add({{"target", target}}).Increment(n);
 }
 
 void ServerMetrics::LeaseExpired() { lease_expiries_->Increment(); }

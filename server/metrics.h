@@ -7,8 +7,11 @@
 //   measured, measurement errors by kind, lease expiries, quarantines, build and run seconds,
 //   RPCs and their latency per method;
 // - state, sampled from the job manager and the dispatcher at each scrape (nothing to keep in
-//   step): jobs by state, candidates queued and leased per target, live workers and the leases
-//   each holds.
+//   step): jobs by state, candidates queued and leased per target (of the jobs this server
+//   runs), live workers and the leases each holds.
+// On a shared (PostgreSQL) state database each server counts what passes through it: sum the
+// servers. Lease expiries and quarantines there are done by whichever server's sweep comes first
+// in SQL and are not counted.
 //
 // Thread-safe. The object must outlive the server parts that report to it.
 #ifndef TESSERA_SERVER_METRICS_H_
@@ -56,6 +59,9 @@ class ServerMetrics {
   // A worker's outcome of one candidate of a `target` job was accepted.
   void CandidateMeasured(const std::string& target, MeasureError error, double build_secs,
                          double run_secs);
+  // `n` outcomes were accepted whose kinds and times are not known (the shared queue accepted
+  // only part of a report).
+  void CandidatesMeasured(const std::string& target, int n);
   void LeaseExpired();
   // A candidate was given up after too many expired leases (its outcome is worker_lost).
   void CandidateQuarantined(const std::string& target);
