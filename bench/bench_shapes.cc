@@ -14,6 +14,7 @@
 // not run is named as such, not guessed.
 //
 //   bench_shapes [--shapes bert_qkv,llama_gemv,...] [--trials 64,256] [--seeds 3] [--list]
+//                (--trials 0: the default schedules only, no tuning)
 //                [--mlas-python build/anchor-venv/bin/python] [--no-dnnl]
 #include <cblas.h>
 #include <sys/wait.h>
@@ -393,6 +394,7 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
   // Ratios against the anchor (anchor time / Tessera time: > 1 is faster than the anchor).
   std::map<Group, std::vector<double>> worst_tuned_ratio;
   std::map<Group, std::set<std::string>> libraries_judged;  // which libraries the ratios saw
+  std::map<Group, std::vector<double>> default_ratio;       // the same ratios for the defaults
   int tuned_not_worse = 0, shapes_run = 0;
   double total_wall = 0, total_build = 0;
   for (const Shape& shape : AllShapes()) {
@@ -446,6 +448,8 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
                   lib.secs > 0 ? describe(lib.secs).c_str() : lib.note.c_str());
     }
     std::printf("  default           %s\n", describe(def).c_str());
+    const double def_ref = shape.group == Group::kMemory ? bound : anchor;
+    if (def > 0 && def_ref < 1e30) default_ratio[shape.group].push_back(def_ref / def);
     bool all_not_worse = true;
     for (size_t c = 0; c < budgets.size(); ++c) {
       double worst = 0;
@@ -476,7 +480,13 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
                 wall > 0 ? 100 * build / wall : 0);
     std::fflush(stdout);
   }
-  const int first = budgets.empty() ? 0 : budgets[0];
+  std::printf("\nDefault schedules:\n");
+  for (const auto& [group, ratios] : default_ratio) {
+    std::printf("  %s geomean %.2f %s over %zu shapes\n", GroupName(group), Geomean(ratios),
+                group == Group::kMemory ? "of bandwidth" : "x the fastest library", ratios.size());
+  }
+  if (budgets.empty()) return 0;  // --trials 0: the defaults only
+  const int first = budgets[0];
   std::printf("\nGoals at %d trials, worst of %d seed(s):\n", first, seeds);
   std::printf("  tuned >= default on every shape and checkpoint: %d of %d shapes%s\n",
               tuned_not_worse, shapes_run, tuned_not_worse == shapes_run ? " (met)" : " (NOT met)");
@@ -525,7 +535,9 @@ int main(int argc, char** argv) {
   anchor_options.mlas_script = std::string(TESSERA_SOURCE_DIR) + "/bench/anchors/ort_anchor.py";
   bool no_dnnl = false;
   app.add_option("--shapes", shapes, "Shapes to run (default: all; see --list)")->delimiter(',');
-  app.add_option("--trials", trials, "Trial checkpoints, ascending")->delimiter(',');
+  app.add_option("--trials", trials,
+                 "Trial checkpoints, ascending (0: the defaults only, no tuning)")
+      ->delimiter(',');
   app.add_option("--seed", seed, "Seed of the first tuning job");
   app.add_option("--seeds", seeds, "Tuning jobs per shape")->check(CLI::PositiveNumber);
   app.add_flag("--list", list, "List the shapes and exit");
@@ -542,6 +554,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::sort(trials.begin(), trials.end());
+  trials.erase(std::remove(trials.begin(), trials.end(), 0), trials.end());
   anchor_options.dnnl = !no_dnnl;
   return tessera::Bench(shapes, trials, seed, seeds, anchor_options);
 }
