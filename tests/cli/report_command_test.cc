@@ -77,6 +77,39 @@ TEST(ReportCommandTest, WritesOnePageWithOneCurvePerTask) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
+// --model and --roofline on a tuned model: one kernel table (a row per extracted kernel, tuned
+// or default) and the CPU tasks' rooflines, besides the usual sections.
+TEST(ReportCommandTest, ModelTableAndRooflinesFromTheCommandLine) {
+  TempDir dir;
+  const std::string db = dir.File("cnn.db"), page = dir.File("report.html");
+  const std::string model = std::string(TESSERA_SOURCE_DIR) + "/tests/frontend/data/cnn.onnx";
+  Output out = RunTessera("tune " + model + " --db " + db +
+                          " --trials 10 --trials-per-iter 2 --cost-model random --work-dir " +
+                          dir.File("work"));
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  const size_t tasks_at = out.text.find("tuning ");
+  ASSERT_NE(tasks_at, std::string::npos) << out.text;
+  const int kernels = std::atoi(out.text.c_str() + tasks_at + 7);  // "tuning 5 task(s)"
+  ASSERT_GT(kernels, 0) << out.text;
+  out = RunTessera("report --db " + db + " -o " + page + " --model " + model +
+                   " --roofline cpu=100,10");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  std::string html = ReadFile(page);
+  EXPECT_EQ(Count(html, "<section class=\"model\""), 1u);
+  EXPECT_NE(html.find("Model " + model), std::string::npos);
+  EXPECT_EQ(Count(html, "<tr class=\"tuned\">") + Count(html, "<tr class=\"default\">"),
+            static_cast<size_t>(kernels));
+  EXPECT_GE(Count(html, "<tr class=\"tuned\">"), 1u) << "10 trials tune at least one kernel";
+  // Every task is on the host CPU, so each that ran and has arithmetic has its roofline row.
+  const size_t sections = Count(html, "<section class=\"task\"");
+  EXPECT_EQ(Count(html, "<th>roofline</th>"),
+            sections - Count(html, "No trial ran successfully") - Count(html, "<th>calls/s</th>"));
+  EXPECT_GE(Count(html, "<line class=\"roofline\"") + Count(html, ": above the chart"), 1u);
+  out = RunTessera("report --db " + db + " -o " + page + " --roofline cpu=fast");
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_NE(out.text.find("--roofline cpu=fast: not two numbers"), std::string::npos) << out.text;
+}
+
 TEST(ReportCommandTest, ErrorsAreOneLineAndWriteNothing) {
   TempDir dir;
   Output out = RunTessera("report --db " + dir.File("tune.db") + " -o " +
