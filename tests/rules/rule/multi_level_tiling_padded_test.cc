@@ -103,5 +103,21 @@ TEST(MultiLevelTilingPaddedTest, PaddedSpacesComputeTheMatmulInTheInterpreterAnd
   EXPECT_GE(checked, 4);
 }
 
+TEST(MultiLevelTilingPaddedTest, VocabularySizedRowGetsVectorTilesAndMatchesTheReference) {
+  // GPT-2's vocabulary, 50257 = 29 * 1733: no divisor fit for a vector register.
+  const PrimFunc func = Gmm(1, 50257, 16);
+  std::vector<Schedule> spaces = ApplyMlt("cpu", func, 3);
+  ASSERT_FALSE(spaces.empty());
+  Schedule& sch = spaces.back();
+  const std::vector<std::vector<int64_t>> decisions = PaddedDecisions(sch);
+  ASSERT_EQ(decisions.size(), 1u);  // j only: i (1) and k (16) keep perfect tiles
+  EXPECT_GE(Product(decisions[0]), 50257);
+  EXPECT_LE(Product(decisions[0]), 50257 + 50257 / 8);
+  std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("C"));
+  ASSERT_TRUE(sch.Vectorize(loops.back()).ok());
+  absl::Status built = testing::CheckCBackendMatches(func, sch.func());
+  EXPECT_TRUE(built.ok()) << built;
+}
+
 }  // namespace
 }  // namespace tessera
