@@ -78,6 +78,31 @@ absl::Status Apply(Schedule* sch, const std::vector<BlockInfo>& blocks, size_t r
   return absl::OkStatus();
 }
 
+// True if every block that reads an earlier block's output indexes it with the row iterators
+// first (stat[i] in out[i, j]): the producer's rows are then the consumer's, and computing it at
+// the row loop computes each row once. A statistic read along another iterator (a column
+// normalization, stat[j] in out[i, j]) would be recomputed in full for every row.
+bool RowsLineUp(const Schedule& sch, const std::vector<BlockInfo>& blocks, size_t rows) {
+  std::vector<Block> bodies;
+  for (const BlockInfo& info : blocks) {
+    absl::StatusOr<Block> block = BlockByName(sch, info.name);
+    if (!block.ok()) return false;
+    bodies.push_back(*block);
+  }
+  for (size_t p = 0; p < bodies.size(); ++p) {
+    const Buffer& out = bodies[p]->writes[0].buffer;
+    for (size_t c = p + 1; c < bodies.size(); ++c) {
+      std::vector<int> iters = AccessIters(bodies[c], out);
+      if (iters.empty()) continue;  // c does not read it
+      if (iters.size() < rows) return false;
+      for (size_t i = 0; i < rows; ++i) {
+        if (iters[i] != static_cast<int>(i)) return false;
+      }
+    }
+  }
+  return true;
+}
+
 std::optional<Schedule> CpuRowReduction(Schedule sch, const Target& /*target*/) {
   std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
   if (blocks.has_value()) blocks = TryInline(&sch, *blocks, /*into_reductions=*/false);
@@ -98,7 +123,7 @@ std::optional<Schedule> CpuRowReduction(Schedule sch, const Target& /*target*/) 
     if (info.IsReduction() && info.kinds.find('S', rows) != std::string::npos) return std::nullopt;
   }
   // The last block writes whole rows (softmax's normalization, the norm's output).
-  if (!blocks->back().IsInjective()) return std::nullopt;
+  if (!blocks->back().IsInjective() || !RowsLineUp(sch, *blocks, rows)) return std::nullopt;
   if (!Apply(&sch, *blocks, rows).ok()) return std::nullopt;
   return sch;
 }

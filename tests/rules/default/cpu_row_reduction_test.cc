@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/compute.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
@@ -92,6 +93,33 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<RowCase>& info) {
       return info.param.workload + "_" + std::to_string(info.param.shape.at("N"));
     });
+
+// out[i, j] = A[i, j] / colsum[j]: the statistic runs along columns, so computing it at the row
+// loop would recompute all of it per row; the rule declines and the result is still right.
+TEST(CpuRowReductionRuleTest, ColumnStatisticIsNotARowChain) {
+  Tensor a = Placeholder({16, 16}, DataType::Float32(), "A");  // square: extents match
+  IterVar r = ReduceAxis(16, "r");
+  Tensor colsum = Compute(
+      {16},
+      [&](const std::vector<Var>& v) {
+        return Sum(a({r.var, v[0]}), {r});
+      },
+      "colsum");
+  Tensor out = Compute(
+      {16, 16},
+      [&](const std::vector<Var>& v) {
+        return Div(a({v[0], v[1]}), colsum({v[1]}));
+      },
+      "out");
+  absl::StatusOr<PrimFunc> func = CreatePrimFunc("main", {a, out});
+  ASSERT_TRUE(func.ok()) << func.status();
+  auto [rule, scheduled] = ApplyToModule(*func, CpuTarget());
+  EXPECT_EQ(rule, "CpuDefault");
+  absl::StatusOr<CheckOutcome> check =
+      BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/3, 60);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
+}
 
 TEST(CpuRowReductionRuleTest, LeavesFunctionsThatAreNotRowChainsToCpuDefault) {
   for (const char* name : {"GEMV", "GMM", "NRM", "REDUCE_SUM", "ELEMENTWISE", "C2D"}) {
