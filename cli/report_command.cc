@@ -1,7 +1,8 @@
 // `tessera report --db DB|--server ADDR -o report.html`: the tuning report (report/report.h) of
 // every task in a records database (a SQLite file or a postgresql:// URL) or on a tuning server
 // (its ExportRecords stream, read into memory first), as one self-contained HTML page; with
-// --roofline the roofline of the targets given, with --model the model's per-kernel table.
+// --roofline the roofline of the targets given, with --anchors latencies measured elsewhere
+// (libraries), with --model the model's per-kernel table.
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -29,6 +30,7 @@ struct ReportCommandOptions {
   std::string output;
   std::string title = "Tessera tuning report";
   std::vector<std::string> rooflines;  // "cpu=1200,90"
+  std::string anchors;                 // a JSON-lines file of anchors
   std::vector<std::string> models;     // .onnx files
   std::vector<std::string> input_shapes;
   std::string model_target = "cpu";  // named for a model none of whose kernels has a record
@@ -74,6 +76,41 @@ absl::StatusOr<std::unique_ptr<Database>> FetchServerRecords(const ClientOptions
   return db;
 }
 
+// The anchors file: one JSON object a line, {"workload": "GMM:M=128,N=128,K=128" (a spec or an
+// IR file, as for tune), "target": "cpu" (a target string prefix), "name": "OpenBLAS", "seconds":
+// 1.2e-4}; blank lines are skipped. Errors name the file and line.
+absl::StatusOr<std::vector<std::pair<PrimFunc, Anchor>>> ReadAnchors(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("--anchors ", path, ": cannot read it"));
+  std::vector<std::pair<PrimFunc, Anchor>> out;
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto bad = [&](const std::string& why) {
+      return absl::InvalidArgumentError(absl::StrCat("--anchors ", path, ":", n, ": ", why));
+    };
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return bad("not a JSON object");
+    for (const char* key : {"workload", "target", "name"}) {
+      if (!j.contains(key) || !j[key].is_string())
+        return bad(absl::StrCat("no string \"", key, "\""));
+    }
+    if (!j.contains("seconds") || !j["seconds"].is_number() || !(j["seconds"].get<double>() > 0)) {
+      return bad("\"seconds\" must be a positive number");
+    }
+    FunctionList list;
+    list.specs = {j["workload"].get<std::string>()};
+    absl::StatusOr<std::vector<FunctionList::Entry>> funcs = list.Load();
+    if (!funcs.ok()) return bad(std::string(funcs.status().message()));
+    Anchor anchor;
+    anchor.name = j["name"].get<std::string>();
+    anchor.target_prefix = j["target"].get<std::string>();
+    anchor.seconds = j["seconds"].get<double>();
+    out.push_back({funcs->front().func, anchor});
+  }
+  return out;
+}
+
 int RunReport(const ReportCommandOptions& o) {
   if (o.client.server.empty() == o.db_path.empty()) {
     return ReportError(absl::InvalidArgumentError("give either --db DB or --server ADDR"));
@@ -90,6 +127,12 @@ int RunReport(const ReportCommandOptions& o) {
   absl::StatusOr<std::vector<ReportTask>> tasks = SummarizeTasks(db->get());
   if (!tasks.ok()) return ReportError(tasks.status());
   ApplyRooflines(rooflines, &*tasks);
+  if (!o.anchors.empty()) {
+    absl::StatusOr<std::vector<std::pair<PrimFunc, Anchor>>> anchors = ReadAnchors(o.anchors);
+    if (!anchors.ok()) return ReportError(anchors.status());
+    absl::StatusOr<int> applied = ApplyAnchors(db->get(), *anchors, &*tasks);
+    if (!applied.ok()) return ReportError(applied.status());
+  }
   std::vector<ReportModel> models;
   if (!o.models.empty()) {
     absl::StatusOr<InputShapes> shapes = ParseInputShapes(o.input_shapes);
@@ -149,6 +192,10 @@ Command RegisterReportCommand(CLI::App* root) {
                   "TARGET=GFLOPS,GBPS: the peak arithmetic rate and memory bandwidth of the "
                   "targets whose string starts with TARGET, to draw each task's roofline "
                   "(repeatable; e.g. cpu=1200,90)");
+  app->add_option("--anchors", o->anchors,
+                  "JSON-lines file of latencies measured outside Tessera, drawn beside the "
+                  "curves: {\"workload\": SPEC, \"target\": PREFIX, \"name\": LIBRARY, "
+                  "\"seconds\": S} a line");
   app->add_option("--model", o->models,
                   "A model (.onnx): add its per-kernel table, tuned or default, latency and "
                   "share (repeatable)");

@@ -31,6 +31,8 @@ svg { background: #fff; border: 1px solid #e6e9ee; border-radius: 4px; }
 .empty { font-size: 13px; fill: #8a93a3; }
 .roofline { stroke: #16a34a; stroke-width: 1.5; stroke-dasharray: 6 4; }
 .roofline-label { font-size: 11px; fill: #15803d; }
+.anchor { stroke: #9333ea; stroke-width: 1.5; stroke-dasharray: 2 3; }
+.anchor-label { font-size: 11px; fill: #7e22ce; }
 .model { background: #fff; border: 1px solid #dde1e7; border-radius: 8px; padding: 16px 18px;
          margin: 18px 0; }
 table { border-collapse: collapse; margin: 4px 0; font-size: 13px; }
@@ -120,11 +122,23 @@ std::string Chart(const ReportTask& t, bool by_time) {
   if (x_max <= 0) x_max = 1;
   double y_max = 0;
   for (const CurvePoint& p : pts) y_max = std::max(y_max, p.gflops);
-  // The roofline is drawn when it is at most 4x the best: farther, the curves would be flat
-  // lines at the bottom; the chart then says where it is.
-  const bool roofline_drawn =
-      t.roofline_gflops > 0 && (y_max <= 0 || t.roofline_gflops <= 4 * y_max);
-  if (roofline_drawn) y_max = std::max(y_max, t.roofline_gflops);
+  // Reference lines, the roofline and the anchors: one is drawn when it is at most 4x the best
+  // (farther, the curves would be flat lines at the bottom); the chart then says where it is.
+  struct Reference {
+    std::string cls, label;
+    double value;
+    bool drawn;
+  };
+  std::vector<Reference> refs;
+  const double data_max = y_max;
+  auto add_reference = [&](const std::string& cls, const std::string& label, double value) {
+    if (value > 0) refs.push_back({cls, label, value, data_max <= 0 || value <= 4 * data_max});
+  };
+  add_reference("roofline", "roofline", t.roofline_gflops);
+  for (const ReportTask::Anchor& a : t.anchors) add_reference("anchor", a.name, a.gflops);
+  for (const Reference& r : refs) {
+    if (r.drawn) y_max = std::max(y_max, r.value);
+  }
   const double x_step = TickStep(x_max), y_step = y_max > 0 ? TickStep(y_max * 1.05) : 1;
   x_max = std::ceil(x_max / x_step - 1e-9) * x_step;
   y_max = y_max > 0 ? std::ceil(y_max * 1.05 / y_step) * y_step : 1;
@@ -184,18 +198,24 @@ std::string Chart(const ReportTask& t, bool by_time) {
                         "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">each trial</text>",
                         kLeft, kLeft + 18, 13.0, 13.0, kLeft + 22, 17.0, kLeft + 100, 13.0,
                         kLeft + 106, 17.0);
-  if (roofline_drawn) {
-    absl::StrAppendFormat(&s,
-                          "<line class=\"roofline\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
-                          "y2=\"%.1f\"/><text class=\"roofline-label\" x=\"%.1f\" y=\"%.1f\" "
-                          "text-anchor=\"end\">roofline %s</text>",
-                          kLeft, kLeft + plot_w, Y(t.roofline_gflops), Y(t.roofline_gflops),
-                          kLeft + plot_w - 4, Y(t.roofline_gflops) + 13, Number(t.roofline_gflops));
-  } else if (t.roofline_gflops > 0) {
-    absl::StrAppendFormat(&s,
-                          "<text class=\"roofline-label\" x=\"%.1f\" y=\"%.1f\" "
-                          "text-anchor=\"end\">roofline %s %s: above the chart</text>",
-                          kLeft + plot_w - 4, kTop + 12, Number(t.roofline_gflops), t.unit);
+  int above = 0;  // labels of lines above the chart, stacked at its top
+  for (const Reference& r : refs) {
+    if (r.drawn) {
+      absl::StrAppendFormat(
+          &s,
+          "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+          "<text class=\"%s-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s %s"
+          "</text>",
+          r.cls, kLeft, kLeft + plot_w, Y(r.value), Y(r.value), r.cls, kLeft + plot_w - 4,
+          Y(r.value) + 13, Escape(r.label), Number(r.value));
+    } else {
+      absl::StrAppendFormat(
+          &s,
+          "<text class=\"%s-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s %s %s: "
+          "above the chart</text>",
+          r.cls, kLeft + plot_w - 4, kTop + 12 + 13 * above++, Escape(r.label), Number(r.value),
+          t.unit);
+    }
   }
   for (const CurvePoint& p : pts) {
     if (p.gflops > 0) {
@@ -290,6 +310,11 @@ std::string TaskSection(const ReportTask& t, size_t index) {
                                                            t.flops / t.bytes)
                                          : std::string("compute-bound"),
                           t.roofline_source, 100 * t.curve.back().best_gflops / t.roofline_gflops));
+    }
+    for (const ReportTask::Anchor& a : t.anchors) {
+      AppendRow(&h, "anchor",
+                absl::StrFormat("%s: %s %s; the best runs at %.2fx its speed", a.name,
+                                Number(a.gflops), t.unit, t.curve.back().best_gflops / a.gflops));
     }
     AppendRow(&h, "verified", b.verified ? "yes: outputs matched the reference" : "no");
     AppendRow(&h, "record", absl::StrCat(b.id, ", measured ", UtcTime(b.timestamp)));

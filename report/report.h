@@ -62,7 +62,28 @@ struct ReportTask {
   double roofline_gflops = 0;
   bool memory_bound = false;    // the bandwidth term is the lesser
   std::string roofline_source;  // the Roofline's description, for the page
+  // Latencies measured outside Tessera for this workload on this target (ApplyAnchors), in the
+  // curves' unit.
+  struct Anchor {
+    std::string name;  // "OpenBLAS 0.3.21 cblas_sgemm"
+    double gflops = 0;
+  };
+  std::vector<Anchor> anchors;
 };
+
+// A latency of one workload measured outside Tessera (a library: OpenBLAS, oneDNN, cuBLAS, or
+// anything the user timed) on the targets whose string starts with `target_prefix`.
+struct Anchor {
+  std::string name;
+  std::string target_prefix;
+  double seconds = 0;
+};
+// Adds each anchor to the tasks whose workload is structurally equal to its function and whose
+// target matches; returns how many tasks got one. Anchors of workloads without records are
+// skipped (there is no curve to compare with).
+absl::StatusOr<int> ApplyAnchors(Database* db,
+                                 const std::vector<std::pair<PrimFunc, Anchor>>& anchors,
+                                 std::vector<ReportTask>* tasks);
 
 // The peaks of the targets whose string starts with `target_prefix` ("cpu", "cuda",
 // "cuda -arch=sm_80"), as the user measured or looked them up: Tessera does not guess them.
@@ -120,7 +141,8 @@ struct ReportOptions {
 // The page. Each task is a <section class="task"> holding one <svg class="tuning-curve">
 // (against trials) and one <svg class="time-curve"> (against wall time); a task with a roofline
 // draws it as a <line class="roofline"> in both when it fits (at most 4x the best, else the
-// chart says so) and gives it a row "roofline". Each model is a <section class="model"> with a
+// chart says so) and gives it a row "roofline"; each anchor likewise, <line class="anchor">
+// and a row "anchor". Each model is a <section class="model"> with a
 // <table class="kernels">, before the tasks.
 std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportOptions& options,
                              const std::vector<ReportModel>& models = {});

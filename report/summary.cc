@@ -141,6 +141,24 @@ void ApplyRooflines(const std::vector<Roofline>& rooflines, std::vector<ReportTa
   }
 }
 
+absl::StatusOr<int> ApplyAnchors(Database* db,
+                                 const std::vector<std::pair<PrimFunc, Anchor>>& anchors,
+                                 std::vector<ReportTask>* tasks) {
+  int applied = 0;
+  for (const auto& [func, anchor] : anchors) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> w, db->FindWorkload(func));
+    if (!w.has_value()) continue;
+    for (ReportTask& t : *tasks) {
+      if (t.workload.id != w->id || t.target.rfind(anchor.target_prefix, 0) != 0) continue;
+      // The curves' unit: GFLOP/s, or calls per second for a function without arithmetic.
+      const double rate = t.flops > 0 ? t.flops / anchor.seconds / 1e9 : 1 / anchor.seconds;
+      t.anchors.push_back({anchor.name, rate});
+      ++applied;
+    }
+  }
+  return applied;
+}
+
 absl::StatusOr<std::vector<ReportModel>> SummarizeModel(Database* db, const std::string& name,
                                                         const std::vector<ModelKernel>& kernels,
                                                         const std::vector<ReportTask>& tasks,

@@ -75,6 +75,19 @@ TEST(ReportCommandTest, WritesOnePageWithOneCurvePerTask) {
   EXPECT_EQ(Count(html, "<svg class=\"tuning-curve\""), 2u);
   EXPECT_NE(html.find("Records: " + db), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
+  // An anchor for the first workload on the CPU: a row under its best schedule.
+  const std::string anchors = dir.File("anchors.jsonl");
+  std::ofstream(anchors) << "\n{\"workload\": \"GMM:M=16,N=16,K=16\", \"target\": \"cpu\", "
+                            "\"name\": \"test library\", \"seconds\": 1e-5}\n";
+  out = RunTessera("report --db " + db + " -o " + page + " --anchors " + anchors);
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  html = ReadFile(page);
+  EXPECT_EQ(Count(html, "<th>anchor</th><td>test library: "), 1u);
+  std::ofstream(anchors) << "{\"workload\": \"GMM\", \"target\": \"cpu\", \"name\": \"x\"}\n";
+  out = RunTessera("report --db " + db + " -o " + page + " --anchors " + anchors);
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.text,
+            "tessera: error: --anchors " + anchors + ":1: \"seconds\" must be a positive number\n");
 }
 
 // --model and --roofline on a tuned model: one kernel table (a row per extracted kernel, tuned

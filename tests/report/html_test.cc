@@ -136,6 +136,10 @@ for (const section of document.querySelectorAll('section.task')) {
   }
   const roof = section.querySelector('svg.tuning-curve line.roofline');
   one.roofline = roof ? roof.getBoundingClientRect().width : 0;
+  const anchor = section.querySelector('svg.tuning-curve line.anchor');
+  one.anchor = anchor ? anchor.getBoundingClientRect().width : 0;
+  one.above = [...section.querySelectorAll('svg.tuning-curve text.anchor-label')]
+                  .filter(t => t.textContent.endsWith('above the chart')).length;
   found.push(one);
 }
 const models = [];
@@ -162,6 +166,13 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
   // A CPU roofline near the best GMMs reach (drawn in their charts), and a model of three GMM
   // kernels (two tuned on the CPU, one with only failures) and one never tuned.
   ApplyRooflines({{"cpu", 0.2, 0.05}}, &tasks);
+  // An anchor near GMM 16's best (drawn) and one far above GMM 32's (named above the chart).
+  ASSERT_EQ(
+      ApplyAnchors(db.get(),
+                   {{SmallGmm(16), {"lib A", "cpu", 2e-4}}, {SmallGmm(32), {"lib B", "cpu", 1e-7}}},
+                   &tasks)
+          .value(),
+      2);
   std::vector<ReportModel> models = SummarizeModel(db.get(), "net.onnx",
                                                    {{"k16", SmallGmm(16), 2},
                                                     {"k32", SmallGmm(32), 1},
@@ -229,6 +240,13 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
     } else {
       EXPECT_EQ(task["roofline"].get<double>(), 0) << task;
     }
+  }
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const bool drawn = !tasks[i].anchors.empty() && tasks[i].anchors[0].name == "lib A";
+    const bool above = !tasks[i].anchors.empty() && tasks[i].anchors[0].name == "lib B";
+    if (drawn) EXPECT_GT(found[i]["anchor"].get<double>(), 300) << found[i];
+    if (!drawn) EXPECT_EQ(found[i]["anchor"].get<double>(), 0) << found[i];
+    EXPECT_EQ(found[i]["above"].get<int>(), above ? 1 : 0) << found[i];
   }
   int with_roofline = 0;
   for (const ReportTask& t : tasks) with_roofline += t.roofline_gflops > 0;

@@ -140,6 +140,29 @@ TEST(SummaryTest, RooflineIsTheLesserOfPeakAndIntensityTimesBandwidth) {
   }
 }
 
+TEST(SummaryTest, AnchorsJoinTheTasksOfTheirWorkloadOnMatchingTargets) {
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
+  db->CommitRecord(MakeRecord(w16, CpuTarget(), TileTrace(16, 1, 4), {1e-5})).value();
+  db->CommitRecord(MakeRecord(w16, Sm80Target(), TileTrace(16, 1, 4), {1e-6})).value();
+  std::vector<ReportTask> tasks = SummarizeTasks(db.get()).value();
+  ASSERT_EQ(tasks.size(), 2u);
+  std::vector<std::pair<PrimFunc, Anchor>> anchors = {
+      {SmallGmm(16), {"OpenBLAS", "cpu", 4e-5}},
+      {SmallGmm(16), {"cuBLAS", "cuda -arch=sm_90", 1e-6}},  // no such task
+      {SmallGmm(12), {"OpenBLAS", "cpu", 1e-5}}};            // a workload without records
+  EXPECT_EQ(ApplyAnchors(db.get(), anchors, &tasks).value(), 1);
+  for (const ReportTask& t : tasks) {
+    if (t.target != CpuTarget()) {
+      EXPECT_TRUE(t.anchors.empty()) << t.target;
+      continue;
+    }
+    ASSERT_EQ(t.anchors.size(), 1u);
+    EXPECT_EQ(t.anchors[0].name, "OpenBLAS");
+    EXPECT_DOUBLE_EQ(t.anchors[0].gflops, EstimateFlops(SmallGmm(16)) / 4e-5 / 1e9);
+  }
+}
+
 TEST(SummaryTest, ModelKernelsAreTunedOrDefaultWithTheirShare) {
   std::unique_ptr<Database> db = NewMemoryDatabase();
   Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
