@@ -88,8 +88,10 @@ INSTANTIATE_TEST_SUITE_P(
         RowCase{"RMS_NORM", {{"M", 6}, {"N", 256}}, 2},
         // max and exp-sum with lanes, the exp row kept local, then the division.
         RowCase{"SFM", {{"M", 20}, {"N", 64}}, 5},
-        // rows of 77: no vector width divides them, reductions stay serial, no partials.
-        RowCase{"SFM", {{"M", 9}, {"N", 77}}, 3}),
+        // rows of 77: 11 lanes (no power of two divides 77).
+        RowCase{"SFM", {{"M", 9}, {"N", 77}}, 5},
+        // rows of 13 (prime): reductions stay serial, no partials.
+        RowCase{"SFM", {{"M", 9}, {"N", 13}}, 3}),
     [](const ::testing::TestParamInfo<RowCase>& info) {
       return info.param.workload + "_" + std::to_string(info.param.shape.at("N"));
     });
