@@ -1,6 +1,6 @@
 // Tests of the NVRTC builder that need no GPU: compiling CUDA C++ to cubins for several
-// architectures, the program log on errors, parallel compilation, the launch manifest, and
-// building scheduled functions through codegen/codegen_cuda.h.
+// architectures, the program log on errors, parallel compilation, and building scheduled
+// functions through codegen/codegen_cuda.h (the launch manifest: cuda_module_file_test.cc).
 #include "worker/nvrtc_builder.h"
 
 #include <algorithm>
@@ -128,54 +128,6 @@ TEST(CompileCudaSourceTest, CompilesDistinctProgramsInParallelThreads) {
     EXPECT_TRUE(IsElf(*results[t]));
     EXPECT_NE(results[t]->find(absl::StrCat("k", t)), std::string::npos);
   }
-}
-
-TEST(CudaModuleFileTest, ManifestRoundTripsAndRejectsBadFields) {
-  std::string dir = ::testing::TempDir() + "/manifest_test";
-  std::filesystem::create_directories(dir);
-  std::string cubin = dir + "/m_0.cubin";
-  EXPECT_EQ(CudaManifestPath(cubin), dir + "/m_0.kernels.json");
-  CudaKernel a{"first", {4, 2, 1}, {128, 1, 1}, 0, {0, 2}};
-  CudaKernel b{"second", {1, 1, 1}, {32, 4, 1}, 65536, {1}};
-  ASSERT_TRUE(WriteCudaManifest(cubin, CudaModuleFile{"sm_90", {a, b}}).ok());
-  absl::StatusOr<CudaModuleFile> read = ReadCudaManifest(cubin);
-  ASSERT_TRUE(read.ok()) << read.status();
-  EXPECT_EQ(read->arch, "sm_90");
-  ASSERT_EQ(read->kernels.size(), 2u);
-  EXPECT_EQ(read->kernels[0].name, "first");
-  EXPECT_EQ(read->kernels[0].grid[0], 4);
-  EXPECT_EQ(read->kernels[0].grid[1], 2);
-  EXPECT_EQ(read->kernels[0].param_indices, (std::vector<int>{0, 2}));
-  EXPECT_EQ(read->kernels[1].block[1], 4);
-  EXPECT_EQ(read->kernels[1].dynamic_shared_bytes, 65536);
-
-  struct Case {
-    std::string text, expected;
-  };
-  const Case cases[] = {
-      {"not json", "not a JSON object"},
-      {R"({"format": "other", "version": 1})", "not a tessera-cuda-module manifest"},
-      {R"({"format": "tessera-cuda-module", "version": 1, "kernels": []})", "no kernels"},
-      {R"({"format": "tessera-cuda-module", "version": 1, "kernels": [{"name": "k",
-          "grid": [0, 1, 1], "block": [1, 1, 1], "param_indices": []}]})",
-       "\"grid\" extents must be positive"},
-      {R"({"format": "tessera-cuda-module", "version": 1, "kernels": [{"name": "k",
-          "grid": [1, 1, 1], "block": [1, 1], "param_indices": []}]})",
-       "\"block\" must be 3 integers"},
-      {R"({"format": "tessera-cuda-module", "version": 1, "kernels": [{"name": "k",
-          "grid": [1, 1, 1], "block": [1, 1, 1], "param_indices": [-1]}]})",
-       "non-negative integers"},
-  };
-  for (const Case& c : cases) {
-    std::ofstream(CudaManifestPath(cubin)) << c.text;
-    absl::StatusOr<CudaModuleFile> bad = ReadCudaManifest(cubin);
-    ASSERT_FALSE(bad.ok()) << c.text;
-    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(std::string(bad.status().message()).find(c.expected), std::string::npos)
-        << bad.status();
-  }
-  absl::StatusOr<CudaModuleFile> missing = ReadCudaManifest(dir + "/none.cubin");
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
 }
 
 // C = A * B with the i, j loops fused, split by `threads` and bound to blockIdx.x/threadIdx.x
