@@ -158,6 +158,7 @@ bool Dispatcher::Serves(const WorkerState& w, const std::string& target) const {
 }
 
 std::string Dispatcher::WaitingFor(const std::string& target) const {
+  if (shared_ != nullptr) return SharedWaitingFor(target);
   std::lock_guard<std::mutex> lock(mu_);
   std::set<std::string> others;
   for (const auto& [id, w] : workers_) {
@@ -178,6 +179,7 @@ std::string Dispatcher::WaitingFor(const std::string& target) const {
 }
 
 std::optional<std::string> Dispatcher::TargetForKind(const std::string& kind) const {
+  if (shared_ != nullptr) return SharedTargetForKind(kind);
   std::lock_guard<std::mutex> lock(mu_);
   for (const std::string& id : worker_order_) {
     auto it = workers_.find(id);

@@ -220,6 +220,8 @@ class Dispatcher {
   HeartbeatReply SharedHeartbeat(const std::string& worker_id,
                                  const std::vector<std::string>& leases);
   void SharedSweep();
+  std::string SharedWaitingFor(const std::string& target) const;
+  std::optional<std::string> SharedTargetForKind(const std::string& kind) const;
   static double WallTime(Clock::time_point t);
 
   const DispatcherOptions options_;
@@ -248,6 +250,7 @@ class Dispatcher {
   // Shared queue: the batches this server's jobs await, and the leases this server granted.
   std::map<std::string, SharedBatch> shared_batches_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, SharedLeaseOwner> shared_leases_ ABSL_GUARDED_BY(mu_);
+  Clock::time_point shared_published_ ABSL_GUARDED_BY(mu_);  // worker targets, last time
   std::string id_salt_;  // random per process, so ids from an earlier run never match
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 

@@ -1,7 +1,9 @@
 // The dispatcher on a shared queue (JobStore::shared(), PostgreSQL): the queue and the leases
 // are rows, so several servers hand out the candidates of all jobs, whichever server searches
 // them. This server keeps only its workers, the batches its own jobs await, and which worker
-// each lease it granted went to (a worker reports to the server it pulled from). Waiting is
+// each lease it granted went to (a worker reports to the server it pulled from); it publishes
+// its workers' targets, so that every server resolves bare kinds ("cpu") and says whether a
+// job's target has a worker from all servers' workers. Waiting is
 // polling (kSharedPollSeconds), shortened by this server's own events (a local batch queued, a
 // local report).
 #include <algorithm>
@@ -20,6 +22,12 @@ namespace {
 using json = nlohmann::json;
 
 constexpr double kSharedPollSeconds = 0.05;
+// Each server publishes its workers' targets this often; a row not refreshed for
+// kTargetStaleSeconds (its server died, or its workers left) no longer counts.
+constexpr double kPublishSeconds = 1;
+constexpr double kTargetStaleSeconds = 10;
+
+std::string KindOf(const std::string& target) { return target.substr(0, target.find(' ')); }
 
 std::string ContextToJson(const BatchContext& c) {
   json j;
@@ -304,12 +312,73 @@ void Dispatcher::SharedSweep() {
     TESSERA_LOG(WARNING) << "dispatcher: " << *expired
                          << " candidates of expired leases back in the queue or quarantined";
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  // This server's record of its leases: those past their deadline are gone from the rows too.
-  Clock::time_point now = Clock::now();
-  for (auto it = shared_leases_.begin(); it != shared_leases_.end();) {
-    it = it->second.deadline <= now ? shared_leases_.erase(it) : std::next(it);
+  std::vector<std::string> targets;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // This server's record of its leases: those past their deadline are gone from the rows too.
+    Clock::time_point now = Clock::now();
+    for (auto it = shared_leases_.begin(); it != shared_leases_.end();) {
+      it = it->second.deadline <= now ? shared_leases_.erase(it) : std::next(it);
+    }
+    if (now - shared_published_ < std::chrono::duration<double>(kPublishSeconds)) return;
+    shared_published_ = now;
+    std::set<std::string> unique;
+    for (const auto& [id, w] : workers_) {
+      for (const DeviceSpec& d : w.info.devices) unique.insert(d.target);
+    }
+    targets.assign(unique.begin(), unique.end());
   }
+  Persist(shared_->PublishWorkerTargets(absl::StrCat("dispatcher-", id_salt_), targets, WallNow()));
+}
+
+std::string Dispatcher::SharedWaitingFor(const std::string& target) const {
+  std::set<std::string> others;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, w] : workers_) {
+      if (Serves(w, target)) return "";
+      for (const DeviceSpec& d : w.info.devices) others.insert(d.target);
+    }
+  }
+  absl::StatusOr<std::vector<std::string>> live =
+      shared_->LiveWorkerTargets(WallNow() - kTargetStaleSeconds);
+  if (live.ok()) {
+    for (const std::string& t : *live) {
+      if (t == target) return "";  // a worker of another server serves it
+      others.insert(t);
+    }
+  }
+  std::string msg = absl::StrCat("no live worker of any server serves target ", target);
+  if (!others.empty()) {
+    absl::StrAppend(&msg, " (workers serve: ");
+    bool first = true;
+    for (const std::string& t : others) {
+      absl::StrAppend(&msg, first ? "" : "; ", t);
+      first = false;
+    }
+    absl::StrAppend(&msg, ")");
+  }
+  return msg;
+}
+
+std::optional<std::string> Dispatcher::SharedTargetForKind(const std::string& kind) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& id : worker_order_) {
+      auto it = workers_.find(id);
+      if (it == workers_.end()) continue;
+      for (const DeviceSpec& d : it->second.info.devices) {
+        if (KindOf(d.target) == kind) return d.target;
+      }
+    }
+  }
+  absl::StatusOr<std::vector<std::string>> live =
+      shared_->LiveWorkerTargets(WallNow() - kTargetStaleSeconds);
+  if (!live.ok()) return std::nullopt;
+  for (const std::string& t : *live) {
+    if (KindOf(t) == kind) return t;
+  }
+  return std::nullopt;
 }
 
 }  // namespace tessera

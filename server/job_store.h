@@ -166,6 +166,15 @@ class SharedQueue {
   // candidates it touched.
   virtual absl::StatusOr<int> ExpireLeases(double now, int max_attempts) = 0;
   virtual absl::StatusOr<BatchCounts> CountBatch(const std::string& job_id) = 0;
+
+  // Workers register with one server; every server publishes the target strings its live
+  // workers serve (`server` names the publisher), so that any server resolves a bare kind and
+  // tells whether a target has a worker anywhere.
+  virtual absl::Status PublishWorkerTargets(const std::string& server,
+                                            const std::vector<std::string>& targets,
+                                            double now) = 0;
+  // The distinct targets published at or after `since`, sorted.
+  virtual absl::StatusOr<std::vector<std::string>> LiveWorkerTargets(double since) = 0;
 };
 
 // The state database. Implementations: SQLite (a file; one server) and PostgreSQL (shared by

@@ -84,8 +84,16 @@ CREATE INDEX candidates_leased ON candidates (lease_id) WHERE state = 1;
 CREATE INDEX candidates_expiring ON candidates (lease_expires) WHERE state = 1;
 INSERT INTO state_schema_version (version) VALUES (1);
 )sql"},
+    {2, R"sql(
+CREATE TABLE worker_targets (
+  server TEXT NOT NULL,
+  target TEXT NOT NULL,
+  seen DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY (server, target));
+INSERT INTO state_schema_version (version) VALUES (2);
+)sql"},
 };
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = 2;
 
 std::string Num(double v) { return absl::StrFormat("%.17g", v); }
 std::string Num(int64_t v) { return std::to_string(v); }
@@ -496,6 +504,24 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
       return absl::OkStatus();
     }));
     return touched;
+  }
+
+  absl::Status PublishWorkerTargets(const std::string& server,
+                                    const std::vector<std::string>& targets, double now) override {
+    if (targets.empty()) return absl::OkStatus();
+    std::string sql = "INSERT INTO worker_targets (server, target, seen) VALUES ";
+    std::vector<std::string> params = {server, Num(now)};
+    for (size_t i = 0; i < targets.size(); ++i) {
+      absl::StrAppend(&sql, i ? ", " : "", "($1, $", params.size() + 1, ", $2)");
+      params.push_back(targets[i]);
+    }
+    absl::StrAppend(&sql, " ON CONFLICT (server, target) DO UPDATE SET seen = EXCLUDED.seen");
+    return Exec(sql, params);
+  }
+
+  absl::StatusOr<std::vector<std::string>> LiveWorkerTargets(double since) override {
+    return Ids("SELECT DISTINCT target FROM worker_targets WHERE seen >= $1 ORDER BY target",
+               {Num(since)});
   }
 
   absl::StatusOr<BatchCounts> CountBatch(const std::string& job_id) override {

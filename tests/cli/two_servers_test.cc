@@ -1,7 +1,8 @@
 // Two `tessera serve` processes on one PostgreSQL database (records, jobs and the queue), real
-// `tessera worker` processes split between them, on loopback: they share jobs and workers, and
-// when one server is killed (-9) mid-job the other takes its job over and finishes it, with
-// every job's budget measured exactly once. The database is a throw-away cluster started by
+// `tessera worker` processes split between them, on loopback: they share jobs and workers (the
+// workers of one server measure the job another server searches), and when one server is
+// killed (-9) mid-job the other takes its job over and finishes it, with every job's budget
+// measured exactly once. The database is a throw-away cluster started by
 // the test (tests/database/postgres_cluster.h); skipped, saying why, without its binaries.
 #include <signal.h>
 
@@ -22,7 +23,7 @@ namespace tessera {
 namespace testing {
 namespace {
 
-constexpr int kTrials = 16;
+constexpr int kTrials = 24;  // three batches of 8
 
 class TwoServersTest : public ::testing::Test {
  protected:
@@ -104,19 +105,25 @@ TEST_F(TwoServersTest, ShareJobsAndWorkersAndOneFinishesTheJobsOfTheOtherAfterKi
   std::string b = StartServer("b");
   ASSERT_FALSE(a.empty());
   ASSERT_FALSE(b.empty());
+  // Workers on a only at first: b's job can progress only through them.
   StartWorker(a);
   StartWorker(a);
-  StartWorker(b);
   std::string job_a = Submit(a, "GMM:M=64,N=64,K=64", 1);
   std::string job_b = Submit(b, "GMM:M=32,N=64,K=48", 2);
   ASSERT_FALSE(job_a.empty());
   ASSERT_FALSE(job_b.empty());
   ASSERT_NE(job_a, job_b) << "job ids are the database's, unique across servers";
+  ASSERT_TRUE(WaitUntil([&] { return !RecordsByJob()[job_b].empty(); }, 60))
+      << "workers of server a measure the job that server b searches\n"
+      << Logs();
+  EXPECT_NE(servers_["a"]->Stderr().find("job " + job_b + ": lease"), std::string::npos);
+  StartWorker(b);
 
   // Mid-job: server a killed once its job's first batch is committed, before its budget is.
   ASSERT_TRUE(WaitUntil([&] { return RecordsByJob()[job_a].size() >= 8; }, 60)) << Logs();
   servers_["a"]->Kill();
   size_t at_kill = RecordsByJob()[job_a].size();
+  ASSERT_LT(at_kill, static_cast<size_t>(kTrials)) << "killed too late to be mid-job";
 
   // Server b claims job_a when a's claim expires and finishes both; its worker (a's two keep
   // trying their dead server) measures the rest, a's expired leases included.

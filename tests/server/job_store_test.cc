@@ -304,6 +304,21 @@ TEST_F(SharedQueueTest, AJobsClaimPassesToAnotherServerOnlyWhenItExpires) {
             std::vector<std::string>{job});
 }
 
+TEST_F(SharedQueueTest, WorkerTargetsPublishedByAnyServerCountUntilTheyGoStale) {
+  std::unique_ptr<JobStore> a = Open();
+  std::unique_ptr<JobStore> b = Open();
+  ASSERT_TRUE(
+      a->shared()->PublishWorkerTargets("a", {"cpu -cores=2", "cuda -arch=sm_80"}, 100).ok());
+  ASSERT_TRUE(b->shared()->PublishWorkerTargets("b", {"cpu -cores=2"}, 105).ok());
+  EXPECT_EQ(b->shared()->LiveWorkerTargets(90).value(),
+            (std::vector<std::string>{"cpu -cores=2", "cuda -arch=sm_80"}));
+  EXPECT_EQ(b->shared()->LiveWorkerTargets(101).value(), std::vector<std::string>{"cpu -cores=2"});
+  // Publishing again refreshes the rows.
+  ASSERT_TRUE(a->shared()->PublishWorkerTargets("a", {"cuda -arch=sm_80"}, 110).ok());
+  EXPECT_EQ(b->shared()->LiveWorkerTargets(106).value(),
+            std::vector<std::string>{"cuda -arch=sm_80"});
+}
+
 TEST(SqliteJobStoreTest, IsNotShared) {
   TempDir dir;
   EXPECT_EQ(JobStore::Open(dir.Path("state.db")).value()->shared(), nullptr);
