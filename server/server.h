@@ -57,7 +57,7 @@ class TuningServer {
   // "127.0.0.1:43567": the bound address, with the port picked when listen asked for 0.
   const std::string& address() const { return address_; }
   int port() const { return port_; }
-  int health_port() const { return health_port_; }  // 0 without health_listen
+  int health_port() const { return health_port_; }       // 0 without health_listen
   int metrics_port() const { return metrics_->port(); }  // 0 without metrics_listen
   // Blocks until Shutdown() has run (from another thread or a signal watcher).
   void Wait();
