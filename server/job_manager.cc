@@ -224,6 +224,11 @@ std::shared_ptr<JobManager::Job> JobManager::Find(const std::string& id) {
   return it == jobs_.end() ? nullptr : it->second;
 }
 
+std::shared_ptr<JobManager::Job> JobManager::FindRunHere(const std::string& id) {
+  std::shared_ptr<Job> job = Find(id);
+  return job != nullptr && !job->abandoned ? job : nullptr;
+}
+
 void JobManager::StartThread(std::shared_ptr<Job> job) {
   Job* raw = job.get();
   {
@@ -613,7 +618,7 @@ absl::StatusOr<JobSnapshot> JobManager::StoredSnapshot(const std::string& id) {
 }
 
 absl::StatusOr<JobSnapshot> JobManager::Get(const std::string& id) {
-  if (std::shared_ptr<Job> job = Find(id)) return Decorate(job.get());
+  if (std::shared_ptr<Job> job = FindRunHere(id)) return Decorate(job.get());
   return StoredSnapshot(id);
 }
 
@@ -624,7 +629,7 @@ absl::StatusOr<std::vector<JobSnapshot>> JobManager::List(const std::set<JobStat
   for (JobRow& row : rows) {
     if (static_cast<int>(out.size()) >= limit) break;
     JobSnapshot snap;
-    if (std::shared_ptr<Job> job = Find(row.id)) {
+    if (std::shared_ptr<Job> job = FindRunHere(row.id)) {
       snap = Decorate(job.get());
     } else {
       snap.row = std::move(row);
@@ -636,7 +641,7 @@ absl::StatusOr<std::vector<JobSnapshot>> JobManager::List(const std::set<JobStat
 }
 
 absl::StatusOr<JobSnapshot> JobManager::Cancel(const std::string& id) {
-  std::shared_ptr<Job> job = Find(id);
+  std::shared_ptr<Job> job = FindRunHere(id);
   if (job == nullptr && shared_ != nullptr) {
     // Run by another server: cancelled in the rows; its owner sees it at its next claim
     // renewal and stops.

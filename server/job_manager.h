@@ -152,6 +152,8 @@ class JobManager {
   JobSnapshot Decorate(Job* job);
   absl::StatusOr<JobSnapshot> StoredSnapshot(const std::string& id);
   std::shared_ptr<Job> Find(const std::string& id);
+  // Find, but null for a job this server abandoned (the rows tell its state).
+  std::shared_ptr<Job> FindRunHere(const std::string& id);
   bool stopping() const { return stopping_.load(); }
 
   Database* const db_;

@@ -9,6 +9,7 @@
 #include "frontend/workloads.h"
 #include "ir/printer.h"
 #include "server/server.h"
+#include "tests/database/postgres_cluster.h"
 #include "tests/server/server_testing.h"
 
 namespace tessera {
@@ -179,6 +180,69 @@ TEST(JobManagerTest, CancelStopsAJobMidBatch) {
   EXPECT_EQ(worker.RunOnce(8, 0.2).value(), 0) << "nothing left to pull";
   // Cancelling again leaves it as it is.
   EXPECT_EQ(server->jobs()->Cancel(job).value().row.state, JobState::kCancelled);
+}
+
+// Two servers on one PostgreSQL database (records and state): claims decide which runs a job.
+// No workers: the jobs wait to resolve their bare target "cpu", which is enough to see who
+// runs them (a job run here says what it waits for; one read from the rows does not).
+class SharedJobsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    testing::PostgresCluster* cluster = testing::PostgresCluster::Get(&why);
+    if (cluster == nullptr) GTEST_SKIP() << "PostgreSQL: " << why;
+    url_ = cluster->NewDatabase().value();
+  }
+  std::unique_ptr<TuningServer> Start() {
+    ServerOptions options = testing::TestServerOptions(dir_);
+    options.db_path = url_;  // the state goes to the same database
+    options.jobs.claim_seconds = 0.6;
+    absl::StatusOr<std::unique_ptr<TuningServer>> server = TuningServer::Start(options);
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? *std::move(server) : nullptr;
+  }
+  static bool RunsHere(TuningServer* server, const std::string& job) {
+    absl::StatusOr<JobSnapshot> snap = server->jobs()->Get(job);
+    return snap.ok() && !snap->waiting_for.empty();
+  }
+  TempDir dir_;
+  std::string url_;
+};
+
+TEST_F(SharedJobsTest, TheSubmittingServerRunsAJobAndAnotherTakesItOverWhenItStops) {
+  std::unique_ptr<TuningServer> a = Start();
+  std::unique_ptr<TuningServer> b = Start();
+  ASSERT_TRUE(a && b);
+  std::string job = Submit(a.get(), 8, 4);
+  ASSERT_TRUE(WaitUntil([&] { return RunsHere(a.get(), job); }, 10));
+  // b sees the job in the rows, through several claim periods, and leaves it to a.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_FALSE(RunsHere(b.get(), job));
+  EXPECT_EQ(b->jobs()->Get(job).value().row.state, JobState::kQueued);
+  EXPECT_EQ(b->jobs()->List({}, 10).value().size(), 1u);
+  // a stops (its claims released): b resumes the job at its next claim round.
+  a->Shutdown();
+  EXPECT_TRUE(WaitUntil([&] { return RunsHere(b.get(), job); }, 10));
+}
+
+TEST_F(SharedJobsTest, CancelOnAnotherServerStopsTheOwner) {
+  std::unique_ptr<TuningServer> a = Start();
+  std::unique_ptr<TuningServer> b = Start();
+  ASSERT_TRUE(a && b);
+  std::string job = Submit(a.get(), 8, 4);
+  ASSERT_TRUE(WaitUntil([&] { return RunsHere(a.get(), job); }, 10));
+  JobSnapshot cancelled = b->jobs()->Cancel(job).value();
+  EXPECT_EQ(cancelled.row.state, JobState::kCancelled);
+  // a notices at its next claim renewal, stops the job's thread and answers from the rows.
+  EXPECT_TRUE(WaitUntil([&] { return !RunsHere(a.get(), job); }, 10));
+  EXPECT_EQ(a->jobs()->Get(job).value().row.state, JobState::kCancelled);
+  bool ended = false;
+  ASSERT_TRUE(a->jobs()->Events(job, 0, 5, &ended).ok());
+  EXPECT_TRUE(ended);
+  // Cancelled is final: no server claims it again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_FALSE(RunsHere(a.get(), job));
+  EXPECT_FALSE(RunsHere(b.get(), job));
 }
 
 }  // namespace
