@@ -102,9 +102,10 @@ class Schedule {
       const std::vector<TileProductLimit>& limits, const InstValue& decision = InstValue());
 
   // n factors whose product covers the loop's constant extent E without dividing it
-  // necessarily (schedule/padded_tile.h): a fresh draw picks a padding quantum q uniformly among
-  // 1 and the powers of two up to max_innermost_factor (-1: 64) that pad E by at most E/8, then
-  // a uniform perfect tiling of E rounded up to q (innermost at most max_innermost_factor).
+  // necessarily (schedule/padded_tile.h): a fresh draw picks a padding quantum q, 1 with
+  // probability 1/2, else uniformly among the powers of two up to max_innermost_factor (-1: 64)
+  // that pad E by at most E/8, then a uniform perfect tiling of E rounded up to q (innermost
+  // at most max_innermost_factor).
   // The outer factor is always ceil(E / product of the others), also for a recorded decision,
   // which is otherwise kept as it is (non-positive factors become 1). Split with these factors
   // guards the tail with a predicate. Records the extent as an attr for MutateTileSize.

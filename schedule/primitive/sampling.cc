@@ -398,11 +398,16 @@ absl::StatusOr<std::vector<ExprRV>> Schedule::SamplePaddedTile(LoopRV loop, int 
     } else {
       const int64_t cap =
           max_innermost_factor == -1 ? padded_tile::kDefaultMaxInnermost : max_innermost_factor;
-      std::vector<int64_t> quanta = {1};
+      std::vector<int64_t> quanta;
       for (int64_t q = 2; q <= cap; q *= 2) {
         if (padded_tile::PaddingAllowed(extent, (extent + q - 1) / q * q)) quanta.push_back(q);
       }
-      const int64_t q = quanta[rng_.UniformInt(0, static_cast<int64_t>(quanta.size()))];
+      // Half of the draws stay unpadded (q = 1), so the perfect tilings (the whole space
+      // before padding existed) are sampled as often as the padded ones together.
+      int64_t q = 1;
+      if (!quanta.empty() && rng_.UniformInt(0, 2) == 1) {
+        q = quanta[rng_.UniformInt(0, static_cast<int64_t>(quanta.size()))];
+      }
       const int64_t padded = (extent + q - 1) / q * q;
       do {
         tiles = SampleTiling(&rng_, padded, n);

@@ -46,7 +46,9 @@ TEST(SamplePaddedTileTest, PrimeExtentGetsNonDividingTilesWithBoundedPadding) {
     if (padded != 257) ++non_dividing;
     seen.insert(tiles);
   }
-  EXPECT_GT(non_dividing, 50);  // only the quantum 1 of 1, 2, 4, 8, 16 leaves 257 unpadded
+  // Half of the draws take the quantum 1 (257 unpadded), the others one of 2, 4, 8, 16.
+  EXPECT_GT(non_dividing, 25);
+  EXPECT_LT(non_dividing, 75);
   EXPECT_GT(seen.size(), 10u);
 }
 
