@@ -16,6 +16,10 @@
 //   bench_shapes [--shapes bert_qkv,llama_gemv,...] [--trials 64,256] [--seeds 3] [--list]
 //                (--trials 0: the default schedules only, no tuning)
 //                [--mlas-python build/anchor-venv/bin/python] [--no-dnnl]
+//
+// On a machine shared with other work run it with OMP_WAIT_POLICY=passive in the environment:
+// Tessera's kernels and oneDNN use libgomp, whose spinning threads lose whole scheduler slices
+// when the cores are oversubscribed (6-10x slower seen; docs/tuning.md).
 #include <cblas.h>
 #include <sys/wait.h>
 #include <unistd.h>
