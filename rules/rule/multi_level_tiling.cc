@@ -166,8 +166,8 @@ std::vector<int> TilingConfig::ReductionSlots() const { return SlotsOf(structure
 
 const std::vector<std::string>& TilingConfigKeys() {
   static const std::vector<std::string> keys = {
-      "structure",        "tile_binds", "max_innermost_factor",
-      "vector_load_lens", "reuse_read", "reuse_write"};
+      "structure",   "tile_binds",  "max_innermost_factor", "vector_load_lens",
+      "reuse_read",  "reuse_write", "pad_odd_extents"};
   return keys;
 }
 
@@ -204,6 +204,8 @@ absl::Status ReadTilingConfig(const RuleParams& params, TilingConfig* config) {
   if (config->max_innermost_factor < 1 && config->max_innermost_factor != -1) {
     return params.Error("max_innermost_factor", "must be positive (or -1: no limit)");
   }
+  TESSERA_ASSIGN_OR_RETURN(config->pad_odd_extents,
+                           params.Bool("pad_odd_extents", config->pad_odd_extents));
   TESSERA_ASSIGN_OR_RETURN(config->vector_load_lens,
                            params.IntList("vector_load_lens", config->vector_load_lens));
   for (int64_t len : config->vector_load_lens) {
@@ -275,10 +277,10 @@ std::vector<TilingState> TileLoopNest(const TilingConfig& config, TilingState st
       continue;
     }
     const std::vector<TileProductLimit> limits = LimitsOfLoop(groups, i, slots_of, extents);
-    // On cpu, an extent without a divisor fit for a register tile (a prime such as 127, or
-    // 2 * 131) gets a padded tiling: a split whose tail is guarded by a predicate, which the C
-    // code generator turns into clipped loops (docs/tuning.md, "Odd extents").
-    const bool padded = config.warp_size == -1 && extents[i] != -1 &&
+    // With pad_odd_extents, on cpu, an extent without a divisor fit for a register tile (a
+    // prime such as 127, or 2 * 131) gets a padded tiling: a split whose tail is guarded by a
+    // predicate, which the C code generator partitions (docs/design-spaces.md, "Odd extents").
+    const bool padded = config.pad_odd_extents && config.warp_size == -1 && extents[i] != -1 &&
                         !padded_tile::HasUsefulDivisor(extents[i], config.max_innermost_factor);
     absl::StatusOr<std::vector<ExprRV>> sampled =
         padded ? sch.SamplePaddedTile(loop, static_cast<int>(slots.size()),

@@ -34,6 +34,11 @@ struct TilingConfig {
   std::string structure;
   std::vector<std::string> tile_binds;
   int64_t max_innermost_factor = 64;
+  // Whether a loop whose extent has no vector-sized divisor gets a padded tiling
+  // (SamplePaddedTile) on cpu. Off by default until the CPU lowering compacts write caches
+  // under tail guards: without register tiles the padded space slows a short search down
+  // (docs/design-spaces.md, "Odd extents").
+  bool pad_odd_extents = false;
   std::vector<int64_t> vector_load_lens;
   ReuseConfig reuse_read;
   ReuseConfig reuse_write;
@@ -47,7 +52,7 @@ struct TilingConfig {
 };
 
 // The keys MultiLevelTiling accepts: structure, tile_binds, max_innermost_factor,
-// vector_load_lens, reuse_read, reuse_write.
+// vector_load_lens, reuse_read, reuse_write, pad_odd_extents.
 const std::vector<std::string>& TilingConfigKeys();
 
 // The MultiLevelTiling defaults of `target` (docs/reference/metaschedule.md §4.2): cpu "SSRSRS"
@@ -74,9 +79,10 @@ struct TilingState {
 };
 
 // Splits each spatial loop over the S slots and each reduction loop over the R slots
-// (SamplePerfectTile + Split; a kind with one slot puts its loops there unsplit; on cpu an
-// extent without a divisor in [8, max_innermost_factor] gets SamplePaddedTile, a tiling that
-// covers it with a predicated tail, instead), reorders the
+// (SamplePerfectTile + Split; a kind with one slot puts its loops there unsplit; with
+// pad_odd_extents, on cpu, an extent without a divisor that is a multiple of 8 and at most
+// max_innermost_factor gets SamplePaddedTile, a tiling that covers it with a predicated tail,
+// instead), reorders the
 // pieces slot by slot, fuses and binds the first tile_binds.size() slots, and on cuda
 // annotates the thread extent limits. Requires a trivial binding. On cuda the factors of the
 // slots bound to threadIdx (and to vthread) are sampled under product limits matching those

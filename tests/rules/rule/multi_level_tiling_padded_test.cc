@@ -1,5 +1,6 @@
-// MultiLevelTiling on extents without a vector-sized divisor (rules/rule/multi_level_tiling.cc,
-// schedule/padded_tile.h): on cpu a prime-shape matmul gets SamplePaddedTile decisions whose
+// MultiLevelTiling with pad_odd_extents on extents without a vector-sized divisor
+// (rules/rule/multi_level_tiling.cc, schedule/padded_tile.h): on cpu a prime-shape matmul gets
+// SamplePaddedTile decisions whose
 // tiles do not divide the extents; every design space replays from trace JSON, computes what the
 // unscheduled matmul computes, and builds with the C backend (vectorized innermost tile, the
 // guarded tails partitioned) to the same outputs. On cuda the tiling stays perfect.
@@ -23,8 +24,10 @@ PrimFunc Gmm(int64_t m, int64_t n, int64_t k) {
   return *f;
 }
 
-std::vector<Schedule> ApplyMlt(const std::string& target, const PrimFunc& func, int64_t seed) {
-  absl::StatusOr<ScheduleRulePtr> rule = NewMultiLevelTiling(*Target::Parse(target), nullptr);
+std::vector<Schedule> ApplyMlt(const std::string& target, const PrimFunc& func, int64_t seed,
+                               bool pad = true) {
+  absl::StatusOr<ScheduleRulePtr> rule =
+      NewMultiLevelTiling(*Target::Parse(target), nlohmann::json{{"pad_odd_extents", pad}});
   EXPECT_TRUE(rule.ok()) << rule.status();
   Schedule sch = Schedule::Create(func, seed);
   absl::StatusOr<std::vector<Schedule>> out = (*rule)->Apply(&sch, *sch.GetBlock("C"));
@@ -69,6 +72,12 @@ TEST(MultiLevelTilingPaddedTest, PrimeMatmulSamplesNonDividingTilesOnCpu) {
     }
   }
   EXPECT_GT(non_dividing, 0);
+}
+
+TEST(MultiLevelTilingPaddedTest, OffByDefault) {
+  for (const Schedule& sch : ApplyMlt("cpu", Gmm(127, 257, 509), 0, /*pad=*/false)) {
+    EXPECT_TRUE(PaddedDecisions(sch).empty());
+  }
 }
 
 TEST(MultiLevelTilingPaddedTest, RoundAndSmallExtentsKeepPerfectTiles) {
