@@ -166,8 +166,8 @@ std::vector<int> TilingConfig::ReductionSlots() const { return SlotsOf(structure
 
 const std::vector<std::string>& TilingConfigKeys() {
   static const std::vector<std::string> keys = {
-      "structure",   "tile_binds",  "max_innermost_factor", "vector_load_lens",
-      "reuse_read",  "reuse_write", "pad_odd_extents"};
+      "structure",  "tile_binds",  "max_innermost_factor", "vector_load_lens",
+      "reuse_read", "reuse_write", "pad_odd_extents"};
   return keys;
 }
 
