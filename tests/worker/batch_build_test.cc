@@ -58,9 +58,8 @@ TEST(BatchBuildTest, EveryKernelOfABatchComputesItsOwnFunction) {
 
 TEST(BatchBuildTest, AFailingBatchAttributesErrorsToItsInputs) {
   auto [good, bound] = testing_funcs::ElementwiseAndThreadBound(8);
-  std::vector<BuildResult> results =
-      BatchBuilder(4)->Build({{good, Cpu()}, {bound, Cpu()}, {good, Cpu()},
-                              {good, *Target::Parse("cuda -arch=sm_80")}});
+  std::vector<BuildResult> results = BatchBuilder(4)->Build(
+      {{good, Cpu()}, {bound, Cpu()}, {good, Cpu()}, {good, *Target::Parse("cuda -arch=sm_80")}});
   ASSERT_EQ(results.size(), 4u);
   EXPECT_TRUE(results[0].ok()) << results[0].error_msg;
   EXPECT_EQ(results[1].error_msg, "cpu codegen: loop i bound to threadIdx.x");
