@@ -1,11 +1,9 @@
-// Tests of ir/arith/int_set.h (EvalSet, EvalRegion, UnionRegion, access region detection) and
-// ir/arith/linear.h.
+// Tests of ir/arith/int_set.h (EvalSet, EvalRegion, UnionRegion, access region detection).
 #include "ir/arith/int_set.h"
 
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ir/arith/linear.h"
 #include "ir/arith/simplify.h"
 #include "tests/ir/arith/arith_test_util.h"
 
@@ -125,8 +123,8 @@ TEST(EvalSetRandomTest, IntervalsContainAllValues) {
       for (int64_t b = 0; b < 5; ++b) {
         for (int64_t c = 0; c < 3; ++c) {
           int64_t v = testing::Eval(e, {{x.get(), a}, {y.get(), b}, {z.get(), c}});
-          ASSERT_TRUE(*lo <= v && v <= *hi) << Str(e) << " = " << v << " outside [" << *lo << ", "
-                                            << *hi << "]";
+          ASSERT_TRUE(*lo <= v && v <= *hi)
+              << Str(e) << " = " << v << " outside [" << *lo << ", " << *hi << "]";
         }
       }
     }
@@ -266,40 +264,6 @@ TEST_F(AccessRegionTest, NestedBlockUsesItsDeclaredRegions) {
   ExpectRange(regions.reads[0].region[0], i0 * 8, Expr(8));
   ExpectRange(regions.reads[0].region[1], Expr(0), Expr(64));
   ExpectRange(regions.writes[0].region[0], i0 * 8, Expr(8));
-}
-
-// ---- linear.h ---------------------------------------------------------------------------
-
-TEST(LinearTest, DetectsCoefficientsAndBase) {
-  Var i("i"), j("j"), n("n");
-  std::optional<LinearEquation> eq = DetectLinearEquation(i * 8 + j * 2 - i * 3 + n + 5, {i, j});
-  ASSERT_TRUE(eq.has_value());
-  EXPECT_EXPR_EQ(eq->coeffs[0], Expr(5));
-  EXPECT_EXPR_EQ(eq->coeffs[1], Expr(2));
-  EXPECT_EXPR_EQ(eq->base, n + 5);
-}
-
-TEST(LinearTest, SymbolicCoefficientAndAbsentVariable) {
-  Var i("i"), j("j"), n("n");
-  std::optional<LinearEquation> eq = DetectLinearEquation(i * n + 1, {i, j});
-  ASSERT_TRUE(eq.has_value());
-  EXPECT_TRUE(eq->coeffs[0].same_as(n));
-  EXPECT_EXPR_EQ(eq->coeffs[1], Expr(0));
-}
-
-TEST(LinearTest, RejectsNonLinear) {
-  Var i("i"), j("j");
-  EXPECT_FALSE(DetectLinearEquation(i * j, {i, j}).has_value());
-  EXPECT_FALSE(IsAffine(FloorDiv(i, 2), {i}));
-  EXPECT_TRUE(IsAffine(FloorDiv(j, 2) + i * 3, {i}));
-  EXPECT_TRUE(IsAffine(Expr(7), {i}));
-}
-
-TEST(LinearTest, ProdExtents) {
-  Var n("n");
-  EXPECT_EXPR_EQ(ProdExtents({Range{Expr(0), Expr(4)}, Range{Expr(2), Expr(8)}}), Expr(32));
-  EXPECT_EXPR_EQ(ProdExtents({}), Expr(1));
-  EXPECT_EXPR_EQ(ProdExtents({Range{Expr(0), n}, Range{Expr(0), Expr(2)}}), n * 2);
 }
 
 }  // namespace
