@@ -32,9 +32,9 @@ struct Workload {
 // Where a measurement came from, so a record can be judged later.
 struct Provenance {
   std::string tessera_version;
-  std::string compiler;  // "gcc 12.2.0 -O3 -march=native ..." or "nvrtc 13.0 sm_90"
-  std::string device;    // CPU model name or GPU name
-  std::string driver;    // CUDA driver version (empty on cpu)
+  std::string compiler;   // "gcc 12.2.0 -O3 -march=native ..." or "nvrtc 13.0 sm_90"
+  std::string device;     // CPU model name or GPU name
+  std::string driver;     // CUDA driver version (empty on cpu)
   std::string worker_id;  // the service worker that measured it; empty in a local `tune`
 };
 
@@ -52,19 +52,35 @@ const char* MeasureErrorName(MeasureError error);  // "" for kNone
 // The inverse of MeasureErrorName; kInvalidArgument for an unknown name.
 absl::StatusOr<MeasureError> ParseMeasureError(const std::string& name);
 
+// Where the time spent on one candidate went, wall seconds per stage (schema 3; records stored
+// before read 0 everywhere, as do stages that did not run). The report adds them up per task
+// ("where the time went").
+struct StageSeconds {
+  double build = 0;   // its code generation and compilation
+  double run = 0;     // its run steps: loading, warm-up and every repeat (a time-out included)
+  double verify = 0;  // its check against the reference (the reference's first run included)
+  // Its share of the search that proposed it: the strategy's candidate generation (cost-model
+  // predictions included) and the cost-model update before it, divided equally among the
+  // candidates of its batch.
+  double search = 0;
+
+  double total() const { return build + run + verify + search; }
+};
+
 struct TuningRecord {
   int64_t id = -1;  // assigned by CommitRecord
   int64_t workload_id = -1;
-  std::string target;      // Target::ToString()
-  std::string trace_json;  // the full trace, postproc part included (Trace::ToJson())
+  std::string target;            // Target::ToString()
+  std::string trace_json;        // the full trace, postproc part included (Trace::ToJson())
   std::vector<double> run_secs;  // seconds per run, one per repeat; empty unless it ran
   MeasureError error = MeasureError::kNone;
   std::string error_msg;  // what went wrong, for people; empty when it ran
   std::vector<ArgInfo> args;
   double timestamp = 0;  // seconds since the Unix epoch, when measured
   Provenance provenance;
-  bool verified = false;  // its outputs were checked against the reference and matched
-  std::string job_id;     // the service job that measured it; empty in a local `tune`
+  bool verified = false;    // its outputs were checked against the reference and matched
+  std::string job_id;       // the service job that measured it; empty in a local `tune`
+  StageSeconds stage_secs;  // where the time went (0s for records from before schema 3)
 
   bool ok() const { return error == MeasureError::kNone && !run_secs.empty(); }
   // Mean of run_secs; 1e10 for a failed record (MetaSchedule's convention, internal only:

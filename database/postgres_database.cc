@@ -48,7 +48,8 @@ constexpr int kLockSpace = 0x5453;
 constexpr int kSchemaLock = 1;
 
 // Migration i builds schema version i from version i - 1. Version numbers are the SQLite
-// schema's: 1 is the first layout, 2 added records.error_kind and records.job_id.
+// schema's: 1 is the first layout, 2 added records.error_kind and records.job_id, 3 the stage
+// times (records.build_secs, run_wall_secs, verify_secs, search_secs; 0 for older records).
 struct Migration {
   int64_t to;
   const char* sql;
@@ -87,12 +88,19 @@ UPDATE records SET error_kind = CASE
   ELSE 'run_error' END;
 INSERT INTO schema_version (version) VALUES (2);
 )sql"},
+    {3, R"sql(
+ALTER TABLE records ADD COLUMN build_secs DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN run_wall_secs DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN verify_secs DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN search_secs DOUBLE PRECISION NOT NULL DEFAULT 0;
+INSERT INTO schema_version (version) VALUES (3);
+)sql"},
 };
-constexpr int64_t kSchemaVersion = 2;
+constexpr int64_t kSchemaVersion = 3;
 
 constexpr const char* kRecordColumns =
     "id, workload_id, target, trace_json, run_secs, error_msg, args, timestamp, provenance, "
-    "verified, error_kind, job_id";
+    "verified, error_kind, job_id, build_secs, run_wall_secs, verify_secs, search_secs";
 
 // SQLSTATE classes: https://www.postgresql.org/docs/15/errcodes-appendix.html
 absl::StatusCode CodeOfSqlState(const std::string& state) {
@@ -221,13 +229,16 @@ class PostgresDatabase final : public Database {
     // One statement is one transaction; the foreign key rejects an unknown workload.
     absl::StatusOr<Result> inserted = Query(
         "INSERT INTO records (workload_id, target, trace_json, run_secs, mean_secs, ok, "
-        "error_msg, args, timestamp, provenance, verified, error_kind, job_id) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
+        "error_msg, args, timestamp, provenance, verified, error_kind, job_id, build_secs, "
+        "run_wall_secs, verify_secs, search_secs) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+        "$10, $11, $12, $13, $14, $15, $16, $17) RETURNING id",
         {std::to_string(record.workload_id), record.target, record.trace_json,
          RunSecsToJson(record.run_secs).dump(), FormatDouble(record.mean_secs()),
          record.ok() ? "true" : "false", record.error_msg, ArgInfosToJson(record.args).dump(),
          FormatDouble(record.timestamp), ProvenanceToJson(record.provenance).dump(),
-         record.verified ? "true" : "false", MeasureErrorName(record.error), record.job_id});
+         record.verified ? "true" : "false", MeasureErrorName(record.error), record.job_id,
+         FormatDouble(record.stage_secs.build), FormatDouble(record.stage_secs.run),
+         FormatDouble(record.stage_secs.verify), FormatDouble(record.stage_secs.search)});
     if (!inserted.ok() && inserted.status().code() == absl::StatusCode::kNotFound) {
       return absl::NotFoundError(absl::StrCat(
           "database '", name_, "': commit record: unknown workload id ", record.workload_id));
@@ -447,6 +458,8 @@ class PostgresDatabase final : public Database {
     r->verified = rows.Bool(i, 9);
     TESSERA_ASSIGN_OR_RETURN(r->error, ParseMeasureError(rows.Text(i, 10)));
     r->job_id = rows.Text(i, 11);
+    r->stage_secs = StageSeconds{rows.Double(i, 12), rows.Double(i, 13), rows.Double(i, 14),
+                                 rows.Double(i, 15)};
     auto parse = [](const std::string& text, const char* column) -> absl::StatusOr<nlohmann::json> {
       nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded()) return absl::DataLossError(absl::StrCat(column, ": malformed JSON"));

@@ -132,6 +132,30 @@ MeasureError ErrorKindOfLegacyMessage(const std::string& error_msg) {
   return MeasureError::kRun;
 }
 
+json StageSecondsToJson(const StageSeconds& stages) {
+  return json{{"build", stages.build},
+              {"run", stages.run},
+              {"verify", stages.verify},
+              {"search", stages.search}};
+}
+
+absl::StatusOr<StageSeconds> StageSecondsFromJson(const json& j) {
+  if (!j.is_object()) return FieldError("stage_secs", "expected an object");
+  StageSeconds out;
+  for (auto [key, field] : {std::pair<const char*, double*>{"build", &out.build},
+                            {"run", &out.run},
+                            {"verify", &out.verify},
+                            {"search", &out.search}}) {
+    const json* member = FindMember(j, key);
+    if (member == nullptr) continue;
+    if (!member->is_number()) {
+      return FieldError(absl::StrCat("stage_secs.", key), "expected a number");
+    }
+    *field = member->get<double>();
+  }
+  return out;
+}
+
 absl::Status ValidateRecord(const TuningRecord& record) {
   if (record.target.empty()) return FieldError("target", "empty");
   absl::StatusOr<Trace> trace = Trace::FromJson(record.trace_json);
@@ -144,6 +168,16 @@ absl::Status ValidateRecord(const TuningRecord& record) {
     }
   }
   if (!std::isfinite(record.timestamp)) return FieldError("timestamp", "not finite");
+  const StageSeconds& stages = record.stage_secs;
+  for (auto [name, secs] : {std::pair<const char*, double>{"build", stages.build},
+                            {"run", stages.run},
+                            {"verify", stages.verify},
+                            {"search", stages.search}}) {
+    if (!std::isfinite(secs) || secs < 0) {
+      return FieldError(absl::StrCat("stage_secs.", name),
+                        absl::StrCat("expected a finite time >= 0, got ", secs));
+    }
+  }
   if (record.error != MeasureError::kNone && record.error_msg.empty()) {
     return FieldError(
         "error", absl::StrCat("a ", MeasureErrorName(record.error), " record needs a message"));
@@ -162,7 +196,8 @@ json RecordToJsonLine(const Workload& workload, const TuningRecord& record) {
               {"timestamp", record.timestamp},
               {"provenance", ProvenanceToJson(record.provenance)},
               {"verified", record.verified},
-              {"job_id", record.job_id}};
+              {"job_id", record.job_id},
+              {"stage_secs", StageSecondsToJson(record.stage_secs)}};
 }
 
 absl::StatusOr<JsonLineRecord> RecordFromJsonLine(const json& j) {
@@ -205,6 +240,9 @@ absl::StatusOr<JsonLineRecord> RecordFromJsonLine(const json& j) {
   if (const json* verified = FindMember(j, "verified")) {
     if (!verified->is_boolean()) return FieldError("verified", "expected true or false");
     r.verified = verified->get<bool>();
+  }
+  if (const json* stages = FindMember(j, "stage_secs")) {
+    TESSERA_ASSIGN_OR_RETURN(r.stage_secs, StageSecondsFromJson(*stages));
   }
   TESSERA_RETURN_IF_ERROR(ValidateRecord(r));
   return out;

@@ -32,9 +32,14 @@ absl::StatusOr<std::vector<ArgInfo>> ArgInfosFromJson(const nlohmann::json& j);
 nlohmann::json ProvenanceToJson(const Provenance& provenance);
 absl::StatusOr<Provenance> ProvenanceFromJson(const nlohmann::json& j);
 
+// {"build": 0.41, "run": 0.02, "verify": 0, "search": 0.05}: wall seconds per stage; missing
+// keys read as 0 (files written before stage times were stored have no "stage_secs" at all).
+nlohmann::json StageSecondsToJson(const StageSeconds& stages);
+absl::StatusOr<StageSeconds> StageSecondsFromJson(const nlohmann::json& j);
+
 // The checks every Database::CommitRecord makes before storing: a non-empty target, a trace
-// that Trace::FromJson accepts, and finite, non-negative run times. kInvalidArgument names
-// the field.
+// that Trace::FromJson accepts, and finite, non-negative run and stage times. kInvalidArgument
+// names the field.
 absl::Status ValidateRecord(const TuningRecord& record);
 
 // The error kind of a record written before kinds were stored (schema 1, JSON lines without
@@ -42,8 +47,8 @@ absl::Status ValidateRecord(const TuningRecord& record);
 MeasureError ErrorKindOfLegacyMessage(const std::string& error_msg);
 
 // One JSON-lines object: {"workload": {"hash", "func"}, "target", "trace", "run_secs",
-// "error", "args", "timestamp", "provenance", "verified"}. The trace is embedded as JSON (not
-// as a string). Requires record.trace_json to be valid JSON (ValidateRecord).
+// "error", "args", "timestamp", "provenance", "verified", "job_id", "stage_secs"}. The trace is
+// embedded as JSON (not as a string). Requires record.trace_json to be valid JSON (ValidateRecord).
 nlohmann::json RecordToJsonLine(const Workload& workload, const TuningRecord& record);
 
 // The inverse of RecordToJsonLine: the workload's function (rebuilt from its IR JSON; the

@@ -34,8 +34,10 @@ namespace tessera {
 namespace {
 
 // Bumped whenever the schema changes meaning; a database with a newer version is refused.
-// Version 2 added records.error_kind and records.job_id (migrated in place from 1).
-constexpr int64_t kSchemaVersion = 2;
+// Version 2 added records.error_kind and records.job_id (migrated in place from 1); version 3
+// the stage times records.build_secs, run_wall_secs, verify_secs and search_secs (migrated in
+// place from 2, old records reading 0).
+constexpr int64_t kSchemaVersion = 3;
 constexpr int kBusyTimeoutMs = 30000;
 
 constexpr const char* kCreateSchema = R"sql(
@@ -59,13 +61,17 @@ CREATE TABLE records (
   provenance TEXT NOT NULL,
   verified INTEGER NOT NULL,
   error_kind TEXT NOT NULL DEFAULT '',
-  job_id TEXT NOT NULL DEFAULT '');
+  job_id TEXT NOT NULL DEFAULT '',
+  build_secs REAL NOT NULL DEFAULT 0,
+  run_wall_secs REAL NOT NULL DEFAULT 0,
+  verify_secs REAL NOT NULL DEFAULT 0,
+  search_secs REAL NOT NULL DEFAULT 0);
 CREATE INDEX records_by_speed ON records (workload_id, target, ok, mean_secs, id);
 )sql";
 
 constexpr const char* kRecordColumns =
     "id, workload_id, target, trace_json, run_secs, error_msg, args, timestamp, provenance, "
-    "verified, error_kind, job_id";
+    "verified, error_kind, job_id, build_secs, run_wall_secs, verify_secs, search_secs";
 
 absl::StatusCode CodeOf(int rc) {
   switch (rc & 0xff) {
@@ -199,11 +205,12 @@ class SqliteDatabase final : public Database {
             "database '", path_, "': commit record: unknown workload id ", record.workload_id));
       }
       Statement insert;
-      TESSERA_RETURN_IF_ERROR(
-          Prepare("INSERT INTO records (workload_id, target, trace_json, run_secs, mean_secs, ok, "
-                  "error_msg, args, timestamp, provenance, verified, error_kind, job_id) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                  &insert));
+      TESSERA_RETURN_IF_ERROR(Prepare(
+          "INSERT INTO records (workload_id, target, trace_json, run_secs, mean_secs, ok, "
+          "error_msg, args, timestamp, provenance, verified, error_kind, job_id, build_secs, "
+          "run_wall_secs, verify_secs, search_secs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+          "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+          &insert));
       insert.Bind(1, record.workload_id);
       insert.Bind(2, record.target);
       insert.Bind(3, record.trace_json);
@@ -217,6 +224,10 @@ class SqliteDatabase final : public Database {
       insert.Bind(11, static_cast<int64_t>(record.verified));
       insert.Bind(12, std::string(MeasureErrorName(record.error)));
       insert.Bind(13, record.job_id);
+      insert.Bind(14, record.stage_secs.build);
+      insert.Bind(15, record.stage_secs.run);
+      insert.Bind(16, record.stage_secs.verify);
+      insert.Bind(17, record.stage_secs.search);
       TESSERA_RETURN_IF_ERROR(Step(&insert).status());
       return sqlite3_last_insert_rowid(db_);
     }();
@@ -358,6 +369,7 @@ class SqliteDatabase final : public Database {
           absl::StrCat("database '", path_, "': invalid schema version ", v));
     }
     if (v == 1) TESSERA_RETURN_IF_ERROR(MigrateFrom1());
+    if (v <= 2) TESSERA_RETURN_IF_ERROR(MigrateFrom2());
     return absl::OkStatus();
   }
 
@@ -378,6 +390,24 @@ INSERT INTO schema_version (version) VALUES (2);
       return absl::Status(
           status.code(),
           absl::StrCat("database '", path_, "': migrating schema 1 to 2: ", status.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  // Schema 2 -> 3: the stage times, 0 for the records already stored (nothing says where their
+  // time went). Runs inside Init's transaction, as MigrateFrom1.
+  absl::Status MigrateFrom2() {
+    absl::Status status = Exec(R"sql(
+ALTER TABLE records ADD COLUMN build_secs REAL NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN run_wall_secs REAL NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN verify_secs REAL NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN search_secs REAL NOT NULL DEFAULT 0;
+INSERT INTO schema_version (version) VALUES (3);
+)sql");
+    if (!status.ok()) {
+      return absl::Status(
+          status.code(),
+          absl::StrCat("database '", path_, "': migrating schema 2 to 3: ", status.message()));
     }
     return absl::OkStatus();
   }
@@ -439,6 +469,7 @@ INSERT INTO schema_version (version) VALUES (2);
     r->verified = row.Int(9) != 0;
     TESSERA_ASSIGN_OR_RETURN(r->error, ParseMeasureError(row.Text(10)));
     r->job_id = row.Text(11);
+    r->stage_secs = StageSeconds{row.Double(12), row.Double(13), row.Double(14), row.Double(15)};
     auto parse = [](const std::string& text, const char* column) -> absl::StatusOr<nlohmann::json> {
       nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded()) return absl::DataLossError(absl::StrCat(column, ": malformed JSON"));

@@ -164,9 +164,11 @@ class TuningJob::Impl {
     for (size_t i = 0; i < specs.size(); ++i) {
       TESSERA_RETURN_IF_ERROR(InitTask(std::move(specs[i]), static_cast<int>(i), &history));
     }
-    ScopedTimer timer(&times_.cost_model);
-    if (!history.empty()) TESSERA_RETURN_IF_ERROR(cost_model_->Update(history));
-    return absl::OkStatus();
+    const Clock::time_point update_start = Clock::now();
+    absl::Status updated = history.empty() ? absl::OkStatus() : cost_model_->Update(history);
+    times_.cost_model += SecondsSince(update_start);
+    unclaimed_search_secs_ += SecondsSince(update_start);
+    return updated;
   }
 
   absl::StatusOr<std::optional<JobBatch>> NextBatch() {
@@ -181,8 +183,11 @@ class TuningJob::Impl {
         task.progress.terminated = true;
         continue;
       }
+      const Clock::time_point search_start = Clock::now();
       TESSERA_ASSIGN_OR_RETURN(std::vector<MeasureCandidate> candidates,
                                task.strategy->GenerateCandidates());
+      // Every generation counts, also an empty one (the next batch pays for it).
+      unclaimed_search_secs_ += SecondsSince(search_start);
       if (task.default_candidate) {
         const std::string& hash = task.default_candidate->hash;
         candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
@@ -200,7 +205,9 @@ class TuningJob::Impl {
         task.progress.terminated = true;
         continue;
       }
-      return std::optional<JobBatch>(JobBatch{id, std::move(candidates)});
+      JobBatch batch{id, std::move(candidates), unclaimed_search_secs_};
+      unclaimed_search_secs_ = 0;
+      return std::optional<JobBatch>(std::move(batch));
     }
     finished_ = true;
     return std::optional<JobBatch>();
@@ -434,6 +441,11 @@ class TuningJob::Impl {
       record.provenance = r.provenance.value_or(measured.provenance);
       record.verified = r.verified;
       record.job_id = job_id_;
+      record.stage_secs.build = r.build_secs;
+      record.stage_secs.run = r.run_wall_secs;
+      record.stage_secs.verify = r.verify_secs;
+      record.stage_secs.search =
+          batch.search_seconds / static_cast<double>(batch.candidates.size());
       TESSERA_ASSIGN_OR_RETURN(int64_t id, db_->CommitRecord(record));
       ids.push_back(id);
       CountError(r.error, &task.summary);
@@ -445,6 +457,7 @@ class TuningJob::Impl {
   absl::Status UpdateCostModel(const TaskRun& task, const JobBatch& batch,
                                const MeasuredBatch& measured) {
     ScopedTimer timer(&times_.cost_model);
+    ScopedTimer search_timer(&unclaimed_search_secs_);  // the next batch's search
     std::vector<CostSample> samples;
     for (size_t i = 0; i < batch.candidates.size(); ++i) {
       const MeasureOutcome& r = measured.outcomes[i];
@@ -512,6 +525,8 @@ class TuningJob::Impl {
   bool finished_ = false;
   TuneTimes times_;
   std::vector<double> build_secs_;  // per candidate measured this run
+  // Search and cost-model time not yet given to a batch (JobBatch::search_seconds).
+  double unclaimed_search_secs_ = 0;
 };
 
 TuningJob::TuningJob(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

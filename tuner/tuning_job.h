@@ -39,6 +39,11 @@ namespace tessera {
 struct JobBatch {
   int task = -1;  // index into the job's tasks
   std::vector<MeasureCandidate> candidates;
+  // Wall seconds spent producing it: the strategy's GenerateCandidates and the cost-model
+  // update(s) since the job's previous batch (the model is the job's, shared by its tasks).
+  // Committed records get an equal share each (StageSeconds::search); 0 for a restored batch,
+  // whose search ran before a restart.
+  double search_seconds = 0;
 };
 
 class TuningJob {

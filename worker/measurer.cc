@@ -125,8 +125,10 @@ void LocalMeasurer::BuildAndRun(const MeasureRequest& request, std::vector<Build
     }
     // One input per call: a crash or time-out of one candidate cannot cost the others.
     const RunnerConfig runner_config = RunnerConfigFor(best_secs);
+    const auto run_start = std::chrono::steady_clock::now();
     std::vector<RunResult> ran = runner_->Run(
         {RunInput{built.artifact_path, built.symbol, ArgInfosOf(funcs[i])}}, runner_config);
+    outcome.run_wall_secs = SecondsSince(run_start);
     if (ran.size() != 1) {
       outcome.error = MeasureError::kRun;
       outcome.error_msg = "run: the runner returned no result";
@@ -163,6 +165,8 @@ void LocalMeasurer::CheckNewBests(const MeasureRequest& request,
   if (order.size() > kMaxChecksPerBatch) order.resize(kMaxChecksPerBatch);
   const double timeout = config_.runner.timeout_sec;
   for (size_t i : order) {
+    // The first check of a task also computes its reference: that time is this check's.
+    const auto check_start = std::chrono::steady_clock::now();
     auto key = std::make_pair(StructuralHashHex(request.workload), request.check_seed);
     auto it = references_.find(key);
     if (it == references_.end()) {
@@ -174,6 +178,7 @@ void LocalMeasurer::CheckNewBests(const MeasureRequest& request,
         it->second.ok()
             ? CheckAgainstReference(request.candidates[i], *it->second, target_, builds[i], timeout)
             : absl::StatusOr<CheckOutcome>(it->second.status());
+    outcome.verify_secs = SecondsSince(check_start);
     if (check.ok() && check->passed) {
       outcome.verified = true;
       break;

@@ -59,6 +59,8 @@ struct MeasureOutcome {
   std::vector<double> run_secs;  // seconds per run, one per repeat; empty unless it ran
   bool verified = false;         // a check ran and passed (never set without a check)
   double build_secs = 0;         // wall time of its code generation and compilation
+  double run_wall_secs = 0;      // wall time of its run steps (load, warm-up, repeats)
+  double verify_secs = 0;        // wall time of its check (0 unless checked)
   // Where it was measured, when a batch's outcomes come from different places (the service's
   // workers); otherwise MeasuredBatch::provenance.
   std::optional<Provenance> provenance;

@@ -55,6 +55,8 @@ TuningRecord MakeRecord(const Workload& workload, const std::string& target,
   r.args = ArgInfosOf(workload.func);
   r.timestamp = (clock += 1.5);
   r.provenance = {"0.1.0", "gcc 12.2.0 -O3 -march=native", "Intel Xeon (test)", ""};
+  // Distinct values, not exact binary fractions: a backend that rounds or swaps stages shows.
+  r.stage_secs = StageSeconds{0.4125, 0.0301, 0.007, 0.05};
   return r;
 }
 
@@ -90,6 +92,10 @@ void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b) {
   EXPECT_EQ(a.provenance.device, b.provenance.device);
   EXPECT_EQ(a.provenance.driver, b.provenance.driver);
   EXPECT_EQ(a.verified, b.verified);
+  EXPECT_EQ(a.stage_secs.build, b.stage_secs.build);
+  EXPECT_EQ(a.stage_secs.run, b.stage_secs.run);
+  EXPECT_EQ(a.stage_secs.verify, b.stage_secs.verify);
+  EXPECT_EQ(a.stage_secs.search, b.stage_secs.search);
 }
 
 TempDir::TempDir() {

@@ -1,6 +1,6 @@
 // What only the PostgreSQL database has: URLs (OpenDatabase picks the backend, passwords never
-// reach messages), a server that may be unreachable, schema versions and the migration from
-// schema 1, and several processes committing to one database at once. Runs on the test
+// reach messages), a server that may be unreachable, schema versions and the migrations from
+// schemas 1 and 2, and several processes committing to one database at once. Runs on the test
 // process's throw-away cluster (postgres_cluster.h); skips, saying why, without the server
 // binaries. The Database contract itself is checked by the typed suite in database_test.cc.
 #include <libpq-fe.h>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "database/database.h"
 #include "gtest/gtest.h"
 #include "tests/database/database_testing.h"
@@ -40,6 +41,11 @@ void RawExec(const std::string& url, const std::string& sql) {
   PQclear(result);
   PQfinish(conn);
 }
+
+// Makes the records table what schema 2 had: no stage times.
+constexpr const char* kDropStageColumns =
+    "ALTER TABLE records DROP COLUMN build_secs, DROP COLUMN run_wall_secs, "
+    "DROP COLUMN verify_secs, DROP COLUMN search_secs; ";
 
 class PostgresDatabaseTest : public ::testing::Test {
  protected:
@@ -127,9 +133,11 @@ TEST_F(PostgresDatabaseTest, MigratesSchemaOneInPlace) {
           MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 8), "run: timed out after 2s"))
         .value();
   }
-  RawExec(url_,
-          "ALTER TABLE records DROP COLUMN error_kind; ALTER TABLE records DROP COLUMN job_id; "
-          "DELETE FROM schema_version; INSERT INTO schema_version (version) VALUES (1)");
+  RawExec(url_, absl::StrCat("ALTER TABLE records DROP COLUMN error_kind; ALTER TABLE records DROP "
+                             "COLUMN job_id; ",
+                             kDropStageColumns,
+                             "DELETE FROM schema_version; INSERT INTO schema_version (version) "
+                             "VALUES (1)"));
   std::unique_ptr<Database> db = Open();
   ASSERT_NE(db, nullptr);
   std::vector<TuningRecord> all = db->AllRecords().value();
@@ -145,6 +153,35 @@ TEST_F(PostgresDatabaseTest, MigratesSchemaOneInPlace) {
   all = Open()->AllRecords().value();
   ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(all[3].job_id, "job-1");
+}
+
+// A schema 2 database (no stage times) opens: its records read 0 for every stage, and new
+// records keep theirs.
+TEST_F(PostgresDatabaseTest, MigratesSchemaTwoInPlace) {
+  {
+    std::unique_ptr<Database> db = Open();
+    Workload w = db->CommitWorkload(SmallGmm(16)).value();
+    TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 1, 2), {1e-4});
+    r.job_id = "job-0";
+    db->CommitRecord(r).value();
+  }
+  RawExec(url_, absl::StrCat(kDropStageColumns,
+                             "DELETE FROM schema_version; INSERT INTO schema_version (version) "
+                             "VALUES (1), (2)"));
+  std::unique_ptr<Database> db = Open();
+  ASSERT_NE(db, nullptr);
+  std::vector<TuningRecord> all = db->AllRecords().value();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].job_id, "job-0");
+  EXPECT_EQ(all[0].stage_secs.total(), 0);
+  Workload w = db->CommitWorkload(SmallGmm(16)).value();
+  TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 2, 2), {2e-4});
+  db->CommitRecord(r).value();
+  db.reset();
+  all = Open()->AllRecords().value();
+  ASSERT_EQ(all.size(), 2u);
+  ExpectSameRecord(all[1], r);
+  EXPECT_GT(all[1].stage_secs.build, 0);
 }
 
 // A server restart breaks the connection: the call that finds it broken fails with

@@ -103,6 +103,29 @@ TEST(RecordJsonTest, ProvenanceErrorsNameTheKey) {
                 "provenance: driver: expected a string");
 }
 
+TEST(RecordJsonTest, StageSecondsRoundTripAndMissingKeysReadAsZero) {
+  StageSeconds stages{0.5, 0.25, 0.125, 0.0625};
+  json j = StageSecondsToJson(stages);
+  EXPECT_EQ(j, json::parse(R"({"build": 0.5, "run": 0.25, "verify": 0.125, "search": 0.0625})"));
+  absl::StatusOr<StageSeconds> back = StageSecondsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->build, 0.5);
+  EXPECT_EQ(back->run, 0.25);
+  EXPECT_EQ(back->verify, 0.125);
+  EXPECT_EQ(back->search, 0.0625);
+  EXPECT_EQ(back->total(), 0.9375);
+
+  absl::StatusOr<StageSeconds> partial = StageSecondsFromJson(json::parse(R"({"run": 2})"));
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_EQ(partial->run, 2);
+  EXPECT_EQ(partial->build, 0);
+  EXPECT_EQ(partial->search, 0);
+  ExpectInvalid(StageSecondsFromJson(json::parse("[1]")).status(),
+                "stage_secs: expected an object");
+  ExpectInvalid(StageSecondsFromJson(json::parse(R"({"verify": "1s"})")).status(),
+                "stage_secs.verify: expected a number");
+}
+
 TEST(RecordJsonTest, LegacyMessagesGiveTheirErrorKindByPrefix) {
   EXPECT_EQ(ErrorKindOfLegacyMessage(""), MeasureError::kNone);
   EXPECT_EQ(ErrorKindOfLegacyMessage("build: gcc exited with 1"), MeasureError::kBuild);
@@ -131,6 +154,10 @@ TEST(RecordJsonTest, ValidateRecordAcceptsRealRecordsAndNamesTheBadField) {
   r = good;
   r.timestamp = std::numeric_limits<double>::infinity();
   ExpectInvalid(ValidateRecord(r), "timestamp: not finite");
+
+  r = good;
+  r.stage_secs.search = -0.5;
+  ExpectInvalid(ValidateRecord(r), "stage_secs.search: expected a finite time >= 0, got -0.5");
 
   r = good;
   r.error = MeasureError::kTimeout;
@@ -172,6 +199,11 @@ TEST(RecordJsonTest, JsonLineRoundTripsEveryField) {
   EXPECT_EQ(back->record.provenance.compiler, record.provenance.compiler);
   EXPECT_TRUE(back->record.verified);
   EXPECT_EQ(back->record.job_id, "job-42");
+  EXPECT_EQ(line["stage_secs"]["build"], record.stage_secs.build);
+  EXPECT_EQ(back->record.stage_secs.build, record.stage_secs.build);
+  EXPECT_EQ(back->record.stage_secs.run, record.stage_secs.run);
+  EXPECT_EQ(back->record.stage_secs.verify, record.stage_secs.verify);
+  EXPECT_EQ(back->record.stage_secs.search, record.stage_secs.search);
 }
 
 TEST(RecordJsonTest, JsonLineOfAFailedRecordKeepsItsKind) {
@@ -192,10 +224,12 @@ TEST(RecordJsonTest, JsonLineWithoutErrorKindTakesItFromTheLegacyMessage) {
       w, MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 8), "run: timed out after 1s"));
   line.erase("error_kind");
   line.erase("job_id");
+  line.erase("stage_secs");
   absl::StatusOr<JsonLineRecord> back = RecordFromJsonLine(line);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->record.error, MeasureError::kTimeout);
   EXPECT_EQ(back->record.job_id, "");
+  EXPECT_EQ(back->record.stage_secs.total(), 0);
 }
 
 TEST(RecordJsonTest, JsonLineErrorsNameTheField) {

@@ -44,6 +44,19 @@ void RawExec(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+// The integer that `sql` selects, read from the file directly.
+int64_t RawQueryInt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
+  int64_t value = -1;
+  if (sqlite3_step(stmt) == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
 // Starts `body` in a child process that exits with its return value, never returning into
 // the test framework.
 pid_t ForkChild(const std::function<int()>& body) {
@@ -84,6 +97,13 @@ class SqliteDatabaseTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<Database>> db = OpenSqliteDatabase(path_);
     EXPECT_TRUE(db.ok()) << db.status();
     return db.ok() ? *std::move(db) : nullptr;
+  }
+
+  // Makes the file's records table what schema 2 had: no stage times.
+  void DropStageColumns() {
+    for (const char* column : {"build_secs", "run_wall_secs", "verify_secs", "search_secs"}) {
+      RawExec(path_, std::string("ALTER TABLE records DROP COLUMN ") + column);
+    }
   }
 
   TempDir dir_;
@@ -162,6 +182,7 @@ TEST_F(SqliteDatabaseTest, MigratesSchemaOneInPlace) {
   }
   RawExec(path_, "ALTER TABLE records DROP COLUMN error_kind");
   RawExec(path_, "ALTER TABLE records DROP COLUMN job_id");
+  DropStageColumns();
   RawExec(path_, "DELETE FROM schema_version");
   RawExec(path_, "INSERT INTO schema_version (version) VALUES (1)");
 
@@ -182,6 +203,36 @@ TEST_F(SqliteDatabaseTest, MigratesSchemaOneInPlace) {
   all = Open()->AllRecords().value();
   ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all[4].job_id, "job-1");
+}
+
+// A schema 2 file (no stage times) opens: its records read 0 for every stage, and new
+// records keep theirs.
+TEST_F(SqliteDatabaseTest, MigratesSchemaTwoInPlace) {
+  {
+    std::unique_ptr<Database> db = Open();
+    Workload w = db->CommitWorkload(SmallGmm(16)).value();
+    TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 1, 2), {1e-4});
+    r.job_id = "job-0";
+    db->CommitRecord(r).value();
+  }
+  DropStageColumns();
+  RawExec(path_, "DELETE FROM schema_version");
+  RawExec(path_, "INSERT INTO schema_version (version) VALUES (2)");
+
+  std::unique_ptr<Database> db = Open();
+  std::vector<TuningRecord> all = db->AllRecords().value();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].job_id, "job-0");
+  EXPECT_EQ(all[0].stage_secs.total(), 0);
+  Workload w = db->CommitWorkload(SmallGmm(16)).value();
+  TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 2, 2), {2e-4});
+  db->CommitRecord(r).value();
+  db.reset();
+  all = Open()->AllRecords().value();
+  ASSERT_EQ(all.size(), 2u);
+  ExpectSameRecord(all[1], r);
+  EXPECT_GT(all[1].stage_secs.build, 0);
+  EXPECT_EQ(RawQueryInt(path_, "SELECT MAX(version) FROM schema_version"), 3);
 }
 
 TEST_F(SqliteDatabaseTest, RejectsFilesThatAreNotTesseraDatabases) {

@@ -1,6 +1,8 @@
 // A measurer without a compiler, for tests of the tuning loop (tests/tuner/*): every candidate
 // gets a latency derived from its structural hash, so a search can be replayed exactly, and
-// every seventh or so fails to "build". It counts how often each program was measured.
+// every seventh or so fails to "build". Stage times are scripted too (kBuildSecs per build,
+// kRunStepsPerLatency x the latency per run, kVerifySecs per check). It counts how often each
+// program was measured.
 #ifndef TESSERA_TESTS_TESTING_SCRIPTED_MEASURER_H_
 #define TESSERA_TESTS_TESTING_SCRIPTED_MEASURER_H_
 
@@ -23,6 +25,10 @@ class ScriptedMeasurer : public Measurer {
   // `verified`: whether a candidate the request asks to verify passes its check.
   explicit ScriptedMeasurer(bool verified = true) : verified_(verified) {}
 
+  static constexpr double kBuildSecs = 0.25;
+  static constexpr double kRunStepsPerLatency = 4;
+  static constexpr double kVerifySecs = 0.125;
+
   // The scripted latency of the program whose StructuralHashHex is `hash` (seconds, between 1
   // and 11 ms); nullopt for a scripted build failure.
   static std::optional<double> Latency(const std::string& hash) {
@@ -37,9 +43,12 @@ class ScriptedMeasurer : public Measurer {
     for (const PrimFunc& f : request.candidates) {
       const std::string hash = StructuralHashHex(f);
       MeasureOutcome o;
+      o.build_secs = kBuildSecs;
       if (std::optional<double> secs = Latency(hash)) {
         o.run_secs = {*secs};
+        o.run_wall_secs = kRunStepsPerLatency * *secs;
         o.verified = verified_ && request.verify;
+        if (request.verify) o.verify_secs = kVerifySecs;
       } else {
         o.error = MeasureError::kBuild;
         o.error_msg = "build: scripted failure";

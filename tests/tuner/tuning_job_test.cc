@@ -171,5 +171,33 @@ TEST(TuningJobTest, OnlyAPassedCheckMakesAVerifiedBest) {
                               ->mean_secs());
 }
 
+// Each record says where its time went: its own build, run and check times as the measurer
+// reported them, and an equal share of the search (generation and model updates) of its batch.
+TEST(TuningJobTest, RecordsCarryTheirStageTimes) {
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  ScriptedMeasurer measurer;
+  absl::StatusOr<std::unique_ptr<TuningJob>> job =
+      TuningJob::Start(Tasks(), db.get(), Options(24, 1));
+  ASSERT_TRUE(job.ok()) << job.status();
+  RunJob(job->get(), &measurer);
+  std::vector<TuningRecord> records = db->AllRecords().value();
+  ASSERT_EQ(records.size(), 24u);
+  std::map<double, std::set<double>> shares;  // by timestamp (one per batch): search shares
+  for (const TuningRecord& r : records) {
+    EXPECT_EQ(r.stage_secs.build, ScriptedMeasurer::kBuildSecs);
+    if (r.ok()) {
+      EXPECT_EQ(r.stage_secs.run, ScriptedMeasurer::kRunStepsPerLatency * r.mean_secs());
+      EXPECT_EQ(r.stage_secs.verify, ScriptedMeasurer::kVerifySecs);
+    } else {
+      EXPECT_EQ(r.stage_secs.run, 0);
+      EXPECT_EQ(r.stage_secs.verify, 0);
+    }
+    EXPECT_GT(r.stage_secs.search, 0);
+    shares[r.timestamp].insert(r.stage_secs.search);
+  }
+  EXPECT_GE(shares.size(), 3u);
+  for (const auto& [timestamp, batch] : shares) EXPECT_EQ(batch.size(), 1u) << timestamp;
+}
+
 }  // namespace
 }  // namespace tessera
