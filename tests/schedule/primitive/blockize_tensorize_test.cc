@@ -1,6 +1,7 @@
-// Blockize, the tensor-intrinsic registry and Tensorize: scheduled programs compute what the
-// unscheduled ones do (interpreter and C backend), traces replay, descriptions match the
-// blocks they should and reject the ones they should not, and extern calls stay opaque.
+// Blockize and Tensorize (the intrinsic registry itself: tests/schedule/tensor_intrin_test.cc):
+// scheduled programs compute what the unscheduled ones do (interpreter and C backend), traces
+// replay, descriptions match the blocks they should and reject the ones they should not, and extern
+// calls stay opaque.
 #include <functional>
 
 #include "codegen/codegen_c.h"
@@ -319,45 +320,6 @@ TEST(BlockizeTest, PaddedBlockRegionsStayInsideTheBuffer) {
     }
   }
   ExpectCorrect(func, sch);
-}
-
-// ---- The registry --------------------------------------------------------------------------
-
-TEST(TensorIntrinTest, BuiltinsAreRegistered) {
-  for (const char* name : {kWmmaLoadA, kWmmaLoadB, kWmmaFill, kWmmaSync, kWmmaStore, kDp4a}) {
-    absl::StatusOr<TensorIntrin> intrin = GetTensorIntrin(name);
-    ASSERT_TRUE(intrin.ok()) << intrin.status();
-    EXPECT_EQ(intrin->name, name);
-    EXPECT_EQ(intrin->desc.params().size(), intrin->impl.params().size());
-  }
-  TensorIntrin sync = *GetTensorIntrin(kWmmaSync);
-  ASSERT_EQ(sync.desc.params().size(), 3u);
-  EXPECT_EQ(sync.desc.params()[0].scope(), "wmma.matrix_a");
-  EXPECT_EQ(sync.desc.params()[2].scope(), "wmma.accumulator");
-  EXPECT_EQ(sync.desc.params()[2].dtype(), DataType::Float32());
-  EXPECT_TRUE(Contains(PrintFunc(sync.impl), "call_extern(int32, \"wmma::mma_sync\""))
-      << PrintFunc(sync.impl);
-}
-
-TEST(TensorIntrinTest, UnknownNameListsKnownOnes) {
-  absl::StatusOr<TensorIntrin> intrin = GetTensorIntrin("nope");
-  ASSERT_FALSE(intrin.ok());
-  EXPECT_EQ(intrin.status().code(), absl::StatusCode::kNotFound);
-  std::string message(intrin.status().message());
-  EXPECT_TRUE(Contains(message, "unknown tensor intrinsic nope; known: ")) << message;
-  EXPECT_TRUE(Contains(message, kWmmaSync)) << message;
-  EXPECT_TRUE(Contains(message, kDp4a)) << message;
-}
-
-TEST(TensorIntrinTest, RegisterValidatesAndRejectsDuplicates) {
-  TensorIntrin sync = *GetTensorIntrin(kWmmaSync);
-  EXPECT_EQ(RegisterTensorIntrin(sync).code(), absl::StatusCode::kAlreadyExists);
-  TensorIntrin broken{"broken", sync.desc, (*GetTensorIntrin(kWmmaFill)).impl};
-  absl::Status s = RegisterTensorIntrin(broken);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Contains(std::string(s.message()), "tensor intrinsic broken: desc has 3 parameters"))
-      << s;
-  EXPECT_FALSE(GetTensorIntrin("broken").ok());
 }
 
 // ---- Tensorize -----------------------------------------------------------------------------

@@ -1,0 +1,68 @@
+// Tests of schedule/tensor_intrin.h's registry: the built-in intrinsics, the error for an
+// unknown name, validation and duplicates on registration, the sorted list of names. Matching
+// and instantiation are exercised by Tensorize
+// (tests/schedule/primitive/blockize_tensorize_test.cc).
+#include "schedule/tensor_intrin.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/printer.h"
+
+namespace tessera {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(TensorIntrinTest, BuiltinsAreRegistered) {
+  for (const char* name : {kWmmaLoadA, kWmmaLoadB, kWmmaFill, kWmmaSync, kWmmaStore, kDp4a}) {
+    absl::StatusOr<TensorIntrin> intrin = GetTensorIntrin(name);
+    ASSERT_TRUE(intrin.ok()) << intrin.status();
+    EXPECT_EQ(intrin->name, name);
+    EXPECT_EQ(intrin->desc.params().size(), intrin->impl.params().size());
+  }
+  TensorIntrin sync = *GetTensorIntrin(kWmmaSync);
+  ASSERT_EQ(sync.desc.params().size(), 3u);
+  EXPECT_EQ(sync.desc.params()[0].scope(), "wmma.matrix_a");
+  EXPECT_EQ(sync.desc.params()[2].scope(), "wmma.accumulator");
+  EXPECT_EQ(sync.desc.params()[2].dtype(), DataType::Float32());
+  EXPECT_TRUE(Contains(PrintFunc(sync.impl), "call_extern(int32, \"wmma::mma_sync\""))
+      << PrintFunc(sync.impl);
+}
+
+TEST(TensorIntrinTest, UnknownNameListsKnownOnes) {
+  absl::StatusOr<TensorIntrin> intrin = GetTensorIntrin("nope");
+  ASSERT_FALSE(intrin.ok());
+  EXPECT_EQ(intrin.status().code(), absl::StatusCode::kNotFound);
+  std::string message(intrin.status().message());
+  EXPECT_TRUE(Contains(message, "unknown tensor intrinsic nope; known: ")) << message;
+  EXPECT_TRUE(Contains(message, kWmmaSync)) << message;
+  EXPECT_TRUE(Contains(message, kDp4a)) << message;
+}
+
+TEST(TensorIntrinTest, RegisterValidatesAndRejectsDuplicates) {
+  TensorIntrin sync = *GetTensorIntrin(kWmmaSync);
+  EXPECT_EQ(RegisterTensorIntrin(sync).code(), absl::StatusCode::kAlreadyExists);
+  TensorIntrin broken{"broken", sync.desc, (*GetTensorIntrin(kWmmaFill)).impl};
+  absl::Status s = RegisterTensorIntrin(broken);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(std::string(s.message()), "tensor intrinsic broken: desc has 3 parameters"))
+      << s;
+  EXPECT_FALSE(GetTensorIntrin("broken").ok());
+}
+
+TEST(TensorIntrinTest, ListIsSortedAndHoldsEveryBuiltin) {
+  std::vector<std::string> names = ListTensorIntrins();
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (const char* name : {kWmmaLoadA, kWmmaLoadB, kWmmaFill, kWmmaSync, kWmmaStore, kWmmaFillF16,
+                           kWmmaSyncF16, kWmmaStoreF16, kDp4a}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
