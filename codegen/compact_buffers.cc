@@ -23,12 +23,33 @@ void AccessLcaFinder::VisitStmt_(const ForNode* op) {
   stack_.pop_back();
 }
 
+const std::unordered_set<const VarNode*>& AccessLcaFinder::PredicatedFusedVars(
+    const BufferNode* b) const {
+  static const std::unordered_set<const VarNode*> kNone;
+  auto it = predicated_fused_.find(b);
+  return it == predicated_fused_.end() ? kNone : it->second;
+}
+
 void AccessLcaFinder::VisitStmt_(const BlockRealizeNode* op) {
   const bool predicated = op->predicate.defined() && !IsConstInt(op->predicate, 1);
   predicated_depth_ += predicated;
+  std::unordered_set<const VarNode*> fused;
+  for (const Expr& value : op->iter_values) {
+    PostOrderVisitExprs(value, [&](const Expr& e) {
+      const auto* div = e.as<BinaryNode>();
+      if (div == nullptr || (div->op != BinaryOp::kFloorDiv && div->op != BinaryOp::kFloorMod)) {
+        return;
+      }
+      PostOrderVisitExprs(div->a, [&](const Expr& v) {
+        if (const auto* var = v.as<VarNode>()) fused.insert(var);
+      });
+    });
+  }
+  fused_vars_stack_.push_back(std::move(fused));
   for (const BufferRegion& r : op->block->reads) Record(r.buffer.get());
   for (const BufferRegion& r : op->block->writes) Record(r.buffer.get());
   IRVisitor::VisitStmt_(op);
+  fused_vars_stack_.pop_back();
   predicated_depth_ -= predicated;
 }
 
@@ -44,7 +65,10 @@ void AccessLcaFinder::VisitStmt_(const BufferStoreNode* op) {
 
 void AccessLcaFinder::Record(const BufferNode* b) {
   if (tracked_.count(b) == 0) return;
-  if (predicated_depth_ > 0) predicated_.insert(b);
+  if (predicated_depth_ > 0) {
+    predicated_.insert(b);
+    for (const auto& vars : fused_vars_stack_) predicated_fused_[b].insert(vars.begin(), vars.end());
+  }
   auto it = lca_.find(b);
   if (it == lca_.end()) {
     lca_[b] = stack_;
@@ -152,6 +176,20 @@ std::vector<Expr> CompactStrides(const Buffer& original, const std::vector<int64
   return exprs;
 }
 
+// Whether some of `fused` (loop variables bound through floordiv/floormod) is the variable of a
+// loop inside the compaction site, i.e. not one of `path` (the loops enclosing the site, the
+// site last): one iteration of the site then covers a fused range that the blocks' boxes
+// over-approximate.
+bool FusedInside(const std::unordered_set<const VarNode*>& fused,
+                 const std::vector<const ForNode*>& path) {
+  for (const VarNode* v : fused) {
+    bool outside = false;
+    for (const ForNode* loop : path) outside = outside || loop->loop_var.get() == v;
+    if (!outside) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>& buffers,
@@ -164,7 +202,8 @@ absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>&
     auto it = finder.lca().find(b.get());
     if (it == finder.lca().end()) continue;
     const std::vector<const ForNode*>& path = it->second;
-    if (path.empty() || (keep_predicated && finder.AccessedUnderPredicate(b.get()))) {
+    if (path.empty() || (keep_predicated && FusedInside(finder.PredicatedFusedVars(b.get()),
+                                                        path))) {
       kept->push_back(b);
       continue;
     }

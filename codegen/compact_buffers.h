@@ -28,6 +28,9 @@ class AccessLcaFinder : public IRVisitor {
   }
   // Whether some access of `b` is inside a block realize with a predicate.
   bool AccessedUnderPredicate(const BufferNode* b) const { return predicated_.count(b) > 0; }
+  // The loop variables that the enclosing block realizes of `b`'s predicated accesses bind
+  // through floordiv / floormod (a split of fused loops); empty when there are none.
+  const std::unordered_set<const VarNode*>& PredicatedFusedVars(const BufferNode* b) const;
 
  protected:
   void VisitStmt_(const ForNode* op) override;
@@ -42,16 +45,23 @@ class AccessLcaFinder : public IRVisitor {
   std::vector<const ForNode*> stack_;
   int predicated_depth_ = 0;
   std::unordered_set<const BufferNode*> predicated_;
+  // Per enclosing block realize, the loop variables its bindings use under floordiv/floormod.
+  std::vector<std::unordered_set<const VarNode*>> fused_vars_stack_;
+  std::unordered_map<const BufferNode*, std::unordered_set<const VarNode*>> predicated_fused_;
   std::unordered_map<const BufferNode*, std::vector<const ForNode*>> lca_;
 };
 
 // Compacts `buffers` (root allocations) within `body`, which is still in block form (block
 // regions give the extent of tile accesses). Shared memory is relaxed over threadIdx loops: it
 // belongs to the whole thread block. A buffer accessed outside every loop cannot be compacted,
-// nor, with `keep_predicated`, one accessed by a predicated block (an iteration may then read
-// what another iteration wrote, as imperfect splits of fused loops do): it is left as it is
-// and appended to `*kept`. Buffers not accessed in `body` are ignored. The caller allocates
-// the kept buffers (they keep their full shape).
+// nor, with `keep_predicated`, one accessed by a predicated block that binds a loop inside the
+// compaction site through floordiv/floormod: an imperfect split of fused loops gives such a
+// block's consumer a box of whole rows, so one iteration reads what another one wrote. It is
+// left as it is and appended to `*kept`. Predicated blocks with affine bindings, the tail
+// guards of padded tiles (docs/design-spaces.md, "Odd extents"), are compacted: the region
+// ignores the guard, so the buffer has the padded tile's size, and the guard clips its
+// accesses as it clips the loops'. Buffers not accessed in `body` are ignored. The caller
+// allocates the kept buffers (they keep their full shape).
 absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>& buffers,
                                     bool keep_predicated, std::vector<Buffer>* kept);
 
