@@ -67,7 +67,8 @@ void AccessLcaFinder::Record(const BufferNode* b) {
   if (tracked_.count(b) == 0) return;
   if (predicated_depth_ > 0) {
     predicated_.insert(b);
-    for (const auto& vars : fused_vars_stack_) predicated_fused_[b].insert(vars.begin(), vars.end());
+    for (const auto& vars : fused_vars_stack_)
+      predicated_fused_[b].insert(vars.begin(), vars.end());
   }
   auto it = lca_.find(b);
   if (it == lca_.end()) {
@@ -202,8 +203,8 @@ absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>&
     auto it = finder.lca().find(b.get());
     if (it == finder.lca().end()) continue;
     const std::vector<const ForNode*>& path = it->second;
-    if (path.empty() || (keep_predicated && FusedInside(finder.PredicatedFusedVars(b.get()),
-                                                        path))) {
+    if (path.empty() ||
+        (keep_predicated && FusedInside(finder.PredicatedFusedVars(b.get()), path))) {
       kept->push_back(b);
       continue;
     }

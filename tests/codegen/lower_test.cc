@@ -190,9 +190,9 @@ PrimFunc FusedSplitThroughCache() {
     return MakeBlock(node);
   };
   Expr fused = io * 6 + f;
-  Stmt produce = For(f, Expr(6), ForKind::kSerial,
-                     BlockRealize({FloorDiv(fused, 8), FloorMod(fused, 8)}, LT(fused, 64),
-                                  block("T", t, a)));
+  Stmt produce =
+      For(f, Expr(6), ForKind::kSerial,
+          BlockRealize({FloorDiv(fused, 8), FloorMod(fused, 8)}, LT(fused, 64), block("T", t, a)));
   Expr row = FloorDiv(io * 6, 8) + r;
   Stmt consume =
       For(r, Expr(2), ForKind::kSerial,
