@@ -43,6 +43,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .bar { display: flex; height: 14px; width: 480px; border-radius: 3px; overflow: hidden;
        background: #e6e9ee; margin: 4px 0; }
 .bar .measured { background: #2563eb; } .bar .rest { background: #f59e0b; }
+.stage-build { background: #f59e0b; } .stage-run { background: #2563eb; }
+.stage-verify { background: #16a34a; } .stage-search { background: #9333ea; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
 pre.trace { background: #f3f5f8; padding: 8px 10px; border-radius: 4px; font-size: 12px;
             overflow-x: auto; max-height: 360px; }
 .ok { color: #15803d; } .warn { color: #b45309; }
@@ -282,6 +285,75 @@ void AppendRow(std::string* html, const std::string& name, const std::string& va
   absl::StrAppend(html, "<tr><th>", Escape(name), "</th><td>", Escape(value), "</td></tr>");
 }
 
+// "Where the time went" for records without stage times (stored before schema 3): the span
+// of their commits against the kernel time measured. Leaves the paragraph open.
+void AppendSpanOnly(const ReportTask& t, std::string* h) {
+  double rest = std::max(0.0, t.span_seconds - t.measured_seconds);
+  double total = std::max(t.span_seconds, t.measured_seconds);
+  double measured_pct = total > 0 ? 100 * t.measured_seconds / total : 0;
+  if (t.span_seconds > 0) {
+    absl::StrAppendFormat(h,
+                          "<div class=\"bar\"><div class=\"measured\" style=\"width:%.2f%%\">"
+                          "</div><div class=\"rest\" style=\"width:%.2f%%\"></div></div>",
+                          measured_pct, 100 - measured_pct);
+    absl::StrAppend(h, "<p>", Seconds(t.span_seconds),
+                    " from the first batch's commit to the last; kernel runs measured: ",
+                    Seconds(t.measured_seconds), absl::StrFormat(" (%.1f%%)", measured_pct),
+                    "; building, checking, searching and waiting: ", Seconds(rest),
+                    " (these records were stored without stage times).");
+  } else {
+    absl::StrAppend(h, "<p>Kernel runs measured: ", Seconds(t.measured_seconds),
+                    ". Every record has the same commit time (one batch) and none has stage "
+                    "times, so the wall time of the rest (building, checking, searching) is not "
+                    "known from the records.");
+  }
+}
+
+// "Where the time went" from the records' stage times: a bar with one segment per stage in
+// proportion, a table of seconds and shares, and what the numbers mean. Leaves the paragraph
+// open.
+void AppendStages(const ReportTask& t, std::string* h) {
+  struct Stage {
+    const char* name;
+    double seconds;
+    const char* what;
+  };
+  const StageSeconds& s = t.stage_secs;
+  const Stage stages[] = {
+      {"build", s.build, "code generation and compilation"},
+      {"run", s.run, "run steps: loading, warm-up, timed repeats, time-outs"},
+      {"verify", s.verify, "checks against the reference"},
+      {"search", s.search, "candidate generation and cost-model updates"},
+  };
+  const double total = s.total();
+  absl::StrAppend(h, "<div class=\"bar stages\">");
+  for (const Stage& stage : stages) {
+    absl::StrAppendFormat(h, "<div class=\"stage-%s\" style=\"width:%.3f%%\" title=\"%s\"></div>",
+                          stage.name, total > 0 ? 100 * stage.seconds / total : 0,
+                          Escape(absl::StrCat(stage.name, " ", Seconds(stage.seconds))));
+  }
+  absl::StrAppend(h, "</div><table class=\"stages\">");
+  for (const Stage& stage : stages) {
+    absl::StrAppendFormat(h,
+                          "<tr class=\"stage\"><th><span class=\"swatch stage-%s\"></span> %s</th>"
+                          "<td class=\"num\">%s</td><td class=\"num\">%.1f%%</td><td>%s</td></tr>",
+                          stage.name, stage.name, Seconds(stage.seconds),
+                          total > 0 ? 100 * stage.seconds / total : 0, stage.what);
+  }
+  absl::StrAppend(h, "</table><p>", Seconds(total), " spent on ", t.timed_records,
+                  t.timed_records == 1 ? " candidate" : " candidates");
+  if (t.timed_records < t.trials) {
+    absl::StrAppend(h, " (", t.trials - t.timed_records, " of the ", t.trials,
+                    " records were stored without stage times)");
+  }
+  absl::StrAppend(h, "; kernel time measured: ", Seconds(t.measured_seconds), ".");
+  if (t.span_seconds > 0) {
+    absl::StrAppend(h, " The records were committed over ", Seconds(t.span_seconds),
+                    "; builds run in parallel and several workers measure at once, so the "
+                    "stages can add up to more than that.");
+  }
+}
+
 std::string TaskSection(const ReportTask& t, size_t index) {
   std::string h = absl::StrFormat("<section class=\"task\" id=\"task-%d\">", index + 1);
   absl::StrAppend(
@@ -330,23 +402,10 @@ std::string TaskSection(const ReportTask& t, size_t index) {
   }
 
   absl::StrAppend(&h, "<h3>Where the time went</h3>");
-  double rest = std::max(0.0, t.span_seconds - t.measured_seconds);
-  double total = std::max(t.span_seconds, t.measured_seconds);
-  double measured_pct = total > 0 ? 100 * t.measured_seconds / total : 0;
-  if (t.span_seconds > 0) {
-    absl::StrAppendFormat(&h,
-                          "<div class=\"bar\"><div class=\"measured\" style=\"width:%.2f%%\">"
-                          "</div><div class=\"rest\" style=\"width:%.2f%%\"></div></div>",
-                          measured_pct, 100 - measured_pct);
-    absl::StrAppend(&h, "<p>", Seconds(t.span_seconds),
-                    " from the first batch's commit to the last; kernel runs measured: ",
-                    Seconds(t.measured_seconds), absl::StrFormat(" (%.1f%%)", measured_pct),
-                    "; building, checking, searching and waiting: ", Seconds(rest),
-                    " (records do not tell these apart).");
+  if (t.timed_records > 0) {
+    AppendStages(t, &h);
   } else {
-    absl::StrAppend(&h, "<p>Kernel runs measured: ", Seconds(t.measured_seconds),
-                    ". Every record has the same commit time (one batch), so the wall time of "
-                    "the rest (building, checking, searching) is not known from the records.");
+    AppendSpanOnly(t, &h);
   }
   if (!t.devices.empty()) {
     absl::StrAppend(&h, " Devices: ", Escape(absl::StrJoin(t.devices, "; ")), ".");

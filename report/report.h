@@ -1,9 +1,10 @@
 // The tuning report: what a records database holds, per task (workload x target), as one
 // self-contained HTML page (inline CSS and SVG; no script, no external resource, so it can be
 // mailed or attached to a CI run). Per task: tuning curves (best GFLOP/s so far against trials
-// and against wall time from the records' timestamps), where the time went as far as records
-// tell, failures by error kind, the best schedule's trace and its provenance; the roofline
-// where the user gave the target's peaks; for a model, its per-kernel table.
+// and against wall time from the records' timestamps), where the time went (build, run,
+// verify and search, from the records' stage times), failures by error kind, the best schedule's
+// trace and its provenance; the roofline where the user gave the target's peaks; for a model, its
+// per-kernel table.
 //
 // SummarizeTasks does the arithmetic and RenderReportHtml the drawing, so that the numbers are
 // tested without parsing HTML and the page is tested in a browser (tests/report/).
@@ -49,11 +50,14 @@ struct ReportTask {
   int64_t verified = 0;
   std::vector<CurvePoint> curve;     // one per record, in commit order
   std::optional<TuningRecord> best;  // the fastest successful record (verified or not)
-  // Time, from the records: the span from the first to the last timestamp, the kernel time
-  // measured (sum of every run_secs), and the rest (building, checking, searching, waiting:
-  // records do not tell these apart).
+  // Time, from the records: the span from the first to the last timestamp, and the kernel time
+  // measured (sum of every run_secs).
   double span_seconds = 0;
   double measured_seconds = 0;
+  // Where the time went: the records' stage times (build, run steps, checks, search share)
+  // summed; `timed_records` of the `trials` carry any (records stored before schema 3 do not).
+  StageSeconds stage_secs;
+  int64_t timed_records = 0;
   std::map<std::string, ErrorCount> errors;  // by MeasureErrorName
   std::vector<std::string> job_ids;          // distinct, sorted; "" for a local `tune`
   std::vector<std::string> devices;          // distinct provenance devices, sorted
@@ -142,8 +146,10 @@ struct ReportOptions {
 // (against trials) and one <svg class="time-curve"> (against wall time); a task with a roofline
 // draws it as a <line class="roofline"> in both when it fits (at most 4x the best, else the
 // chart says so) and gives it a row "roofline"; each anchor likewise, <line class="anchor">
-// and a row "anchor". Each model is a <section class="model"> with a
-// <table class="kernels">, before the tasks.
+// and a row "anchor". "Where the time went" is a <div class="bar stages"> with one
+// <div class="stage-NAME"> per stage (build, run, verify, search; widths in proportion) and a
+// <table class="stages"> with a row per stage, when any record has stage times. Each model is a
+// <section class="model"> with a <table class="kernels">, before the tasks.
 std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportOptions& options,
                              const std::vector<ReportModel>& models = {});
 

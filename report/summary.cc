@@ -72,6 +72,13 @@ ReportTask Summarize(const Workload& workload, const std::string& target,
     t.curve.push_back(p);
     if (r.verified) ++t.verified;
     t.measured_seconds += std::accumulate(r.run_secs.begin(), r.run_secs.end(), 0.0);
+    if (r.stage_secs.total() > 0) {
+      ++t.timed_records;
+      t.stage_secs.build += r.stage_secs.build;
+      t.stage_secs.run += r.stage_secs.run;
+      t.stage_secs.verify += r.stage_secs.verify;
+      t.stage_secs.search += r.stage_secs.search;
+    }
     jobs.insert(r.job_id);
     if (!r.provenance.device.empty()) devices.insert(r.provenance.device);
   }

@@ -31,8 +31,9 @@ using ::tessera::testing::TempDir;
 using ::tessera::testing::TileTrace;
 
 // Three tasks that ran (GMM 16 and 32 on the CPU, GMM 16 on sm_80) and one whose every trial
-// failed (GMM 8 on the CPU), with error messages that need escaping. `db`: where the records
-// stay, when the caller wants them.
+// failed (GMM 8 on the CPU), with error messages that need escaping. The tasks that ran have
+// stage times (builds dominate GMM 32's, runs GMM 16's on sm_80); GMM 8's records were stored
+// without any. `db`: where the records stay, when the caller wants them.
 std::vector<ReportTask> SampleTasks(std::unique_ptr<Database>* db_out = nullptr) {
   std::unique_ptr<Database> db = NewMemoryDatabase();
   Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
@@ -42,19 +43,25 @@ std::vector<ReportTask> SampleTasks(std::unique_ptr<Database>* db_out = nullptr)
   for (size_t i = 0; i < times.size(); ++i) {
     int loop = 1 + static_cast<int>(i % 3);
     int64_t inner = i < 3 ? 2 : 4;
-    db->CommitRecord(MakeRecord(w16, CpuTarget(), TileTrace(16, loop, inner), {times[i]})).value();
-    db->CommitRecord(MakeRecord(w32, CpuTarget(), TileTrace(32, loop, inner), {8 * times[i]}))
-        .value();
-    db->CommitRecord(MakeRecord(w16, Sm80Target(), TileTrace(16, loop, inner), {times[i] / 20}))
-        .value();
+    TuningRecord cpu16 = MakeRecord(w16, CpuTarget(), TileTrace(16, loop, inner), {times[i]});
+    cpu16.stage_secs = StageSeconds{0.4, 0.2, i == 3 ? 0.3 : 0, 0.1};
+    db->CommitRecord(cpu16).value();
+    TuningRecord cpu32 = MakeRecord(w32, CpuTarget(), TileTrace(32, loop, inner), {8 * times[i]});
+    cpu32.stage_secs = StageSeconds{2.0, 0.1, 0, 0.05};
+    db->CommitRecord(cpu32).value();
+    TuningRecord sm80 = MakeRecord(w16, Sm80Target(), TileTrace(16, loop, inner), {times[i] / 20});
+    sm80.stage_secs = StageSeconds{0.3, 1.5, 0.1, 0.1};
+    db->CommitRecord(sm80).value();
   }
   db->CommitRecord(MakeFailedRecord(w16, CpuTarget(), TileTrace(16, 1, 8),
                                     "build: <stdin>:3: error: expected ';' & \"more\""))
       .value();
-  db->CommitRecord(MakeFailedRecord(w8, CpuTarget(), TileTrace(8, 1, 2), "run: kernel crashed"))
-      .value();
-  db->CommitRecord(MakeFailedRecord(w8, CpuTarget(), TileTrace(8, 1, 4), "run: timed out after 2s"))
-      .value();
+  for (auto [inner, message] : {std::pair<int64_t, const char*>{2, "run: kernel crashed"},
+                                {4, "run: timed out after 2s"}}) {
+    TuningRecord old = MakeFailedRecord(w8, CpuTarget(), TileTrace(8, 1, inner), message);
+    old.stage_secs = StageSeconds{};
+    db->CommitRecord(old).value();
+  }
   std::vector<ReportTask> tasks = SummarizeTasks(db.get()).value();
   if (db_out != nullptr) *db_out = std::move(db);
   return tasks;
@@ -88,6 +95,9 @@ TEST(HtmlTest, PageHasASectionAndTwoChartsPerTaskAndEscapesText) {
       << "no external resource";
   EXPECT_NE(html.find("Split("), std::string::npos) << "the best trace, one instruction a line";
   EXPECT_NE(html.find("Intel Xeon (test)"), std::string::npos) << "provenance";
+  EXPECT_EQ(Count(html, "<div class=\"bar stages\">"), 3u) << "the tasks with stage times";
+  EXPECT_EQ(Count(html, "<table class=\"stages\">"), 3u);
+  EXPECT_EQ(Count(html, "stored without stage times"), 1u) << "GMM 8's records";
 }
 
 // The first of `names` found in PATH, or "".
@@ -140,6 +150,16 @@ for (const section of document.querySelectorAll('section.task')) {
   one.anchor = anchor ? anchor.getBoundingClientRect().width : 0;
   one.above = [...section.querySelectorAll('svg.tuning-curve text.anchor-label')]
                   .filter(t => t.textContent.endsWith('above the chart')).length;
+  const bar = section.querySelector('.bar.stages');
+  one.stages = {};
+  if (bar) {
+    const total = bar.getBoundingClientRect().width;
+    for (const part of bar.children) {
+      one.stages[part.className.replace('stage-', '')] = part.getBoundingClientRect().width / total;
+    }
+    one.stage_rows = [...section.querySelectorAll('table.stages tr.stage')].map(
+        tr => tr.querySelector('th').textContent.trim());
+  }
   found.push(one);
 }
 const models = [];
@@ -247,6 +267,26 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
     if (drawn) EXPECT_GT(found[i]["anchor"].get<double>(), 300) << found[i];
     if (!drawn) EXPECT_EQ(found[i]["anchor"].get<double>(), 0) << found[i];
     EXPECT_EQ(found[i]["above"].get<int>(), above ? 1 : 0) << found[i];
+  }
+  // Where the time went, as laid out: each stage's segment as wide as its share of the task's
+  // stage times, and a table row per stage; none for GMM 8, whose records have no stage times.
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    SCOPED_TRACE(tasks[i].label + " on " + tasks[i].target);
+    const nlohmann::json& stages = found[i]["stages"];
+    const StageSeconds& s = tasks[i].stage_secs;
+    if (tasks[i].timed_records == 0) {
+      EXPECT_TRUE(stages.empty()) << stages;
+      continue;
+    }
+    ASSERT_EQ(stages.size(), 4u) << stages;
+    EXPECT_EQ(found[i]["stage_rows"],
+              nlohmann::json::parse(R"(["build", "run", "verify", "search"])"));
+    for (auto [name, secs] : {std::pair<const char*, double>{"build", s.build},
+                              {"run", s.run},
+                              {"verify", s.verify},
+                              {"search", s.search}}) {
+      EXPECT_NEAR(stages[name].get<double>(), secs / s.total(), 0.01) << name;
+    }
   }
   int with_roofline = 0;
   for (const ReportTask& t : tasks) with_roofline += t.roofline_gflops > 0;

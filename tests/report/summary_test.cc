@@ -1,4 +1,5 @@
-// SummarizeTasks: tasks by workload and target, the best-so-far curve, time, errors, jobs;
+// SummarizeTasks: tasks by workload and target, the best-so-far curve, time (span, kernel time,
+// stage times), errors, jobs;
 // the rooflines (ParseRoofline, ApplyRooflines) and a model's kernel table (SummarizeModel).
 #include <algorithm>
 #include <memory>
@@ -83,6 +84,29 @@ TEST(SummaryTest, CurveIsTheBestSoFarInCommitOrder) {
   EXPECT_EQ(tasks[1].target, Sm80Target());
   EXPECT_EQ(tasks[1].trials, 1);
   EXPECT_DOUBLE_EQ(tasks[1].span_seconds, 0);
+}
+
+// The stage times of a task's records add up; records without any (stored before schema 3)
+// are not counted as timed.
+TEST(SummaryTest, StageTimesAddUpOverTheTasksRecords) {
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  Workload w = db->CommitWorkload(SmallGmm(16)).value();
+  TuningRecord ran = MakeRecord(w, CpuTarget(), TileTrace(16, 1, 4), {1e-4});
+  ran.stage_secs = StageSeconds{0.5, 0.25, 0.125, 0.0625};
+  TuningRecord failed = MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 2), "build: cc: 1");
+  failed.stage_secs = StageSeconds{1.5, 0, 0, 0.0625};
+  TuningRecord old = MakeRecord(w, CpuTarget(), TileTrace(16, 2, 4), {2e-4});
+  old.stage_secs = StageSeconds{};
+  for (const TuningRecord& r : {ran, failed, old}) db->CommitRecord(r).value();
+  std::vector<ReportTask> tasks = SummarizeTasks(db.get()).value();
+  ASSERT_EQ(tasks.size(), 1u);
+  const ReportTask& t = tasks[0];
+  EXPECT_EQ(t.trials, 3);
+  EXPECT_EQ(t.timed_records, 2);
+  EXPECT_EQ(t.stage_secs.build, 2.0);
+  EXPECT_EQ(t.stage_secs.run, 0.25);
+  EXPECT_EQ(t.stage_secs.verify, 0.125);
+  EXPECT_EQ(t.stage_secs.search, 0.125);
 }
 
 TEST(SummaryTest, TaskWithoutSuccessHasNoBest) {
