@@ -94,30 +94,6 @@ TEST(WorkloadsTest, RejectsUnsupportedDtype) {
   EXPECT_TRUE(MakeWorkload("GMM", {{"M", 4}}, "int8").ok());
 }
 
-TEST(WorkloadsTest, RejectsKernelLargerThanPaddedInput) {
-  absl::StatusOr<PrimFunc> f = MakeWorkload("C2D", {{"H", 2}, {"K", 7}, {"padding", 1}});
-  EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MessageOf(f.status()), "C2D: kernel 7 larger than padded input 4 (H=2, padding=1)");
-  f = MakeWorkload("DIL", {{"H", 8}, {"W", 8}, {"K", 3}, {"padding", 0}, {"dilation", 4}});
-  EXPECT_EQ(MessageOf(f.status()),
-            "DIL: dilated kernel 9 (kernel 3, dilation 4) larger than padded input 8 (H=8, "
-            "padding=0)");
-  f = MakeWorkload("C1D", {{"L", 2}, {"K", 5}, {"padding", 0}});
-  EXPECT_EQ(MessageOf(f.status()), "C1D: kernel 5 larger than padded input 2 (L=2, padding=0)");
-}
-
-TEST(WorkloadsTest, RejectsGroupsThatDoNotDivideChannels) {
-  absl::StatusOr<PrimFunc> f = MakeWorkload("GRP", {{"CI", 6}, {"groups", 4}});
-  EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MessageOf(f.status()), "GRP: groups 4 does not divide CI=6");
-}
-
-TEST(WorkloadsTest, RejectsTransposedConvPaddingAtLeastKernel) {
-  absl::StatusOr<PrimFunc> f = MakeWorkload("T2D", {{"K", 3}, {"padding", 3}});
-  EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MessageOf(f.status()), "T2D: padding 3 must be smaller than kernel 3");
-}
-
 TEST(WorkloadsTest, ParsesShapeOverrides) {
   absl::StatusOr<std::map<std::string, int64_t>> m = ParseShapeOverrides("M=64, N=32,K=-1");
   ASSERT_TRUE(m.ok()) << m.status();
@@ -128,23 +104,6 @@ TEST(WorkloadsTest, ParsesShapeOverrides) {
   EXPECT_EQ(ParseShapeOverrides("=4").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseShapeOverrides("M=1,M=2").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseShapeOverrides("M=1,,N=2").status().code(), absl::StatusCode::kInvalidArgument);
-}
-
-TEST(WorkloadsTest, Conv2dBlocksFollowTvmNames) {
-  absl::StatusOr<PrimFunc> f = MakeWorkload("CBR", {{"H", 8}, {"W", 8}, {"K", 3}, {"padding", 1}});
-  ASSERT_TRUE(f.ok()) << f.status();
-  std::vector<std::string> blocks;
-  for (const Stmt& s : f->root_block()->body.as<SeqStmtNode>()->seq) {
-    const Stmt* cur = &s;
-    while (const auto* loop = cur->as<ForNode>()) cur = &loop->body;
-    blocks.push_back(cur->as<BlockRealizeNode>()->block->name);
-  }
-  EXPECT_EQ(blocks, (std::vector<std::string>{"PadInput", "conv2d_nhwc", "bias_add", "bn_mul",
-                                              "bn_add", "T_relu"}));
-  std::vector<std::string> params;
-  for (const Buffer& b : f->params()) params.push_back(b.name());
-  EXPECT_EQ(params, (std::vector<std::string>{"data", "kernel", "bias", "bn_scale", "bn_offset",
-                                              "T_relu"}));
 }
 
 }  // namespace

@@ -1,0 +1,110 @@
+// Tests of frontend/workloads_matmul.cc: GMM (float32, float16 accumulating in float16, int8
+// accumulating exactly in int32), TBG, GEMV and DENSE_BIAS_RELU against hand-written loop nests
+// (tests/frontend/workloads_reference.h).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "frontend/workloads.h"
+#include "gtest/gtest.h"
+#include "ir/interpreter.h"
+#include "tests/frontend/workloads_reference.h"
+
+namespace tessera {
+namespace {
+
+using workloads_reference::At;
+using workloads_reference::ExpectClose;
+using workloads_reference::Expected;
+using workloads_reference::Flat;
+using workloads_reference::RunWorkload;
+using workloads_reference::Shape;
+
+TEST(WorkloadsMatmulTest, Gmm) {
+  std::vector<NDArray> a = RunWorkload("GMM", {{"B", 2}, {"M", 5}, {"N", 6}, {"K", 7}});
+  ASSERT_EQ(a.size(), 3u);
+  ExpectClose(a[2],
+              Expected(a[2],
+                       [&](const std::vector<int64_t>& i) {
+                         double s = 0;
+                         for (int64_t k = 0; k < 7; ++k)
+                           s += At(a[0], {i[0], i[1], k}) * At(a[1], {i[0], k, i[2]});
+                         return s;
+                       }),
+              "GMM");
+}
+
+TEST(WorkloadsMatmulTest, GmmFloat16AccumulatesInFloat16) {
+  std::vector<NDArray> a = RunWorkload("GMM", {{"M", 4}, {"N", 3}, {"K", 40}}, "float16");
+  ASSERT_EQ(a.size(), 3u);
+  NDArray expected = Expected(a[2], [&](const std::vector<int64_t>& i) {
+    double acc = 0;
+    for (int64_t k = 0; k < 40; ++k) {
+      acc =
+          RoundToDType(DataType::Float16(), acc + At(a[0], {0, i[1], k}) * At(a[1], {0, k, i[2]}));
+    }
+    return acc;
+  });
+  ExpectClose(a[2], expected, "GMM float16");
+  absl::StatusOr<Comparison> cmp = Compare(a[2], expected, 0, 0);
+  EXPECT_TRUE(cmp.ok() && cmp->ok()) << "float16 rounding differs from per-step rounding";
+}
+
+TEST(WorkloadsMatmulTest, Int8GmmAccumulatesExactlyInInt32) {
+  std::vector<NDArray> a = RunWorkload("GMM", {{"M", 3}, {"N", 4}, {"K", 300}}, "int8");
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[2].dtype(), DataType::Int32());
+  NDArray expected = Expected(a[2], [&](const std::vector<int64_t>& i) {
+    int64_t s = 0;
+    for (int64_t k = 0; k < 300; ++k)
+      s += int64_t(At(a[0], {0, i[1], k})) * int64_t(At(a[1], {0, k, i[2]}));
+    return double(s);
+  });
+  absl::StatusOr<Comparison> cmp = Compare(a[2], expected, 0, 0);
+  ASSERT_TRUE(cmp.ok());
+  EXPECT_TRUE(cmp->ok());
+}
+
+TEST(WorkloadsMatmulTest, Tbg) {
+  std::vector<NDArray> a =
+      RunWorkload("TBG", {{"batch", 2}, {"seq_len", 5}, {"n_head", 3}, {"n_dim", 4}});
+  ASSERT_EQ(a.size(), 3u);
+  ExpectClose(a[2],
+              Expected(a[2],
+                       [&](const std::vector<int64_t>& o) {
+                         double s = 0;
+                         for (int64_t d = 0; d < 4; ++d)
+                           s += At(a[0], {o[0], o[2], o[1], d}) * At(a[1], {o[0], o[3], o[1], d});
+                         return s;
+                       }),
+              "TBG");
+}
+
+TEST(WorkloadsMatmulTest, GemvAndDenseBiasRelu) {
+  std::vector<NDArray> g = RunWorkload("GEMV", {{"M", 5}, {"K", 9}});
+  ASSERT_EQ(g.size(), 3u);
+  ExpectClose(g[2],
+              Expected(g[2],
+                       [&](const std::vector<int64_t>& o) {
+                         double s = 0;
+                         for (int64_t k = 0; k < 9; ++k) s += At(g[0], {o[0], k}) * At(g[1], {k});
+                         return s;
+                       }),
+              "GEMV");
+  std::vector<NDArray> d = RunWorkload("DENSE_BIAS_RELU", {{"M", 3}, {"N", 5}, {"K", 6}});
+  ASSERT_EQ(d.size(), 4u);
+  ExpectClose(d[3],
+              Expected(d[3],
+                       [&](const std::vector<int64_t>& o) {
+                         double s = At(d[2], {o[1]});
+                         for (int64_t k = 0; k < 6; ++k)
+                           s += At(d[0], {o[0], k}) * At(d[1], {o[1], k});
+                         return std::max(s, 0.0);
+                       }),
+              "DENSE_BIAS_RELU");
+}
+
+}  // namespace
+}  // namespace tessera
