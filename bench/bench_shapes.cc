@@ -16,6 +16,7 @@
 //   bench_shapes [--shapes bert_qkv,llama_gemv,...] [--trials 64,256] [--seeds 3] [--list]
 //                (--trials 0: the default schedules only, no tuning)
 //                [--mlas-python build/anchor-venv/bin/python] [--no-dnnl]
+//                [--rule-params '{"MultiLevelTiling": {"pad_odd_extents": false}}']
 //
 // On a machine shared with other work run it with OMP_WAIT_POLICY=passive in the environment:
 // Tessera's kernels and oneDNN use libgomp, whose spinning threads lose whole scheduler slices
@@ -341,11 +342,12 @@ struct Tuned {
 };
 
 Tuned TuneTo(const PrimFunc& func, const Target& target, const std::vector<int>& budgets,
-             int64_t seed) {
+             int64_t seed, const nlohmann::json& rule_params) {
   std::unique_ptr<Database> db = NewMemoryDatabase();
   TuneOptions options;
   options.target = target;
   options.seed = seed;
+  options.rule_params = rule_params;
   options.measure = BenchMeasureConfig();
   options.measure.runner.repeat = 3;
   options.measure.runner.min_repeat_ms = 20;
@@ -374,7 +376,7 @@ double Geomean(const std::vector<double>& v) {
 }
 
 int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets, int64_t seed,
-          int seeds, const AnchorOptions& anchor_options) {
+          int seeds, const AnchorOptions& anchor_options, const nlohmann::json& rule_params) {
   const Target target = *ResolveTarget("cpu");
   absl::StatusOr<std::unique_ptr<LocalMeasurer>> measurer =
       LocalMeasurer::Create(target, BenchMeasureConfig());
@@ -395,6 +397,7 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
       "(not built)"
 #endif
   );
+  if (!rule_params.empty()) std::printf("rule params: %s\n", rule_params.dump().c_str());
   // Ratios against the anchor (anchor time / Tessera time: > 1 is faster than the anchor).
   std::map<Group, std::vector<double>> worst_tuned_ratio;
   std::map<Group, std::set<std::string>> libraries_judged;  // which libraries the ratios saw
@@ -417,7 +420,9 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
     std::vector<LibraryTime> libraries = OtherLibraryTimes(shape, anchor_options);
     const double def = DefaultSeconds(*func, target, measurer->get());
     std::vector<Tuned> runs;
-    for (int k = 0; k < seeds; ++k) runs.push_back(TuneTo(*func, target, budgets, seed + k));
+    for (int k = 0; k < seeds; ++k) {
+      runs.push_back(TuneTo(*func, target, budgets, seed + k, rule_params));
+    }
     const double openblas = std::min(anchor_before > 0 ? anchor_before : 1e30,
                                      shape.group == Group::kMemory ? 1e30 : OpenBlasSeconds(shape));
     if (openblas > 0 && openblas < 1e30) {
@@ -538,6 +543,7 @@ int main(int argc, char** argv) {
   tessera::AnchorOptions anchor_options;
   anchor_options.mlas_script = std::string(TESSERA_SOURCE_DIR) + "/bench/anchors/ort_anchor.py";
   bool no_dnnl = false;
+  std::string rule_params_text = "{}";
   app.add_option("--shapes", shapes, "Shapes to run (default: all; see --list)")->delimiter(',');
   app.add_option("--trials", trials,
                  "Trial checkpoints, ascending (0: the defaults only, no tuning)")
@@ -550,7 +556,16 @@ int main(int argc, char** argv) {
                  "onnxruntime's MLAS as an anchor");
   app.add_option("--mlas-script", anchor_options.mlas_script, "ort_anchor.py to run");
   app.add_flag("--no-dnnl", no_dnnl, "Do not run the oneDNN anchor");
+  app.add_option("--rule-params", rule_params_text,
+                 "Parameters of default schedule rules by name (JSON), e.g. "
+                 "'{\"MultiLevelTiling\": {\"pad_odd_extents\": false}}'");
   CLI11_PARSE(app, argc, argv);
+  const nlohmann::json rule_params = nlohmann::json::parse(rule_params_text, nullptr, false);
+  if (rule_params.is_discarded() || !rule_params.is_object()) {
+    std::fprintf(stderr, "bench_shapes: --rule-params: not a JSON object: %s\n",
+                 rule_params_text.c_str());
+    return 2;
+  }
   if (list) {
     for (const tessera::Shape& s : tessera::AllShapes()) {
       std::printf("%-20s %-14s %s\n", s.name.c_str(), tessera::GroupName(s.group), s.model.c_str());
@@ -560,5 +575,5 @@ int main(int argc, char** argv) {
   std::sort(trials.begin(), trials.end());
   trials.erase(std::remove(trials.begin(), trials.end(), 0), trials.end());
   anchor_options.dnnl = !no_dnnl;
-  return tessera::Bench(shapes, trials, seed, seeds, anchor_options);
+  return tessera::Bench(shapes, trials, seed, seeds, anchor_options, rule_params);
 }

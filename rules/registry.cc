@@ -1,5 +1,7 @@
 #include "rules/registry.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -79,7 +81,8 @@ absl::StatusOr<PostprocPtr> NewPostproc(const std::string& name, const Target& t
 std::vector<std::string> ScheduleRuleNames() { return NamesOf(RuleTable()); }
 std::vector<std::string> PostprocNames() { return NamesOf(PostprocTable()); }
 
-absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(const Target& target) {
+absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(
+    const Target& target, const nlohmann::json& rule_params) {
   // MetaSchedule's DefaultLLVM / DefaultCUDA / DefaultCUDATensorCore orders
   // (docs/reference/metaschedule.md §4.2).
   std::vector<std::string> names;
@@ -90,9 +93,24 @@ absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(const Target& 
     names = {"MultiLevelTilingTensorCore", "MultiLevelTiling", "InlineConstantScalars",
              "AutoInline", "CrossThreadReduction", "ParallelizeVectorizeUnroll", "AutoBind"};
   }
+  if (!rule_params.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rule params: expected an object of rule names, got ", rule_params.dump()));
+  }
+  for (const auto& [name, params] : rule_params.items()) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rule params: '", name, "' is not a default rule on ", target.kind_name(),
+                       " (", absl::StrJoin(names, ", "), ")"));
+    }
+  }
   std::vector<ScheduleRulePtr> rules;
   for (const std::string& name : names) {
-    TESSERA_ASSIGN_OR_RETURN(ScheduleRulePtr rule, NewScheduleRule(name, target));
+    auto given = rule_params.find(name);
+    TESSERA_ASSIGN_OR_RETURN(
+        ScheduleRulePtr rule,
+        NewScheduleRule(name, target,
+                        given == rule_params.end() ? nlohmann::json::object() : *given));
     rules.push_back(std::move(rule));
   }
   return rules;

@@ -25,7 +25,11 @@ std::vector<std::string> ScheduleRuleNames();
 std::vector<std::string> PostprocNames();
 
 // The default rules and postprocessors for the target's kind, in application order.
-absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(const Target& target);
+// `rule_params` (a JSON object) maps a default rule's name to the parameters it is made with,
+// e.g. {"MultiLevelTiling": {"pad_odd_extents": false}}; rules it does not name keep their
+// defaults. kInvalidArgument when it is not an object or names a rule not in the target's list.
+absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(
+    const Target& target, const nlohmann::json& rule_params = nlohmann::json::object());
 absl::StatusOr<std::vector<PostprocPtr>> DefaultPostprocs(const Target& target);
 
 }  // namespace tessera

@@ -41,10 +41,11 @@ bool RuleMayApply(const Block& block, const ScheduleRule& rule) {
 
 }  // namespace
 
-absl::StatusOr<SpaceConfig> DefaultSpaceConfig(const Target& target) {
+absl::StatusOr<SpaceConfig> DefaultSpaceConfig(const Target& target,
+                                               const nlohmann::json& rule_params) {
   SpaceConfig config;
   config.target = target;
-  TESSERA_ASSIGN_OR_RETURN(config.rules, DefaultScheduleRules(target));
+  TESSERA_ASSIGN_OR_RETURN(config.rules, DefaultScheduleRules(target, rule_params));
   TESSERA_ASSIGN_OR_RETURN(config.postprocs, DefaultPostprocs(target));
   TESSERA_ASSIGN_OR_RETURN(config.mutators, DefaultMutators(target));
   return config;

@@ -7,6 +7,7 @@
 #define TESSERA_TUNER_SPACE_GENERATOR_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,10 @@ struct SpaceConfig {
   std::vector<WeightedMutator> mutators;
 };
 
-// The default rules, postprocessors and mutators of `target`'s kind.
-absl::StatusOr<SpaceConfig> DefaultSpaceConfig(const Target& target);
+// The default rules, postprocessors and mutators of `target`'s kind; `rule_params` as for
+// DefaultScheduleRules (rules/registry.h): parameters of some default rules by rule name.
+absl::StatusOr<SpaceConfig> DefaultSpaceConfig(
+    const Target& target, const nlohmann::json& rule_params = nlohmann::json::object());
 
 // PostOrderApply: one GetBlock per block (post-order, children first, the root block
 // included), then for each rule in order, each block from last to first (root first): the

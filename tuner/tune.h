@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ struct TuneOptions {
   int num_threads = 0;  // search threads; <= 0: hardware threads
   std::string work_dir;  // logs/, the cost model; empty: no files besides the database
   bool verify = true;    // check each new best against the reference
+  // Parameters of default schedule rules by rule name (rules/registry.h DefaultScheduleRules),
+  // e.g. {"MultiLevelTiling": {"pad_odd_extents": false}}; empty: every rule's defaults.
+  nlohmann::json rule_params = nlohmann::json::object();
   MeasureConfig measure;
   EvolutionaryConfig evolutionary;
 };

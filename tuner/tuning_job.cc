@@ -149,7 +149,7 @@ class TuningJob::Impl {
 
   absl::Status Start(std::vector<TuneTaskSpec> specs) {
     TESSERA_RETURN_IF_ERROR(ValidateOptions(specs, options_));
-    TESSERA_ASSIGN_OR_RETURN(space_, DefaultSpaceConfig(options_.target));
+    TESSERA_ASSIGN_OR_RETURN(space_, DefaultSpaceConfig(options_.target, options_.rule_params));
     cost_model_ = NewCostModel(options_);
     TESSERA_ASSIGN_OR_RETURN(scheduler_, NewTaskScheduler(options_.task_scheduler, options_.seed));
     if (!options_.work_dir.empty()) {

@@ -1,5 +1,8 @@
 // The schedule rule registry (rules/registry.cc): rules are made by name with their parameters,
-// bad parameters name the rule and the key, and each rule carries its registered name.
+// bad parameters name the rule and the key, and each rule carries its registered name; the
+// default lists take parameters by rule name.
+#include "rules/registry.h"
+
 #include <string>
 #include <vector>
 
@@ -56,6 +59,24 @@ TEST(ScheduleRuleFactoryTest, RulesCarryTheirRegisteredNames) {
   EXPECT_EQ(Make(NewRandomComputeLocation(Cpu(), {}))->name(), "RandomComputeLocation");
   EXPECT_EQ(Make(NewCrossThreadReduction(Cuda(), {}))->name(), "CrossThreadReduction");
   EXPECT_EQ(Make(NewAutoBind(Cuda(), {}))->name(), "AutoBind");
+}
+
+TEST(DefaultScheduleRulesTest, RuleParamsMustNameDefaultRulesOfTheTarget) {
+  absl::StatusOr<std::vector<ScheduleRulePtr>> cuda_only =
+      DefaultScheduleRules(Cpu(), {{"CrossThreadReduction", nlohmann::json::object()}});
+  EXPECT_EQ(cuda_only.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      cuda_only.status().message().find("'CrossThreadReduction' is not a default rule on cpu"),
+      std::string::npos)
+      << cuda_only.status();
+  absl::StatusOr<std::vector<ScheduleRulePtr>> not_object =
+      DefaultScheduleRules(Cpu(), nlohmann::json::array({"MultiLevelTiling"}));
+  EXPECT_EQ(not_object.status().code(), absl::StatusCode::kInvalidArgument);
+  // A rule's own checks still apply to the parameters it is given.
+  absl::StatusOr<std::vector<ScheduleRulePtr>> bad_key =
+      DefaultScheduleRules(Cpu(), {{"MultiLevelTiling", {{"pad_odd", true}}}});
+  EXPECT_EQ(bad_key.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_key.status().message().find("pad_odd"), std::string::npos) << bad_key.status();
 }
 
 }  // namespace
