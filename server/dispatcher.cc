@@ -454,14 +454,23 @@ void Dispatcher::Sweep() {
 }
 
 DispatcherStats Dispatcher::Stats() const {
+  std::map<std::string, std::pair<int, int>> by_worker;  // leases, candidates
+  if (shared_ != nullptr) {
+    // The rows hold every lease with its unreported candidates (read before taking mu_: a
+    // query must not hold up the dispatcher). A failed read leaves the gauges at 0.
+    absl::StatusOr<std::map<std::string, WorkerLeases>> rows = shared_->LeasesByWorker();
+    if (rows.ok()) {
+      for (const auto& [worker, held] : *rows) by_worker[worker] = {held.leases, held.candidates};
+    } else {
+      TESSERA_LOG(WARNING) << "dispatcher: reading the leases per worker: " << rows.status();
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
   DispatcherStats stats;
-  std::map<std::string, std::pair<int, int>> by_worker;  // leases, candidates
   for (const auto& [id, live] : leases_) {
     by_worker[live.lease.worker_id].first += 1;
     by_worker[live.lease.worker_id].second += static_cast<int>(live.pending.size());
   }
-  for (const auto& [id, owner] : shared_leases_) by_worker[owner.worker_id].first += 1;
   for (const std::string& id : worker_order_) {
     auto w = workers_.find(id);
     if (w == workers_.end()) continue;

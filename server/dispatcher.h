@@ -63,8 +63,10 @@ struct DispatcherStats {
   struct WorkerLoad {
     std::string id;
     std::string host;
-    int leases = 0;      // live leases granted by this server
-    int candidates = 0;  // their unreported candidates (in-memory queue only; shared: 0)
+    // Its live leases and their unreported candidates: on a shared queue from the rows (leases
+    // any server granted, which for a worker registered here are this server's).
+    int leases = 0;
+    int candidates = 0;
   };
   std::vector<WorkerLoad> workers;  // live workers, in registration order
 };

@@ -305,12 +305,21 @@ HeartbeatReply Dispatcher::SharedHeartbeat(const std::string& worker_id,
 }
 
 void Dispatcher::SharedSweep() {
-  absl::StatusOr<int> expired = shared_->ExpireLeases(WallNow(), options_.max_attempts);
+  absl::StatusOr<ExpiredLeases> expired = shared_->ExpireLeases(WallNow(), options_.max_attempts);
   if (!expired.ok()) {
     TESSERA_LOG(WARNING) << "dispatcher: expiring leases: " << expired.status();
-  } else if (*expired > 0) {
-    TESSERA_LOG(WARNING) << "dispatcher: " << *expired
-                         << " candidates of expired leases back in the queue or quarantined";
+  } else if (expired->leases > 0) {
+    TESSERA_LOG(WARNING) << "dispatcher: " << expired->leases
+                         << " leases expired: " << expired->requeued
+                         << " candidates back in the queue, "
+                         << expired->candidates() - expired->requeued << " quarantined";
+    // Whichever server's sweep expired them counts them, once (the rows say what it changed).
+    if (options_.metrics != nullptr) {
+      for (int i = 0; i < expired->leases; ++i) options_.metrics->LeaseExpired();
+      for (const auto& [target, n] : expired->quarantined) {
+        for (int i = 0; i < n; ++i) options_.metrics->CandidateQuarantined(target);
+      }
+    }
   }
   std::vector<std::string> targets;
   {

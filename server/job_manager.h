@@ -116,6 +116,8 @@ class JobManager {
   // is set when the job has ended and every event was returned. kNotFound for an unknown id.
   absl::StatusOr<std::vector<JobEvent>> Events(const std::string& id, uint64_t after_seq,
                                                double wait_seconds, bool* ended);
+  // True once Stop() (or Shutdown()) was called.
+  bool Stopping() const { return stopping(); }
   // Marks the manager as stopping: from now on a job thread that stops (its batch wait ends
   // with the dispatcher's shutdown) leaves its job as it is for the next start.
   void Stop();

@@ -15,6 +15,12 @@ using json = nlohmann::json;
 
 }  // namespace
 
+int ExpiredLeases::candidates() const {
+  int n = requeued;
+  for (const auto& [target, count] : quarantined) n += count;
+  return n;
+}
+
 std::string ReportedOutcomeToJson(const ReportedOutcome& r) {
   json j;
   j["error"] = MeasureErrorName(r.outcome.error);
@@ -22,6 +28,8 @@ std::string ReportedOutcomeToJson(const ReportedOutcome& r) {
   j["run_secs"] = RunSecsToJson(r.outcome.run_secs);
   j["verified"] = r.outcome.verified;
   j["build_secs"] = r.outcome.build_secs;
+  j["run_wall_secs"] = r.outcome.run_wall_secs;
+  j["verify_secs"] = r.outcome.verify_secs;
   j["provenance"] = ProvenanceToJson(r.provenance);
   j["worker_id"] = r.provenance.worker_id;
   return j.dump();
@@ -38,6 +46,8 @@ absl::StatusOr<ReportedOutcome> ReportedOutcomeFromJson(const std::string& text)
   }
   r.outcome.verified = j.value("verified", false);
   r.outcome.build_secs = j.value("build_secs", 0.0);
+  r.outcome.run_wall_secs = j.value("run_wall_secs", 0.0);
+  r.outcome.verify_secs = j.value("verify_secs", 0.0);
   if (j.contains("provenance")) {
     TESSERA_ASSIGN_OR_RETURN(r.provenance, ProvenanceFromJson(j["provenance"]));
   }

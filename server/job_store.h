@@ -21,6 +21,7 @@
 #define TESSERA_SERVER_JOB_STORE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,22 @@ struct SharedLease {
   std::vector<LeasedCandidate> candidates;
 };
 
+// What one ExpireLeases did, so that the server that did it counts it (server/metrics.h).
+struct ExpiredLeases {
+  int leases = 0;    // distinct leases that expired
+  int requeued = 0;  // their candidates put back in the queue
+  // Their candidates quarantined (worker_lost), by the target of the candidate's batch.
+  std::map<std::string, int> quarantined;
+
+  int candidates() const;  // requeued + every quarantined one
+};
+
+// The leases held by one worker, from the queue's rows (any server may have granted them).
+struct WorkerLeases {
+  int leases = 0;
+  int candidates = 0;  // leased and not reported
+};
+
 struct BatchCounts {
   int queued = 0;
   int leased = 0;
@@ -162,9 +179,12 @@ class SharedQueue {
   // Puts a lease's unreported candidates back without counting an attempt.
   virtual absl::Status ReturnLease(const std::string& lease_id) = 0;
   // Puts the candidates of every lease past its expiry back in the queue with one more attempt,
-  // or quarantines them (worker_lost) at `max_attempts`. Any server may run it; returns how many
-  // candidates it touched.
-  virtual absl::StatusOr<int> ExpireLeases(double now, int max_attempts) = 0;
+  // or quarantines them (worker_lost) at `max_attempts`. Any server may run it; rows another
+  // server is expiring at the same moment are skipped, so each expiry is done (and counted)
+  // once, by the server whose call returns it.
+  virtual absl::StatusOr<ExpiredLeases> ExpireLeases(double now, int max_attempts) = 0;
+  // Live leases and their unreported candidates per worker id, over every server's leases.
+  virtual absl::StatusOr<std::map<std::string, WorkerLeases>> LeasesByWorker() = 0;
   virtual absl::StatusOr<BatchCounts> CountBatch(const std::string& job_id) = 0;
 
   // Workers register with one server; every server publishes the target strings its live

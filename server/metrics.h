@@ -10,8 +10,9 @@
 //   step): jobs by state, candidates queued and leased per target (of the jobs this server
 //   runs), live workers and the leases each holds.
 // On a shared (PostgreSQL) state database each server counts what passes through it: sum the
-// servers. Lease expiries and quarantines there are done by whichever server's sweep comes first
-// in SQL and are not counted.
+// servers. Lease expiries and quarantines there are done, and counted, by whichever server's
+// sweep reaches the rows first (each once); the per-worker lease gauges read the rows, for the
+// workers registered with this server.
 //
 // Thread-safe. The object must outlive the server parts that report to it.
 #ifndef TESSERA_SERVER_METRICS_H_

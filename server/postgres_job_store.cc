@@ -20,9 +20,11 @@
 #include <cctype>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -462,22 +464,26 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
                 {lease_id});
   }
 
-  absl::StatusOr<int> ExpireLeases(double now, int max_attempts) override {
+  absl::StatusOr<ExpiredLeases> ExpireLeases(double now, int max_attempts) override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     // Mostly nothing expired: one cheap look first, the transaction only when needed.
     TESSERA_ASSIGN_OR_RETURN(
         Result any, Query("SELECT 1 FROM candidates WHERE state = 1 AND lease_expires < $1 LIMIT 1",
                           {Num(now)}));
-    if (any.rows() == 0) return 0;
-    int touched = 0;
+    ExpiredLeases done;
+    if (any.rows() == 0) return done;
     TESSERA_RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
+      // The batch's target, for the quarantine counts (a batch deleted meanwhile: "").
       TESSERA_ASSIGN_OR_RETURN(
           Result expired,
-          Query("SELECT id, attempts, lease_id, worker_id FROM candidates WHERE state = 1 AND "
-                "lease_expires < $1 FOR UPDATE SKIP LOCKED",
+          Query("SELECT c.id, c.attempts, c.lease_id, c.worker_id, COALESCE(b.target, '') "
+                "FROM candidates c LEFT JOIN batches b ON b.job_id = c.job_id "
+                "WHERE c.state = 1 AND c.lease_expires < $1 FOR UPDATE OF c SKIP LOCKED",
                 {Num(now)}));
+      std::set<std::string> leases;
       for (int i = 0; i < expired.rows(); ++i) {
+        leases.insert(expired.Text(i, 2));
         int attempts = static_cast<int>(expired.Int(i, 1)) + 1;
         std::string id = expired.Text(i, 0);
         if (attempts >= max_attempts) {
@@ -493,17 +499,33 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
                     "WHERE id = $1",
                     {id, Num(int64_t{attempts}), ReportedOutcomeToJson(lost)})
                   .status());
+          ++done.quarantined[expired.Text(i, 4)];
         } else {
           TESSERA_RETURN_IF_ERROR(
               Query("UPDATE candidates SET state = 0, lease_id = '', attempts = $2 WHERE id = $1",
                     {id, Num(int64_t{attempts})})
                   .status());
+          ++done.requeued;
         }
-        ++touched;
       }
+      done.leases = static_cast<int>(leases.size());
       return absl::OkStatus();
     }));
-    return touched;
+    return done;
+  }
+
+  absl::StatusOr<std::map<std::string, WorkerLeases>> LeasesByWorker() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    TESSERA_RETURN_IF_ERROR(Reconnect());
+    TESSERA_ASSIGN_OR_RETURN(
+        Result rows, Query("SELECT worker_id, COUNT(DISTINCT lease_id), COUNT(*) FROM candidates "
+                           "WHERE state = 1 GROUP BY worker_id"));
+    std::map<std::string, WorkerLeases> out;
+    for (int i = 0; i < rows.rows(); ++i) {
+      out[rows.Text(i, 0)] =
+          WorkerLeases{static_cast<int>(rows.Int(i, 1)), static_cast<int>(rows.Int(i, 2))};
+    }
+    return out;
   }
 
   absl::Status PublishWorkerTargets(const std::string& server,

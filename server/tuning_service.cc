@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,11 @@ void ToProto(const TuningRecord& r, const std::string& workload_hash, v1::Record
   p->set_worker_id(r.provenance.worker_id);
   out->set_job_id(r.job_id);
   out->set_mean_seconds(r.ok() ? r.mean_secs() : 0);
+  v1::StageSeconds* stages = out->mutable_stage_seconds();
+  stages->set_build(r.stage_secs.build);
+  stages->set_run(r.stage_secs.run);
+  stages->set_verify(r.stage_secs.verify);
+  stages->set_search(r.stage_secs.search);
 }
 
 // One function from a workload field (spec, IR text or JSON), named as jobs name it so that the
@@ -104,6 +110,13 @@ absl::StatusOr<std::string> QueryTarget(const std::string& text, const std::vect
   if (std::optional<std::string> t = dispatcher->TargetForKind(kind)) return *t;
   TESSERA_ASSIGN_OR_RETURN(Target resolved, ResolveTarget(text));
   return resolved.ToString();
+}
+
+// The event that ends a watch of a job in final `state`.
+v1::JobEvent::Kind FinalEventKind(JobState state) {
+  return state == JobState::kSucceeded   ? v1::JobEvent::JOB_FINISHED
+         : state == JobState::kCancelled ? v1::JobEvent::JOB_CANCELLED
+                                         : v1::JobEvent::JOB_FAILED;
 }
 
 }  // namespace
@@ -237,12 +250,11 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* context, const v1:
   if (!writer->Write(first)) return grpc::Status::OK;
   if (IsFinal(snap->row.state)) {
     v1::JobEvent last = first;
-    last.set_kind(snap->row.state == JobState::kSucceeded   ? v1::JobEvent::JOB_FINISHED
-                  : snap->row.state == JobState::kCancelled ? v1::JobEvent::JOB_CANCELLED
-                                                            : v1::JobEvent::JOB_FAILED);
+    last.set_kind(FinalEventKind(snap->row.state));
     writer->Write(last);
     return grpc::Status::OK;
   }
+  int trials = snap->row.trials;
   while (!context->IsCancelled() && !stopping_) {
     absl::StatusOr<std::vector<JobEvent>> events =
         jobs_->Events(id, seq, kWatchPollSeconds, &ended);
@@ -261,6 +273,7 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* context, const v1:
         status.in_flight = now->in_flight;
       }
       ToProto(status, out.mutable_status());
+      trials = status.row.trials;
       if (!writer->Write(out)) return grpc::Status::OK;
       if (e.kind == JobEventKind::kJobFinished || e.kind == JobEventKind::kJobFailed ||
           e.kind == JobEventKind::kJobCancelled) {
@@ -268,12 +281,42 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* context, const v1:
       }
     }
     if (ended && events->empty()) {
-      // Stopped by a server shutdown: it resumes on the next start.
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+      if (jobs_->Stopping()) {
+        // Stopped by a server shutdown: it resumes on the next start.
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+      }
+      // Not run here (another server on the shared state runs it, or took it over).
+      return WatchRows(context, id, trials, writer);
     }
   }
   if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
   return grpc::Status(grpc::StatusCode::CANCELLED, "the client hung up");
+}
+
+grpc::Status TuningServiceImpl::WatchRows(grpc::ServerContext* context, const std::string& id,
+                                          int trials, grpc::ServerWriter<v1::JobEvent>* writer) {
+  while (!context->IsCancelled() && !stopping_ && !jobs_->Stopping()) {
+    absl::StatusOr<JobSnapshot> snap = jobs_->Get(id);
+    if (!snap.ok()) return ToGrpcStatus(snap.status());
+    v1::JobEvent out;
+    out.set_task(-1);
+    out.set_time(Now());
+    ToProto(*snap, out.mutable_status());
+    if (IsFinal(snap->row.state)) {
+      out.set_kind(FinalEventKind(snap->row.state));
+      writer->Write(out);
+      return grpc::Status::OK;
+    }
+    if (snap->row.trials != trials) {
+      trials = snap->row.trials;
+      out.set_kind(v1::JobEvent::BATCH_DONE);
+      if (!writer->Write(out)) return grpc::Status::OK;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(kWatchPollSeconds));
+  }
+  if (context->IsCancelled())
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the client hung up");
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
 }
 
 grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* context, const v1::JobRef* request,

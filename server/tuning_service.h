@@ -49,6 +49,12 @@ class TuningServiceImpl final : public v1::TuningService::Service {
                              v1::ImportRecordsResponse* response) override;
 
  private:
+  // WatchJob for a job another server runs (a shared state database): its rows polled, a
+  // BATCH_DONE (task -1) each time its trial count moves on from `trials`, and the final event
+  // when it ends. Per-task events (NEW_BEST, TASK_FINISHED) only the running server sends.
+  grpc::Status WatchRows(grpc::ServerContext* context, const std::string& id, int trials,
+                         grpc::ServerWriter<v1::JobEvent>* writer);
+
   JobManager* const jobs_;
   Dispatcher* const dispatcher_;
   Database* const db_;

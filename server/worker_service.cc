@@ -203,6 +203,12 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
     if (!FiniteNonNegative(r.build_seconds())) {
       return Invalid(field + ".build_seconds", "must be finite and >= 0");
     }
+    if (!FiniteNonNegative(r.run_wall_seconds())) {
+      return Invalid(field + ".run_wall_seconds", "must be finite and >= 0");
+    }
+    if (!FiniteNonNegative(r.verify_seconds())) {
+      return Invalid(field + ".verify_seconds", "must be finite and >= 0");
+    }
     CandidateReport report;
     report.candidate_id = *id;
     report.outcome.error = *kind;
@@ -212,6 +218,8 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
     }
     report.outcome.verified = *kind == MeasureError::kNone && r.verified();
     report.outcome.build_secs = r.build_seconds();
+    report.outcome.run_wall_secs = r.run_wall_seconds();
+    report.outcome.verify_secs = r.verify_seconds();
     reports.push_back(std::move(report));
   }
   absl::StatusOr<int> accepted =

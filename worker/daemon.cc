@@ -522,6 +522,8 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
     r.set_verified(o.verified);
     r.set_log(Truncate(o.error_msg, kMaxLogBytes));
     r.set_build_seconds(o.build_secs);
+    r.set_run_wall_seconds(o.run_wall_secs);
+    r.set_verify_seconds(o.verify_secs);
   }
 }
 

@@ -1,7 +1,8 @@
 // What an operator reads off a running service, end to end on loopback: a real `tessera serve
 // --metrics-listen` and a real `tessera worker` finish one small job, then the Prometheus
 // endpoint is scraped over HTTP (server/metrics.h) and `tessera report --server` writes the
-// report from the server's records (cli/report_command.cc). One job serves every test.
+// report from the server's records (cli/report_command.cc), stage times included. One job serves
+// every test.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -188,6 +189,9 @@ TEST_F(ObservabilityTest, ReportFromTheServerMatchesTheReportFromItsDatabase) {
   EXPECT_NE(html.str().find("<section class=\"task\""), std::string::npos);
   EXPECT_NE(html.str().find(absl::StrCat("server ", cluster_->address())), std::string::npos);
   EXPECT_NE(html.str().find(job_), std::string::npos);
+  // Stage times went from the worker daemons through the server's records and ExportRecords.
+  EXPECT_NE(html.str().find("<table class=\"stages\">"), std::string::npos);
+  EXPECT_EQ(html.str().find("stored without stage times"), std::string::npos);
 }
 
 TEST_F(ObservabilityTest, ReportNeedsExactlyOneSource) {

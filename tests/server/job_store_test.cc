@@ -252,8 +252,14 @@ TEST_F(SharedQueueTest, ReportsCountOnlyUnderALiveLeaseAndExpiryRequeuesThenQuar
   EXPECT_EQ(q->ReportLease("lease-other", {{ids[0], {}}}).status().code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(q->RenewLease("lease-1", 30).value());
-  EXPECT_EQ(q->ExpireLeases(25, /*max_attempts=*/2).value(), 0) << "renewed until 30";
-  EXPECT_EQ(q->ExpireLeases(31, 2).value(), 2);
+  EXPECT_EQ(q->LeasesByWorker().value().at("w1").leases, 1);
+  EXPECT_EQ(q->LeasesByWorker().value().at("w1").candidates, 2);
+  EXPECT_EQ(q->ExpireLeases(25, /*max_attempts=*/2).value().leases, 0) << "renewed until 30";
+  ExpiredLeases expired = q->ExpireLeases(31, 2).value();
+  EXPECT_EQ(expired.leases, 1);
+  EXPECT_EQ(expired.requeued, 2);
+  EXPECT_TRUE(expired.quarantined.empty());
+  EXPECT_TRUE(q->LeasesByWorker().value().empty());
   EXPECT_EQ(q->ReportLease("lease-1", {{ids[0], {}}}).status().code(),
             absl::StatusCode::kFailedPrecondition)
       << "an expired lease's report changes nothing";
@@ -264,7 +270,10 @@ TEST_F(SharedQueueTest, ReportsCountOnlyUnderALiveLeaseAndExpiryRequeuesThenQuar
   // Leased again and lost again: the second expiry quarantines (max_attempts 2).
   SharedLease second = q->Lease("cpu", "w2", "lease-2", 1, 40, 45).value().value();
   ASSERT_EQ(second.candidates.size(), 1u);
-  EXPECT_EQ(q->ExpireLeases(46, 2).value(), 1);
+  expired = q->ExpireLeases(46, 2).value();
+  EXPECT_EQ(expired.leases, 1);
+  EXPECT_EQ(expired.requeued, 0);
+  EXPECT_EQ(expired.quarantined, (std::map<std::string, int>{{"cpu", 1}}));
   rows = store->PendingBatch(job).value();
   EXPECT_EQ(rows[0].state, CandidateState::kQuarantined);
   ASSERT_TRUE(rows[0].result.has_value());

@@ -1,13 +1,17 @@
 // ServerMetrics (server/metrics.h): the events a real Dispatcher reports (measured candidates
-// with their error kinds, lease expiries, quarantines), the workers sampled at a scrape, the RPC
-// interceptor on a real in-process server, and the HTTP endpoint's address handling. Values are
-// read back from the text exposition, as Prometheus reads them.
+// with their error kinds, lease expiries, quarantines), the workers sampled at a scrape, the
+// same on a shared PostgreSQL queue with two dispatchers (throw-away cluster; skipped, saying
+// why, without its binaries), the RPC interceptor on a real in-process server, and the HTTP
+// endpoint's address handling. Values are read back from the text exposition, as Prometheus
+// reads them.
 #include "server/metrics.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -16,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "server/dispatcher.h"
 #include "server/server.h"
+#include "tests/database/postgres_cluster.h"
 #include "tests/server/server_testing.h"
 
 namespace tessera {
@@ -172,6 +177,52 @@ TEST(MetricsTest, WorkersAndTheirLeasesAreSampledAtEachScrape) {
   EXPECT_EQ(Sample(text, "tessera_worker_leased_candidates" + busy_labels), 2) << text;
   metrics.SetSources(nullptr, nullptr);
   EXPECT_EQ(Sample(metrics.Render(), "tessera_workers"), -1) << "no source, no sample";
+}
+
+// Two servers' dispatchers on one PostgreSQL queue, a worker registered with the first. Its
+// lease is read from the rows at a scrape; when its leases expire unreported (twice:
+// max_attempts 2 quarantines the candidates), whichever server's sweep expired them counts
+// them, so the two servers' counters add up to each expiry and quarantine exactly once.
+TEST(MetricsTest, SharedQueueCountsEachExpiryOnceAndReadsLeasesFromTheRows) {
+  std::string why;
+  testing::PostgresCluster* cluster = testing::PostgresCluster::Get(&why);
+  if (cluster == nullptr) GTEST_SKIP() << "PostgreSQL: " << why;
+  const std::string url = cluster->NewDatabase().value();
+  std::unique_ptr<JobStore> store_a = JobStore::Open(url).value();
+  std::unique_ptr<JobStore> store_b = JobStore::Open(url).value();
+  ASSERT_NE(store_a->shared(), nullptr);
+  ServerMetrics metrics_a, metrics_b;
+  DispatcherOptions options_a = Options(&metrics_a), options_b = Options(&metrics_b);
+  options_a.lease_seconds = 0.5;
+  Dispatcher a(store_a.get(), options_a);
+  Dispatcher b(store_b.get(), options_b);
+  metrics_a.SetSources(nullptr, &a);
+  std::string worker = a.RegisterWorker(Worker()).value();
+  std::vector<int64_t> ids;
+  std::string job = QueueBatch(store_a.get(), &a, 3, &ids);
+
+  ASSERT_TRUE(a.PullWork(worker, 0, 0).value().has_value());
+  const std::string labels = absl::StrCat("{host=\"test-host\",worker=\"", worker, "\"}");
+  std::string text = metrics_a.Render();
+  EXPECT_EQ(Sample(text, "tessera_worker_leases" + labels), 1) << text;
+  EXPECT_EQ(Sample(text, "tessera_worker_leased_candidates" + labels), 3) << text;
+  // The first expiry puts them back; the second lease's expiry quarantines them.
+  ASSERT_TRUE(WaitFor([&] { return a.PullWork(worker, 0, 0).value().has_value(); }));
+  ASSERT_TRUE(WaitFor([&] {
+    absl::StatusOr<BatchCounts> counts = store_a->shared()->CountBatch(job);
+    return counts.ok() && counts->finished == 3;
+  }));
+  text = metrics_a.Render();
+  EXPECT_EQ(Sample(text, "tessera_worker_leased_candidates" + labels), 0) << text;
+  auto both = [&](const std::string& key) {
+    return std::max(0.0, Sample(metrics_a.Render(), key)) +
+           std::max(0.0, Sample(metrics_b.Render(), key));
+  };
+  EXPECT_EQ(both("tessera_lease_expiries_total"), 2) << metrics_a.Render() << "\n"
+                                                     << metrics_b.Render();
+  EXPECT_EQ(both("tessera_quarantined_candidates_total{" + Target() + "}"), 3);
+  EXPECT_EQ(both("tessera_measure_errors_total{kind=\"worker_lost\"," + Target() + "}"), 3);
+  metrics_a.SetSources(nullptr, nullptr);
 }
 
 TEST(MetricsTest, InterceptorTimesEveryCallByMethodAndCode) {

@@ -135,6 +135,9 @@ absl::StatusOr<int> TestWorker::RunOnce(int max_candidates, double wait_seconds)
     r->set_error_msg(o.error_msg);
     for (double s : o.run_secs) r->add_run_seconds(s);
     r->set_verified(o.verified);
+    r->set_build_seconds(o.build_secs);
+    r->set_run_wall_seconds(o.run_wall_secs);
+    r->set_verify_seconds(o.verify_secs);
   }
   v1::ReportResultsResponse response;
   grpc::Status s = stub_->ReportResults(Context(token_).get(), report, &response);

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "server/server.h"
+#include "tests/database/postgres_cluster.h"
 #include "tests/server/server_testing.h"
 
 namespace tessera {
@@ -177,6 +180,11 @@ TEST_F(TuningServiceTest, JobRunsWatchedToTheEndAndItsRecordsAnswerQueries) {
     EXPECT_EQ(r.job_id, id);
     EXPECT_EQ(r.provenance.worker_id, worker.id());
     EXPECT_EQ(r.provenance.device, "test cpu");
+    // Stage times as the worker measured them, and the server's search share.
+    if (r.ok()) EXPECT_GT(r.stage_secs.build, 0);
+    if (r.ok()) EXPECT_GT(r.stage_secs.run, 0);
+    EXPECT_EQ(r.stage_secs.verify > 0, r.verified || r.error == MeasureError::kWrongOutput);
+    EXPECT_GT(r.stage_secs.search, 0);
   }
   EXPECT_EQ(traces.size(), 8u);
 
@@ -190,6 +198,8 @@ TEST_F(TuningServiceTest, JobRunsWatchedToTheEndAndItsRecordsAnswerQueries) {
   EXPECT_EQ(found.record().job_id(), id);
   EXPECT_EQ(found.record().provenance().worker_id(), worker.id());
   EXPECT_GT(found.record().mean_seconds(), 0);
+  EXPECT_GT(found.record().stage_seconds().build(), 0) << "stage times travel with the record";
+  EXPECT_GT(found.record().stage_seconds().verify(), 0) << "it was checked";
   EXPECT_EQ(found.record().target(), testing::HostCpuTarget());
 
   v1::GetTopKRequest topk;
@@ -293,6 +303,71 @@ TEST_F(TuningServiceTest, JobWithoutAWorkerSaysWhatItWaitsFor) {
   ASSERT_TRUE(stub_->ListJobs(Context().get(), list, &jobs).ok());
   ASSERT_EQ(jobs.jobs_size(), 2);
   EXPECT_EQ(jobs.jobs(0).job_id(), bare);  // newest first
+}
+
+// Two servers on one PostgreSQL database (records and state), the worker registered with the
+// first, which runs the job: a watch on the second follows the job's rows, a BATCH_DONE when
+// its first batch is committed and JOB_FINISHED at the end. Skipped, saying why, without the
+// PostgreSQL binaries.
+TEST(SharedWatchTest, AnotherServerWatchesAJobToTheEnd) {
+  std::string why;
+  testing::PostgresCluster* cluster = testing::PostgresCluster::Get(&why);
+  if (cluster == nullptr) GTEST_SKIP() << "PostgreSQL: " << why;
+  const std::string url = cluster->NewDatabase().value();
+  TempDir dir_a, dir_b;
+  ServerOptions options_a = testing::TestServerOptions(dir_a);
+  ServerOptions options_b = testing::TestServerOptions(dir_b);
+  options_a.db_path = options_b.db_path = url;
+  std::unique_ptr<TuningServer> a = TuningServer::Start(options_a).value();
+  std::unique_ptr<TuningServer> b = TuningServer::Start(options_b).value();
+  auto stub_a = testing::TuningStub(a->address());
+  auto stub_b = testing::TuningStub(b->address());
+  testing::TestWorker worker(a->address());
+  ASSERT_TRUE(worker.Register().ok());
+  std::string id;
+  ASSERT_TRUE(Submit(stub_a.get(), Job(8), &id).ok());
+
+  std::mutex mu;
+  std::vector<v1::JobEvent> events;
+  grpc::Status finished;
+  auto context = Context("", 300);
+  std::thread watcher([&] {
+    v1::JobRef ref;
+    ref.set_job_id(id);
+    auto watch = stub_b->WatchJob(context.get(), ref);
+    for (v1::JobEvent e; watch->Read(&e);) {
+      std::lock_guard<std::mutex> lock(mu);
+      events.push_back(e);
+    }
+    grpc::Status s = watch->Finish();
+    std::lock_guard<std::mutex> lock(mu);
+    finished = s;
+  });
+  auto count = [&](v1::JobEvent::Kind kind) {
+    std::lock_guard<std::mutex> lock(mu);
+    int n = 0;
+    for (const v1::JobEvent& e : events) n += e.kind() == kind;
+    return n;
+  };
+  // One batch (4 candidates), then a pause: the watch on b sees it from the rows.
+  int measured = 0;
+  for (int i = 0; i < 60 && measured < 4; ++i) measured += worker.RunOnce(4, 1).value_or(0);
+  ASSERT_EQ(measured, 4);
+  for (int i = 0; i < 100 && count(v1::JobEvent::BATCH_DONE) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(count(v1::JobEvent::BATCH_DONE), 1);
+  worker.Start(/*max_candidates=*/4);
+  watcher.join();
+  worker.Stop();
+  ASSERT_TRUE(finished.ok()) << finished.error_message();
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.front().kind(), v1::JobEvent::SNAPSHOT);
+  EXPECT_EQ(events[1].kind(), v1::JobEvent::BATCH_DONE);
+  EXPECT_EQ(events[1].status().trials(), 4);
+  EXPECT_EQ(events.back().kind(), v1::JobEvent::JOB_FINISHED);
+  EXPECT_EQ(events.back().status().trials(), 8);
+  EXPECT_EQ(events.back().status().state(), v1::JOB_SUCCEEDED);
 }
 
 }  // namespace
