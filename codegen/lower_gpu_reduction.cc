@@ -82,22 +82,6 @@ bool LoadsBuffer(const Expr& e, const Buffer& b) {
   return found;
 }
 
-void SplitConjuncts(const Expr& e, std::vector<Expr>* out) {
-  if (!e.defined() || IsConstInt(e, 1)) return;
-  if (const auto* b = e.as<BinaryNode>(); b != nullptr && b->op == BinaryOp::kAnd) {
-    SplitConjuncts(b->a, out);
-    SplitConjuncts(b->b, out);
-    return;
-  }
-  out->push_back(e);
-}
-
-Expr Conjunction(const std::vector<Expr>& conds) {
-  Expr out;
-  for (const Expr& c : conds) out = out.defined() ? And(out, c) : c;
-  return out;
-}
-
 class CrossThreadReductionLowerer : public IRMutator {
  public:
   explicit CrossThreadReductionLowerer(const Target& target)

@@ -11,21 +11,6 @@
 namespace tessera {
 namespace {
 
-void SplitConjuncts(const Expr& e, std::vector<Expr>* out) {
-  if (const auto* b = e.as<BinaryNode>(); b != nullptr && b->op == BinaryOp::kAnd) {
-    SplitConjuncts(b->a, out);
-    SplitConjuncts(b->b, out);
-    return;
-  }
-  out->push_back(e);
-}
-
-Expr Conjunction(const std::vector<Expr>& conds) {
-  Expr out;
-  for (const Expr& c : conds) out = out.defined() ? And(out, c) : c;
-  return out;
-}
-
 bool ReadsBuffer(const Expr& e) {
   bool reads = false;
   PostOrderVisitExprs(e,

@@ -97,4 +97,21 @@ Stmt Allocate(Buffer buffer, Stmt body) {
 Expr True() { return IntImm(DataType::Bool(), 1); }
 Expr False() { return IntImm(DataType::Bool(), 0); }
 
+void SplitConjuncts(const Expr& condition, std::vector<Expr>* out) {
+  if (!condition.defined()) return;
+  const auto* op = condition.as<BinaryNode>();
+  if (op != nullptr && op->op == BinaryOp::kAnd) {
+    SplitConjuncts(op->a, out);
+    SplitConjuncts(op->b, out);
+  } else if (!IsConstInt(condition, 1)) {
+    out->push_back(condition);
+  }
+}
+
+Expr Conjunction(const std::vector<Expr>& conditions) {
+  Expr out;
+  for (const Expr& c : conditions) out = out.defined() ? And(out, c) : c;
+  return out;
+}
+
 }  // namespace tessera

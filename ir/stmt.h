@@ -202,6 +202,13 @@ Stmt Allocate(Buffer buffer, Stmt body);
 Expr True();
 Expr False();
 
+// Appends the conjuncts of `condition` (a && b && ..., nested ands flattened left to right) to
+// `out`, dropping constant-true ones (and an undefined condition): a block predicate or guard
+// split into its conditions.
+void SplitConjuncts(const Expr& condition, std::vector<Expr>* out);
+// c0 && c1 && ... (left-nested), the inverse of SplitConjuncts; undefined for no conditions.
+Expr Conjunction(const std::vector<Expr>& conditions);
+
 }  // namespace tessera
 
 #endif  // TESSERA_IR_STMT_H_

@@ -137,15 +137,6 @@ Expr Conjoin(const Expr& a, const Expr& b) {
   return And(a, b);
 }
 
-void SplitConjuncts(const Expr& e, std::vector<Expr>* out) {
-  if (const auto* op = e.as<BinaryNode>(); op != nullptr && op->op == BinaryOp::kAnd) {
-    SplitConjuncts(op->a, out);
-    SplitConjuncts(op->b, out);
-  } else if (!IsConstInt(e, 1)) {
-    out->push_back(e);
-  }
-}
-
 struct Predicates {
   Expr outer = True();  // over the loops outside the blockized loop
   Expr inner = True();  // over all loops; kept on the inner block

@@ -45,16 +45,6 @@ bool Contains(const StmtPath& path, const Stmt& stmt) {
   return false;
 }
 
-void SplitConjuncts(const Expr& e, std::vector<Expr>* out) {
-  const auto* op = e.as<BinaryNode>();
-  if (op != nullptr && op->op == BinaryOp::kAnd) {
-    SplitConjuncts(op->a, out);
-    SplitConjuncts(op->b, out);
-  } else if (!IsConstInt(e, 1)) {
-    out->push_back(e);
-  }
-}
-
 // The statements of a loop body, one per element of its sequence.
 std::vector<Stmt> Subtrees(const Stmt& body) {
   if (const auto* seq = body.as<SeqStmtNode>()) return seq->seq;

@@ -65,19 +65,9 @@ bool InitUsesReductionIter(const Block& block) {
   return uses;
 }
 
-void SplitConjuncts(const Expr& e, std::vector<Expr>* out) {
-  const auto* bin = e.as<BinaryNode>();
-  if (bin != nullptr && bin->op == BinaryOp::kAnd) {
-    SplitConjuncts(bin->a, out);
-    SplitConjuncts(bin->b, out);
-  } else if (!IsConstInt(e, 1)) {
-    out->push_back(e);
-  }
-}
-
+// A block predicate: the conjunction, or true for none.
 Expr Conjoin(const std::vector<Expr>& conjuncts) {
-  Expr result;
-  for (const Expr& c : conjuncts) result = result.defined() ? And(result, c) : c;
+  Expr result = Conjunction(conjuncts);
   return result.defined() ? result : True();
 }
 
