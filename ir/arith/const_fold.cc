@@ -4,6 +4,8 @@
 #include "ir/arith/const_fold.h"
 
 #include <cmath>
+#include <functional>
+#include <optional>
 
 #include "ir/arith/analyzer.h"
 
@@ -15,6 +17,28 @@ bool IsUInt64(DataType t) { return t.is_uint() && t.bits() == 64; }
 Expr Const(DataType t, int64_t v) { return IntImm(t, WrapToDType(t, v)); }
 Expr BoolConst(bool v) { return IntImm(DataType::Bool(), v ? 1 : 0); }
 
+// The comparison `op` of `a` and `b` under the order `less`, or nullopt when `op` is not a
+// comparison. <= and >= are "less or equal", so that NaN compares false as in C.
+template <typename T, typename Less>
+std::optional<bool> Compare(BinaryOp op, T a, T b, Less less) {
+  switch (op) {
+    case BinaryOp::kEQ:
+      return a == b;
+    case BinaryOp::kNE:
+      return !(a == b);
+    case BinaryOp::kLT:
+      return less(a, b);
+    case BinaryOp::kLE:
+      return less(a, b) || a == b;
+    case BinaryOp::kGT:
+      return less(b, a);
+    case BinaryOp::kGE:
+      return less(b, a) || a == b;
+    default:
+      return std::nullopt;
+  }
+}
+
 // Folds an integer (or bool) binary operation; false where it must not be folded (division by
 // zero).
 bool FoldInt(BinaryOp op, DataType t, int64_t a, int64_t b, int64_t* out) {
@@ -24,6 +48,10 @@ bool FoldInt(BinaryOp op, DataType t, int64_t a, int64_t b, int64_t* out) {
   auto less = [&](int64_t x, int64_t y) {
     return u64 ? static_cast<uint64_t>(x) < static_cast<uint64_t>(y) : x < y;
   };
+  if (std::optional<bool> compared = Compare(op, a, b, less)) {
+    *out = *compared;
+    return true;
+  }
   switch (op) {
     case BinaryOp::kAdd:
       *out = WrapAdd(t, a, b);
@@ -52,32 +80,15 @@ bool FoldInt(BinaryOp op, DataType t, int64_t a, int64_t b, int64_t* out) {
     case BinaryOp::kMax:
       *out = less(a, b) ? b : a;
       return true;
-    case BinaryOp::kEQ:
-      *out = a == b;
-      return true;
-    case BinaryOp::kNE:
-      *out = a != b;
-      return true;
-    case BinaryOp::kLT:
-      *out = less(a, b);
-      return true;
-    case BinaryOp::kLE:
-      *out = !less(b, a);
-      return true;
-    case BinaryOp::kGT:
-      *out = less(b, a);
-      return true;
-    case BinaryOp::kGE:
-      *out = !less(a, b);
-      return true;
     case BinaryOp::kAnd:
       *out = (a != 0) && (b != 0);
       return true;
     case BinaryOp::kOr:
       *out = (a != 0) || (b != 0);
       return true;
+    default:  // the comparisons, above
+      return false;
   }
-  return false;
 }
 
 // Rounds to the precision of `t`; false for 16-bit floats, which are left unfolded.
@@ -91,6 +102,10 @@ bool RoundFloat(DataType t, double* v) {
 }
 
 bool FoldFloat(BinaryOp op, DataType t, double a, double b, Expr* out) {
+  if (std::optional<bool> compared = Compare(op, a, b, std::less<double>())) {
+    *out = BoolConst(*compared);
+    return true;
+  }
   double r;
   switch (op) {
     case BinaryOp::kAdd:
@@ -117,24 +132,6 @@ bool FoldFloat(BinaryOp op, DataType t, double a, double b, Expr* out) {
     case BinaryOp::kMax:
       r = std::fmax(a, b);
       break;
-    case BinaryOp::kEQ:
-      *out = BoolConst(a == b);
-      return true;
-    case BinaryOp::kNE:
-      *out = BoolConst(a != b);
-      return true;
-    case BinaryOp::kLT:
-      *out = BoolConst(a < b);
-      return true;
-    case BinaryOp::kLE:
-      *out = BoolConst(a <= b);
-      return true;
-    case BinaryOp::kGT:
-      *out = BoolConst(a > b);
-      return true;
-    case BinaryOp::kGE:
-      *out = BoolConst(a >= b);
-      return true;
     default:
       return false;
   }

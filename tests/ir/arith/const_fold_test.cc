@@ -87,6 +87,25 @@ TEST(FoldBinaryTest, ComparisonsAndLogicGiveBool) {
   EXPECT_EQ(IntOf(flt), 1);
 }
 
+TEST(FoldBinaryTest, NaNComparesFalseExceptNotEqual) {
+  const Expr nan = F64(std::nan(""));
+  for (BinaryOp op : {BinaryOp::kEQ, BinaryOp::kLT, BinaryOp::kLE, BinaryOp::kGT, BinaryOp::kGE}) {
+    EXPECT_EQ(IntOf(FoldBinary(op, nan, F64(1.0))), 0) << BinaryOpName(op);
+    EXPECT_EQ(IntOf(FoldBinary(op, nan, nan)), 0) << BinaryOpName(op);
+  }
+  EXPECT_EQ(IntOf(FoldBinary(BinaryOp::kNE, nan, nan)), 1);
+  EXPECT_EQ(IntOf(FoldBinary(BinaryOp::kLE, F64(1.0), F64(1.0))), 1);
+}
+
+TEST(FoldBinaryTest, UInt64ComparesUnsigned) {
+  const Expr big = IntImm(DataType(DataType::Code::kUInt, 64), -1);  // 2^64 - 1
+  const Expr one = IntImm(DataType(DataType::Code::kUInt, 64), 1);
+  EXPECT_EQ(IntOf(FoldBinary(BinaryOp::kLT, one, big)), 1);
+  EXPECT_EQ(IntOf(FoldBinary(BinaryOp::kGE, big, one)), 1);
+  EXPECT_EQ(IntOf(FoldBinary(BinaryOp::kMax, one, big)), -1);
+  EXPECT_EQ(IntOf(FoldBinary(BinaryOp::kLT, Expr(-1), Expr(1))), 1);  // int64: signed
+}
+
 TEST(FoldBinaryTest, Float32IsRoundedToFloatPrecision) {
   Expr sum = FoldBinary(BinaryOp::kAdd, F32(0.1), F32(0.2));
   EXPECT_EQ(sum.dtype(), DataType::Float32());
