@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -169,6 +170,7 @@ class PostgresDatabase final : public Database {
 
   // Configures the session and creates, migrates or checks the schema.
   absl::Status Init() {
+    std::lock_guard<std::mutex> lock(mu_);  // not shared yet; taken for the annotations' sake
     PQsetNoticeProcessor(
         conn_, [](void*, const char*) {}, nullptr);
     TESSERA_RETURN_IF_ERROR(
@@ -299,8 +301,8 @@ class PostgresDatabase final : public Database {
  private:
   // Runs `sql` with text parameters $1.. (none: the simple protocol, which allows several
   // statements). "database 'URL': <server message> (in <the statement, abbreviated>)".
-  absl::StatusOr<Result> Query(const std::string& sql,
-                               const std::vector<std::string>& params = {}) {
+  absl::StatusOr<Result> Query(const std::string& sql, const std::vector<std::string>& params = {})
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::vector<const char*> values;
     values.reserve(params.size());
     for (const std::string& p : params) values.push_back(p.c_str());
@@ -330,7 +332,7 @@ class PostgresDatabase final : public Database {
   }
 
   // Resets a connection that broke since the last call; kUnavailable if it cannot be resumed.
-  absl::Status Reconnect() {
+  absl::Status Reconnect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (PQstatus(conn_) == CONNECTION_OK && !broken_) {
       // A transaction left open by a failed call (its ROLLBACK could not be sent) is closed.
       if (PQtransactionStatus(conn_) == PQTRANS_INERROR) Query("ROLLBACK").IgnoreError();
@@ -349,7 +351,7 @@ class PostgresDatabase final : public Database {
 
   // Ends the open transaction: COMMIT if `status` is ok, ROLLBACK otherwise. Returns the
   // COMMIT's error if any, else `status`.
-  absl::Status Finish(const absl::Status& status) {
+  absl::Status Finish(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (status.ok()) {
       absl::Status committed = Query("COMMIT").status();
       if (committed.ok()) return absl::OkStatus();
@@ -362,7 +364,7 @@ class PostgresDatabase final : public Database {
     return status;
   }
 
-  absl::Status CheckOrMigrateSchema() {
+  absl::Status CheckOrMigrateSchema() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     TESSERA_RETURN_IF_ERROR(Query("SELECT pg_advisory_xact_lock($1, $2)",
                                   {std::to_string(kLockSpace), std::to_string(kSchemaLock)})
                                 .status());
@@ -405,7 +407,8 @@ class PostgresDatabase final : public Database {
   }
 
   // The function of workload `id`, parsed from `func_json` once and cached.
-  absl::StatusOr<PrimFunc> LoadFunc(int64_t id, const std::string& func_json) {
+  absl::StatusOr<PrimFunc> LoadFunc(int64_t id, const std::string& func_json)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = funcs_.find(id);
     if (it != funcs_.end()) return it->second;
     absl::StatusOr<PrimFunc> func = LoadPrimFuncJson(func_json);
@@ -418,7 +421,8 @@ class PostgresDatabase final : public Database {
   }
 
   absl::StatusOr<std::optional<Workload>> FindLocked(const PrimFunc& func,
-                                                     const std::string& hash) {
+                                                     const std::string& hash)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     TESSERA_ASSIGN_OR_RETURN(
         Result rows,
         Query("SELECT id, func_json FROM workloads WHERE hash = $1 ORDER BY id", {hash}));
@@ -432,7 +436,8 @@ class PostgresDatabase final : public Database {
 
   // Runs `sql` and decodes every row (columns in kRecordColumns order).
   absl::StatusOr<std::vector<TuningRecord>> ReadRecords(const std::string& sql,
-                                                        const std::vector<std::string>& params) {
+                                                        const std::vector<std::string>& params)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     TESSERA_ASSIGN_OR_RETURN(Result rows, Query(sql, params));
     std::vector<TuningRecord> out;
     out.reserve(static_cast<size_t>(rows.rows()));
@@ -475,10 +480,12 @@ class PostgresDatabase final : public Database {
   }
 
   const std::string name_;  // the URL, password redacted
-  PGconn* const conn_;
-  bool broken_ = false;  // a call saw the connection break: reset it before the next
   std::mutex mu_;
-  std::map<int64_t, PrimFunc> funcs_;  // workload id -> parsed function (rows never change)
+  PGconn* const conn_ ABSL_PT_GUARDED_BY(mu_);
+  // A call saw the connection break: reset it before the next.
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  // Workload id -> parsed function (rows never change).
+  std::map<int64_t, PrimFunc> funcs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
