@@ -420,8 +420,7 @@ class PostgresDatabase final : public Database {
     return func;
   }
 
-  absl::StatusOr<std::optional<Workload>> FindLocked(const PrimFunc& func,
-                                                     const std::string& hash)
+  absl::StatusOr<std::optional<Workload>> FindLocked(const PrimFunc& func, const std::string& hash)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     TESSERA_ASSIGN_OR_RETURN(
         Result rows,
