@@ -1,0 +1,67 @@
+// Tests of codegen/c_prelude.cc: the helpers generated C code calls compile with the host C
+// compiler and round as documented (floordiv/floormod toward negative infinity, bfloat16 to
+// nearest even), every helper is named tessera_*, and the reserved names hold the C keywords
+// and the libc functions generated code calls.
+#include "codegen/c_prelude.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace tessera {
+namespace {
+
+TEST(CPreludeTest, EveryHelperIsNamedTesseraUnderscore) {
+  const std::string prelude = kCPrelude;
+  std::regex helper(R"(static inline [A-Za-z_0-9]+ \*?([A-Za-z_0-9#]+)\()");
+  int helpers = 0;
+  for (std::sregex_iterator it(prelude.begin(), prelude.end(), helper), end; it != end; ++it) {
+    EXPECT_EQ((*it)[1].str().rfind("tessera_", 0), 0u) << (*it)[1].str();
+    ++helpers;
+  }
+  EXPECT_GT(helpers, 5);
+}
+
+TEST(CPreludeTest, ReservedNamesHoldKeywordsAndCalledFunctions) {
+  const std::set<std::string>& reserved = CReservedNames();
+  for (const char* name : {"for", "int", "float", "return", "expf", "sqrtf", "aligned_alloc"}) {
+    EXPECT_EQ(reserved.count(name), 1u) << name;
+  }
+  EXPECT_EQ(reserved.count("A"), 0u);
+  EXPECT_EQ(reserved.count("tessera_floordiv_i64"), 0u);  // prefixed names never clash
+}
+
+// Compiles the prelude with a main that checks its helpers, runs it, and returns its exit code.
+TEST(CPreludeTest, HelpersCompileAndRoundAsDocumented) {
+  const std::string dir = ::testing::TempDir();
+  const std::string source = dir + "/c_prelude_test.c";
+  const std::string binary = dir + "/c_prelude_test";
+  {
+    std::ofstream out(source);
+    out << kCPrelude << R"(
+int main(void) {
+  if (tessera_floordiv_i64(-7, 2) != -4) return 1;
+  if (tessera_floormod_i64(-7, 2) != 1) return 2;
+  if (tessera_floormod_i64(7, -2) != -1) return 3;
+  if (tessera_floordiv_i64(6, 3) != 2) return 4;
+  if (tessera_min_i32(-3, 2) != -3 || tessera_max_u8(200, 7) != 200) return 5;
+  if (tessera_floormod_f32(-7.5f, 2.0f) != 0.5f) return 6;
+  if (tessera_bf16_to_f32(tessera_f32_to_bf16(1.5f)) != 1.5f) return 7;
+  /* 1 + 2^-8 lies halfway between two bfloat16 values: rounds to the even one, 1.0. */
+  if (tessera_bf16_to_f32(tessera_f32_to_bf16(1.00390625f)) != 1.0f) return 8;
+  return 0;
+}
+)";
+  }
+  const std::string compile = "cc -std=c11 -O1 -o " + binary + " " + source + " -lm 2>&1";
+  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+  EXPECT_EQ(std::system(binary.c_str()), 0) << "a helper check failed (the exit code names it)";
+}
+
+}  // namespace
+}  // namespace tessera
