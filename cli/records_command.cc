@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/measure.h"
 #include "cli/remote_records.h"
+#include "database/record_json.h"
 #include "ir/flops.h"
 #include "schedule/trace.h"
 
@@ -38,6 +39,7 @@ nlohmann::json RecordJson(const TuningRecord& r, double flops) {
                         {"compiler", r.provenance.compiler},
                         {"device", r.provenance.device},
                         {"driver", r.provenance.driver}}}};
+  j["stage_secs"] = StageSecondsToJson(r.stage_secs);
   j["trace"] = nlohmann::json::parse(r.trace_json, nullptr, false);
   return j;
 }
@@ -75,9 +77,9 @@ int RunRecords(const RecordsOptions& o, bool topk) {
       (*db)->TopK(**workload, target->ToString(), o.k, /*verified_only=*/!o.all);
   if (!records.ok()) return ReportError(records.status());
   if (records->empty()) {
-    return ReportError(absl::NotFoundError(absl::StrCat(
-        "no ", o.all ? "" : "verified ", "record of ", label, " for target ", target->ToString(),
-        " in ", o.db_path)));
+    return ReportError(
+        absl::NotFoundError(absl::StrCat("no ", o.all ? "" : "verified ", "record of ", label,
+                                         " for target ", target->ToString(), " in ", o.db_path)));
   }
   double flops = std::max(1.0, EstimateFlops(*func));
   if (o.json) {

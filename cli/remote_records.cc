@@ -40,6 +40,10 @@ nlohmann::json RecordJson(const v1::Record& r, double flops) {
         {"device", r.provenance().device()},
         {"driver", r.provenance().driver()},
         {"worker_id", r.provenance().worker_id()}}}};
+  j["stage_secs"] = {{"build", r.stage_seconds().build()},
+                     {"run", r.stage_seconds().run()},
+                     {"verify", r.stage_seconds().verify()},
+                     {"search", r.stage_seconds().search()}};
   j["trace"] = nlohmann::json::parse(r.trace_json(), nullptr, false);
   return j;
 }

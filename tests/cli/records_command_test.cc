@@ -52,6 +52,10 @@ TEST_F(RecordsCommandTest, BestIsTheVerifiedRecordTuneReported) {
   EXPECT_FALSE(r["run_secs"].empty());
   EXPECT_TRUE(r["trace"].is_array());
   EXPECT_FALSE(r["provenance"]["compiler"].get<std::string>().empty());
+  // A local tune's record says where its time went (it was built, run and checked).
+  EXPECT_GT(r["stage_secs"]["build"].get<double>(), 0) << r;
+  EXPECT_GT(r["stage_secs"]["run"].get<double>(), 0) << r;
+  EXPECT_GT(r["stage_secs"]["verify"].get<double>(), 0) << r;
 
   Output text = RunTessera(Records("best"));
   EXPECT_EQ(text.exit_code, 0) << text.stdout_text;

@@ -67,6 +67,7 @@ TEST_F(ServiceTest, ThreeWorkersRunTwoJobsToCompletion) {
   int64_t best_id = best_json["records"][0]["id"].get<int64_t>();
   EXPECT_TRUE(best_json["records"][0]["verified"].get<bool>());
   EXPECT_EQ(best_json["records"][0]["job_id"], gmm_job);
+  EXPECT_GT(best_json["records"][0]["stage_secs"]["verify"].get<double>(), 0) << best.out;
   CommandResult apply = cluster_->RunClient({"apply", kGmm, "--run", "--check", "--repeat", "2"});
   EXPECT_EQ(apply.exit_code, 0) << apply.out << apply.err;
   EXPECT_NE(apply.out.find(absl::StrCat("tuned record ", best_id)), std::string::npos) << apply.out;
