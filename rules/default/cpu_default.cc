@@ -23,8 +23,12 @@ namespace {
 
 constexpr int64_t kRows = 4;
 constexpr int64_t kMaxColumns = 64;
-// Packing B per column panel needs enough panels for the parallel loop (2+ per core).
+// Packing B per column panel needs enough panels for the parallel loop (2+ per core). Even 5
+// panels (GMM 127x257x509: 3 on one thread, 2 on the other) ran faster packed than as 160
+// fused unpacked tiles on the 2-core machine.
 constexpr int64_t kMinPanels = 4;
+// The largest packed panel: half of the 1 MiB L2 per core of the development machine.
+constexpr int64_t kMaxPanelBytes = 512 * 1024;
 // Convolution register tiles: at most kMaxAccumulators vectors of kLanes floats (of the 32
 // AVX-512 registers, the rest hold the broadcast input and addresses) and kMaxConvRows pixels.
 constexpr int64_t kLanes = 16;
@@ -56,7 +60,7 @@ absl::StatusOr<IndexMap> ColumnsLastMap(const Block& block, const GemmMatch& g) 
 }
 
 // Register-tiled GEMM, loops (S, J_o | pack | I_o | K, I_i, J_i): the column tile loop outside
-// the row tile loop, so one K x kMaxColumns panel of B is copied once into a contiguous buffer
+// the row tile loop, so one K x columns panel of B is copied once into a contiguous buffer
 // (cache_read at the panel loop; a B laid out [J, K], DENSE's weight, also transposed to [K, J]
 // so the tile reads it as vectors) and stays in L2 while every row tile of A passes it. Row tiles
 // outside made each thread stream all of B once per row tile (LLaMA's 32x4096x4096 read its
@@ -66,9 +70,13 @@ absl::StatusOr<IndexMap> ColumnsLastMap(const Block& block, const GemmMatch& g) 
 absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& block,
                          const GemmMatch& g) {
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
+  // Narrower panels (and taller tiles, the same kRows x kMaxColumns accumulators) when a
+  // K x kMaxColumns panel would not stay in L2 next to the rows of A.
+  int64_t columns = FloorPowerOfTwo(loops.extent_j, kMaxColumns);
+  while (columns > kLanes && loops.extent_k * columns * 4 > kMaxPanelBytes) columns /= 2;
+  const int64_t rows = std::max<int64_t>(kRows, kRows * kMaxColumns / columns);
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> i,
-                           sch->Split(loops.i, {InstValue(), InstValue::Int(kRows)}));
-  const int64_t columns = FloorPowerOfTwo(loops.extent_j, kMaxColumns);
+                           sch->Split(loops.i, {InstValue(), InstValue::Int(rows)}));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
                            sch->Split(loops.j, {InstValue(), InstValue::Int(columns)}));
   TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], loops.k, i[1], j[1]}));
