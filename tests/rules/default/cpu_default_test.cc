@@ -160,6 +160,19 @@ TEST(DefaultScheduleRuleTest, CpuDenseTransposesPackedWeight) {
   ExpectMatchesReference(scheduled, *func);
 }
 
+// A long reduction (K = 2100: a 64-column panel would take 525 KiB) gets 32-column panels and
+// 8-row tiles (the same 16 accumulators), and still computes the product.
+TEST(DefaultScheduleRuleTest, CpuMatmulNarrowsPanelsForLongReductions) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 9}, {"N", 128}, {"K", 2100}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const ScheduleShape shape = ShapeOf(scheduled);
+  EXPECT_EQ(shape.unrolled_extent, 8) << PrintFunc(scheduled);
+  EXPECT_EQ(ShapeOfScope(shape, "global"), (std::vector<int64_t>{1, 2100, 128}))
+      << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, *func);
+}
+
 // Shapes no tile divides (a prime N = 257: four full panels and one of 1 column; M = 7, K = 29)
 // still compute the product.
 TEST(DefaultScheduleRuleTest, CpuMatmulOnOddShapesMatchesReference) {
