@@ -84,6 +84,35 @@ TEST(LocalMeasurerTest, OutcomesAreTypedAndOnlyAPassedCheckVerifies) {
   EXPECT_FALSE(batch->outcomes[0].verified);
 }
 
+// Each outcome carries its own stage times: its compile, its run steps (at least its timed
+// repeats), and its check only if it was the one checked; they fit within the batch's totals.
+TEST(LocalMeasurerTest, EachOutcomeCarriesItsOwnStageTimes) {
+  MeasureConfig config;
+  config.runner.repeat = 2;
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
+  ASSERT_NE(m, nullptr);
+  const PrimFunc func = *MakeWorkload("ELEMENTWISE", {{"M", 64}, {"N", 64}}, "float32");
+  absl::StatusOr<MeasuredBatch> batch = m->Measure(RequestOf(*m, func, {func, func}));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->outcomes.size(), 2u);
+  int checked = 0;
+  double run_total = 0, verify_total = 0;
+  for (const MeasureOutcome& o : batch->outcomes) {
+    ASSERT_TRUE(o.ok()) << o.error_msg;
+    EXPECT_GT(o.build_secs, 0);
+    double timed = 0;
+    for (double s : o.run_secs) timed += s;
+    EXPECT_GE(o.run_wall_secs, timed);
+    EXPECT_EQ(o.verify_secs > 0, o.verified);
+    checked += o.verified;
+    run_total += o.run_wall_secs;
+    verify_total += o.verify_secs;
+  }
+  EXPECT_EQ(checked, 1) << "checks stop at the first that passes";
+  EXPECT_LE(run_total, batch->run_seconds);
+  EXPECT_LE(verify_total, batch->verify_seconds);
+}
+
 TEST(LocalMeasurerTest, BuildErrorsAreOutcomesAndOtherTargetsAreRefused) {
   std::unique_ptr<LocalMeasurer> m = CpuMeasurer(MeasureConfig());
   ASSERT_NE(m, nullptr);
