@@ -1,14 +1,15 @@
 // CpuDefault: the default schedule for cpu targets (DLight has no CPU rules in v0.16; this
-// follows the hand-written CPU traces in examples/). A GEMM
-// block (analysis.h MatchGemm) is register-tiled as examples/gmm_cpu_tiled.json: I split by 4,
-// J by up to 64, loops (S, I_o, J_o | K, I_i, J_i) with the outer three fused and run in
-// parallel, a local 4 x 64 accumulator written back per tile (epilogues inlined into the
-// write-back), the 4 rows unrolled and the 64 columns vectorized. A sum over contiguous memory
-// (GEMV) is factored into vector lanes (LaneReduction below). Any other block gets its outer
-// spatial loops fused and run in parallel, reduction loops serial inside them (with the last
-// spatial loop innermost and vectorized if the output is contiguous along it), and (elementwise
-// blocks) its innermost loop vectorized when the output is contiguous along it. Blocks are
-// inlined only into elementwise consumers (a padding step stays its own loop nest).
+// follows the hand-written CPU traces in examples/ and the usual CPU GEMM kernel). A GEMM block
+// (analysis.h MatchGemm) is register-tiled (TiledMatmul): column panels of B in parallel, each
+// packed into a contiguous buffer, and inside a panel row tiles of 16 accumulator vectors
+// (4 x 64 or 8 x 32 floats, rows unrolled, columns vectorized) over the whole K loop, written
+// back per tile with the epilogues inlined. An NHWC convolution is tiled the same way with
+// output pixels as rows (TiledConvolution). A sum over contiguous memory (GEMV) is factored
+// into vector lanes (LaneReduction below). Any other block gets its outer spatial loops fused
+// and run in parallel, reduction loops serial inside them (with the last spatial loop innermost
+// and vectorized if the output is contiguous along it), and (elementwise blocks) its innermost
+// loop vectorized when the output is contiguous along it. Blocks are inlined only into
+// elementwise consumers (a padding step stays its own loop nest).
 #include <algorithm>
 #include <string>
 
