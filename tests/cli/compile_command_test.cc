@@ -1,5 +1,6 @@
-// End-to-end tests of the model commands (`tasks`, `tune` on a model, `compile`, `exec`) on the
-// small models of tests/frontend/data, whose reference outputs come from onnxruntime.
+// End-to-end tests of the model commands (`tune` on a model, `compile`, `exec`) on the small
+// models of tests/frontend/data, whose reference outputs come from onnxruntime (`tasks`:
+// tasks_command_test.cc).
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -43,25 +44,8 @@ std::string TempDir(const std::string& name) {
   return dir;
 }
 
-TEST(CompileCommandTest, TasksJsonListsTasksWithWeights) {
-  Output out = RunTessera("tasks " + Data("cnn.onnx") + " --json");
-  ASSERT_EQ(out.exit_code, 0) << out.text;
-  nlohmann::json j = nlohmann::json::parse(out.text);
-  EXPECT_EQ(j["functions"], 6);
-  ASSERT_EQ(j["tasks"].size(), 5u);
-  std::vector<int> weights;
-  for (const auto& t : j["tasks"]) weights.push_back(t["weight"].get<int>());
-  EXPECT_EQ(weights, (std::vector<int>{1, 1, 2, 1, 1}));
-  EXPECT_EQ(j["tasks"][2]["ops"], (nlohmann::json{"Conv", "BatchNormalization", "Relu"}));
-  EXPECT_GT(j["tasks"][2]["flops"].get<double>(), 0);
-}
-
-TEST(CompileCommandTest, NotAModelIsOneErrorLine) {
-  Output out = RunTessera("tasks " + Data("make_models.py"));
-  EXPECT_EQ(out.exit_code, 1);
-  EXPECT_EQ(out.text.rfind("tessera: error: ", 0), 0u) << out.text;
-  EXPECT_NE(out.text.find("not an ONNX model"), std::string::npos) << out.text;
-  out = RunTessera("compile /nonexistent/m.onnx -o " + TempDir("missing"));
+TEST(CompileCommandTest, MissingModelIsOneErrorLine) {
+  Output out = RunTessera("compile /nonexistent/m.onnx -o " + TempDir("missing"));
   EXPECT_EQ(out.exit_code, 1);
   EXPECT_NE(out.text.find("cannot read model file /nonexistent/m.onnx"), std::string::npos);
 }
