@@ -35,9 +35,9 @@ struct TilingConfig {
   std::vector<std::string> tile_binds;
   int64_t max_innermost_factor = 64;
   // Whether a loop whose extent has no vector-sized divisor gets a padded tiling
-  // (SamplePaddedTile) on cpu. Off by default until the CPU lowering compacts write caches
-  // under tail guards: without register tiles the padded space slows a short search down
-  // (docs/design-spaces.md, "Odd extents").
+  // (SamplePaddedTile) on cpu. Off by default: even with write caches compacted under tail
+  // guards, 64-trial tunes of GMM 127x257x509 were slower with it in every sitting measured,
+  // though a 50257-row GEMV was faster (docs/design-spaces.md, "Odd extents").
   bool pad_odd_extents = false;
   std::vector<int64_t> vector_load_lens;
   ReuseConfig reuse_read;
