@@ -1,10 +1,17 @@
 // `tessera`: the command-line front door (see docs/cli.md).
+#include <cstdio>
 #include <vector>
 
 #include "base/version.h"
 #include "cli/commands.h"
+#include "worker/openmp_env.h"
 
 int main(int argc, char** argv) {
+  // libgomp (linked through XGBoost) has read its wait policy already; the kernels this
+  // process forks to measure inherit it (worker/openmp_env.h).
+  if (absl::Status s = tessera::ReexecWithOpenMpEnvDefaults(argv); !s.ok()) {
+    std::fprintf(stderr, "warning: %s\n", std::string(s.message()).c_str());
+  }
   using tessera::cli::Command;
   CLI::App app{"Tessera: an auto-tuning service for tensor programs", "tessera"};
   app.require_subcommand(1);

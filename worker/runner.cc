@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "worker/openmp_env.h"
 #include "worker/runner_internal.h"
 
 namespace tessera {
@@ -60,6 +61,9 @@ int ChildMain(const std::string& path, const std::string& symbol, std::vector<vo
   auto fail = [&](const std::string& message) {
     internal::ExitChildWithMessage(&header->message, message);
   };
+  // Before the kernel brings in libgomp, which reads its wait policy when loaded (a no-op
+  // where the measuring program loaded libgomp itself: see worker/openmp_env.h).
+  ApplyOpenMpEnvDefaults();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) fail(absl::StrCat("cannot load ", path, ": ", dlerror()));
   auto fn = reinterpret_cast<KernelFn>(dlsym(handle, symbol.c_str()));

@@ -1,0 +1,48 @@
+// How the threads of generated CPU kernels wait at OpenMP barriers when the user has not said.
+//
+// Tessera's kernels run their parallel loops on libgomp, which by default spins for 300,000
+// iterations at every barrier before it sleeps. On a machine with more runnable processes than
+// cores a spinning thread holds its core while the thread it waits for has none, and kernels
+// ran 6-10x slower (docs/tuning.md); OMP_WAIT_POLICY=passive (sleep at once) fixed that. So,
+// unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT, the processes that run kernels get
+// OMP_WAIT_POLICY=passive (the measurements are in docs/cpu-backend.md, "OpenMP wait policy").
+//
+// libgomp reads its environment once, when it is loaded. The CPU runner's child loads it with
+// the kernel, after ApplyOpenMpEnvDefaults; but a program that links libgomp itself (tessera,
+// through XGBoost) loaded it at start-up, and forked children inherit those settings: such a
+// program calls ReexecWithOpenMpEnvDefaults first thing in main().
+#ifndef TESSERA_WORKER_OPENMP_ENV_H_
+#define TESSERA_WORKER_OPENMP_ENV_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace tessera {
+
+struct EnvVar {
+  std::string name;
+  std::string value;
+};
+
+// The variables to set given the environment `lookup` reads (nullptr: unset):
+// {OMP_WAIT_POLICY=passive}, or nothing when OMP_WAIT_POLICY or GOMP_SPINCOUNT is set to a
+// non-empty value (the user's choice wins).
+std::vector<EnvVar> OpenMpEnvDefaults(const std::function<const char*(const char*)>& lookup);
+
+// Sets OpenMpEnvDefaults(getenv) in this process's environment, so that a libgomp loaded
+// later (and in children started later) uses them. Returns whether libgomp is already loaded
+// in this process: then it has read its settings and this changes nothing for it.
+bool ApplyOpenMpEnvDefaults();
+
+// For main(): ApplyOpenMpEnvDefaults, and when that set something while libgomp was already
+// loaded, executes this program again (/proc/self/exe, same argv, the new environment) so that
+// libgomp starts with it. Returns only when no re-execution was needed, or with why it failed
+// (the program then goes on with libgomp's settings as they are).
+absl::Status ReexecWithOpenMpEnvDefaults(char** argv);
+
+}  // namespace tessera
+
+#endif  // TESSERA_WORKER_OPENMP_ENV_H_
