@@ -181,8 +181,17 @@ TEST(MultiLevelTilingPaddedTest, DefaultRulesTakeTheParameterByRuleName) {
 }
 
 TEST(MultiLevelTilingPaddedTest, OffByDefault) {
-  for (const Schedule& sch : ApplyMlt("cpu", Gmm(127, 257, 509), 0, /*pad=*/false)) {
-    EXPECT_TRUE(PaddedDecisions(sch).empty());
+  // No parameters: the rule's defaults (docs/design-spaces.md, "Odd extents", says why off).
+  absl::StatusOr<ScheduleRulePtr> rule = NewMultiLevelTiling(*Target::Parse("cpu"), {});
+  ASSERT_TRUE(rule.ok()) << rule.status();
+  const PrimFunc func = Gmm(127, 257, 509);
+  Schedule sch = Schedule::Create(func, 0);
+  absl::StatusOr<std::vector<Schedule>> spaces = (*rule)->Apply(&sch, *sch.GetBlock("C"));
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  ASSERT_FALSE(spaces->empty());
+  for (const Schedule& s : *spaces) EXPECT_TRUE(PaddedDecisions(s).empty());
+  for (const Schedule& s : ApplyMlt("cpu", func, 0, /*pad=*/false)) {
+    EXPECT_TRUE(PaddedDecisions(s).empty());
   }
 }
 
