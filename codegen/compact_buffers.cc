@@ -23,11 +23,10 @@ void AccessLcaFinder::VisitStmt_(const ForNode* op) {
   stack_.pop_back();
 }
 
-const std::unordered_set<const VarNode*>& AccessLcaFinder::PredicatedFusedVars(
-    const BufferNode* b) const {
+const std::unordered_set<const VarNode*>& AccessLcaFinder::FusedVars(const BufferNode* b) const {
   static const std::unordered_set<const VarNode*> kNone;
-  auto it = predicated_fused_.find(b);
-  return it == predicated_fused_.end() ? kNone : it->second;
+  auto it = fused_.find(b);
+  return it == fused_.end() ? kNone : it->second;
 }
 
 void AccessLcaFinder::VisitStmt_(const BlockRealizeNode* op) {
@@ -65,11 +64,8 @@ void AccessLcaFinder::VisitStmt_(const BufferStoreNode* op) {
 
 void AccessLcaFinder::Record(const BufferNode* b) {
   if (tracked_.count(b) == 0) return;
-  if (predicated_depth_ > 0) {
-    predicated_.insert(b);
-    for (const auto& vars : fused_vars_stack_)
-      predicated_fused_[b].insert(vars.begin(), vars.end());
-  }
+  if (predicated_depth_ > 0) predicated_.insert(b);
+  for (const auto& vars : fused_vars_stack_) fused_[b].insert(vars.begin(), vars.end());
   auto it = lca_.find(b);
   if (it == lca_.end()) {
     lca_[b] = stack_;
@@ -203,8 +199,8 @@ absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>&
     auto it = finder.lca().find(b.get());
     if (it == finder.lca().end()) continue;
     const std::vector<const ForNode*>& path = it->second;
-    if (path.empty() ||
-        (keep_predicated && FusedInside(finder.PredicatedFusedVars(b.get()), path))) {
+    if (path.empty() || (keep_predicated && finder.AccessedUnderPredicate(b.get()) &&
+                         FusedInside(finder.FusedVars(b.get()), path))) {
       kept->push_back(b);
       continue;
     }
@@ -248,8 +244,8 @@ absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>&
       const int64_t* dim = AsConstInt(b.shape()[d]);
       if (size < 0 || (dim != nullptr && size >= *dim)) {
         if (dim == nullptr) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "lower: buffer ", b.name(), " (", b.scope(), ") has a non-constant size"));
+          return absl::InvalidArgumentError(absl::StrCat("lower: buffer ", b.name(), " (",
+                                                         b.scope(), ") has a non-constant size"));
         }
         c.mins.push_back(Expr(0));
         extents.push_back(*dim);

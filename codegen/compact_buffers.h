@@ -28,9 +28,9 @@ class AccessLcaFinder : public IRVisitor {
   }
   // Whether some access of `b` is inside a block realize with a predicate.
   bool AccessedUnderPredicate(const BufferNode* b) const { return predicated_.count(b) > 0; }
-  // The loop variables that the enclosing block realizes of `b`'s predicated accesses bind
-  // through floordiv / floormod (a split of fused loops); empty when there are none.
-  const std::unordered_set<const VarNode*>& PredicatedFusedVars(const BufferNode* b) const;
+  // The loop variables that the block realizes enclosing accesses of `b` bind through
+  // floordiv / floormod (a split of fused loops); empty when there are none.
+  const std::unordered_set<const VarNode*>& FusedVars(const BufferNode* b) const;
 
  protected:
   void VisitStmt_(const ForNode* op) override;
@@ -47,16 +47,17 @@ class AccessLcaFinder : public IRVisitor {
   std::unordered_set<const BufferNode*> predicated_;
   // Per enclosing block realize, the loop variables its bindings use under floordiv/floormod.
   std::vector<std::unordered_set<const VarNode*>> fused_vars_stack_;
-  std::unordered_map<const BufferNode*, std::unordered_set<const VarNode*>> predicated_fused_;
+  std::unordered_map<const BufferNode*, std::unordered_set<const VarNode*>> fused_;
   std::unordered_map<const BufferNode*, std::vector<const ForNode*>> lca_;
 };
 
 // Compacts `buffers` (root allocations) within `body`, which is still in block form (block
 // regions give the extent of tile accesses). Shared memory is relaxed over threadIdx loops: it
 // belongs to the whole thread block. A buffer accessed outside every loop cannot be compacted,
-// nor, with `keep_predicated`, one accessed by a predicated block that binds a loop inside the
-// compaction site through floordiv/floormod: an imperfect split of fused loops gives such a
-// block's consumer a box of whole rows, so one iteration reads what another one wrote. It is
+// nor, with `keep_predicated`, one accessed by a predicated block and by some block that binds
+// a loop inside the compaction site through floordiv/floormod: a split of fused loops gives
+// the other side of the cache a box of whole rows (predicated to the buffer's bounds), so one
+// iteration reads what another one wrote. It is
 // left as it is and appended to `*kept`. Predicated blocks with affine bindings, the tail
 // guards of padded tiles (docs/design-spaces.md, "Odd extents"), are compacted: the region
 // ignores the guard, so the buffer has the padded tile's size, and the guard clips its

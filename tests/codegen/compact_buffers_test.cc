@@ -76,10 +76,11 @@ TEST(CompactBuffersTest, CompactsTailGuardedTileCachesToThePaddedTile) {
   });
 }
 
-// T produced by a split of the fused loops (i, j) that does not divide them (64 = 10 x 6 + 4),
-// consumed by whole rows: the consumer's box of rows floordiv(io * 6, 8) + [0, 2) holds
-// elements the producer wrote in the previous iteration of io.
-PrimFunc FusedSplitThroughCache() {
+// T produced by a split of the fused loops (i, j), 6 elements per iteration of io (64 = 10 x 6
+// + 4, the tail guarded) or, with `perfect`, 4 (64 = 16 x 4, no guard), consumed by whole rows:
+// the consumer's box of rows floordiv(io * step, 8) + [0, 2), guarded to stay inside T, holds
+// elements the producer wrote in other iterations of io.
+PrimFunc FusedSplitThroughCache(bool perfect) {
   Buffer a = Buffer::Make("A", DataType::Float32(), {8, 8});
   Buffer b = Buffer::Make("B", DataType::Float32(), {8, 8});
   Buffer t = Buffer::Make("T", DataType::Float32(), {8, 8}, "global");
@@ -95,25 +96,28 @@ PrimFunc FusedSplitThroughCache() {
     node.body = BufferStore(out, in.Load({vi, vj}) + 1, {vi, vj});
     return MakeBlock(node);
   };
-  Expr fused = io * 6 + f;
-  Stmt produce =
-      For(f, Expr(6), ForKind::kSerial,
-          BlockRealize({FloorDiv(fused, 8), FloorMod(fused, 8)}, LT(fused, 64), block("T", t, a)));
-  Expr row = FloorDiv(io * 6, 8) + r;
+  const int64_t step = perfect ? 4 : 6;
+  Expr fused = io * step + f;
+  Stmt produce = For(f, Expr(step), ForKind::kSerial,
+                     BlockRealize({FloorDiv(fused, 8), FloorMod(fused, 8)},
+                                  perfect ? True() : LT(fused, 64), block("T", t, a)));
+  Expr row = FloorDiv(io * step, 8) + r;
   Stmt consume =
       For(r, Expr(2), ForKind::kSerial,
           For(c, Expr(8), ForKind::kSerial, BlockRealize({row, c}, LT(row, 8), block("B", b, t))));
-  Stmt body = For(io, Expr(11), ForKind::kSerial, SeqStmt({produce, consume}));
+  Stmt body = For(io, Expr((64 + step - 1) / step), ForKind::kSerial, SeqStmt({produce, consume}));
   return MakeFunc("fused_split", {a, b}, body, {t});
 }
 
 TEST(CompactBuffersTest, KeepsCachesOfPredicatedFusedSplitsWhole) {
-  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(FusedSplitThroughCache());
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
-  const auto* alloc = lowered->body().as<AllocateNode>();
-  ASSERT_NE(alloc, nullptr) << "T should stay at the root";
-  EXPECT_EQ(alloc->buffer.name(), "T");
-  EXPECT_EQ(alloc->buffer.NumElements(), 64);
+  for (bool perfect : {false, true}) {
+    absl::StatusOr<PrimFunc> lowered = LowerForCodegen(FusedSplitThroughCache(perfect));
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    const auto* alloc = lowered->body().as<AllocateNode>();
+    ASSERT_NE(alloc, nullptr) << "T should stay at the root (perfect: " << perfect << ")";
+    EXPECT_EQ(alloc->buffer.name(), "T");
+    EXPECT_EQ(alloc->buffer.NumElements(), 64);
+  }
 }
 
 }  // namespace

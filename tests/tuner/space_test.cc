@@ -24,8 +24,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "codegen/lower.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
+#include "ir/functor.h"
 #include "tests/testing/schedule_testing.h"
 #include "tuner/space_generator.h"
 #include "worker/builder.h"
@@ -194,8 +196,8 @@ bool HasNonDividingTile(const Schedule& sch) {
 
 // With padded tiles (MultiLevelTiling pad_odd_extents, given by rule name), samples of a
 // prime-shape GMM have tiles that do not divide its extents, pass the postprocessors (parallel,
-// vectorized and unrolled loops over the guarded tiles), build, and compute the reference:
-// the lowering compacts their tail-guarded caches (codegen/compact_buffers.h).
+// vectorized and unrolled loops over the guarded tiles), build, and compute the reference;
+// the lowering puts their write caches inside the tile loops (codegen/compact_buffers.h).
 TEST(PaddedSpaceTest, PrimeGmmSamplesBuildAndComputeTheReference) {
   absl::StatusOr<Target> target = ResolveTarget("cpu");
   ASSERT_TRUE(target.ok()) << target.status();
@@ -211,17 +213,36 @@ TEST(PaddedSpaceTest, PrimeGmmSamplesBuildAndComputeTheReference) {
   Random rng(kSeed);
   std::vector<SampledCandidate> valid;
   std::vector<BuildInput> inputs;
-  int non_dividing = 0;
+  int non_dividing = 0, cached = 0, cache_compacted = 0;
   for (int i = 0; i < 32; ++i) {
     SampledCandidate sample =
         SampleCandidate(*func, traces, config->postprocs, &rng, kDefaultMaxDraws);
     if (!sample.schedule.ok()) continue;
     non_dividing += HasNonDividingTile(*sample.schedule);
+    // A write cache of a padded tiling, after the postprocessors, is still lowered into its
+    // tile loop (not kept whole at the root).
+    absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sample.schedule->func());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    bool has_cache = false, at_root = false;
+    PostOrderVisitStmts(lowered->body(), [&](const Stmt& st) {
+      const auto* alloc = st.as<AllocateNode>();
+      has_cache = has_cache || (alloc != nullptr && alloc->buffer.name() == "C_global");
+    });
+    for (Stmt st = lowered->body(); st.as<AllocateNode>() != nullptr;
+         st = st.as<AllocateNode>()->body) {
+      at_root = at_root || st.as<AllocateNode>()->buffer.name() == "C_global";
+    }
+    cached += has_cache;
+    cache_compacted += has_cache && !at_root;
     inputs.push_back({sample.schedule->func(), *target});
     valid.push_back(std::move(sample));
   }
   EXPECT_GE(valid.size(), 30u);
   EXPECT_GT(non_dividing, 0);
+  std::printf("%zu valid, %d with a non-dividing tile, %d with a write cache, %d compacted\n",
+              valid.size(), non_dividing, cached, cache_compacted);
+  EXPECT_GT(cached, 0);
+  EXPECT_EQ(cache_compacted, cached);
   std::unique_ptr<Builder> builder = TestCBuilder();  // owns the built artifacts
   std::vector<BuildResult> builds = builder->Build(inputs);
   absl::StatusOr<ReferenceOutputs> reference = ComputeReference(*func, kSeed, 60);
