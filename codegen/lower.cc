@@ -205,8 +205,8 @@ class BufferFlattener : public IRMutator {
 // Step 0 (block form): intermediates of the root block shrink to the tile one iteration of
 // their innermost enclosing loop touches and move there (codegen/compact_buffers.h); those
 // accessed outside every loop, or by predicated blocks where some access splits fused loops
-// inside that loop (one iteration may read another's writes), stay whole at the root. Tail-guarded padded tiles
-// compact to the padded tile.
+// inside that loop (one iteration may read another's writes), stay whole at the root. Tail-guarded
+// padded tiles compact to the padded tile.
 absl::StatusOr<Stmt> CompactRootAllocations(const Stmt& body) {
   const auto* realize = body.as<BlockRealizeNode>();
   if (realize == nullptr || realize->block->alloc_buffers.empty()) return body;

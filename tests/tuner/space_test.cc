@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <ostream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
