@@ -1,5 +1,5 @@
 // Tests of frontend/workloads_conv.cc: every convolution (C1D, C2D, C3D, DEP, DIL, GRP, T2D,
-// CAP, CBR; float16 too) against hand-written loop nests (tests/frontend/workloads_reference.h),
+// CAP, CBR; float16 too) against hand-written loop nests (tests/frontend/workloads_testing.h),
 // the shapes they refuse, and TVM's block names.
 #include <algorithm>
 #include <cmath>
@@ -10,17 +10,17 @@
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/interpreter.h"
-#include "tests/frontend/workloads_reference.h"
+#include "tests/frontend/workloads_testing.h"
 
 namespace tessera {
 namespace {
 
-using workloads_reference::At;
-using workloads_reference::ExpectClose;
-using workloads_reference::Expected;
-using workloads_reference::Flat;
-using workloads_reference::RunWorkload;
-using workloads_reference::Shape;
+using workloads_testing::At;
+using workloads_testing::ExpectClose;
+using workloads_testing::Expected;
+using workloads_testing::Flat;
+using workloads_testing::RunWorkload;
+using workloads_testing::Shape;
 
 std::string MessageOf(const absl::Status& s) { return std::string(s.message()); }
 

@@ -1,6 +1,6 @@
 // Tests of frontend/workloads_matmul.cc: GMM (float32, float16 accumulating in float16, int8
 // accumulating exactly in int32), TBG, GEMV and DENSE_BIAS_RELU against hand-written loop nests
-// (tests/frontend/workloads_reference.h).
+// (tests/frontend/workloads_testing.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -10,17 +10,17 @@
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/interpreter.h"
-#include "tests/frontend/workloads_reference.h"
+#include "tests/frontend/workloads_testing.h"
 
 namespace tessera {
 namespace {
 
-using workloads_reference::At;
-using workloads_reference::ExpectClose;
-using workloads_reference::Expected;
-using workloads_reference::Flat;
-using workloads_reference::RunWorkload;
-using workloads_reference::Shape;
+using workloads_testing::At;
+using workloads_testing::ExpectClose;
+using workloads_testing::Expected;
+using workloads_testing::Flat;
+using workloads_testing::RunWorkload;
+using workloads_testing::Shape;
 
 TEST(WorkloadsMatmulTest, Gmm) {
   std::vector<NDArray> a = RunWorkload("GMM", {{"B", 2}, {"M", 5}, {"N", 6}, {"K", 7}});

@@ -1,5 +1,5 @@
 // Tests of frontend/workloads_norm.cc: NRM, REDUCE_SUM, SFM, LAYER_NORM, RMS_NORM, TRANSPOSE
-// and ELEMENTWISE against hand-written loop nests (tests/frontend/workloads_reference.h).
+// and ELEMENTWISE against hand-written loop nests (tests/frontend/workloads_testing.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,17 +9,17 @@
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/interpreter.h"
-#include "tests/frontend/workloads_reference.h"
+#include "tests/frontend/workloads_testing.h"
 
 namespace tessera {
 namespace {
 
-using workloads_reference::At;
-using workloads_reference::ExpectClose;
-using workloads_reference::Expected;
-using workloads_reference::Flat;
-using workloads_reference::RunWorkload;
-using workloads_reference::Shape;
+using workloads_testing::At;
+using workloads_testing::ExpectClose;
+using workloads_testing::Expected;
+using workloads_testing::Flat;
+using workloads_testing::RunWorkload;
+using workloads_testing::Shape;
 
 TEST(WorkloadsNormTest, NrmAndReduceSum) {
   std::vector<NDArray> n = RunWorkload("NRM", {{"B", 2}, {"M", 3}, {"N", 4}});

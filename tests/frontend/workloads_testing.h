@@ -1,8 +1,8 @@
 // Helpers of the workload reference tests (workloads_{matmul,conv,norm}_test.cc): each workload
 // at a small shape, run by the interpreter with random arguments, against an independent
 // hand-written loop nest computing the operator's textbook definition.
-#ifndef TESSERA_TESTS_FRONTEND_WORKLOADS_REFERENCE_H_
-#define TESSERA_TESTS_FRONTEND_WORKLOADS_REFERENCE_H_
+#ifndef TESSERA_TESTS_FRONTEND_WORKLOADS_TESTING_H_
+#define TESSERA_TESTS_FRONTEND_WORKLOADS_TESTING_H_
 
 #include <cstdint>
 #include <functional>
@@ -17,7 +17,7 @@
 #include "ir/interpreter.h"
 
 namespace tessera {
-namespace workloads_reference {
+namespace workloads_testing {
 
 using Shape = std::map<std::string, int64_t>;
 
@@ -76,7 +76,7 @@ inline void ExpectClose(const NDArray& actual, const NDArray& expected, const st
                          << cmp->first_mismatch << ", max abs error " << cmp->max_abs_error;
 }
 
-}  // namespace workloads_reference
+}  // namespace workloads_testing
 }  // namespace tessera
 
-#endif  // TESSERA_TESTS_FRONTEND_WORKLOADS_REFERENCE_H_
+#endif  // TESSERA_TESTS_FRONTEND_WORKLOADS_TESTING_H_
