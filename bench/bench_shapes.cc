@@ -18,9 +18,10 @@
 //                [--mlas-python build/anchor-venv/bin/python] [--no-dnnl]
 //                [--rule-params '{"MultiLevelTiling": {"pad_odd_extents": false}}']
 //
-// On a machine shared with other work run it with OMP_WAIT_POLICY=passive in the environment:
-// Tessera's kernels and oneDNN use libgomp, whose spinning threads lose whole scheduler slices
-// when the cores are oversubscribed (6-10x slower seen; docs/tuning.md).
+// Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, it runs with OMP_WAIT_POLICY=passive (it
+// re-executes itself with it, worker/openmp_env.h): Tessera's kernels and oneDNN use libgomp,
+// whose spinning threads lose whole scheduler slices when the cores are oversubscribed (6-10x
+// slower seen; docs/tuning.md).
 #include <cblas.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +47,7 @@
 #include "tuner/tune.h"
 #include "worker/host.h"
 #include "worker/measurer.h"
+#include "worker/openmp_env.h"
 #ifdef TESSERA_HAVE_DNNL
 #include "bench/anchors/dnnl_anchor.h"
 #endif
@@ -534,6 +536,10 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
 }  // namespace tessera
 
 int main(int argc, char** argv) {
+  // libgomp (XGBoost's, oneDNN's) read its wait policy before main; see worker/openmp_env.h.
+  if (absl::Status s = tessera::ReexecWithOpenMpEnvDefaults(argv); !s.ok()) {
+    std::fprintf(stderr, "warning: %s\n", std::string(s.message()).c_str());
+  }
   CLI::App app{"Tessera on real-model shapes against anchors from the same run", "bench_shapes"};
   std::vector<std::string> shapes;
   std::vector<int> trials = {64, 256};
