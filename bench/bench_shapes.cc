@@ -341,6 +341,8 @@ struct Tuned {
   std::vector<double> secs;  // per checkpoint; 0: nothing verified
   double wall = 0;
   double build = 0;
+  int trials = 0;
+  int errors = 0;  // build and run errors, time-outs and wrong outputs (TaskSummary::errors)
 };
 
 Tuned TuneTo(const PrimFunc& func, const Target& target, const std::vector<int>& budgets,
@@ -365,6 +367,8 @@ Tuned TuneTo(const PrimFunc& func, const Target& target, const std::vector<int>&
     done += s->total_trials;
     out.wall += s->times.wall;
     out.build += s->times.build;
+    out.trials += s->tasks[0].trials;
+    out.errors += s->tasks[0].errors();
     out.secs.push_back(s->tasks[0].best_secs.value_or(0));
   }
   return out;
@@ -481,14 +485,17 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
     }
     tuned_not_worse += all_not_worse;
     double wall = 0, build = 0;
+    int trials = 0, errors = 0;
     for (const Tuned& t : runs) {
       wall += t.wall;
       build += t.build;
+      trials += t.trials;
+      errors += t.errors;
     }
     total_wall += wall;
     total_build += build;
-    std::printf("  tuning wall %.1f s, build %.0f%% of it\n", wall,
-                wall > 0 ? 100 * build / wall : 0);
+    std::printf("  tuning wall %.1f s, build %.0f%% of it; %d of %d trials failed\n", wall,
+                wall > 0 ? 100 * build / wall : 0, errors, trials);
     std::fflush(stdout);
   }
   std::printf("\nDefault schedules:\n");
