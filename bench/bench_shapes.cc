@@ -9,7 +9,8 @@
 //     memory-bound operators the bytes they must move over the measured memory bandwidth (a
 //     STREAM-like triad in this process, 2 threads). The fastest library on a shape is the
 //     reference of its ratios;
-//   - wall time of the tuning and the share spent building candidates.
+//   - wall time of the tuning, the share spent building candidates, and how many trials failed
+//     (build or run errors, time-outs, wrong outputs: TaskSummary::errors).
 // Then the geometric means per group and which of the goals are met. An anchor that was
 // not run is named as such, not guessed.
 //
