@@ -17,6 +17,21 @@ AccessLcaFinder::AccessLcaFinder(const std::vector<Buffer>& tracked) {
   for (const Buffer& b : tracked) tracked_.insert(b.get());
 }
 
+namespace {
+
+bool IsFloorDivOrMod(const BinaryNode* op) {
+  return op->op == BinaryOp::kFloorDiv || op->op == BinaryOp::kFloorMod;
+}
+
+// A loop variable, or floordiv/floormod of one (nested): what fusing loops binds.
+bool IsFusedLoopVar(const Expr& e) {
+  if (e.as<VarNode>() != nullptr) return true;
+  const auto* div = e.as<BinaryNode>();
+  return div != nullptr && IsFloorDivOrMod(div) && IsFusedLoopVar(div->a);
+}
+
+}  // namespace
+
 void AccessLcaFinder::VisitStmt_(const ForNode* op) {
   stack_.push_back(op);
   IRVisitor::VisitStmt_(op);
@@ -33,22 +48,24 @@ void AccessLcaFinder::VisitStmt_(const BlockRealizeNode* op) {
   const bool predicated = op->predicate.defined() && !IsConstInt(op->predicate, 1);
   predicated_depth_ += predicated;
   std::unordered_set<const VarNode*> fused;
+  bool fused_split = false;
   for (const Expr& value : op->iter_values) {
     PostOrderVisitExprs(value, [&](const Expr& e) {
       const auto* div = e.as<BinaryNode>();
-      if (div == nullptr || (div->op != BinaryOp::kFloorDiv && div->op != BinaryOp::kFloorMod)) {
-        return;
-      }
+      if (div == nullptr || !IsFloorDivOrMod(div)) return;
       PostOrderVisitExprs(div->a, [&](const Expr& v) {
         if (const auto* var = v.as<VarNode>()) fused.insert(var);
       });
+      fused_split = fused_split || !IsFusedLoopVar(div->a);
     });
   }
+  fused_split_depth_ += fused_split;
   fused_vars_stack_.push_back(std::move(fused));
   for (const BufferRegion& r : op->block->reads) Record(r.buffer.get());
   for (const BufferRegion& r : op->block->writes) Record(r.buffer.get());
   IRVisitor::VisitStmt_(op);
   fused_vars_stack_.pop_back();
+  fused_split_depth_ -= fused_split;
   predicated_depth_ -= predicated;
 }
 
@@ -65,6 +82,7 @@ void AccessLcaFinder::VisitStmt_(const BufferStoreNode* op) {
 void AccessLcaFinder::Record(const BufferNode* b) {
   if (tracked_.count(b) == 0) return;
   if (predicated_depth_ > 0) predicated_.insert(b);
+  if (fused_split_depth_ > 0) through_fused_split_.insert(b);
   for (const auto& vars : fused_vars_stack_) fused_[b].insert(vars.begin(), vars.end());
   auto it = lca_.find(b);
   if (it == lca_.end()) {
@@ -200,7 +218,8 @@ absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>&
     if (it == finder.lca().end()) continue;
     const std::vector<const ForNode*>& path = it->second;
     if (path.empty() || (keep_predicated && finder.AccessedUnderPredicate(b.get()) &&
-                         FusedInside(finder.FusedVars(b.get()), path))) {
+                         (FusedInside(finder.FusedVars(b.get()), path) ||
+                          finder.AccessedThroughFusedSplit(b.get())))) {
       kept->push_back(b);
       continue;
     }

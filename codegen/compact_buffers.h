@@ -31,6 +31,13 @@ class AccessLcaFinder : public IRVisitor {
   // The loop variables that the block realizes enclosing accesses of `b` bind through
   // floordiv / floormod (a split of fused loops); empty when there are none.
   const std::unordered_set<const VarNode*>& FusedVars(const BufferNode* b) const;
+  // Whether some block realize enclosing an access of `b` binds through floordiv / floormod of
+  // a compound expression (a split of a fused loop, e.g. floormod(f0 * 118 + f1, 32)) rather
+  // than of one loop variable (a plain fuse, whose quotient and remainder never leave their
+  // ranges): an imperfect such split wraps its tail onto elements other iterations own.
+  bool AccessedThroughFusedSplit(const BufferNode* b) const {
+    return through_fused_split_.count(b) > 0;
+  }
 
  protected:
   void VisitStmt_(const ForNode* op) override;
@@ -47,6 +54,8 @@ class AccessLcaFinder : public IRVisitor {
   std::unordered_set<const BufferNode*> predicated_;
   // Per enclosing block realize, the loop variables its bindings use under floordiv/floormod.
   std::vector<std::unordered_set<const VarNode*>> fused_vars_stack_;
+  int fused_split_depth_ = 0;
+  std::unordered_set<const BufferNode*> through_fused_split_;
   std::unordered_map<const BufferNode*, std::unordered_set<const VarNode*>> fused_;
   std::unordered_map<const BufferNode*, std::vector<const ForNode*>> lca_;
 };
@@ -55,10 +64,12 @@ class AccessLcaFinder : public IRVisitor {
 // regions give the extent of tile accesses). Shared memory is relaxed over threadIdx loops: it
 // belongs to the whole thread block. A buffer accessed outside every loop cannot be compacted,
 // nor, with `keep_predicated`, one accessed by a predicated block and by some block that binds
-// a loop inside the compaction site through floordiv/floormod: a split of fused loops gives
-// the other side of the cache a box of whole rows (predicated to the buffer's bounds), so one
-// iteration reads what another one wrote. It is
-// left as it is and appended to `*kept`. Predicated blocks with affine bindings, the tail
+// a loop inside the compaction site through floordiv/floormod (a split of fused loops gives
+// the other side of the cache a box of whole rows, predicated to the buffer's bounds, so one
+// iteration reads what another one wrote), or binds through floordiv/floormod of a split of a
+// fused loop anywhere (an imperfect split wraps: a reader's guard can hold where its writer's
+// does not, and it would read an element no iteration of its site wrote). It is left as it is
+// and appended to `*kept`. Predicated blocks with affine bindings, the tail
 // guards of padded tiles (docs/design-spaces.md, "Odd extents"), are compacted: the region
 // ignores the guard, so the buffer has the padded tile's size, and the guard clips its
 // accesses as it clips the loops'. Buffers not accessed in `body` are ignored. The caller

@@ -120,5 +120,36 @@ TEST(CompactBuffersTest, KeepsCachesOfPredicatedFusedSplitsWhole) {
   }
 }
 
+// The tail of an imperfect split of a fused loop wraps onto elements earlier iterations own:
+// with 3 x 3 iterations over 8 elements, iteration 8 binds element floormod(8, 8) = 0. The
+// producer is guarded (o * 3 + p < 8), the consumer is not, so a compact one-element T would
+// hand the consumer at iteration 8 what iteration 7 wrote. T stays whole.
+TEST(CompactBuffersTest, KeepsCachesOfWrappingFusedSplitsWhole) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {8});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {8});
+  Buffer t = Buffer::Make("T", DataType::Float32(), {8}, "global");
+  Var o("o"), p("p");
+  Expr fused = o * 3 + p;
+  auto realize = [&](const std::string& name, const Buffer& out, const Buffer& in, Expr pred) {
+    Var v("v" + name);
+    BlockNode node;
+    node.name = name;
+    node.iter_vars = {IterVar{v, Range{Expr(0), Expr(8)}, IterKind::kSpatial}};
+    node.reads = {BufferRegion{in, {Range{v, Expr(1)}}}};
+    node.writes = {BufferRegion{out, {Range{v, Expr(1)}}}};
+    node.body = BufferStore(out, in.Load({v}) + 1, {v});
+    return BlockRealize({FloorMod(fused, 8)}, pred, MakeBlock(node));
+  };
+  Stmt body = For(o, Expr(3), ForKind::kSerial,
+                  For(p, Expr(3), ForKind::kSerial,
+                      SeqStmt({realize("T", t, a, LT(fused, 8)), realize("B", b, t, True())})));
+  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(MakeFunc("wrapping", {a, b}, body, {t}));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const auto* alloc = lowered->body().as<AllocateNode>();
+  ASSERT_NE(alloc, nullptr) << "T should stay at the root";
+  EXPECT_EQ(alloc->buffer.name(), "T");
+  EXPECT_EQ(alloc->buffer.NumElements(), 8);
+}
+
 }  // namespace
 }  // namespace tessera
