@@ -149,7 +149,10 @@ class SharedQueue {
   virtual absl::StatusOr<bool> ClaimJob(const std::string& id, const std::string& owner, double now,
                                         double expires) = 0;
   // Claims up to `limit` unended jobs that are unowned or whose claim expired (oldest first;
-  // rows locked by another claimer are skipped); returns their ids.
+  // rows locked by another claimer are skipped); returns their ids. An unowned job submitted
+  // less than one claim period (`expires - now`) ago is left to the server it was submitted to,
+  // which claims it right after creating it (a job is created, then claimed); past that period
+  // (its submitter died in between) any server takes it.
   virtual absl::StatusOr<std::vector<std::string>> ClaimJobs(const std::string& owner, double now,
                                                              double expires, int limit) = 0;
   // Extends the claims of `owner` on its unended jobs; returns the ids it still owns.

@@ -353,7 +353,9 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
                                                      double expires, int limit) override {
     return Ids(
         "UPDATE jobs SET owner = $1, owner_expires = $3 WHERE seq IN (SELECT seq FROM jobs "
-        "WHERE state IN (1, 2) AND owner <> $1 AND (owner = '' OR owner_expires < $2) "
+        "WHERE state IN (1, 2) AND owner <> $1 "
+        "AND ((owner = '' AND submitted_at < 2 * $2::float8 - $3::float8) "
+        "OR (owner <> '' AND owner_expires < $2)) "
         "ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING id",
         {owner, Num(now), Num(expires), Num(int64_t{limit})});
   }

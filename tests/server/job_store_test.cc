@@ -313,6 +313,19 @@ TEST_F(SharedQueueTest, AJobsClaimPassesToAnotherServerOnlyWhenItExpires) {
             std::vector<std::string>{job});
 }
 
+// Submit creates the row, then claims it: another server's claim round in between leaves a
+// fresh job to its submitter for one claim period, and takes it only after that.
+TEST_F(SharedQueueTest, AFreshJobIsLeftToItsSubmitterForOneClaimPeriod) {
+  std::unique_ptr<JobStore> a = Open();
+  std::unique_ptr<JobStore> b = Open();
+  std::string job = a->CreateJob(Spec(), 100).value().id;
+  EXPECT_TRUE(b->shared()->ClaimJobs("server-b", 110.5, 140.5, 16).value().empty());
+  EXPECT_EQ(b->shared()->ClaimJobs("server-b", 131.5, 161.5, 16).value(),
+            std::vector<std::string>{job})
+      << "its submitter never claimed it";
+  EXPECT_FALSE(a->shared()->ClaimJob(job, "server-a", 132, 162).value());
+}
+
 TEST_F(SharedQueueTest, WorkerTargetsPublishedByAnyServerCountUntilTheyGoStale) {
   std::unique_ptr<JobStore> a = Open();
   std::unique_ptr<JobStore> b = Open();
