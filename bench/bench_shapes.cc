@@ -19,10 +19,11 @@
 //                [--mlas-python build/anchor-venv/bin/python] [--no-dnnl]
 //                [--rule-params '{"MultiLevelTiling": {"pad_odd_extents": false}}']
 //
-// Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, it runs with OMP_WAIT_POLICY=passive (it
+// Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, it runs with GOMP_SPINCOUNT=30000 (it
 // re-executes itself with it, worker/openmp_env.h): Tessera's kernels and oneDNN use libgomp,
-// whose spinning threads lose whole scheduler slices when the cores are oversubscribed (6-10x
-// slower seen; docs/tuning.md).
+// whose threads spinning 300,000 times lose whole scheduler slices when the cores are
+// oversubscribed (6-10x slower seen; docs/tuning.md), while sleeping at once costs short
+// kernels their wake-up time on a quiet machine.
 #include <cblas.h>
 #include <sys/wait.h>
 #include <unistd.h>

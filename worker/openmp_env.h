@@ -3,9 +3,12 @@
 // Tessera's kernels run their parallel loops on libgomp, which by default spins for 300,000
 // iterations at every barrier before it sleeps. On a machine with more runnable processes than
 // cores a spinning thread holds its core while the thread it waits for has none, and kernels
-// ran 6-10x slower (docs/tuning.md); OMP_WAIT_POLICY=passive (sleep at once) fixed that. So,
-// unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT, the processes that run kernels get
-// OMP_WAIT_POLICY=passive (the measurements are in docs/cpu-backend.md, "OpenMP wait policy").
+// ran 6-10x slower (docs/tuning.md); sleeping at once (OMP_WAIT_POLICY=passive) fixed that but
+// made short kernels up to 8x slower on a quiet machine (a sleeping thread takes tens of
+// microseconds to wake). A bounded spin of 30,000 iterations was close to passive under load
+// and close to spinning when quiet, so unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT,
+// the processes that run kernels get GOMP_SPINCOUNT=30000 (the measurements are in
+// docs/cpu-backend.md, "OpenMP wait policy").
 //
 // libgomp reads its environment once, when it is loaded. The CPU runner's child loads it with
 // the kernel, after ApplyOpenMpEnvDefaults; but a program that links libgomp itself (tessera,
@@ -28,7 +31,7 @@ struct EnvVar {
 };
 
 // The variables to set given the environment `lookup` reads (nullptr: unset):
-// {OMP_WAIT_POLICY=passive}, or nothing when OMP_WAIT_POLICY or GOMP_SPINCOUNT is set to a
+// {GOMP_SPINCOUNT=30000}, or nothing when OMP_WAIT_POLICY or GOMP_SPINCOUNT is set to a
 // non-empty value (the user's choice wins).
 std::vector<EnvVar> OpenMpEnvDefaults(const std::function<const char*(const char*)>& lookup);
 
