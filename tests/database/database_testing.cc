@@ -72,6 +72,33 @@ std::string CpuTarget() { return Target::Parse("cpu -cores=4").value().ToString(
 std::string Sm80Target() { return Target::Parse("cuda -arch=sm_80").value().ToString(); }
 std::string Sm90Target() { return Target::Parse("cuda -arch=sm_90").value().ToString(); }
 
+void ExpectSchemaTwoMigratesInPlace(const std::function<std::unique_ptr<Database>()>& open,
+                                    const std::function<void()>& downgrade_to_schema_two) {
+  {
+    std::unique_ptr<Database> db = open();
+    ASSERT_NE(db, nullptr);
+    Workload w = db->CommitWorkload(SmallGmm(16)).value();
+    TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 1, 2), {1e-4});
+    r.job_id = "job-0";
+    db->CommitRecord(r).value();
+  }
+  downgrade_to_schema_two();
+  std::unique_ptr<Database> db = open();
+  ASSERT_NE(db, nullptr);
+  std::vector<TuningRecord> all = db->AllRecords().value();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].job_id, "job-0");
+  EXPECT_EQ(all[0].stage_secs.total(), 0);
+  Workload w = db->CommitWorkload(SmallGmm(16)).value();
+  TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 2, 2), {2e-4});
+  db->CommitRecord(r).value();
+  db.reset();
+  all = open()->AllRecords().value();
+  ASSERT_EQ(all.size(), 2u);
+  ExpectSameRecord(all[1], r);
+  EXPECT_GT(all[1].stage_secs.build, 0);
+}
+
 void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b) {
   EXPECT_EQ(a.workload_id, b.workload_id);
   EXPECT_EQ(a.target, b.target);

@@ -4,6 +4,8 @@
 #define TESSERA_TESTS_DATABASE_DATABASE_TESTING_H_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,13 @@ std::string Sm90Target();
 
 // Every field except id (workload_id included).
 void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b);
+
+// The schema 2 -> 3 migration of a backend: commits a record through `open`, lets
+// `downgrade_to_schema_two` remove the stage-time columns and the version row 3 (as a schema 2
+// database is), then checks that `open` migrates it in place: the old record reads 0 for every
+// stage and new records keep theirs.
+void ExpectSchemaTwoMigratesInPlace(const std::function<std::unique_ptr<Database>()>& open,
+                                    const std::function<void()>& downgrade_to_schema_two);
 
 // A fresh directory under ::testing::TempDir(), removed with its contents on destruction.
 class TempDir {

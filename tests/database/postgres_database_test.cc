@@ -24,6 +24,7 @@ namespace {
 
 using ::tessera::testing::CpuTarget;
 using ::tessera::testing::ExpectSameRecord;
+using ::tessera::testing::ExpectSchemaTwoMigratesInPlace;
 using ::tessera::testing::MakeFailedRecord;
 using ::tessera::testing::MakeRecord;
 using ::tessera::testing::PostgresCluster;
@@ -158,30 +159,14 @@ TEST_F(PostgresDatabaseTest, MigratesSchemaOneInPlace) {
 // A schema 2 database (no stage times) opens: its records read 0 for every stage, and new
 // records keep theirs.
 TEST_F(PostgresDatabaseTest, MigratesSchemaTwoInPlace) {
-  {
-    std::unique_ptr<Database> db = Open();
-    Workload w = db->CommitWorkload(SmallGmm(16)).value();
-    TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 1, 2), {1e-4});
-    r.job_id = "job-0";
-    db->CommitRecord(r).value();
-  }
-  RawExec(url_, absl::StrCat(kDropStageColumns,
+  ExpectSchemaTwoMigratesInPlace(
+      [&] { return Open(); },
+      [&] {
+        RawExec(url_,
+                absl::StrCat(kDropStageColumns,
                              "DELETE FROM schema_version; INSERT INTO schema_version (version) "
                              "VALUES (1), (2)"));
-  std::unique_ptr<Database> db = Open();
-  ASSERT_NE(db, nullptr);
-  std::vector<TuningRecord> all = db->AllRecords().value();
-  ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].job_id, "job-0");
-  EXPECT_EQ(all[0].stage_secs.total(), 0);
-  Workload w = db->CommitWorkload(SmallGmm(16)).value();
-  TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 2, 2), {2e-4});
-  db->CommitRecord(r).value();
-  db.reset();
-  all = Open()->AllRecords().value();
-  ASSERT_EQ(all.size(), 2u);
-  ExpectSameRecord(all[1], r);
-  EXPECT_GT(all[1].stage_secs.build, 0);
+      });
 }
 
 // A server restart breaks the connection: the call that finds it broken fails with

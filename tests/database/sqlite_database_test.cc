@@ -26,6 +26,7 @@ namespace {
 
 using ::tessera::testing::CpuTarget;
 using ::tessera::testing::ExpectSameRecord;
+using ::tessera::testing::ExpectSchemaTwoMigratesInPlace;
 using ::tessera::testing::MakeFailedRecord;
 using ::tessera::testing::MakeRecord;
 using ::tessera::testing::RenamedGmm;
@@ -208,30 +209,13 @@ TEST_F(SqliteDatabaseTest, MigratesSchemaOneInPlace) {
 // A schema 2 file (no stage times) opens: its records read 0 for every stage, and new
 // records keep theirs.
 TEST_F(SqliteDatabaseTest, MigratesSchemaTwoInPlace) {
-  {
-    std::unique_ptr<Database> db = Open();
-    Workload w = db->CommitWorkload(SmallGmm(16)).value();
-    TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 1, 2), {1e-4});
-    r.job_id = "job-0";
-    db->CommitRecord(r).value();
-  }
-  DropStageColumns();
-  RawExec(path_, "DELETE FROM schema_version");
-  RawExec(path_, "INSERT INTO schema_version (version) VALUES (2)");
-
-  std::unique_ptr<Database> db = Open();
-  std::vector<TuningRecord> all = db->AllRecords().value();
-  ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].job_id, "job-0");
-  EXPECT_EQ(all[0].stage_secs.total(), 0);
-  Workload w = db->CommitWorkload(SmallGmm(16)).value();
-  TuningRecord r = MakeRecord(w, CpuTarget(), TileTrace(16, 2, 2), {2e-4});
-  db->CommitRecord(r).value();
-  db.reset();
-  all = Open()->AllRecords().value();
-  ASSERT_EQ(all.size(), 2u);
-  ExpectSameRecord(all[1], r);
-  EXPECT_GT(all[1].stage_secs.build, 0);
+  ExpectSchemaTwoMigratesInPlace([&] { return Open(); },
+                                 [&] {
+                                   DropStageColumns();
+                                   RawExec(path_, "DELETE FROM schema_version");
+                                   RawExec(path_,
+                                           "INSERT INTO schema_version (version) VALUES (2)");
+                                 });
   EXPECT_EQ(RawQueryInt(path_, "SELECT MAX(version) FROM schema_version"), 3);
 }
 
