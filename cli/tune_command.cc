@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/commands.h"
 #include "cli/measure.h"
@@ -37,6 +38,7 @@ struct TuneCommandOptions {
   bool no_verify = false;
   bool json = false;
   std::vector<std::string> input_shapes;  // for .onnx models: NAME=D0,D1,...
+  std::string rule_params = "{}";         // JSON: default rule name -> its parameters
 };
 
 std::string FormatDuration(double seconds) {
@@ -49,10 +51,9 @@ void PrintProgress(const TuneProgress& p, bool tty) {
   std::string best =
       t.best_secs ? absl::StrFormat("best %s %.2f GFLOP/s", FormatSeconds(*t.best_secs), t.gflops())
                   : "no valid candidate yet";
-  std::string line =
-      absl::StrFormat("[%d/%d trials] %s: %d trials, %s | elapsed %s, left ~%s", p.trials_done,
-                      p.trials_budget, t.name, t.trials, best, FormatDuration(p.elapsed),
-                      FormatDuration(p.eta));
+  std::string line = absl::StrFormat("[%d/%d trials] %s: %d trials, %s | elapsed %s, left ~%s",
+                                     p.trials_done, p.trials_budget, t.name, t.trials, best,
+                                     FormatDuration(p.elapsed), FormatDuration(p.eta));
   if (tty) {
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
   } else {
@@ -89,6 +90,13 @@ int RunTune(const TuneCommandOptions& o) {
   absl::StatusOr<std::vector<FunctionList::Entry>> entries =
       workloads.specs.empty() ? std::vector<FunctionList::Entry>{} : workloads.Load();
   if (!entries.ok()) return ReportError(entries.status());
+  // Checked before anything is opened; rule names and parameters are checked by the rules
+  // themselves when the job makes its design spaces (DefaultScheduleRules), naming the culprit.
+  const nlohmann::json rule_params = nlohmann::json::parse(o.rule_params, nullptr, false);
+  if (rule_params.is_discarded() || !rule_params.is_object()) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrCat("tune: --rule-params: not a JSON object of rule names: ", o.rule_params)));
+  }
   absl::StatusOr<Target> target = ResolveRunnableTarget(o.target);
   if (!target.ok()) return ReportError(target.status());
   absl::StatusOr<std::unique_ptr<Database>> db = OpenDatabase(o.db_path);
@@ -106,6 +114,7 @@ int RunTune(const TuneCommandOptions& o) {
   options.num_threads = o.num_threads;
   options.work_dir = o.work_dir;
   options.verify = !o.no_verify;
+  options.rule_params = rule_params;
   options.measure.runner.repeat = o.repeat;
   options.measure.runner.min_repeat_ms = o.min_repeat_ms;
   options.measure.runner.timeout_sec = o.timeout;
@@ -117,8 +126,8 @@ int RunTune(const TuneCommandOptions& o) {
   bool tty = isatty(STDERR_FILENO);
   std::fprintf(stderr, "tuning %zu task(s) on %s, %d trials, database %s\n", tasks.size(),
                target->ToString().c_str(), o.trials, o.db_path.c_str());
-  absl::StatusOr<TuneSummary> summary = Tune(
-      tasks, db->get(), options, [tty](const TuneProgress& p) { PrintProgress(p, tty); });
+  absl::StatusOr<TuneSummary> summary =
+      Tune(tasks, db->get(), options, [tty](const TuneProgress& p) { PrintProgress(p, tty); });
   if (tty) std::fprintf(stderr, "\n");
   if (!summary.ok()) return ReportError(summary.status());
 
@@ -220,7 +229,8 @@ int RunTune(const TuneCommandOptions& o) {
 }  // namespace
 
 Command RegisterTuneCommand(CLI::App* root) {
-  CLI::App* app = root->add_subcommand("tune", "Tune workloads and store the results in a database");
+  CLI::App* app =
+      root->add_subcommand("tune", "Tune workloads and store the results in a database");
   auto o = std::make_shared<TuneCommandOptions>();
   o->functions.AddOptions(app);
   app->add_option("--target", o->target, "Target to tune for (cpu, or cuda with a GPU)")
@@ -256,6 +266,10 @@ Command RegisterTuneCommand(CLI::App* root) {
   app->add_option("--input-shape", o->input_shapes,
                   "For .onnx models: NAME=D0,D1,..., the shape of a graph input (fixes dynamic "
                   "dimensions); repeatable");
+  app->add_option("--rule-params", o->rule_params,
+                  "JSON object: default schedule rules made with other parameters, by rule name, "
+                  "e.g. '{\"MultiLevelTiling\": {\"pad_odd_extents\": true}}'")
+      ->capture_default_str();
   return {app, [o]() { return RunTune(*o); }};
 }
 

@@ -93,5 +93,37 @@ TEST(TuneCommandTest, BadInputIsAOneLineErrorAndANonzeroExit) {
   EXPECT_NE(trials.stdout_text.find("trials"), std::string::npos) << trials.stdout_text;
 }
 
+TEST(TuneCommandTest, RuleParamsMakeTheDefaultRulesWithOtherParameters) {
+  const std::string dir = ScratchDir("tune_rule_params");
+  // A parameter every CPU MultiLevelTiling reads: the job tunes with it and stores its trials.
+  nlohmann::json summary =
+      RunTesseraJson(std::string("tune ") + kSmallGmm + " --db " + dir + "/ok.db --trials 4 " +
+                     "--trials-per-iter 4 --threads 1 --json " + kQuickRuns +
+                     " --rule-params '{\"MultiLevelTiling\": {\"max_innermost_factor\": 4}}'");
+  ASSERT_TRUE(summary.is_object()) << summary;
+  EXPECT_EQ(summary["trials"], 4);
+
+  Output not_json = RunTessera(std::string("tune ") + kSmallGmm + " --db " + dir +
+                               "/a.db --trials 4 --rule-params '{MultiLevelTiling'");
+  EXPECT_EQ(not_json.exit_code, 1);
+  EXPECT_TRUE(OneLine(not_json.stdout_text)) << not_json.stdout_text;
+  EXPECT_NE(not_json.stdout_text.find("tune: --rule-params: not a JSON object"), std::string::npos)
+      << not_json.stdout_text;
+
+  Output unknown_rule = RunTessera(std::string("tune ") + kSmallGmm + " --db " + dir +
+                                   "/b.db --trials 4 --rule-params '{\"MultiLevelTilling\": {}}'");
+  EXPECT_EQ(unknown_rule.exit_code, 1);
+  EXPECT_NE(unknown_rule.stdout_text.find("'MultiLevelTilling' is not a default rule on cpu"),
+            std::string::npos)
+      << unknown_rule.stdout_text;
+
+  Output unknown_param =
+      RunTessera(std::string("tune ") + kSmallGmm + " --db " + dir +
+                 "/c.db --trials 4 --rule-params '{\"MultiLevelTiling\": {\"tile\": 1}}'");
+  EXPECT_EQ(unknown_param.exit_code, 1);
+  EXPECT_NE(unknown_param.stdout_text.find("unknown parameter 'tile'"), std::string::npos)
+      << unknown_param.stdout_text;
+}
+
 }  // namespace
 }  // namespace tessera
