@@ -122,14 +122,23 @@ class CBuilder final : public Builder {
 
   std::vector<BuildResult> Build(const std::vector<BuildInput>& inputs) override {
     std::vector<BuildResult> results(inputs.size());
-    const size_t batch = static_cast<size_t>(std::max(1, options_.batch_size));
-    internal::ParallelFor((inputs.size() + batch - 1) / batch, options_.parallelism,
-                          [&](size_t b) {
-                            size_t first = b * batch;
-                            BuildBatch(inputs, first, std::min(first + batch, inputs.size()),
-                                       &results);
-                          });
+    BuildEach(inputs, [&](size_t i, BuildResult r) { results[i] = std::move(r); });
     return results;
+  }
+
+  // Each batch of inputs (one input with the default batch_size) is handed over when its
+  // compilation ends; the threads take batches in input order.
+  void BuildEach(const std::vector<BuildInput>& inputs, const BuildDone& on_built) override {
+    std::vector<BuildResult> results(inputs.size());
+    const size_t batch = static_cast<size_t>(std::max(1, options_.batch_size));
+    internal::ParallelFor((inputs.size() + batch - 1) / batch, options_.parallelism, [&](size_t b) {
+      const size_t first = b * batch;
+      const size_t last = std::min(first + batch, inputs.size());
+      BuildBatch(inputs, first, last, &results);
+      for (size_t i = first; i < last; ++i) {
+        on_built(i, std::move(results[i]));
+      }
+    });
   }
 
  private:
@@ -231,6 +240,11 @@ class CBuilder final : public Builder {
 };
 
 }  // namespace
+
+void Builder::BuildEach(const std::vector<BuildInput>& inputs, const BuildDone& on_built) {
+  std::vector<BuildResult> results = Build(inputs);
+  for (size_t i = 0; i < results.size(); ++i) on_built(i, std::move(results[i]));
+}
 
 std::unique_ptr<Builder> NewCBuilder(CBuilderOptions options) {
   return std::make_unique<CBuilder>(std::move(options));

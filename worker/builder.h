@@ -13,6 +13,8 @@
 #ifndef TESSERA_WORKER_BUILDER_H_
 #define TESSERA_WORKER_BUILDER_H_
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +43,13 @@ class Builder {
   virtual ~Builder() = default;
   // One result per input, in order. Thread-compatible: one Build call at a time.
   virtual std::vector<BuildResult> Build(const std::vector<BuildInput>& inputs) = 0;
+  // Builds like Build, but hands each result to `on_built(i, result)` as soon as it is ready,
+  // from the builder's threads (possibly several at once), so that a caller can use the first
+  // results while later inputs still compile (LocalMeasurer's pipeline, worker/measurer.h).
+  // Returns when every result has been handed over. The default builds everything with Build,
+  // then hands the results over in order.
+  using BuildDone = std::function<void(size_t index, BuildResult result)>;
+  virtual void BuildEach(const std::vector<BuildInput>& inputs, const BuildDone& on_built);
 };
 
 struct CBuilderOptions {

@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -19,6 +24,35 @@ namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int HardwareThreads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+// Threads a CPU kernel's parallel loops use: OMP_NUM_THREADS's first level when set, else
+// libgomp's default, every hardware thread.
+int KernelThreads() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  int threads = 0;
+  if (env != nullptr &&
+      absl::SimpleAtoi(std::string(env).substr(0, std::string(env).find(',')), &threads) &&
+      threads > 0) {
+    return threads;
+  }
+  return HardwareThreads();
+}
+
+bool OverlapBuilds(const Target& target, const MeasureConfig& config) {
+  switch (config.overlap_builds) {
+    case BuildOverlap::kOn:
+      return true;
+    case BuildOverlap::kOff:
+      return false;
+    case BuildOverlap::kAuto:
+      break;
+  }
+  if (!target.is_cpu()) return false;
+  const int builds = config.build_parallelism > 0 ? config.build_parallelism : HardwareThreads();
+  return HardwareThreads() >= builds + KernelThreads();
 }
 
 }  // namespace
@@ -52,6 +86,7 @@ absl::StatusOr<std::unique_ptr<LocalMeasurer>> LocalMeasurer::Create(const Targe
   options.parallelism = config.build_parallelism;
   options.timeout_sec = config.build_timeout_sec;
   m->builder_ = NewBuilder(target, options);
+  m->overlap_builds_ = OverlapBuilds(target, config);
   m->runner_ = NewRunner(target);
   return m;
 }
@@ -97,7 +132,11 @@ absl::StatusOr<MeasuredBatch> LocalMeasurer::Measure(const MeasureRequest& reque
   MeasuredBatch batch;
   batch.provenance = provenance_;
   std::vector<BuildResult> builds;
-  BuildAndRun(request, &builds, &batch);
+  if (overlap_builds_) {
+    BuildAndRunOverlapped(request, &builds, &batch);
+  } else {
+    BuildAndRun(request, &builds, &batch);
+  }
   if (request.verify) CheckNewBests(request, builds, &batch);
   return batch;
 }
@@ -115,38 +154,77 @@ void LocalMeasurer::BuildAndRun(const MeasureRequest& request, std::vector<Build
   start = std::chrono::steady_clock::now();
   batch->outcomes.resize(funcs.size());
   for (size_t i = 0; i < funcs.size(); ++i) {
-    const BuildResult& built = (*builds)[i];
-    MeasureOutcome& outcome = batch->outcomes[i];
-    outcome.build_secs = built.compile_seconds;
-    if (!built.ok()) {
-      outcome.error = MeasureError::kBuild;
-      outcome.error_msg = absl::StrCat("build: ", built.error_msg);
-      continue;
-    }
-    // One input per call: a crash or time-out of one candidate cannot cost the others.
-    const RunnerConfig runner_config = RunnerConfigFor(best_secs);
-    const auto run_start = std::chrono::steady_clock::now();
-    std::vector<RunResult> ran = runner_->Run(
-        {RunInput{built.artifact_path, built.symbol, ArgInfosOf(funcs[i])}}, runner_config);
-    outcome.run_wall_secs = SecondsSince(run_start);
-    if (ran.size() != 1) {
-      outcome.error = MeasureError::kRun;
-      outcome.error_msg = "run: the runner returned no result";
-    } else if (!ran[0].ok()) {
-      bool timed_out = ran[0].error_msg.rfind("timed out", 0) == 0;
-      outcome.error = timed_out ? MeasureError::kTimeout : MeasureError::kRun;
-      outcome.error_msg = absl::StrCat("run: ", ran[0].error_msg);
-      if (timed_out && runner_config.timeout_sec < config_.runner.timeout_sec) {
-        absl::StrAppend(&outcome.error_msg, " (cut off at ", config_.cutoff_ratio, "x the best ",
-                        absl::StrFormat("%.4g", best_secs * 1e3), " ms)");
-      }
-    } else {
-      outcome.run_secs = ran[0].run_secs;
-      double secs = *outcome.mean_secs();
-      if (!(best_secs > 0) || secs < best_secs) best_secs = secs;
-    }
+    RunCandidate(request, i, (*builds)[i], &best_secs, &batch->outcomes[i]);
   }
   batch->run_seconds = SecondsSince(start);
+}
+
+void LocalMeasurer::BuildAndRunOverlapped(const MeasureRequest& request,
+                                          std::vector<BuildResult>* builds, MeasuredBatch* batch) {
+  const size_t n = request.candidates.size();
+  double best_secs = request.best_secs;
+  builds->assign(n, BuildResult{});
+  batch->outcomes.resize(n);
+  std::vector<BuildInput> inputs;
+  for (const PrimFunc& f : request.candidates) inputs.push_back(BuildInput{f, target_});
+  std::mutex mu;
+  std::condition_variable built_cv;
+  std::vector<bool> built(n, false);  // guarded by mu
+  // The builder's threads fill `builds` and signal; a build that fails or times out is a
+  // result like any other, so the runner never waits for a candidate that will not come.
+  std::thread producer([&] {
+    builder_->BuildEach(inputs, [&](size_t i, BuildResult result) {
+      std::lock_guard<std::mutex> lock(mu);
+      (*builds)[i] = std::move(result);
+      built[i] = true;
+      built_cv.notify_all();
+    });
+  });
+  for (size_t i = 0; i < n; ++i) {
+    const auto wait_start = std::chrono::steady_clock::now();
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      built_cv.wait(lock, [&] { return built[i]; });
+    }
+    batch->build_seconds += SecondsSince(wait_start);
+    const auto run_start = std::chrono::steady_clock::now();
+    RunCandidate(request, i, (*builds)[i], &best_secs, &batch->outcomes[i]);
+    batch->run_seconds += SecondsSince(run_start);
+  }
+  producer.join();
+}
+
+void LocalMeasurer::RunCandidate(const MeasureRequest& request, size_t i, const BuildResult& built,
+                                 double* best_secs, MeasureOutcome* outcome) {
+  outcome->build_secs = built.compile_seconds;
+  if (!built.ok()) {
+    outcome->error = MeasureError::kBuild;
+    outcome->error_msg = absl::StrCat("build: ", built.error_msg);
+    return;
+  }
+  // One input per call: a crash or time-out of one candidate cannot cost the others.
+  const RunnerConfig runner_config = RunnerConfigFor(*best_secs);
+  const auto run_start = std::chrono::steady_clock::now();
+  std::vector<RunResult> ran =
+      runner_->Run({RunInput{built.artifact_path, built.symbol, ArgInfosOf(request.candidates[i])}},
+                   runner_config);
+  outcome->run_wall_secs = SecondsSince(run_start);
+  if (ran.size() != 1) {
+    outcome->error = MeasureError::kRun;
+    outcome->error_msg = "run: the runner returned no result";
+  } else if (!ran[0].ok()) {
+    bool timed_out = ran[0].error_msg.rfind("timed out", 0) == 0;
+    outcome->error = timed_out ? MeasureError::kTimeout : MeasureError::kRun;
+    outcome->error_msg = absl::StrCat("run: ", ran[0].error_msg);
+    if (timed_out && runner_config.timeout_sec < config_.runner.timeout_sec) {
+      absl::StrAppend(&outcome->error_msg, " (cut off at ", config_.cutoff_ratio, "x the best ",
+                      absl::StrFormat("%.4g", *best_secs * 1e3), " ms)");
+    }
+  } else {
+    outcome->run_secs = ran[0].run_secs;
+    double secs = *outcome->mean_secs();
+    if (!(*best_secs > 0) || secs < *best_secs) *best_secs = secs;
+  }
 }
 
 void LocalMeasurer::CheckNewBests(const MeasureRequest& request,

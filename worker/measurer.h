@@ -41,6 +41,17 @@
 
 namespace tessera {
 
+// Whether LocalMeasurer builds and runs a batch as a pipeline: builder threads compile
+// candidates j+1, j+2, ... while candidate j runs, and the runner takes them in order as they
+// are built, instead of building the whole batch first and then running it. Compiling beside
+// a timed run slowed the kernel 1.6-2.3x on a 2-core machine (bench/bench_build_overlap,
+// docs/tuning.md "Overlapping builds with runs"), far beyond the noise; holding compilations
+// back while a run is timed would leave nothing to overlap (each compile takes a core the
+// kernel's threads use). So kAuto pipelines only on a machine with cores that neither the
+// compilers nor the kernels use: hardware threads >= build threads + kernel threads
+// (OMP_NUM_THREADS, else every hardware thread), which the defaults never give.
+enum class BuildOverlap { kAuto, kOff, kOn };
+
 struct MeasureConfig {
   RunnerConfig runner;              // warmup, number, repeat, min_repeat_ms, cache flush, timeout
   double slow_ratio = 10;           // one timed run at >= slow_ratio x best (<= 0: always repeat)
@@ -49,6 +60,7 @@ struct MeasureConfig {
   double min_timeout_sec = 0.25;    // floor of the cut-off time-out
   int build_parallelism = 0;        // concurrent compilations; <= 0: hardware threads
   double build_timeout_sec = 60;
+  BuildOverlap overlap_builds = BuildOverlap::kAuto;
   std::string work_dir;  // build artifacts (empty: a temporary directory)
 };
 
@@ -82,10 +94,12 @@ struct MeasureRequest {
 
 struct MeasuredBatch {
   std::vector<MeasureOutcome> outcomes;  // one per candidate, in order
-  double build_seconds = 0;              // wall time of the parallel builds
-  double run_seconds = 0;                // wall time of the runs
-  double verify_seconds = 0;             // wall time of the checks (the reference included)
-  Provenance provenance;                 // where they were measured (set by the measurer)
+  // Wall time of the parallel builds; when builds overlap runs (BuildOverlap), only the time
+  // the runner waited for a build, so build + run is still the batch's wall time before checks.
+  double build_seconds = 0;
+  double run_seconds = 0;     // wall time of the runs
+  double verify_seconds = 0;  // wall time of the checks (the reference included)
+  Provenance provenance;      // where they were measured (set by the measurer)
 };
 
 class Measurer {
@@ -114,12 +128,21 @@ class LocalMeasurer : public Measurer {
   const Target& target() const { return target_; }
   // Where the measurements come from (records store it).
   const Provenance& provenance() const { return provenance_; }
+  // Whether batches are built and run as a pipeline (MeasureConfig::overlap_builds).
+  bool overlaps_builds() const { return overlap_builds_; }
 
  private:
   LocalMeasurer() = default;
-  // Builds and runs, filling run_secs / errors.
+  // Builds and runs, filling run_secs / errors: every build first, then the runs.
   void BuildAndRun(const MeasureRequest& request, std::vector<BuildResult>* builds,
                    MeasuredBatch* batch);
+  // The same as a pipeline: each candidate runs, in order, as soon as it is built.
+  void BuildAndRunOverlapped(const MeasureRequest& request, std::vector<BuildResult>* builds,
+                             MeasuredBatch* batch);
+  // Runs candidate i of `request` (built as `built`) into `outcome`; a faster run lowers
+  // `*best_secs`.
+  void RunCandidate(const MeasureRequest& request, size_t i, const BuildResult& built,
+                    double* best_secs, MeasureOutcome* outcome);
   void CheckNewBests(const MeasureRequest& request, const std::vector<BuildResult>& builds,
                      MeasuredBatch* batch);
 
@@ -128,6 +151,7 @@ class LocalMeasurer : public Measurer {
   std::unique_ptr<Builder> builder_;
   std::unique_ptr<Runner> runner_;
   Provenance provenance_;
+  bool overlap_builds_ = false;
   // Reference outputs by workload hash and seed, computed at a task's first check and reused
   // by every later one: the interpreter or a naive build takes seconds on large tasks. Errors
   // are kept too, so a reference that cannot run is not retried every batch.

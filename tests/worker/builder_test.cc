@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,35 @@ TEST(CBuilderTest, BuildErrorsAreResults) {
   EXPECT_NE(results[0].error_msg.find("cannot start compiler 'tessera-no-such-compiler'"),
             std::string::npos)
       << results[0].error_msg;
+}
+
+// BuildEach hands over every input's result exactly once, as Build would give it, including
+// the failed ones; with batches (batch_size > 1) too.
+TEST(CBuilderTest, BuildEachHandsOverEveryResultOnce) {
+  auto [good, bound] = testing_funcs::ElementwiseAndThreadBound(32);
+  const std::vector<BuildInput> inputs = {BuildInput{good, Cpu()}, BuildInput{bound, Cpu()},
+                                          BuildInput{good, Cpu()}, BuildInput{good, Cpu()}};
+  for (int batch_size : {1, 2}) {
+    CBuilderOptions options;
+    options.batch_size = batch_size;
+    options.parallelism = 2;
+    std::unique_ptr<Builder> builder = NewCBuilder(options);
+    std::mutex mu;
+    std::vector<int> calls(inputs.size(), 0);
+    std::vector<BuildResult> results(inputs.size());
+    builder->BuildEach(inputs, [&](size_t i, BuildResult r) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++calls[i];
+      results[i] = std::move(r);
+    });
+    EXPECT_EQ(calls, std::vector<int>(inputs.size(), 1)) << "batch_size " << batch_size;
+    EXPECT_EQ(results[1].error_msg, "cpu codegen: loop i bound to threadIdx.x");
+    for (size_t i : {0, 2, 3}) {
+      EXPECT_TRUE(results[i].ok()) << results[i].error_msg;
+      EXPECT_TRUE(std::filesystem::exists(results[i].artifact_path)) << i;
+      EXPECT_GT(results[i].compile_seconds, 0) << i;
+    }
+  }
 }
 
 // A GEMV candidate whose simd loop runs over rows (A[i * 4096 + k]): with GCC's default

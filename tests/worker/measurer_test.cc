@@ -1,10 +1,12 @@
 // LocalMeasurer: typed outcomes (build error, wrong output, timeout), checks only of the
-// candidates that beat the best and verified set only by a check that passed, and the
-// slow-candidate and cut-off rules.
+// candidates that beat the best and verified set only by a check that passed, the
+// slow-candidate and cut-off rules, and builds overlapped with runs (BuildOverlap) giving the
+// same outcomes in the same order, without stalling on a failed or timed-out build.
 #include "worker/measurer.h"
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
@@ -198,6 +200,81 @@ TEST(LocalMeasurerTest, FarSlowerCandidatesGetOneRunAndAnEarlierCutoff) {
             std::string::npos)
       << cut->outcomes[0].error_msg;
   EXPECT_LT(cut->run_seconds, 5);
+}
+
+// Outcomes that do not depend on timing noise: the error kind, its message for build errors,
+// whether it ran.
+std::vector<std::string> Shapes(const MeasuredBatch& batch) {
+  std::vector<std::string> shapes;
+  for (const MeasureOutcome& o : batch.outcomes) {
+    shapes.push_back(absl::StrCat(MeasureErrorName(o.error), o.ok() ? " ran" : " did not run",
+                                  o.error == MeasureError::kBuild ? " " + o.error_msg : ""));
+  }
+  return shapes;
+}
+
+TEST(LocalMeasurerTest, OverlappedBuildsGiveTheSequentialOutcomesInOrder) {
+  MeasureConfig config;
+  config.runner.repeat = 2;
+  config.runner.timeout_sec = 0.5;  // the unscheduled 1024^3 GMM runs for seconds
+  config.cutoff_ratio = 0;
+  config.build_parallelism = 2;
+  config.overlap_builds = BuildOverlap::kOff;
+  std::unique_ptr<LocalMeasurer> sequential = CpuMeasurer(config);
+  config.overlap_builds = BuildOverlap::kOn;
+  std::unique_ptr<LocalMeasurer> overlapped = CpuMeasurer(config);
+  ASSERT_NE(sequential, nullptr);
+  ASSERT_NE(overlapped, nullptr);
+  EXPECT_FALSE(sequential->overlaps_builds());
+  EXPECT_TRUE(overlapped->overlaps_builds());
+
+  auto [good, bound] = testing_funcs::ElementwiseAndThreadBound(8);
+  const PrimFunc big = *MakeWorkload("GMM", {{"M", 1024}, {"N", 1024}, {"K", 1024}}, "float32");
+  // A build error and a run time-out in the middle of the batch.
+  MeasureRequest request =
+      RequestOf(*overlapped, good, {good, bound, good, big, good, bound, good});
+  request.verify = false;
+  absl::StatusOr<MeasuredBatch> a = sequential->Measure(request);
+  absl::StatusOr<MeasuredBatch> b = overlapped->Measure(request);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(Shapes(*b), Shapes(*a));
+  ASSERT_EQ(b->outcomes.size(), 7u);
+  EXPECT_EQ(b->outcomes[1].error, MeasureError::kBuild);
+  EXPECT_EQ(b->outcomes[3].error, MeasureError::kTimeout) << b->outcomes[3].error_msg;
+  for (size_t i : {0, 2, 4, 6}) {
+    EXPECT_TRUE(b->outcomes[i].ok()) << i << ": " << b->outcomes[i].error_msg;
+    EXPECT_GT(b->outcomes[i].build_secs, 0) << i;
+  }
+  // The runs' wall times add up to at most the batch's run time.
+  double run_total = 0;
+  for (const MeasureOutcome& o : b->outcomes) run_total += o.run_wall_secs;
+  EXPECT_LE(run_total, b->run_seconds + 1e-6);
+}
+
+TEST(LocalMeasurerTest, OverlappedCompileTimeOutsAreBuildErrorsNotAStall) {
+  MeasureConfig config;
+  config.build_timeout_sec = 0.001;
+  config.overlap_builds = BuildOverlap::kOn;
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
+  ASSERT_NE(m, nullptr);
+  const PrimFunc gmm = SmallGmm();
+  absl::StatusOr<MeasuredBatch> batch = m->Measure(RequestOf(*m, gmm, {gmm, gmm, gmm}));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->outcomes.size(), 3u);
+  for (const MeasureOutcome& o : batch->outcomes) {
+    EXPECT_EQ(o.error, MeasureError::kBuild);
+    EXPECT_NE(o.error_msg.find("timed out after 0.001s"), std::string::npos) << o.error_msg;
+  }
+  EXPECT_LT(batch->build_seconds + batch->run_seconds, 10);
+}
+
+// With the defaults the compilers and the kernels each take every hardware thread, so no
+// machine has cores to spare for overlapping them.
+TEST(LocalMeasurerTest, BuildsDoNotOverlapRunsByDefault) {
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(MeasureConfig());
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(m->overlaps_builds());
 }
 
 }  // namespace
