@@ -32,6 +32,7 @@ const std::vector<RuleEntry>& RuleTable() {
       {"InlineConstantScalars", NewInlineConstantScalars},
       {"MultiLevelTiling", NewMultiLevelTiling},
       {"MultiLevelTilingTensorCore", NewMultiLevelTilingTensorCore},
+      {"PackedPanelGemm", NewPackedPanelGemm},
       {"ParallelizeVectorizeUnroll", NewParallelizeVectorizeUnroll},
       {"RandomComputeLocation", NewRandomComputeLocation},
   };
@@ -74,8 +75,8 @@ absl::StatusOr<PostprocPtr> NewPostproc(const std::string& name, const Target& t
   for (const PostprocEntry& e : PostprocTable()) {
     if (name == e.name) return e.make(target, params);
   }
-  return absl::NotFoundError(absl::StrCat("unknown postprocessor '", name, "' (known: ",
-                                          absl::StrJoin(PostprocNames(), ", "), ")"));
+  return absl::NotFoundError(absl::StrCat("unknown postprocessor '", name,
+                                          "' (known: ", absl::StrJoin(PostprocNames(), ", "), ")"));
 }
 
 std::vector<std::string> ScheduleRuleNames() { return NamesOf(RuleTable()); }
@@ -87,11 +88,19 @@ absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(
   // (docs/reference/metaschedule.md §4.2).
   std::vector<std::string> names;
   if (target.is_cpu()) {
-    names = {"InlineConstantScalars", "AutoInline", "AddRFactor", "MultiLevelTiling",
-             "ParallelizeVectorizeUnroll", "RandomComputeLocation"};
+    // PackedPanelGemm (ours): the default's GEMM nest with sampled tiles, before
+    // MultiLevelTiling, which tiles the branch it leaves untouched.
+    names = {"InlineConstantScalars", "AutoInline",       "AddRFactor",
+             "PackedPanelGemm",       "MultiLevelTiling", "ParallelizeVectorizeUnroll",
+             "RandomComputeLocation"};
   } else {
-    names = {"MultiLevelTilingTensorCore", "MultiLevelTiling", "InlineConstantScalars",
-             "AutoInline", "CrossThreadReduction", "ParallelizeVectorizeUnroll", "AutoBind"};
+    names = {"MultiLevelTilingTensorCore",
+             "MultiLevelTiling",
+             "InlineConstantScalars",
+             "AutoInline",
+             "CrossThreadReduction",
+             "ParallelizeVectorizeUnroll",
+             "AutoBind"};
   }
   if (!rule_params.is_object()) {
     return absl::InvalidArgumentError(

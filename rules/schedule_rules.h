@@ -28,6 +28,12 @@ absl::StatusOr<ScheduleRulePtr> NewInlineConstantScalars(const Target& target,
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTiling(const Target& target,
                                                     const nlohmann::json& params);
 
+// CPU: the register-tiled, packed-panel GEMM of the default schedule with sampled tiles, one
+// design space per loop nest (rules/default/tiled_matmul.h). Keys: layouts (list of "packed",
+// "packed_k_blocked", "unpacked"; all three by default). On other targets it never applies.
+absl::StatusOr<ScheduleRulePtr> NewPackedPanelGemm(const Target& target,
+                                                   const nlohmann::json& params);
+
 // Multi-level tiling onto WMMA 16x16x16 float16 tensor cores (cuda, sm_70 and later; on other
 // targets the rule never applies). Keys as MultiLevelTiling plus intrin_group.
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& target,

@@ -16,100 +16,17 @@
 #include "base/status_macros.h"
 #include "rules/default/analysis.h"
 #include "rules/default/rule_factories.h"
-#include "schedule/index_map.h"
+#include "rules/default/tiled_matmul.h"
 
 namespace tessera {
 namespace dlight {
 namespace {
 
-constexpr int64_t kRows = 4;
-constexpr int64_t kMaxColumns = 64;
-// Packing B per column panel needs enough panels for the parallel loop (2+ per core). Even 5
-// panels (GMM 127x257x509: 3 on one thread, 2 on the other) ran faster packed than as 160
-// fused unpacked tiles on the 2-core machine.
-constexpr int64_t kMinPanels = 4;
-// The largest packed panel: half of the 1 MiB L2 per core of the development machine.
-constexpr int64_t kMaxPanelBytes = 512 * 1024;
 // Convolution register tiles: at most kMaxAccumulators vectors of kLanes floats (of the 32
 // AVX-512 registers, the rest hold the broadcast input and addresses) and kMaxConvRows pixels.
 constexpr int64_t kLanes = 16;
 constexpr int64_t kMaxAccumulators = 28;
 constexpr int64_t kMaxConvRows = 7;
-
-// True if the innermost dimension of B (read `g.b`) is indexed by a K iterator: B is laid out
-// [.., J, K] (DENSE's weight X * W^T), so a vector over J columns would be a strided gather.
-bool BIsReductionContiguous(const Block& block, const GemmMatch& g) {
-  std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
-  return !b.empty() && b.back() >= 0 &&
-         std::count(g.groups[kGemmK].begin(), g.groups[kGemmK].end(), b.back()) > 0;
-}
-
-// The index map that moves B's J dimensions last ([.., J, K] -> [.., K, J]), so the packed panel
-// is a row of columns per k, read as vectors by the register tile.
-absl::StatusOr<IndexMap> ColumnsLastMap(const Block& block, const GemmMatch& g) {
-  std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
-  std::vector<Var> vars;
-  std::vector<Expr> rest, columns;
-  for (size_t d = 0; d < b.size(); ++d) {
-    vars.push_back(Var("d" + std::to_string(d)));
-    const bool is_j =
-        b[d] >= 0 && std::count(g.groups[kGemmJ].begin(), g.groups[kGemmJ].end(), b[d]) > 0;
-    (is_j ? columns : rest).push_back(vars.back());
-  }
-  rest.insert(rest.end(), columns.begin(), columns.end());
-  return IndexMap::Make(vars, rest);
-}
-
-// Register-tiled GEMM, loops (S, J_o | pack | I_o | K, I_i, J_i): the column tile loop outside
-// the row tile loop, so one K x columns panel of B is copied once into a contiguous buffer
-// (cache_read at the panel loop; a B laid out [J, K], DENSE's weight, also transposed to [K, J]
-// so the tile reads it as vectors) and stays in L2 while every row tile of A passes it. Row tiles
-// outside made each thread stream all of B once per row tile (LLaMA's 32x4096x4096 read its
-// 64 MiB B 8 times from memory), a [J, K] B was a strided gather, and unpacked panels of a wide
-// B touch one page per k. With fewer than kMinPanels panels the (S, J_o, I_o) tiles are fused
-// and parallel and B is read in place.
-absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& block,
-                         const GemmMatch& g) {
-  TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
-  // Narrower panels (and taller tiles, the same kRows x kMaxColumns accumulators) when a
-  // K x kMaxColumns panel would not stay in L2 next to the rows of A.
-  int64_t columns = FloorPowerOfTwo(loops.extent_j, kMaxColumns);
-  while (columns > kLanes && loops.extent_k * columns * 4 > kMaxPanelBytes) columns /= 2;
-  const int64_t rows = std::max<int64_t>(kRows, kRows * kMaxColumns / columns);
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> i,
-                           sch->Split(loops.i, {InstValue(), InstValue::Int(rows)}));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
-                           sch->Split(loops.j, {InstValue(), InstValue::Int(columns)}));
-  TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], loops.k, i[1], j[1]}));
-  const int64_t batch = loops.has_batch ? LoopExtent(*sch, loops.batch) : 1;
-  const int64_t panels = batch * ((loops.extent_j + columns - 1) / columns);
-  const bool pack = panels >= kMinPanels;
-  std::vector<LoopRV> outer = {j[0]};
-  if (!pack) outer.push_back(i[0]);
-  if (loops.has_batch) outer.insert(outer.begin(), loops.batch);
-  LoopRV tile = outer[0];
-  if (outer.size() > 1) {
-    TESSERA_ASSIGN_OR_RETURN(tile, sch->Fuse(outer));
-  }
-  if (pack) {
-    TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(main.rv, g.b, "global"));
-    if (BIsReductionContiguous(block, g)) {
-      TESSERA_ASSIGN_OR_RETURN(IndexMap columns_last, ColumnsLastMap(block, g));
-      TESSERA_RETURN_IF_ERROR(
-          sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, columns_last));
-    }
-    TESSERA_RETURN_IF_ERROR(sch->ComputeAt(packed, tile));
-  }
-  TESSERA_ASSIGN_OR_RETURN(BlockRV write_back,
-                           WriteBackUnder(sch, main.rv, pack ? i[0] : tile, "local"));
-  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, loops.k).status());
-  TESSERA_RETURN_IF_ERROR(sch->Parallel(tile));
-  TESSERA_RETURN_IF_ERROR(sch->Unroll(i[1]));
-  TESSERA_RETURN_IF_ERROR(sch->Vectorize(j[1]));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
-  if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
-  return absl::OkStatus();
-}
 
 // True if some read of `block` does not use iteration variable `v`: an operand broadcast over
 // the output columns (a convolution's input pixel, read once per output channel vector).
@@ -136,7 +53,7 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
                               const std::vector<LoopRV>& spatial,
                               const std::vector<LoopRV>& reduction) {
   const int64_t last = LoopExtent(*sch, spatial.back());
-  const int64_t columns = FloorPowerOfTwo(last, kMaxColumns);
+  const int64_t columns = FloorPowerOfTwo(last, kMaxTileColumns);
   const int64_t column_vectors = std::max<int64_t>(1, columns / kLanes);
   const LoopRV width = spatial[spatial.size() - 2];
   const int64_t pixels = LoopExtent(*sch, width);
@@ -294,7 +211,7 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& /*target*/) {
     info.loops = *loops;
     if (std::optional<GemmMatch> gemm = MatchGemm(*block, info.extents)) {
       Schedule trial = sch.Copy();
-      if (TiledMatmul(&trial, info, *block, *gemm).ok()) {
+      if (TiledMatmul(&trial, info, *block, *gemm, DefaultMatmulTiling(info, *gemm)).ok()) {
         sch = std::move(trial);
         continue;
       }

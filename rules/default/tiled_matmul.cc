@@ -1,0 +1,154 @@
+// TiledMatmul: the register-tiled, packed-panel CPU GEMM (rules/default/tiled_matmul.h).
+#include "rules/default/tiled_matmul.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "base/status_macros.h"
+#include "schedule/index_map.h"
+
+namespace tessera {
+namespace dlight {
+namespace {
+
+// The default's tile: kDefaultRows x kMaxTileColumns accumulators (16 AVX-512 vectors).
+constexpr int64_t kDefaultRows = 4;
+constexpr int64_t kLanes = 16;
+// Packing B per column panel needs enough panels for the parallel loop (2+ per core). Even 5
+// panels (GMM 127x257x509: 3 on one thread, 2 on the other) ran faster packed than as 160
+// fused unpacked tiles on the 2-core machine.
+constexpr int64_t kMinPanels = 4;
+// The largest packed panel: half of the 1 MiB L2 per core of the development machine.
+constexpr int64_t kMaxPanelBytes = 512 * 1024;
+
+// True if the innermost dimension of B (read `g.b`) is indexed by a K iterator: B is laid out
+// [.., J, K] (DENSE's weight X * W^T), so a vector over J columns would be a strided gather.
+bool BIsReductionContiguous(const Block& block, const GemmMatch& g) {
+  std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
+  return !b.empty() && b.back() >= 0 &&
+         std::count(g.groups[kGemmK].begin(), g.groups[kGemmK].end(), b.back()) > 0;
+}
+
+// The index map that moves B's J dimensions last ([.., J, K] -> [.., K, J]), so the packed panel
+// is a row of columns per k, read as vectors by the register tile.
+absl::StatusOr<IndexMap> ColumnsLastMap(const Block& block, const GemmMatch& g) {
+  std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
+  std::vector<Var> vars;
+  std::vector<Expr> rest, columns;
+  for (size_t d = 0; d < b.size(); ++d) {
+    vars.push_back(Var("d" + std::to_string(d)));
+    const bool is_j =
+        b[d] >= 0 && std::count(g.groups[kGemmJ].begin(), g.groups[kGemmJ].end(), b[d]) > 0;
+    (is_j ? columns : rest).push_back(vars.back());
+  }
+  rest.insert(rest.end(), columns.begin(), columns.end());
+  return IndexMap::Make(vars, rest);
+}
+
+std::vector<InstValue> Factors(const std::vector<ExprRV>& rvs) {
+  std::vector<InstValue> factors;
+  for (ExprRV rv : rvs) factors.push_back(InstValue::Of(rv));
+  return factors;
+}
+
+int64_t GroupExtent(const BlockInfo& main, const GemmMatch& g, int group) {
+  int64_t extent = 1;
+  for (int v : g.groups[group]) extent *= main.extents[v];
+  return extent;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+// The column tile loop is outside the row tile loop, so one panel of B is copied once into a
+// contiguous buffer (cache_read at the panel loop; a B laid out [J, K], DENSE's weight, also
+// transposed to [K, J] so the tile reads it as vectors) and stays in L2 while every row tile of
+// A passes it. Row tiles outside made each thread stream all of B once per row tile (LLaMA's
+// 32x4096x4096 read its 64 MiB B 8 times from memory), a [J, K] B was a strided gather, and
+// unpacked panels of a wide B touch one page per k.
+//
+// K blocks accumulate in a local C block under the parallel loop, not in the register tile: the
+// write-back (which carries the inlined epilogues, e.g. bias and relu, that must see the whole
+// sum) cannot be computed inside a loop that carries the GEMM's reduction (ReverseComputeAt
+// refuses it), so the accumulators of a row block live across the K blocks in that local
+// buffer, and the C compiler keeps each tile in registers within a K block (the tile's
+// addresses do not change along K_i).
+absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& block,
+                         const GemmMatch& g, const MatmulTiling& tiling) {
+  const bool k_blocked = tiling.layout == MatmulLayout::kPackedKBlocked;
+  const bool pack = tiling.layout != MatmulLayout::kUnpacked;
+  TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<ExprRV> row_factors,
+      sch->SamplePaddedTile(loops.i, k_blocked ? 3 : 2, kMaxTileRows, tiling.rows));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> column_factors,
+                           sch->SamplePaddedTile(loops.j, 3, kMaxTileColumns, tiling.columns));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> i, sch->Split(loops.i, Factors(row_factors)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j, sch->Split(loops.j, Factors(column_factors)));
+  std::vector<LoopRV> k = {loops.k};
+  if (k_blocked) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> k_factors,
+                             sch->SamplePerfectTile(loops.k, 2, -1, tiling.k));
+    TESSERA_ASSIGN_OR_RETURN(k, sch->Split(loops.k, Factors(k_factors)));
+  }
+  const LoopRV tile_rows = i.back();
+  const LoopRV tile_columns = j[2];
+  std::vector<LoopRV> outer = {j[0]};  // fused and parallel
+  if (loops.has_batch) outer.insert(outer.begin(), loops.batch);
+  switch (tiling.layout) {
+    case MatmulLayout::kPacked:
+    case MatmulLayout::kUnpacked:
+      TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2]}));
+      if (!pack) outer.insert(outer.end(), {i[0], j[1]});
+      break;
+    case MatmulLayout::kPackedKBlocked:
+      TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], k[0], i[1], j[1], k[1], i[2], j[2]}));
+      outer.push_back(i[0]);
+      break;
+  }
+  LoopRV parallel = outer[0];
+  if (outer.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(parallel, sch->Fuse(outer));
+  }
+  if (pack) {
+    TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(main.rv, g.b, "global"));
+    if (BIsReductionContiguous(block, g)) {
+      TESSERA_ASSIGN_OR_RETURN(IndexMap columns_last, ColumnsLastMap(block, g));
+      TESSERA_RETURN_IF_ERROR(
+          sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, columns_last));
+    }
+    TESSERA_RETURN_IF_ERROR(sch->ComputeAt(packed, k_blocked ? k[0] : parallel));
+  }
+  const LoopRV write_at = tiling.layout == MatmulLayout::kPacked ? j[1] : parallel;
+  TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, write_at, "local"));
+  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, k[0]).status());
+  TESSERA_RETURN_IF_ERROR(sch->Parallel(parallel));
+  TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_rows));
+  if (LoopExtent(*sch, tile_columns) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(tile_columns));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
+  if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  return absl::OkStatus();
+}
+
+MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g) {
+  const int64_t extent_i = GroupExtent(main, g, kGemmI);
+  const int64_t extent_j = GroupExtent(main, g, kGemmJ);
+  const int64_t extent_k = GroupExtent(main, g, kGemmK);
+  const int64_t batch = GroupExtent(main, g, kGemmS);
+  // Narrower panels (and taller tiles, the same kDefaultRows x kMaxTileColumns accumulators)
+  // when a K x kMaxTileColumns panel would not stay in L2 next to the rows of A.
+  int64_t columns = FloorPowerOfTwo(extent_j, kMaxTileColumns);
+  while (columns > kLanes && extent_k * columns * 4 > kMaxPanelBytes) columns /= 2;
+  const int64_t rows = std::max<int64_t>(kDefaultRows, kDefaultRows * kMaxTileColumns / columns);
+  MatmulTiling tiling;
+  tiling.layout = batch * CeilDiv(extent_j, columns) >= kMinPanels ? MatmulLayout::kPacked
+                                                                   : MatmulLayout::kUnpacked;
+  tiling.rows = InstValue::IntArray({CeilDiv(extent_i, rows), rows});
+  tiling.columns = InstValue::IntArray({CeilDiv(extent_j, columns), 1, columns});
+  return tiling;
+}
+
+}  // namespace dlight
+}  // namespace tessera

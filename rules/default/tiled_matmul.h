@@ -1,0 +1,65 @@
+// The register-tiled CPU GEMM shared by the default schedule (CpuDefault, fixed factors) and the
+// PackedPanelGemm schedule rule (sampled factors): one function builds the loop nest from tile
+// decisions, so the default is one point of the rule's design space and the evolutionary search
+// mutates the default's trace like any other (docs/default-schedules.md "cpu",
+// docs/design-spaces.md "PackedPanelGemm").
+#ifndef TESSERA_RULES_DEFAULT_TILED_MATMUL_H_
+#define TESSERA_RULES_DEFAULT_TILED_MATMUL_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "rules/default/analysis.h"
+#include "schedule/instruction.h"
+#include "schedule/schedule.h"
+
+namespace tessera {
+namespace dlight {
+
+// The largest register tile the samplers draw: rows (unrolled) and columns (vectorized).
+constexpr int64_t kMaxTileRows = 16;
+constexpr int64_t kMaxTileColumns = 64;
+
+// Which loop nest TiledMatmul builds. A trace replays the same instructions whatever its
+// decisions, so the three nests are three design spaces, not a sampled choice.
+enum class MatmulLayout {
+  // (S, J_o | pack | I_o, J_m | K, I_i, J_i): a K x panel-columns panel of B copied per panel,
+  // the C tile accumulated in a local tile written back per tile.
+  kPacked,
+  // (S, J_o, I_b | K_o | pack | I_o, J_m | K_i, I_i, J_i): as kPacked with K cut into blocks, a
+  // K_i x panel-columns panel packed per K block (it stays in L2 for any K), the C block of
+  // I_o * I_i rows accumulated in a local buffer across the K blocks and written back (with the
+  // epilogues) once per row block.
+  kPackedKBlocked,
+  // (S, J_o, I_o, J_m | K, I_i, J_i) fused and parallel, B read in place.
+  kUnpacked,
+};
+
+// The decisions of the samplers TiledMatmul records; InstValue() (None) draws one.
+struct MatmulTiling {
+  MatmulLayout layout = MatmulLayout::kPacked;
+  // SamplePaddedTile of the fused I loop: [tiles, rows] (kPackedKBlocked: [blocks, tiles,
+  // rows]), rows at most kMaxTileRows.
+  InstValue rows;
+  // SamplePaddedTile of the fused J loop: [panels, tiles per panel, columns], columns at most
+  // kMaxTileColumns.
+  InstValue columns;
+  // kPackedKBlocked only: SamplePerfectTile of the fused K loop, [blocks, block length].
+  InstValue k;
+};
+
+// Schedules the GEMM block `main` (`block`, matched as `g`) as `tiling` says: parallel outer
+// loops, rows unrolled, columns vectorized, epilogues inlined into the write-back. Errors from
+// the primitives (the caller treats them as "does not apply").
+absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& block,
+                         const GemmMatch& g, const MatmulTiling& tiling);
+
+// The default's point of the space (docs/default-schedules.md "cpu"): kPacked with 4 x 64 (or
+// 8 x 32, 16 x 16) tiles, one tile per panel, the columns halved until a K x columns panel fits
+// kMaxPanelBytes; kUnpacked when that leaves fewer than kMinPanels panels.
+MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g);
+
+}  // namespace dlight
+}  // namespace tessera
+
+#endif  // TESSERA_RULES_DEFAULT_TILED_MATMUL_H_

@@ -1,0 +1,108 @@
+// PackedPanelGemm (cpu): the design space around the default's register-tiled, packed-panel GEMM
+// (rules/default/tiled_matmul.h, the same function CpuDefault calls with fixed factors). A GEMM
+// block (rules/default/analysis.h MatchGemm) directly under the root with trivial bindings gets
+// three branches, one per loop nest TiledMatmul builds (B packed per panel; packed per K block
+// with the C block carried across K blocks; unpacked), each with its register tile rows, tile
+// columns and tiles per panel drawn by SamplePaddedTile (odd extents get padded tiles, as the
+// default's imperfect splits) and, K-blocked, the K block by SamplePerfectTile; plus the block
+// untouched, for MultiLevelTiling. The tiled branches annotate the block schedule_rule = "None"
+// so the later rules (MultiLevelTiling, RandomComputeLocation) leave it alone. Pack or not is
+// a branch, not a SampleCategorical: a trace replays the same instructions whatever its
+// decisions, and packing adds instructions (CacheRead, ComputeAt).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status_macros.h"
+#include "ir/expr.h"
+#include "rules/analysis.h"
+#include "rules/annotations.h"
+#include "rules/default/analysis.h"
+#include "rules/default/tiled_matmul.h"
+#include "rules/rule/params.h"
+#include "rules/schedule_rules.h"
+#include "schedule/state.h"
+
+namespace tessera {
+namespace {
+
+using dlight::BlockInfo;
+using dlight::GemmMatch;
+using dlight::MatmulLayout;
+using dlight::MatmulTiling;
+
+class PackedPanelGemm : public ScheduleRule {
+ public:
+  explicit PackedPanelGemm(std::vector<MatmulLayout> layouts) : layouts_(std::move(layouts)) {}
+  std::string name() const override { return "PackedPanelGemm"; }
+
+  absl::StatusOr<std::vector<Schedule>> Apply(Schedule* sch, BlockRV block) const override {
+    TESSERA_ASSIGN_OR_RETURN(Block node, sch->Get(block));
+    std::optional<BlockInfo> info = Info(sch, block, node);
+    std::optional<GemmMatch> gemm;
+    if (info.has_value()) gemm = dlight::MatchGemm(node, info->extents);
+    if (!gemm.has_value()) return std::vector<Schedule>{std::move(*sch)};
+    std::vector<Schedule> result;
+    for (MatmulLayout layout : layouts_) {
+      Schedule tiled = sch->Copy();
+      MatmulTiling tiling;
+      tiling.layout = layout;
+      if (!dlight::TiledMatmul(&tiled, *info, node, *gemm, tiling).ok()) continue;
+      if (!tiled.Annotate(block, attr::kScheduleRule, InstValue::String("None")).ok()) continue;
+      result.push_back(std::move(tiled));
+    }
+    result.push_back(std::move(*sch));
+    return result;
+  }
+
+ private:
+  // The block's loops and extents as the default rules see them, or nullopt unless the block
+  // sits directly under the root, untiled, one loop per iteration variable bound trivially,
+  // every extent constant.
+  static std::optional<BlockInfo> Info(Schedule* sch, BlockRV block, const Block& node) {
+    absl::StatusOr<StmtPath> path = sch->GetPath(block);
+    if (!path.ok() || path->size() < 2 || !EnclosingBlockRealize(*path).same_as(path->front()) ||
+        IsMultiLevelTiled(node) || !HasTrivialBinding(*sch, block)) {
+      return std::nullopt;
+    }
+    absl::StatusOr<std::vector<LoopRV>> loops = sch->GetLoops(block);
+    if (!loops.ok() || loops->size() != node->iter_vars.size()) return std::nullopt;
+    BlockInfo info{node->name, block, *loops, {}, ""};
+    for (const IterVar& iv : node->iter_vars) {
+      const int64_t* extent = AsConstInt(iv.dom.extent);
+      if (extent == nullptr) return std::nullopt;
+      info.extents.push_back(*extent);
+      info.kinds += iv.kind == IterKind::kReduction ? 'R' : 'S';
+    }
+    return info;
+  }
+
+  std::vector<MatmulLayout> layouts_;
+};
+
+}  // namespace
+
+absl::StatusOr<ScheduleRulePtr> NewPackedPanelGemm(const Target& target,
+                                                   const nlohmann::json& params) {
+  TESSERA_ASSIGN_OR_RETURN(RuleParams p, RuleParams::Parse("PackedPanelGemm", params, {"layouts"}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                           p.StringList("layouts", {"packed", "packed_k_blocked", "unpacked"}));
+  std::vector<MatmulLayout> layouts;
+  for (const std::string& name : names) {
+    if (name == "packed") {
+      layouts.push_back(MatmulLayout::kPacked);
+    } else if (name == "packed_k_blocked") {
+      layouts.push_back(MatmulLayout::kPackedKBlocked);
+    } else if (name == "unpacked") {
+      layouts.push_back(MatmulLayout::kUnpacked);
+    } else {
+      return p.Error("layouts", "must list packed, packed_k_blocked or unpacked");
+    }
+  }
+  // The loop nests are CPU ones (parallel loops, a local C tile); on other targets the rule
+  // never applies.
+  if (!target.is_cpu()) layouts.clear();
+  return std::make_shared<const PackedPanelGemm>(std::move(layouts));
+}
+
+}  // namespace tessera

@@ -1,0 +1,180 @@
+// PackedPanelGemm (rules/rule/packed_panel_gemm.cc) and the TiledMatmul it shares with the CPU
+// default (rules/default/tiled_matmul.h): on round and prime GEMM shapes and on a dense layer
+// with a bias and relu epilogue, every design space (packed, packed with K blocks, unpacked)
+// with fresh samples replays from its trace, computes what the unscheduled program computes in
+// the reference interpreter, and builds with the C backend to the same outputs; prime extents
+// sample tiles that do not divide them; the default schedule is a point of the space whose
+// tile decisions can be changed and replayed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/workloads.h"
+#include "rules/annotations.h"
+#include "rules/default/rule_factories.h"
+#include "rules/default/tiled_matmul.h"
+#include "rules/registry.h"
+#include "rules/schedule_rules.h"
+#include "schedule/trace.h"
+#include "tests/rules/rule_testing.h"
+#include "tests/testing/schedule_testing.h"
+
+namespace tessera {
+namespace {
+
+using rule_testing::Cpu;
+using rule_testing::Cuda;
+using rule_testing::Workload;
+
+PrimFunc Gmm(int64_t m, int64_t n, int64_t k) {
+  return Workload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}});
+}
+
+std::vector<Schedule> ApplyRule(const Target& target, const PrimFunc& func, int64_t seed,
+                                const nlohmann::json& params = nlohmann::json::object()) {
+  ScheduleRulePtr rule = rule_testing::Make(NewPackedPanelGemm(target, params));
+  Schedule sch = Schedule::Create(func, seed);
+  return rule_testing::ApplyAt(*rule, &sch, testing::FirstReductionBlock(func));
+}
+
+// The decisions of the instructions named `kind` in `sch`'s trace, in order.
+std::vector<std::vector<int64_t>> Decisions(const Trace& trace, const std::string& kind) {
+  std::vector<std::vector<int64_t>> decisions;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    if (trace.insts()[i].kind->name == kind) decisions.push_back(trace.decision(i).AsIntArray());
+  }
+  return decisions;
+}
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+bool LeftToNoRule(const Schedule& sch, const PrimFunc& func) {
+  const Block block = rule_testing::GetBlock(sch.func(), testing::FirstReductionBlock(func));
+  auto it = block->annotations.find(attr::kScheduleRule);
+  return it != block->annotations.end() && std::get<std::string>(it->second) == "None";
+}
+
+// Every space of `func` on a few seeds: correct in the interpreter, replayable, and built by
+// the C backend to the reference's outputs. Returns how many tiled spaces were checked.
+int CheckAllSpaces(const PrimFunc& func, int seeds) {
+  int checked = 0;
+  for (int64_t seed = 0; seed < seeds; ++seed) {
+    std::vector<Schedule> spaces = ApplyRule(Cpu(), func, seed);
+    EXPECT_EQ(spaces.size(), 4u) << "three tiled spaces and the untouched block";
+    for (size_t s = 0; s + 1 < spaces.size(); ++s) {
+      const Schedule& sch = spaces[s];
+      EXPECT_TRUE(LeftToNoRule(sch, func));
+      absl::Status correct = testing::CheckScheduleCorrect(sch, func, seed);
+      EXPECT_TRUE(correct.ok()) << "space " << s << " seed " << seed << ": " << correct;
+      absl::Status built = testing::CheckCBackendMatches(func, sch.func(), seed);
+      EXPECT_TRUE(built.ok()) << "space " << s << " seed " << seed << ": " << built;
+      ++checked;
+    }
+  }
+  return checked;
+}
+
+TEST(PackedPanelGemmTest, RoundGemmSpacesMatchTheReference) {
+  EXPECT_EQ(CheckAllSpaces(Gmm(32, 128, 48), 3), 9);
+}
+
+TEST(PackedPanelGemmTest, PrimeGemmSpacesMatchTheReference) {
+  EXPECT_EQ(CheckAllSpaces(Gmm(37, 67, 23), 3), 9);
+}
+
+TEST(PackedPanelGemmTest, DenseWithEpilogueSpacesMatchTheReference) {
+  EXPECT_EQ(CheckAllSpaces(Workload("DENSE_BIAS_RELU", {{"M", 24}, {"N", 80}, {"K", 40}}), 2), 6);
+}
+
+TEST(PackedPanelGemmTest, PrimeExtentsSampleNonDividingTiles) {
+  const PrimFunc func = Gmm(127, 257, 509);
+  int non_dividing = 0;
+  for (int64_t seed = 0; seed < 8; ++seed) {
+    std::vector<Schedule> spaces = ApplyRule(Cpu(), func, seed);
+    ASSERT_EQ(spaces.size(), 4u);
+    for (size_t s = 0; s < 3; ++s) {
+      std::vector<std::vector<int64_t>> padded = Decisions(spaces[s].trace(), "SamplePaddedTile");
+      ASSERT_EQ(padded.size(), 2u);  // rows, columns
+      EXPECT_LE(padded[0].back(), dlight::kMaxTileRows);
+      EXPECT_LE(padded[1].back(), dlight::kMaxTileColumns);
+      EXPECT_GE(Product(padded[0]), 127);
+      EXPECT_GE(Product(padded[1]), 257);
+      non_dividing += Product(padded[0]) != 127;
+      non_dividing += Product(padded[1]) != 257;
+      // Only the K-blocked space splits K, perfectly.
+      std::vector<std::vector<int64_t>> k = Decisions(spaces[s].trace(), "SamplePerfectTile");
+      ASSERT_EQ(k.size(), s == 1 ? 1u : 0u);
+      if (!k.empty()) {
+        EXPECT_EQ(Product(k[0]), 509);
+      }
+      absl::Status replay = testing::CheckReplay(spaces[s], func);
+      EXPECT_TRUE(replay.ok()) << replay;
+    }
+  }
+  EXPECT_GT(non_dividing, 0);
+}
+
+TEST(PackedPanelGemmTest, TheDefaultIsAPointOfTheSpaceWithMutableTiles) {
+  const PrimFunc func = Gmm(64, 256, 96);
+  absl::StatusOr<std::optional<Schedule>> def = dlight::NewCpuDefaultRule()->Apply(func, Cpu());
+  ASSERT_TRUE(def.ok()) << def.status();
+  ASSERT_TRUE(def->has_value());
+  const Trace& trace = (*def)->trace();
+  // 4 x 64 tiles, one tile per panel, as docs/default-schedules.md says.
+  std::vector<std::vector<int64_t>> padded = Decisions(trace, "SamplePaddedTile");
+  ASSERT_EQ(padded.size(), 2u);
+  EXPECT_EQ(padded[0], (std::vector<int64_t>{16, 4}));
+  EXPECT_EQ(padded[1], (std::vector<int64_t>{4, 1, 64}));
+  // A mutator's change of the tile (8 x 32, two tiles per panel) replays to a correct program.
+  Trace mutated = trace;
+  int changed = 0;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    if (trace.insts()[i].kind->name != std::string("SamplePaddedTile")) continue;
+    mutated =
+        mutated.WithDecision(i,
+                             InstValue::IntArray(changed == 0 ? std::vector<int64_t>{8, 8}
+                                                              : std::vector<int64_t>{4, 2, 32}),
+                             /*remove_postproc=*/false);
+    ++changed;
+  }
+  Schedule replayed = Schedule::Create(func, 0);
+  ASSERT_TRUE(mutated.ApplyTo(&replayed, /*remove_postproc=*/false).ok());
+  EXPECT_EQ(Decisions(replayed.trace(), "SamplePaddedTile")[1], (std::vector<int64_t>{4, 2, 32}));
+  absl::Status correct = testing::CheckSameOutputs(func, replayed.func());
+  EXPECT_TRUE(correct.ok()) << correct;
+  absl::Status built = testing::CheckCBackendMatches(func, replayed.func());
+  EXPECT_TRUE(built.ok()) << built;
+}
+
+TEST(PackedPanelGemmTest, LeavesOtherBlocksAndTargetsAlone) {
+  // A GEMV is no GEMM (no J): the block comes back untouched.
+  EXPECT_EQ(ApplyRule(Cpu(), Workload("GEMV", {{"M", 8}, {"K", 64}}), 0).size(), 1u);
+  EXPECT_EQ(ApplyRule(Cuda(), Gmm(32, 128, 48), 0).size(), 1u);
+  // One layout asked for, one tiled space.
+  EXPECT_EQ(ApplyRule(Cpu(), Gmm(32, 128, 48), 0, {{"layouts", {"packed_k_blocked"}}}).size(), 2u);
+  absl::StatusOr<ScheduleRulePtr> bad = NewPackedPanelGemm(Cpu(), {{"layouts", {"tiled"}}});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("layouts"), std::string::npos);
+}
+
+TEST(PackedPanelGemmTest, IsADefaultCpuRuleBeforeMultiLevelTiling) {
+  absl::StatusOr<std::vector<ScheduleRulePtr>> rules =
+      DefaultScheduleRules(Cpu(), nlohmann::json::object());
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  std::vector<std::string> names;
+  for (const ScheduleRulePtr& r : *rules) names.push_back(r->name());
+  auto packed = std::find(names.begin(), names.end(), "PackedPanelGemm");
+  auto mlt = std::find(names.begin(), names.end(), "MultiLevelTiling");
+  ASSERT_NE(packed, names.end());
+  EXPECT_LT(packed, mlt);
+}
+
+}  // namespace
+}  // namespace tessera
