@@ -195,7 +195,11 @@ TEST(TuneTest, CostModelTrainedOnOneRunRanksHeldOutCandidatesBetterThanChance) {
     absl::StatusOr<PrimFunc> program = Replayed(gmm, r.trace_json);
     ASSERT_TRUE(program.ok()) << program.status();
     features.push_back(*ExtractFeatures(*program, options.target));
-    costs.push_back(r.mean_secs());
+    // The fastest repeat, not the mean: it carries less of other processes' time slices. On an
+    // oversubscribed machine parallel candidates still wait out slices of milliseconds and the
+    // costs become noise no model can rank (seen with 3 builds beside it); ctest runs this
+    // test alone (SERIAL).
+    costs.push_back(*std::min_element(r.run_secs.begin(), r.run_secs.end()));
   }
   ASSERT_GE(features.size(), 80u);
   size_t train = features.size() * 3 / 4;
