@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -75,6 +76,30 @@ inline std::string Submit(ServiceCluster* cluster, std::vector<std::string> args
   }
   return FirstLine(r.out);
 }
+
+// A failed command: exit 1, one line on stderr ("tessera: error: ...") naming `code`.
+inline void ExpectOneLineError(const CommandResult& r, const std::string& code,
+                               const std::string& what) {
+  EXPECT_EQ(r.exit_code, 1) << what << ": " << r.out << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << what << ":\n" << r.err;
+  EXPECT_NE(r.err.find("tessera: error: "), std::string::npos) << what << ": " << r.err;
+  EXPECT_NE(r.err.find(code), std::string::npos) << what << ": " << r.err;
+}
+
+// A test with a `tessera serve` on loopback and no workers, in a scratch directory named after
+// the test.
+class OneServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    cluster_ = std::make_unique<ServiceCluster>(TesseraBinary(), ScratchDir(info->name()));
+    BeforeServerStarts();
+    ASSERT_TRUE(cluster_->StartServer().ok()) << cluster_->Logs();
+  }
+  // What a test needs in the scratch directory before the server starts (records to serve).
+  virtual void BeforeServerStarts() {}
+  std::unique_ptr<ServiceCluster> cluster_;
+};
 
 }  // namespace testing
 }  // namespace tessera

@@ -1,29 +1,13 @@
-// The client commands (`submit`, `jobs`, `status`, `watch`, `cancel`, `best --server`)
-// against a real server on loopback with no workers: what they print, and their one-line
-// errors with the gRPC status code.
+// `tessera submit` (cli/submit_command.cc) against a real server on loopback with no workers:
+// what it prints, that the job is then listed with what it waits for, and its one-line errors
+// with the gRPC status code.
 #include "tests/cli/service_test_util.h"
 
 namespace tessera {
 namespace testing {
 namespace {
 
-class SubmitCommandTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    cluster_ = std::make_unique<ServiceCluster>(TesseraBinary(), ScratchDir(info->name()));
-    ASSERT_TRUE(cluster_->StartServer().ok()) << cluster_->Logs();
-  }
-  // A failed command: exit 1, one line on stderr naming `code`.
-  void ExpectOneLineError(const CommandResult& r, const std::string& code,
-                          const std::string& what) {
-    EXPECT_EQ(r.exit_code, 1) << what << ": " << r.out << r.err;
-    EXPECT_EQ(CountLines(r.err), 1) << what << ":\n" << r.err;
-    EXPECT_NE(r.err.find("tessera: error: "), std::string::npos) << what << ": " << r.err;
-    EXPECT_NE(r.err.find(code), std::string::npos) << what << ": " << r.err;
-  }
-  std::unique_ptr<ServiceCluster> cluster_;
-};
+using SubmitCommandTest = OneServerTest;
 
 TEST_F(SubmitCommandTest, SubmitPrintsTheJobIdAndTheJobIsListed) {
   CommandResult r = cluster_->RunClient(
@@ -59,23 +43,6 @@ TEST_F(SubmitCommandTest, SubmitPrintsTheJobIdAndTheJobIsListed) {
   EXPECT_FALSE(parsed["job_id"].get<std::string>().empty());
 }
 
-TEST_F(SubmitCommandTest, CancelledJobEndsItsWatch) {
-  CommandResult r = cluster_->RunClient({"submit", "GMM:M=64,N=64,K=64", "--trials", "8"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string job = FirstLine(r.out);
-  CommandResult cancel = cluster_->RunClient({"cancel", job});
-  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
-  EXPECT_NE(cancel.out.find("cancelled"), std::string::npos) << cancel.out;
-  CommandResult watch = cluster_->RunClient({"watch", job}, 30);
-  // Progress lines, then the error as the last line.
-  EXPECT_EQ(watch.exit_code, 1) << watch.err;
-  std::string last = watch.err.substr(watch.err.rfind('\n', watch.err.size() - 2) + 1);
-  EXPECT_EQ(last, "tessera: error: job " + job + " was cancelled\n") << watch.err;
-  CommandResult listed = cluster_->RunClient({"jobs", "--state", "cancelled", "--json"});
-  ASSERT_EQ(listed.exit_code, 0) << listed.err;
-  EXPECT_NE(listed.out.find(job), std::string::npos) << listed.out;
-}
-
 TEST_F(SubmitCommandTest, BadRequestsGetOneLineWithTheStatusCode) {
   ExpectOneLineError(cluster_->RunClient({"submit", "GMM", "--trials", "0"}), "INVALID_ARGUMENT",
                      "zero budget");
@@ -83,23 +50,6 @@ TEST_F(SubmitCommandTest, BadRequestsGetOneLineWithTheStatusCode) {
                      "INVALID_ARGUMENT", "unknown workload");
   ExpectOneLineError(cluster_->RunClient({"submit", "GMM", "--trials", "8", "--target", "tpu"}),
                      "INVALID_ARGUMENT", "unknown target");
-  ExpectOneLineError(cluster_->RunClient({"status", "job-does-not-exist"}), "NOT_FOUND",
-                     "unknown job");
-  ExpectOneLineError(cluster_->RunClient({"cancel", "job-does-not-exist"}), "NOT_FOUND",
-                     "cancel of an unknown job");
-  ExpectOneLineError(cluster_->RunClient({"watch", "job-does-not-exist"}), "NOT_FOUND",
-                     "watch of an unknown job");
-  ExpectOneLineError(cluster_->RunClient({"best", "GMM:M=64,N=64,K=64"}), "no verified record",
-                     "best without records");
-  ExpectOneLineError(cluster_->RunClient({"best", "GMM", "--db", cluster_->dir() + "/x.db"}),
-                     "either --db FILE or --server ADDR", "both --db and --server");
-  ExpectOneLineError(cluster_->RunClient({"jobs", "--state", "sleeping"}), "unknown state",
-                     "bad --state");
-  ExpectOneLineError(cluster_->Run({"jobs", "--server", "127.0.0.1:1", "--rpc-timeout", "5"}, 30),
-                     "UNAVAILABLE", "no server");
-  ExpectOneLineError(
-      cluster_->RunClient({"jobs", "--token-file", cluster_->dir() + "/missing.token"}),
-      "--token-file: cannot read", "missing token file");
 }
 
 }  // namespace

@@ -26,6 +26,26 @@ TempDir::~TempDir() {
   if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
+JobSpec TestJobSpec() {
+  JobSpec spec;
+  spec.workloads = {"GMM:M=32,N=32,K=32", "C2D"};
+  spec.target = "cpu";
+  spec.max_trials = 16;
+  spec.priority = 3;
+  spec.seed = 7;
+  spec.verify = false;
+  spec.name = "nightly";
+  return spec;
+}
+
+std::vector<NewCandidate> TestCandidates(int n) {
+  std::vector<NewCandidate> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back({"{\"trace\": " + std::to_string(i) + "}", "hash" + std::to_string(i), "{}"});
+  }
+  return out;
+}
+
 ServerOptions TestServerOptions(const TempDir& dir) {
   ServerOptions o;
   o.db_path = dir.Path("records.db");

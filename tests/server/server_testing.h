@@ -1,6 +1,7 @@
 // Helpers for the server tests: a temporary directory, a server on 127.0.0.1:0 over real SQLite
 // files, and a worker in miniature that talks gRPC to it and measures with a real
-// LocalMeasurer (the daemon itself, `tessera worker`, is tested end to end elsewhere).
+// LocalMeasurer (the daemon itself: tests/worker/daemon_test.cc, and as `tessera worker`
+// tests/cli/worker_command_test.cc).
 #ifndef TESSERA_TESTS_SERVER_SERVER_TESTING_H_
 #define TESSERA_TESTS_SERVER_SERVER_TESTING_H_
 
@@ -10,9 +11,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "proto/tessera.grpc.pb.h"
+#include "server/job_store.h"
 #include "server/server.h"
 
 namespace tessera {
@@ -31,6 +34,11 @@ class TempDir {
 
 // Options for a test server: records and state in `dir`, short leases and sweeps.
 ServerOptions TestServerOptions(const TempDir& dir);
+
+// A job of two workloads on cpu (16 trials, priority 3, seed 7, unverified, named "nightly"),
+// and `n` candidates with distinct traces and hashes: rows for the job store tests.
+JobSpec TestJobSpec();
+std::vector<NewCandidate> TestCandidates(int n);
 
 // A client context with "authorization: Bearer <token>" (none when empty) and a deadline.
 std::unique_ptr<grpc::ClientContext> Context(const std::string& token = "",

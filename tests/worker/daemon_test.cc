@@ -1,0 +1,150 @@
+// The worker daemon in process (worker/daemon.h) against a real tuning server in the same
+// process on 127.0.0.1:0 (tests/server/server_testing.h): it registers, measures a small job
+// to the end with real builds and runs, stops on Stop(), retries a server that is not there,
+// and gives up on a refused token. `tessera worker` as a process (signals, exit codes) is
+// tested in tests/cli/worker_command_test.cc. Every wait is bounded.
+#include "worker/daemon.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "server/server.h"
+#include "tests/server/server_testing.h"
+
+namespace tessera {
+namespace {
+
+using testing::TempDir;
+
+bool WaitFor(const std::function<bool()>& done, double seconds) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+WorkerDaemonOptions FastOptions(const TempDir& dir) {
+  WorkerDaemonOptions o;
+  o.target = "cpu";
+  o.build_parallelism = 2;
+  o.pull_wait_sec = 0.5;
+  o.rpc_timeout_sec = 10;
+  o.min_backoff_sec = 0.05;
+  o.max_backoff_sec = 0.2;
+  o.drain_timeout_sec = 30;
+  o.work_dir = dir.Path("work");
+  return o;
+}
+
+std::unique_ptr<WorkerDaemon> NewDaemon(const std::string& address, WorkerDaemonOptions o) {
+  o.server_label = address;
+  absl::StatusOr<std::unique_ptr<WorkerDaemon>> daemon = WorkerDaemon::Create(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()), std::move(o));
+  EXPECT_TRUE(daemon.ok()) << daemon.status();
+  return daemon.ok() ? *std::move(daemon) : nullptr;
+}
+
+// Run() on a thread; Stop() and join in Finish (bounded by the daemon's drain time-out).
+class Running {
+ public:
+  explicit Running(WorkerDaemon* daemon)
+      : daemon_(daemon), thread_([this] { status_ = daemon_->Run(); }) {}
+  ~Running() { Finish(); }
+  absl::Status Finish() {
+    if (thread_.joinable()) {
+      daemon_->Stop();
+      thread_.join();
+    }
+    return status_;
+  }
+
+ private:
+  WorkerDaemon* daemon_;
+  absl::Status status_;
+  std::thread thread_;
+};
+
+TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
+  TempDir dir;
+  auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
+  std::unique_ptr<WorkerDaemon> daemon = NewDaemon(server->address(), FastOptions(dir));
+  ASSERT_NE(daemon, nullptr);
+  EXPECT_EQ(daemon->target().rfind("cpu", 0), 0u) << daemon->target();
+  Running running(daemon.get());
+  ASSERT_TRUE(WaitFor([&] { return server->dispatcher()->Workers().size() == 1; }, 30));
+  EXPECT_EQ(server->dispatcher()->Workers()[0].devices.at(0).target, daemon->target());
+
+  v1::SubmitJobRequest request;
+  request.add_workloads("GMM:M=16,N=16,K=16");
+  request.set_target("cpu");
+  request.set_max_trials(4);
+  request.set_trials_per_iter(4);
+  request.set_cost_model("random");
+  request.set_seed(1);
+  v1::SubmitJobResponse submitted;
+  auto stub = testing::TuningStub(server->address());
+  ASSERT_TRUE(stub->SubmitJob(testing::Context().get(), request, &submitted).ok());
+  v1::JobRef ref;
+  ref.set_job_id(submitted.job_id());
+  v1::JobStatus status;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status.Clear();
+        return stub->GetJob(testing::Context().get(), ref, &status).ok() &&
+               (status.state() == v1::JOB_SUCCEEDED || status.state() == v1::JOB_FAILED);
+      },
+      240))
+      << status.DebugString();
+  EXPECT_EQ(status.state(), v1::JOB_SUCCEEDED) << status.DebugString();
+  EXPECT_EQ(status.trials(), 4) << status.DebugString();
+  EXPECT_TRUE(running.Finish().ok());
+  EXPECT_FALSE(daemon->abandoned());
+}
+
+TEST(WorkerDaemonTest, AnUnreachableServerIsRetriedUntilStop) {
+  TempDir dir;
+  // Port 1 on loopback: nothing listens there; every attempt fails at once.
+  std::unique_ptr<WorkerDaemon> daemon = NewDaemon("127.0.0.1:1", FastOptions(dir));
+  ASSERT_NE(daemon, nullptr);
+  Running running(daemon.get());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto start = std::chrono::steady_clock::now();
+  absl::Status status = running.Finish();
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10)
+      << "Stop() ends the back-off";
+  EXPECT_FALSE(daemon->abandoned());
+}
+
+TEST(WorkerDaemonTest, ARefusedTokenEndsRunWithTheServersCode) {
+  TempDir dir;
+  ServerOptions options = testing::TestServerOptions(dir);
+  options.worker_tokens = {"the-worker-token"};
+  auto server = TuningServer::Start(options).value();
+  WorkerDaemonOptions o = FastOptions(dir);
+  o.token = "not-the-token";
+  std::unique_ptr<WorkerDaemon> daemon = NewDaemon(server->address(), o);
+  ASSERT_NE(daemon, nullptr);
+  absl::Status status;
+  std::atomic<bool> done{false};
+  std::thread thread([&] {
+    status = daemon->Run();
+    done = true;
+  });
+  bool returned = WaitFor([&] { return done.load(); }, 30);
+  if (!returned) daemon->Stop();
+  thread.join();
+  ASSERT_TRUE(returned) << "Run() kept retrying a refused token";
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated) << status;
+  EXPECT_TRUE(server->dispatcher()->Workers().empty());
+}
+
+}  // namespace
+}  // namespace tessera
