@@ -30,7 +30,8 @@ absl::StatusOr<ScheduleRulePtr> NewMultiLevelTiling(const Target& target,
 
 // CPU: the register-tiled, packed-panel GEMM of the default schedule with sampled tiles, one
 // design space per loop nest (rules/default/tiled_matmul.h). Keys: layouts (list of "packed",
-// "packed_k_blocked", "unpacked"; all three by default). On other targets it never applies.
+// "packed_k_blocked", "unpacked"; all three by default), keep_untiled (bool, true: the block
+// untouched is one more branch, for MultiLevelTiling). On other targets it never applies.
 absl::StatusOr<ScheduleRulePtr> NewPackedPanelGemm(const Target& target,
                                                    const nlohmann::json& params);
 

@@ -24,7 +24,6 @@ namespace {
 
 // Convolution register tiles: at most kMaxAccumulators vectors of kLanes floats (of the 32
 // AVX-512 registers, the rest hold the broadcast input and addresses) and kMaxConvRows pixels.
-constexpr int64_t kLanes = 16;
 constexpr int64_t kMaxAccumulators = 28;
 constexpr int64_t kMaxConvRows = 7;
 

@@ -14,7 +14,6 @@ namespace {
 
 // The default's tile: kDefaultRows x kMaxTileColumns accumulators (16 AVX-512 vectors).
 constexpr int64_t kDefaultRows = 4;
-constexpr int64_t kLanes = 16;
 // Packing B per column panel needs enough panels for the parallel loop (2+ per core). Even 5
 // panels (GMM 127x257x509: 3 on one thread, 2 on the other) ran faster packed than as 160
 // fused unpacked tiles on the 2-core machine.
@@ -83,28 +82,39 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& bloc
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<ExprRV> row_factors,
       sch->SamplePaddedTile(loops.i, k_blocked ? 3 : 2, kMaxTileRows, tiling.rows));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> column_factors,
-                           sch->SamplePaddedTile(loops.j, 3, kMaxTileColumns, tiling.columns));
+  // Columns come in whole vectors: J is split by the vector length first and only the number
+  // of vectors is sampled, so every draw of the space has vector-sized tile columns.
+  const int64_t lanes = FloorPowerOfTwo(loops.extent_j, kLanes);
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j_lanes,
+                           sch->Split(loops.j, {InstValue(), InstValue::Int(lanes)}));
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<ExprRV> column_factors,
+      sch->SamplePaddedTile(j_lanes[0], 3, kMaxTileColumns / lanes, tiling.columns));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> i, sch->Split(loops.i, Factors(row_factors)));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j, sch->Split(loops.j, Factors(column_factors)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j, sch->Split(j_lanes[0], Factors(column_factors)));
+  j.push_back(j_lanes[1]);
   std::vector<LoopRV> k = {loops.k};
   if (k_blocked) {
+    // The sampled innermost factor (at most kMaxKBlocks) is the number of K blocks, the outer
+    // loop: every draw keeps blocks of at least K / kMaxKBlocks.
     TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> k_factors,
-                             sch->SamplePerfectTile(loops.k, 2, -1, tiling.k));
-    TESSERA_ASSIGN_OR_RETURN(k, sch->Split(loops.k, Factors(k_factors)));
+                             sch->SamplePerfectTile(loops.k, 2, kMaxKBlocks, tiling.k));
+    TESSERA_ASSIGN_OR_RETURN(
+        k, sch->Split(loops.k, {InstValue::Of(k_factors[1]), InstValue::Of(k_factors[0])}));
   }
   const LoopRV tile_rows = i.back();
-  const LoopRV tile_columns = j[2];
+  const LoopRV tile_vectors = j[2];
+  const LoopRV tile_lanes = j[3];
   std::vector<LoopRV> outer = {j[0]};  // fused and parallel
   if (loops.has_batch) outer.insert(outer.begin(), loops.batch);
   switch (tiling.layout) {
     case MatmulLayout::kPacked:
     case MatmulLayout::kUnpacked:
-      TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2]}));
+      TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2], j[3]}));
       if (!pack) outer.insert(outer.end(), {i[0], j[1]});
       break;
     case MatmulLayout::kPackedKBlocked:
-      TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], k[0], i[1], j[1], k[1], i[2], j[2]}));
+      TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], k[0], i[1], j[1], k[1], i[2], j[2], j[3]}));
       outer.push_back(i[0]);
       break;
   }
@@ -126,7 +136,8 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& bloc
   TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, k[0]).status());
   TESSERA_RETURN_IF_ERROR(sch->Parallel(parallel));
   TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_rows));
-  if (LoopExtent(*sch, tile_columns) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(tile_columns));
+  TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_vectors));
+  if (lanes > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(tile_lanes));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
   if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
   return absl::OkStatus();
@@ -146,7 +157,8 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g) {
   tiling.layout = batch * CeilDiv(extent_j, columns) >= kMinPanels ? MatmulLayout::kPacked
                                                                    : MatmulLayout::kUnpacked;
   tiling.rows = InstValue::IntArray({CeilDiv(extent_i, rows), rows});
-  tiling.columns = InstValue::IntArray({CeilDiv(extent_j, columns), 1, columns});
+  const int64_t lanes = FloorPowerOfTwo(extent_j, kLanes);
+  tiling.columns = InstValue::IntArray({CeilDiv(extent_j, columns), 1, columns / lanes});
   return tiling;
 }
 

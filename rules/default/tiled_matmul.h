@@ -19,11 +19,16 @@ namespace dlight {
 // The largest register tile the samplers draw: rows (unrolled) and columns (vectorized).
 constexpr int64_t kMaxTileRows = 16;
 constexpr int64_t kMaxTileColumns = 64;
+// The vector length in floats (AVX-512); tile columns are whole vectors of it.
+constexpr int64_t kLanes = 16;
+// The most K blocks the K-blocked nest samples (blocks of at least K / kMaxKBlocks).
+constexpr int64_t kMaxKBlocks = 16;
 
 // Which loop nest TiledMatmul builds. A trace replays the same instructions whatever its
 // decisions, so the three nests are three design spaces, not a sampled choice.
 enum class MatmulLayout {
-  // (S, J_o | pack | I_o, J_m | K, I_i, J_i): a K x panel-columns panel of B copied per panel,
+  // (S, J_o | pack | I_o, J_m | K, I_i, J_i): (J_i: vectors unrolled, lanes vectorized) a K x
+  // panel-columns panel of B copied per panel,
   // the C tile accumulated in a local tile written back per tile.
   kPacked,
   // (S, J_o, I_b | K_o | pack | I_o, J_m | K_i, I_i, J_i): as kPacked with K cut into blocks, a
@@ -41,10 +46,11 @@ struct MatmulTiling {
   // SamplePaddedTile of the fused I loop: [tiles, rows] (kPackedKBlocked: [blocks, tiles,
   // rows]), rows at most kMaxTileRows.
   InstValue rows;
-  // SamplePaddedTile of the fused J loop: [panels, tiles per panel, columns], columns at most
-  // kMaxTileColumns.
+  // SamplePaddedTile of the fused J loop's vectors (J split by kLanes first): [panels, tiles
+  // per panel, vectors per tile], at most kMaxTileColumns / kLanes vectors.
   InstValue columns;
-  // kPackedKBlocked only: SamplePerfectTile of the fused K loop, [blocks, block length].
+  // kPackedKBlocked only: SamplePerfectTile of the fused K loop, [block length, blocks] (the
+  // split takes them in the other order), at most kMaxKBlocks blocks.
   InstValue k;
 };
 

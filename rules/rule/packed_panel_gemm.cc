@@ -33,7 +33,8 @@ using dlight::MatmulTiling;
 
 class PackedPanelGemm : public ScheduleRule {
  public:
-  explicit PackedPanelGemm(std::vector<MatmulLayout> layouts) : layouts_(std::move(layouts)) {}
+  PackedPanelGemm(std::vector<MatmulLayout> layouts, bool keep_untiled)
+      : layouts_(std::move(layouts)), keep_untiled_(keep_untiled) {}
   std::string name() const override { return "PackedPanelGemm"; }
 
   absl::StatusOr<std::vector<Schedule>> Apply(Schedule* sch, BlockRV block) const override {
@@ -51,7 +52,7 @@ class PackedPanelGemm : public ScheduleRule {
       if (!tiled.Annotate(block, attr::kScheduleRule, InstValue::String("None")).ok()) continue;
       result.push_back(std::move(tiled));
     }
-    result.push_back(std::move(*sch));
+    if (keep_untiled_ || result.empty()) result.push_back(std::move(*sch));
     return result;
   }
 
@@ -78,13 +79,16 @@ class PackedPanelGemm : public ScheduleRule {
   }
 
   std::vector<MatmulLayout> layouts_;
+  bool keep_untiled_;
 };
 
 }  // namespace
 
 absl::StatusOr<ScheduleRulePtr> NewPackedPanelGemm(const Target& target,
                                                    const nlohmann::json& params) {
-  TESSERA_ASSIGN_OR_RETURN(RuleParams p, RuleParams::Parse("PackedPanelGemm", params, {"layouts"}));
+  TESSERA_ASSIGN_OR_RETURN(
+      RuleParams p, RuleParams::Parse("PackedPanelGemm", params, {"layouts", "keep_untiled"}));
+  TESSERA_ASSIGN_OR_RETURN(bool keep_untiled, p.Bool("keep_untiled", true));
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names,
                            p.StringList("layouts", {"packed", "packed_k_blocked", "unpacked"}));
   std::vector<MatmulLayout> layouts;
@@ -102,7 +106,7 @@ absl::StatusOr<ScheduleRulePtr> NewPackedPanelGemm(const Target& target,
   // The loop nests are CPU ones (parallel loops, a local C tile); on other targets the rule
   // never applies.
   if (!target.is_cpu()) layouts.clear();
-  return std::make_shared<const PackedPanelGemm>(std::move(layouts));
+  return std::make_shared<const PackedPanelGemm>(std::move(layouts), keep_untiled);
 }
 
 }  // namespace tessera

@@ -101,18 +101,19 @@ TEST(PackedPanelGemmTest, PrimeExtentsSampleNonDividingTiles) {
     ASSERT_EQ(spaces.size(), 4u);
     for (size_t s = 0; s < 3; ++s) {
       std::vector<std::vector<int64_t>> padded = Decisions(spaces[s].trace(), "SamplePaddedTile");
-      ASSERT_EQ(padded.size(), 2u);  // rows, columns
+      ASSERT_EQ(padded.size(), 2u);  // rows, column vectors (257 columns: 17 vectors)
       EXPECT_LE(padded[0].back(), dlight::kMaxTileRows);
-      EXPECT_LE(padded[1].back(), dlight::kMaxTileColumns);
+      EXPECT_LE(padded[1].back(), dlight::kMaxTileColumns / dlight::kLanes);
       EXPECT_GE(Product(padded[0]), 127);
-      EXPECT_GE(Product(padded[1]), 257);
+      EXPECT_GE(Product(padded[1]), 17);
       non_dividing += Product(padded[0]) != 127;
-      non_dividing += Product(padded[1]) != 257;
+      non_dividing += Product(padded[1]) != 17;
       // Only the K-blocked space splits K, perfectly.
       std::vector<std::vector<int64_t>> k = Decisions(spaces[s].trace(), "SamplePerfectTile");
       ASSERT_EQ(k.size(), s == 1 ? 1u : 0u);
       if (!k.empty()) {
         EXPECT_EQ(Product(k[0]), 509);
+        EXPECT_LE(k[0].back(), dlight::kMaxKBlocks);
       }
       absl::Status replay = testing::CheckReplay(spaces[s], func);
       EXPECT_TRUE(replay.ok()) << replay;
@@ -131,7 +132,7 @@ TEST(PackedPanelGemmTest, TheDefaultIsAPointOfTheSpaceWithMutableTiles) {
   std::vector<std::vector<int64_t>> padded = Decisions(trace, "SamplePaddedTile");
   ASSERT_EQ(padded.size(), 2u);
   EXPECT_EQ(padded[0], (std::vector<int64_t>{16, 4}));
-  EXPECT_EQ(padded[1], (std::vector<int64_t>{4, 1, 64}));
+  EXPECT_EQ(padded[1], (std::vector<int64_t>{4, 1, 4}));  // 4 panels of 4 vectors of 16
   // A mutator's change of the tile (8 x 32, two tiles per panel) replays to a correct program.
   Trace mutated = trace;
   int changed = 0;
@@ -140,13 +141,13 @@ TEST(PackedPanelGemmTest, TheDefaultIsAPointOfTheSpaceWithMutableTiles) {
     mutated =
         mutated.WithDecision(i,
                              InstValue::IntArray(changed == 0 ? std::vector<int64_t>{8, 8}
-                                                              : std::vector<int64_t>{4, 2, 32}),
+                                                              : std::vector<int64_t>{4, 2, 2}),
                              /*remove_postproc=*/false);
     ++changed;
   }
   Schedule replayed = Schedule::Create(func, 0);
   ASSERT_TRUE(mutated.ApplyTo(&replayed, /*remove_postproc=*/false).ok());
-  EXPECT_EQ(Decisions(replayed.trace(), "SamplePaddedTile")[1], (std::vector<int64_t>{4, 2, 32}));
+  EXPECT_EQ(Decisions(replayed.trace(), "SamplePaddedTile")[1], (std::vector<int64_t>{4, 2, 2}));
   absl::Status correct = testing::CheckSameOutputs(func, replayed.func());
   EXPECT_TRUE(correct.ok()) << correct;
   absl::Status built = testing::CheckCBackendMatches(func, replayed.func());
@@ -159,6 +160,8 @@ TEST(PackedPanelGemmTest, LeavesOtherBlocksAndTargetsAlone) {
   EXPECT_EQ(ApplyRule(Cuda(), Gmm(32, 128, 48), 0).size(), 1u);
   // One layout asked for, one tiled space.
   EXPECT_EQ(ApplyRule(Cpu(), Gmm(32, 128, 48), 0, {{"layouts", {"packed_k_blocked"}}}).size(), 2u);
+  // Without the untouched block, MultiLevelTiling gets no branch of a GEMM.
+  EXPECT_EQ(ApplyRule(Cpu(), Gmm(32, 128, 48), 0, {{"keep_untiled", false}}).size(), 3u);
   absl::StatusOr<ScheduleRulePtr> bad = NewPackedPanelGemm(Cpu(), {{"layouts", {"tiled"}}});
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("layouts"), std::string::npos);
