@@ -39,6 +39,8 @@ struct TuneCommandOptions {
   bool json = false;
   std::vector<std::string> input_shapes;  // for .onnx models: NAME=D0,D1,...
   std::string rule_params = "{}";         // JSON: default rule name -> its parameters
+  std::string overlap_builds = "auto";    // MeasureConfig::overlap_builds: auto, on, off
+  int build_threads = 0;                  // MeasureConfig::build_parallelism
 };
 
 std::string FormatDuration(double seconds) {
@@ -97,6 +99,15 @@ int RunTune(const TuneCommandOptions& o) {
     return ReportError(absl::InvalidArgumentError(
         absl::StrCat("tune: --rule-params: not a JSON object of rule names: ", o.rule_params)));
   }
+  BuildOverlap overlap = BuildOverlap::kAuto;
+  if (o.overlap_builds == "on") {
+    overlap = BuildOverlap::kOn;
+  } else if (o.overlap_builds == "off") {
+    overlap = BuildOverlap::kOff;
+  } else if (o.overlap_builds != "auto") {
+    return ReportError(absl::InvalidArgumentError(absl::StrCat(
+        "tune: --overlap-builds: expected auto, on or off, got '", o.overlap_builds, "'")));
+  }
   absl::StatusOr<Target> target = ResolveRunnableTarget(o.target);
   if (!target.ok()) return ReportError(target.status());
   absl::StatusOr<std::unique_ptr<Database>> db = OpenDatabase(o.db_path);
@@ -119,6 +130,8 @@ int RunTune(const TuneCommandOptions& o) {
   options.measure.runner.min_repeat_ms = o.min_repeat_ms;
   options.measure.runner.timeout_sec = o.timeout;
   options.measure.runner.seed = static_cast<uint64_t>(o.seed);
+  options.measure.overlap_builds = overlap;
+  options.measure.build_parallelism = o.build_threads;
 
   std::vector<TuneTaskSpec> tasks;
   for (const FunctionList::Entry& e : *entries) tasks.push_back({e.label, e.func, 1.0});
@@ -269,6 +282,12 @@ Command RegisterTuneCommand(CLI::App* root) {
   app->add_option("--rule-params", o->rule_params,
                   "JSON object: default schedule rules made with other parameters, by rule name, "
                   "e.g. '{\"MultiLevelTiling\": {\"pad_odd_extents\": true}}'")
+      ->capture_default_str();
+  app->add_option("--build-threads", o->build_threads,
+                  "Concurrent compilations (default: all cores)");
+  app->add_option("--overlap-builds", o->overlap_builds,
+                  "Compile candidates while earlier ones run: auto (only with cores that neither "
+                  "the compilers nor the kernels use), on, off")
       ->capture_default_str();
   return {app, [o]() { return RunTune(*o); }};
 }

@@ -125,5 +125,25 @@ TEST(TuneCommandTest, RuleParamsMakeTheDefaultRulesWithOtherParameters) {
       << unknown_param.stdout_text;
 }
 
+TEST(TuneCommandTest, OverlapBuildsIsAutoOnOrOff) {
+  const std::string dir = ScratchDir("tune_overlap");
+  // Forced on: the batch is built and run as a pipeline and every trial is stored.
+  nlohmann::json summary = RunTesseraJson(
+      std::string("tune ") + kSmallGmm + " --db " + dir + "/on.db --trials 4 " +
+      "--trials-per-iter 4 --threads 1 --build-threads 2 --overlap-builds on --json " + kQuickRuns);
+  ASSERT_TRUE(summary.is_object()) << summary;
+  EXPECT_EQ(summary["trials"], 4);
+  EXPECT_EQ(summary["tasks"][0]["verified"], true);
+
+  Output bad = RunTessera(std::string("tune ") + kSmallGmm + " --db " + dir +
+                          "/bad.db --trials 4 --overlap-builds sometimes");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_TRUE(OneLine(bad.stdout_text)) << bad.stdout_text;
+  EXPECT_NE(bad.stdout_text.find("tune: --overlap-builds: expected auto, on or off, got "
+                                 "'sometimes'"),
+            std::string::npos)
+      << bad.stdout_text;
+}
+
 }  // namespace
 }  // namespace tessera
