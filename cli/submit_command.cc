@@ -25,6 +25,7 @@ struct SubmitOptions {
   std::string cost_model;
   std::string task_scheduler;
   std::string name;
+  std::string rule_params;  // JSON, as tune's --rule-params; empty: the defaults
   bool no_verify = false;
   bool watch = false;
   bool json = false;
@@ -51,6 +52,7 @@ int RunSubmit(const SubmitOptions& o) {
   request.set_priority(o.priority);
   request.set_skip_verify(o.no_verify);
   request.set_name(o.name);
+  request.set_rule_params(o.rule_params);
   auto stub = v1::TuningService::NewStub(client->channel);
   grpc::ClientContext context;
   client->Prepare(&context);
@@ -94,6 +96,9 @@ Command RegisterSubmitCommand(CLI::App* root) {
   app->add_option("--cost-model", o->cost_model, "xgb (default) or random");
   app->add_option("--task-scheduler", o->task_scheduler, "gradient (default) or round-robin");
   app->add_option("--name", o->name, "A name for people");
+  app->add_option("--rule-params", o->rule_params,
+                  "JSON object: default schedule rules made with other parameters, by rule name "
+                  "(as tune's --rule-params)");
   app->add_flag("--no-verify", o->no_verify,
                 "Do not check new bests against the reference (they stay unverified)");
   app->add_flag("--watch", o->watch, "Follow the job until it ends (as `tessera watch`)");

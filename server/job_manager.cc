@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "ir/serialize.h"
 #include "ir/structural_hash.h"
 #include "ir/target.h"
+#include "rules/registry.h"
 #include "server/remote_measurer.h"
 #include "tuner/tuning_job.h"
 #include "worker/host.h"
@@ -69,6 +71,15 @@ absl::Status ValidateSpec(JobSpec* spec, const JobManagerOptions& options) {
   }
   if (spec->name.size() > kMaxNameLength) {
     return Field("name", absl::StrCat("longer than ", kMaxNameLength, " characters"));
+  }
+  if (!spec->rule_params.empty()) {
+    // Made here once, so that a bad rule name or parameter fails the submission, not the job.
+    const nlohmann::json params = nlohmann::json::parse(spec->rule_params, nullptr, false);
+    if (params.is_discarded() || !params.is_object()) {
+      return Field("rule_params", "not a JSON object of rule names");
+    }
+    absl::StatusOr<std::vector<ScheduleRulePtr>> rules = DefaultScheduleRules(*target, params);
+    if (!rules.ok()) return Field("rule_params", std::string(rules.status().message()));
   }
   return absl::OkStatus();
 }
@@ -362,6 +373,9 @@ absl::Status JobManager::RunJob(Job* job) {
   options.seed = spec.seed;
   options.num_threads = options_.search_threads;
   options.verify = spec.verify;
+  if (!spec.rule_params.empty()) {
+    options.rule_params = nlohmann::json::parse(spec.rule_params, nullptr, false);
+  }
   options.measure.runner = options_.runner;
   options.measure.runner.seed = static_cast<uint64_t>(spec.seed);
   options.measure.build_timeout_sec = options_.build_timeout_sec;

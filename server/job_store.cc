@@ -69,6 +69,7 @@ std::string JobSpec::ToJson() const {
   j["priority"] = priority;
   j["verify"] = verify;
   j["name"] = name;
+  if (!rule_params.empty()) j["rule_params"] = rule_params;
   return j.dump();
 }
 
@@ -91,6 +92,7 @@ absl::StatusOr<JobSpec> JobSpec::FromJson(const std::string& text) {
     s.priority = j.value("priority", 0);
     s.verify = j.value("verify", true);
     s.name = j.value("name", "");
+    s.rule_params = j.value("rule_params", "");
   } catch (const json::exception& e) {
     return absl::DataLossError(absl::StrCat("state database: malformed job spec: ", e.what()));
   }

@@ -49,6 +49,7 @@ struct JobSpec {
   int priority = 0;
   bool verify = true;
   std::string name;
+  std::string rule_params;  // JSON object: rule name -> parameters; empty: the defaults
 
   std::string ToJson() const;
   static absl::StatusOr<JobSpec> FromJson(const std::string& json);

@@ -194,6 +194,7 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
   spec.priority = request->priority();
   spec.verify = !request->skip_verify();
   spec.name = request->name();
+  spec.rule_params = request->rule_params();
   absl::StatusOr<std::string> id = jobs_->Submit(std::move(spec));
   if (!id.ok()) return ToGrpcStatus(id.status());
   response->set_job_id(*id);

@@ -165,6 +165,38 @@ TEST(JobManagerTest, RestoredBatchCommittedBeforeTheCrashIsNotCommittedTwice) {
   EXPECT_EQ(Records(server->database(), job), std::make_pair(size_t{16}, size_t{16}));
 }
 
+// A job's rule parameters are checked when it is submitted (a bad one fails the submission,
+// naming the rule or parameter) and stored with the job.
+TEST(JobManagerTest, RuleParamsAreCheckedAtSubmissionAndStoredWithTheJob) {
+  TempDir dir;
+  auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
+  JobSpec spec;
+  spec.workloads = {"GMM:M=32,N=32,K=32"};
+  spec.target = "cpu";
+  spec.max_trials = 8;
+  spec.rule_params = "{MultiLevelTiling";
+  absl::StatusOr<std::string> bad = server->jobs()->Submit(spec);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "rule_params: not a JSON object of rule names");
+  spec.rule_params = R"({"MultiLevelTilling": {}})";
+  bad = server->jobs()->Submit(spec);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message().rfind(
+                "rule_params: rule params: 'MultiLevelTilling' is not a default rule on cpu", 0),
+            0u)
+      << bad.status();
+  spec.rule_params = R"({"MultiLevelTiling": {"tile": 1}})";
+  bad = server->jobs()->Submit(spec);
+  EXPECT_NE(bad.status().message().find("unknown parameter 'tile'"), std::string::npos)
+      << bad.status();
+
+  spec.rule_params = R"({"MultiLevelTiling": {"max_innermost_factor": 4}})";
+  absl::StatusOr<std::string> job = server->jobs()->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(server->store()->GetJob(*job).value().spec.rule_params, spec.rule_params);
+  EXPECT_TRUE(server->jobs()->Cancel(*job).ok());
+}
+
 TEST(JobManagerTest, CancelStopsAJobMidBatch) {
   TempDir dir;
   auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
