@@ -14,6 +14,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace tessera {
 namespace cli_testing {
@@ -50,13 +51,10 @@ inline nlohmann::json RunTesseraJson(const std::string& args) {
   return j.is_discarded() ? nlohmann::json() : j;
 }
 
-// A fresh directory for one test (removed first if a previous run left it).
+// A fresh directory named after `name`, removed when the test ends (made in SetUpTestSuite:
+// when the suite ends), kept when it failed (tests/testing/scoped_temp_dir.h).
 inline std::string ScratchDir(const std::string& name) {
-  const std::filesystem::path dir =
-      std::filesystem::path(::testing::TempDir()) / (name + "_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
+  return testing::ScratchDirUntilTestEnds(name);
 }
 
 // The workload the command tests tune: small enough to build and run in a blink.

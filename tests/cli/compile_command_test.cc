@@ -10,6 +10,7 @@
 
 #include "frontend/npy.h"
 #include "gtest/gtest.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace tessera {
 namespace {
@@ -38,10 +39,9 @@ std::string Data(const std::string& name) {
   return std::string(TESSERA_SOURCE_DIR) + "/tests/frontend/data/" + name;
 }
 
+// A fresh directory, removed when the test ends (kept when it failed).
 std::string TempDir(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "/compile_command_test_" + name;
-  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
-  return dir;
+  return testing::ScratchDirUntilTestEnds("compile_command_test_" + name);
 }
 
 TEST(CompileCommandTest, MissingModelIsOneErrorLine) {

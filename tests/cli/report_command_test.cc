@@ -65,8 +65,8 @@ void TuneTwo(const std::string& db, const std::string& work) {
 
 TEST(ReportCommandTest, WritesOnePageWithOneCurvePerTask) {
   TempDir dir;
-  const std::string db = dir.File("tune.db"), page = dir.File("report.html");
-  TuneTwo(db, dir.File("work"));
+  const std::string db = dir.Path("tune.db"), page = dir.Path("report.html");
+  TuneTwo(db, dir.Path("work"));
   Output out = RunTessera("report --db " + db + " -o " + page);
   ASSERT_EQ(out.exit_code, 0) << out.text;
   EXPECT_EQ(out.text, "wrote " + page + ": 2 tasks, 16 trials\n");
@@ -76,7 +76,7 @@ TEST(ReportCommandTest, WritesOnePageWithOneCurvePerTask) {
   EXPECT_NE(html.find("Records: " + db), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   // An anchor for the first workload on the CPU: a row under its best schedule.
-  const std::string anchors = dir.File("anchors.jsonl");
+  const std::string anchors = dir.Path("anchors.jsonl");
   std::ofstream(anchors) << "\n{\"workload\": \"GMM:M=16,N=16,K=16\", \"target\": \"cpu\", "
                             "\"name\": \"test library\", \"seconds\": 1e-5}\n";
   out = RunTessera("report --db " + db + " -o " + page + " --anchors " + anchors);
@@ -94,11 +94,11 @@ TEST(ReportCommandTest, WritesOnePageWithOneCurvePerTask) {
 // or default) and the CPU tasks' rooflines, besides the usual sections.
 TEST(ReportCommandTest, ModelTableAndRooflinesFromTheCommandLine) {
   TempDir dir;
-  const std::string db = dir.File("cnn.db"), page = dir.File("report.html");
+  const std::string db = dir.Path("cnn.db"), page = dir.Path("report.html");
   const std::string model = std::string(TESSERA_SOURCE_DIR) + "/tests/frontend/data/cnn.onnx";
   Output out = RunTessera("tune " + model + " --db " + db +
                           " --trials 10 --trials-per-iter 2 --cost-model random --work-dir " +
-                          dir.File("work"));
+                          dir.Path("work"));
   ASSERT_EQ(out.exit_code, 0) << out.text;
   const size_t tasks_at = out.text.find("tuning ");
   ASSERT_NE(tasks_at, std::string::npos) << out.text;
@@ -125,19 +125,19 @@ TEST(ReportCommandTest, ModelTableAndRooflinesFromTheCommandLine) {
 
 TEST(ReportCommandTest, ErrorsAreOneLineAndWriteNothing) {
   TempDir dir;
-  Output out = RunTessera("report --db " + dir.File("tune.db") + " -o " +
-                          dir.File("no/such/dir/report.html"));
+  Output out = RunTessera("report --db " + dir.Path("tune.db") + " -o " +
+                          dir.Path("no/such/dir/report.html"));
   EXPECT_EQ(out.exit_code, 1);
   EXPECT_EQ(out.text, "tessera: error: report: cannot write " +
-                          dir.File("no/such/dir/report.html.tmp") + "\n");
-  out = RunTessera("report --db 'postgresql://tessera:s3cret@/tuning?host=" + dir.File("none") +
-                   "' -o " + dir.File("report.html"));
+                          dir.Path("no/such/dir/report.html.tmp") + "\n");
+  out = RunTessera("report --db 'postgresql://tessera:s3cret@/tuning?host=" + dir.Path("none") +
+                   "' -o " + dir.Path("report.html"));
   EXPECT_EQ(out.exit_code, 1);
   EXPECT_EQ(out.text.find("s3cret"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("postgresql://tessera:***@/tuning"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("cannot connect"), std::string::npos) << out.text;
   EXPECT_EQ(std::count(out.text.begin(), out.text.end(), '\n'), 1) << out.text;
-  std::ifstream page(dir.File("report.html"));
+  std::ifstream page(dir.Path("report.html"));
   EXPECT_FALSE(page.good());
 }
 
@@ -148,19 +148,19 @@ TEST(ReportCommandTest, PostgresUrlWorksWhereAFileDoes) {
   absl::StatusOr<std::string> url = cluster->NewDatabase();
   ASSERT_TRUE(url.ok()) << url.status();
   TempDir dir;
-  TuneTwo(*url, dir.File("work"));
+  TuneTwo(*url, dir.Path("work"));
   Output best = RunTessera("best GMM:M=16,N=16,K=16 --db '" + *url + "'");
   ASSERT_EQ(best.exit_code, 0) << best.text;
   EXPECT_NE(best.text.find("GFLOP/s, verified"), std::string::npos) << best.text;
-  Output report = RunTessera("report --db '" + *url + "' -o " + dir.File("report.html"));
+  Output report = RunTessera("report --db '" + *url + "' -o " + dir.Path("report.html"));
   ASSERT_EQ(report.exit_code, 0) << report.text;
   EXPECT_NE(report.text.find(": 2 tasks, 16 trials"), std::string::npos) << report.text;
-  EXPECT_EQ(Count(ReadFile(dir.File("report.html")), "<svg class=\"tuning-curve\""), 2u);
+  EXPECT_EQ(Count(ReadFile(dir.Path("report.html")), "<svg class=\"tuning-curve\""), 2u);
   // Tuning again continues from the shared records: nothing is measured twice.
   Output again = RunTessera("tune GMM:M=16,N=16,K=16 --trials 8 --db '" + *url + "' --work-dir " +
-                            dir.File("work"));
+                            dir.Path("work"));
   ASSERT_EQ(again.exit_code, 0) << again.text;
-  report = RunTessera("report --db '" + *url + "' -o " + dir.File("report.html"));
+  report = RunTessera("report --db '" + *url + "' -o " + dir.Path("report.html"));
   EXPECT_NE(report.text.find(": 2 tasks, 24 trials"), std::string::npos) << report.text;
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/service_cluster.h"
 
 namespace tessera {
@@ -27,13 +28,9 @@ inline std::string TesseraBinary() {
   return binary != nullptr && *binary ? binary : TESSERA_BINARY;
 }
 
-// A fresh scratch directory per test.
-inline std::string ScratchDir(const std::string& name) {
-  std::string dir = absl::StrCat(::testing::TempDir(), "/", name, "_", getpid());
-  std::string command = absl::StrCat("rm -rf '", dir, "' && mkdir -p '", dir, "'");
-  EXPECT_EQ(std::system(command.c_str()), 0);
-  return dir;
-}
+// A fresh scratch directory named after `name`, removed after the test (its processes are
+// killed first, with the fixture), kept when it failed: its logs say why.
+inline std::string ScratchDir(const std::string& name) { return ScratchDirUntilTestEnds(name); }
 
 inline std::string FirstLine(const std::string& text) {
   return std::string(absl::StripAsciiWhitespace(text.substr(0, text.find('\n'))));

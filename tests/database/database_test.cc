@@ -68,12 +68,12 @@ class DatabaseTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string why; !Kind::Available(&why)) GTEST_SKIP() << "PostgreSQL: " << why;
-    db_ = Kind::Open(dir_.File("main.db"));
+    db_ = Kind::Open(dir_.Path("main.db"));
     ASSERT_NE(db_, nullptr);
   }
   // Another, empty database of the same kind.
   std::unique_ptr<Database> OpenOther(const std::string& name) {
-    return Kind::Open(dir_.File(name + ".db"));
+    return Kind::Open(dir_.Path(name + ".db"));
   }
   Workload Commit(const PrimFunc& func) { return db_->CommitWorkload(func).value(); }
   int64_t Commit(const TuningRecord& record) { return db_->CommitRecord(record).value(); }
@@ -269,7 +269,7 @@ void FillSample(Database* db) {
 
 TYPED_TEST(DatabaseTest, ExportImportRoundTripsEveryRecord) {
   FillSample(this->db_.get());
-  const std::string path = this->dir_.File("records.jsonl");
+  const std::string path = this->dir_.Path("records.jsonl");
   EXPECT_EQ(ExportJsonLines(this->db_.get(), path).value(), 5);
 
   std::ifstream in(path);
@@ -305,7 +305,7 @@ TYPED_TEST(DatabaseTest, ImportMergesOverlappingDatabasesWithoutDuplicates) {
                                 MakeRecord(w16, CpuTarget(), TileTrace(16, 2, 8), {9e-5})}) {
     ASSERT_TRUE(other->CommitRecord(r).ok());
   }
-  const std::string mine = this->dir_.File("mine.jsonl"), theirs = this->dir_.File("theirs.jsonl");
+  const std::string mine = this->dir_.Path("mine.jsonl"), theirs = this->dir_.Path("theirs.jsonl");
   ASSERT_TRUE(ExportJsonLines(this->db_.get(), mine).ok());
   ASSERT_TRUE(ExportJsonLines(other.get(), theirs).ok());
 
@@ -328,7 +328,7 @@ TYPED_TEST(DatabaseTest, ImportMergesOverlappingDatabasesWithoutDuplicates) {
 
 TYPED_TEST(DatabaseTest, ImportErrorsNameFileAndLineAndChangeNothing) {
   FillSample(this->db_.get());
-  const std::string good = this->dir_.File("good.jsonl");
+  const std::string good = this->dir_.Path("good.jsonl");
   ASSERT_TRUE(ExportJsonLines(this->db_.get(), good).ok());
   std::ifstream in(good);
   std::string line1;
@@ -344,7 +344,7 @@ TYPED_TEST(DatabaseTest, ImportErrorsNameFileAndLineAndChangeNothing) {
   bad_args["args"] = nlohmann::json::parse(R"([["TENSOR", "float99", [1]]])");
   for (const Case& c : {Case{"{not json", "malformed JSON"}, Case{R"({"workload": 3})", "workload"},
                         Case{bad_trace.dump(), "trace"}, Case{bad_args.dump(), "args[0][1]"}}) {
-    const std::string path = this->dir_.File("bad.jsonl");
+    const std::string path = this->dir_.Path("bad.jsonl");
     std::ofstream(path) << line1 << "\n\n" << c.second_line << "\n";
     std::unique_ptr<Database> target = this->OpenOther("target");
     absl::Status status = ImportJsonLines(target.get(), path).status();
@@ -353,7 +353,7 @@ TYPED_TEST(DatabaseTest, ImportErrorsNameFileAndLineAndChangeNothing) {
     EXPECT_NE(status.message().find(c.expected), std::string::npos) << status;
     EXPECT_EQ(target->NumRecords().value(), 0);
   }
-  const std::string missing = this->dir_.File("missing.jsonl");
+  const std::string missing = this->dir_.Path("missing.jsonl");
   absl::Status status = ImportJsonLines(this->db_.get(), missing).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_NE(status.message().find(missing), std::string::npos) << status;

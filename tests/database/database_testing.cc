@@ -125,17 +125,5 @@ void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b) {
   EXPECT_EQ(a.stage_secs.search, b.stage_secs.search);
 }
 
-TempDir::TempDir() {
-  std::string pattern = ::testing::TempDir() + "tessera_db_XXXXXX";
-  char* made = mkdtemp(pattern.data());
-  EXPECT_NE(made, nullptr) << "mkdtemp " << pattern;
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
 }  // namespace testing
 }  // namespace tessera

@@ -11,6 +11,7 @@
 
 #include "database/database.h"
 #include "ir/function.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace tessera {
 namespace testing {
@@ -48,18 +49,8 @@ void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b);
 void ExpectSchemaTwoMigratesInPlace(const std::function<std::unique_ptr<Database>()>& open,
                                     const std::function<void()>& downgrade_to_schema_two);
 
-// A fresh directory under ::testing::TempDir(), removed with its contents on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+// A fresh directory, removed with its contents when the test ends (kept when it failed).
+using TempDir = ScopedTempDir;
 
 }  // namespace testing
 }  // namespace tessera

@@ -40,7 +40,7 @@ std::unique_ptr<Database> TwoRecords() {
 
 TEST(JsonLinesTest, ExportWritesOneObjectPerLine) {
   TempDir dir;
-  const std::string path = dir.File("out.jsonl");
+  const std::string path = dir.Path("out.jsonl");
   EXPECT_EQ(ExportJsonLines(TwoRecords().get(), path).value(), 2);
   std::vector<std::string> lines = Lines(path);
   ASSERT_EQ(lines.size(), 2u);
@@ -55,7 +55,7 @@ TEST(JsonLinesTest, ExportWritesOneObjectPerLine) {
 
 TEST(JsonLinesTest, TracesCompareAsJsonValuesNotAsText) {
   TempDir dir;
-  const std::string path = dir.File("records.jsonl");
+  const std::string path = dir.Path("records.jsonl");
   ASSERT_TRUE(ExportJsonLines(TwoRecords().get(), path).ok());
   // The stored records hold the same traces as indented text, the file's lines as compact
   // JSON; blank lines in the file are skipped.
@@ -79,7 +79,7 @@ TEST(JsonLinesTest, TracesCompareAsJsonValuesNotAsText) {
 
 TEST(JsonLinesTest, AnEarlierLineOfTheSameFileMakesADuplicate) {
   TempDir dir;
-  const std::string path = dir.File("twice.jsonl");
+  const std::string path = dir.Path("twice.jsonl");
   ASSERT_TRUE(ExportJsonLines(TwoRecords().get(), path).ok());
   std::vector<std::string> lines = Lines(path);
   std::ofstream(path, std::ios::app) << lines[0] << "\n";
@@ -92,17 +92,17 @@ TEST(JsonLinesTest, AnEarlierLineOfTheSameFileMakesADuplicate) {
 
 TEST(JsonLinesTest, ErrorsNameTheFileAndTheLine) {
   TempDir dir;
-  const std::string missing = dir.File("missing.jsonl");
+  const std::string missing = dir.Path("missing.jsonl");
   absl::Status status = ImportJsonLines(NewMemoryDatabase().get(), missing).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(status.message(), "import '" + missing + "': cannot open the file");
 
-  const std::string unwritable = dir.File("no/such/dir/out.jsonl");
+  const std::string unwritable = dir.Path("no/such/dir/out.jsonl");
   status = ExportJsonLines(TwoRecords().get(), unwritable).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(status.message(), "export '" + unwritable + "': cannot open the file for writing");
 
-  const std::string bad = dir.File("bad.jsonl");
+  const std::string bad = dir.Path("bad.jsonl");
   std::ofstream(bad) << "[1, 2]\n";
   status = ImportJsonLines(NewMemoryDatabase().get(), bad).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);

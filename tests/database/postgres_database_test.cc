@@ -82,7 +82,7 @@ TEST_F(PostgresDatabaseTest, OpenDatabasePicksTheBackendFromTheName) {
   EXPECT_EQ(Open()->NumRecords().value(), 1) << "records persist in the server";
 
   TempDir dir;
-  const std::string file = dir.File("tuning.db");
+  const std::string file = dir.Path("tuning.db");
   absl::StatusOr<std::unique_ptr<Database>> sqlite = OpenDatabase(file);
   ASSERT_TRUE(sqlite.ok()) << sqlite.status();
   EXPECT_EQ((*sqlite)->NumRecords().value(), 0);
@@ -92,7 +92,7 @@ TEST_F(PostgresDatabaseTest, OpenDatabasePicksTheBackendFromTheName) {
 TEST_F(PostgresDatabaseTest, UnreachableServerIsUnavailableAndHidesThePassword) {
   TempDir dir;
   const std::string url =
-      "postgresql://tessera:s3cret@/tuning?host=" + dir.File("no-socket-here") + "&port=5432";
+      "postgresql://tessera:s3cret@/tuning?host=" + dir.Path("no-socket-here") + "&port=5432";
   absl::Status status = OpenDatabase(url).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
   EXPECT_EQ(status.message().find("s3cret"), std::string::npos) << status;

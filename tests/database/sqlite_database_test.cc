@@ -108,7 +108,7 @@ class SqliteDatabaseTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  const std::string path_ = dir_.File("tuning.db");
+  const std::string path_ = dir_.Path("tuning.db");
 };
 
 TEST_F(SqliteDatabaseTest, RecordsPersistAcrossReopen) {
@@ -220,20 +220,20 @@ TEST_F(SqliteDatabaseTest, MigratesSchemaTwoInPlace) {
 }
 
 TEST_F(SqliteDatabaseTest, RejectsFilesThatAreNotTesseraDatabases) {
-  const std::string text = dir_.File("notes.txt");
+  const std::string text = dir_.Path("notes.txt");
   std::ofstream(text) << std::string(8192, 'x');
   absl::Status status = OpenSqliteDatabase(text).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(status.message().find(text), std::string::npos) << status;
   EXPECT_NE(status.message().find("not a database"), std::string::npos) << status;
 
-  const std::string other = dir_.File("other.db");
+  const std::string other = dir_.Path("other.db");
   RawExec(other, "CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)");
   status = OpenSqliteDatabase(other).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(status.message().find("not a tessera database"), std::string::npos) << status;
 
-  const std::string nowhere = dir_.File("no/such/dir/tuning.db");
+  const std::string nowhere = dir_.Path("no/such/dir/tuning.db");
   status = OpenSqliteDatabase(nowhere).status();
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find(nowhere), std::string::npos) << status;

@@ -201,7 +201,7 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
                                                    tasks, "cpu")
                                         .value();
   std::string html = RenderReportHtml(tasks, ReportOptions(), models);
-  const std::string page = dir.File("report.html"), checked = dir.File("checked.html");
+  const std::string page = dir.Path("report.html"), checked = dir.Path("checked.html");
   std::ofstream(page) << html;
   size_t body_end = html.rfind("</body>");
   ASSERT_NE(body_end, std::string::npos);
@@ -211,12 +211,12 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
   const std::string flags =
       "--headless --no-sandbox --disable-gpu --hide-scrollbars "
       "--no-first-run --user-data-dir=" +
-      dir.File("profile") + " --window-size=1100,1400";
+      dir.Path("profile") + " --window-size=1100,1400";
   int status = 0;
   std::string dom = RunCommand("timeout 120 " + chromium + " " + flags + " --dump-dom file://" +
-                                   checked + " 2>" + dir.File("chromium.log"),
+                                   checked + " 2>" + dir.Path("chromium.log"),
                                &status);
-  ASSERT_EQ(status, 0) << "chromium failed; its log: " << dir.File("chromium.log");
+  ASSERT_EQ(status, 0) << "chromium failed; its log: " << dir.Path("chromium.log");
   const std::string open = "<pre id=\"check\">";
   size_t start = dom.find(open);
   ASSERT_NE(start, std::string::npos) << "the check script did not run:\n" << dom.substr(0, 500);
@@ -306,7 +306,7 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
   }
 
   // And a picture of the page as a person sees it (kept beside the page while the test runs).
-  const std::string shot = dir.File("report.png");
+  const std::string shot = dir.Path("report.png");
   RunCommand("timeout 120 " + chromium + " " + flags + " --screenshot=" + shot + " file://" + page +
                  " >/dev/null 2>&1",
              &status);

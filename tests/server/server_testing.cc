@@ -15,17 +15,6 @@
 namespace tessera {
 namespace testing {
 
-TempDir::TempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = absl::StrCat(tmp ? tmp : "/tmp", "/tessera_server_test_XXXXXX");
-  path_ = mkdtemp(pattern.data()) ? pattern : "";
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-}
-
 JobSpec TestJobSpec() {
   JobSpec spec;
   spec.workloads = {"GMM:M=32,N=32,K=32", "C2D"};

@@ -17,20 +17,13 @@
 #include "proto/tessera.grpc.pb.h"
 #include "server/job_store.h"
 #include "server/server.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace tessera {
 namespace testing {
 
-// A fresh directory under $TMPDIR, removed with its files by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  std::string Path(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+// A fresh directory, removed with its files when the test ends (kept when it failed).
+using TempDir = ScopedTempDir;
 
 // Options for a test server: records and state in `dir`, short leases and sweeps.
 ServerOptions TestServerOptions(const TempDir& dir);

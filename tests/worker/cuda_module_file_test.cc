@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace tessera {
 namespace {
 
 TEST(CudaModuleFileTest, ManifestRoundTripsAndRejectsBadFields) {
-  std::string dir = ::testing::TempDir() + "/manifest_test";
-  std::filesystem::create_directories(dir);
+  std::string dir = tessera::testing::ScratchDirUntilTestEnds("manifest_test");
   std::string cubin = dir + "/m_0.cubin";
   EXPECT_EQ(CudaManifestPath(cubin), dir + "/m_0.kernels.json");
   CudaKernel a{"first", {4, 2, 1}, {128, 1, 1}, 0, {0, 2}};
@@ -67,8 +67,7 @@ TEST(CudaModuleFileTest, ManifestPathOfAPathWithoutCubinGetsTheSuffix) {
 }
 
 TEST(CudaModuleFileTest, ReadFileBytesReadsBinaryWholeAndNamesAMissingFile) {
-  std::string dir = ::testing::TempDir() + "/read_file_bytes_test";
-  std::filesystem::create_directories(dir);
+  std::string dir = tessera::testing::ScratchDirUntilTestEnds("read_file_bytes_test");
   const std::string bytes(
       "\x7f"
       "ELF\0\x01\xff\n\r",

@@ -14,6 +14,7 @@
 #include "ir/interpreter.h"
 #include "schedule/schedule.h"
 #include "tests/codegen/test_funcs.h"
+#include "tests/testing/scoped_temp_dir.h"
 #include "worker/check.h"
 #include "worker/cuda_module_file.h"
 #include "worker/devices.h"
@@ -42,8 +43,7 @@ std::string DeviceArch() { return (*ListCudaDevices())[0].arch(); }
 // cubin path.
 std::string WriteModule(const std::string& name, const std::string& source,
                         const std::vector<CudaKernel>& kernels) {
-  std::string dir = ::testing::TempDir() + "/cuda_runner_test";
-  std::filesystem::create_directories(dir);
+  std::string dir = tessera::testing::ScratchDirUntilTestEnds("cuda_runner_test");
   std::string path = absl::StrCat(dir, "/", name, ".cubin");
   absl::StatusOr<std::string> cubin = CompileCudaSource(source, DeviceArch());
   EXPECT_TRUE(cubin.ok()) << cubin.status();
@@ -115,8 +115,7 @@ TEST(CudaRunnerTest, MissingModuleFilesAreResults) {
 TEST(CudaRunnerTest, WithoutDeviceEveryResultSaysWhy) {
   if (NoDeviceReason().empty()) GTEST_SKIP() << "a CUDA device is present";
 #if TESSERA_WITH_CUDA
-  std::string dir = ::testing::TempDir() + "/cuda_runner_nodevice";
-  std::filesystem::create_directories(dir);
+  std::string dir = tessera::testing::ScratchDirUntilTestEnds("cuda_runner_nodevice");
   std::string path = dir + "/k.cubin";
   absl::StatusOr<std::string> cubin = CompileCudaSource(kTwoKernels, "sm_80");
   ASSERT_TRUE(cubin.ok()) << cubin.status();

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "gtest/gtest.h"
+#include "tests/testing/scoped_temp_dir.h"
 #include "worker/cuda_module_file.h"
 #include "worker/cuda_runner.h"
 #include "worker/devices.h"
@@ -35,8 +36,7 @@ TEST_F(CudaStubDriverTest, DeviceQueryReportsTheChildsCuInitFailure) {
 }
 
 TEST_F(CudaStubDriverTest, EveryInputGetsTheSetupFailure) {
-  std::string dir = ::testing::TempDir() + "/cuda_stub_driver_test";
-  std::filesystem::create_directories(dir);
+  std::string dir = tessera::testing::ScratchDirUntilTestEnds("cuda_stub_driver_test");
   std::string path = dir + "/k.cubin";
   absl::StatusOr<std::string> cubin = CompileCudaSource(
       "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }", "sm_80");

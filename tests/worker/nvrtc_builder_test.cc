@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "schedule/schedule.h"
 #include "tests/codegen/test_funcs.h"
+#include "tests/testing/scoped_temp_dir.h"
 #include "worker/cuda_module_file.h"
 
 namespace tessera {
@@ -146,7 +147,7 @@ PrimFunc ThreadPerElementMatmul(int64_t threads) {
 Target Cuda(const std::string& arch) { return *Target::Parse("cuda -arch=" + arch); }
 
 TEST(NvrtcBuilderTest, BuildsScheduledCandidatesInParallel) {
-  std::string dir = ::testing::TempDir() + "/nvrtc_builder_parallel";
+  std::string dir = tessera::testing::ScratchDirUntilTestEnds("nvrtc_builder_parallel");
   NvrtcBuilderOptions options;
   options.work_dir = dir;
   options.parallelism = 3;
