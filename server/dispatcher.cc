@@ -7,15 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/logging.h"
+#include "base/status_macros.h"
 #include "server/metrics.h"
 
 namespace tessera {
-namespace {
-
-std::string KindOf(const std::string& target) { return target.substr(0, target.find(' ')); }
-
-}  // namespace
 
 Dispatcher::Dispatcher(JobStore* store, DispatcherOptions options)
     : options_(options), store_(store), shared_(store != nullptr ? store->shared() : nullptr) {
@@ -159,27 +156,26 @@ bool Dispatcher::Serves(const WorkerState& w, const std::string& target) const {
 
 std::string Dispatcher::WaitingFor(const std::string& target) const {
   if (shared_ != nullptr) return SharedWaitingFor(target);
-  std::lock_guard<std::mutex> lock(mu_);
   std::set<std::string> others;
-  for (const auto& [id, w] : workers_) {
-    if (Serves(w, target)) return "";
-    for (const DeviceSpec& d : w.info.devices) others.insert(d.target);
-  }
-  std::string msg = absl::StrCat("no live worker serves target ", target);
-  if (!others.empty()) {
-    absl::StrAppend(&msg, " (workers serve: ");
-    bool first = true;
-    for (const std::string& t : others) {
-      absl::StrAppend(&msg, first ? "" : "; ", t);
-      first = false;
-    }
-    absl::StrAppend(&msg, ")");
-  }
-  return msg;
+  if (LocalWorkerServes(target, &others)) return "";
+  return NoWorkerServes("", target, others);
 }
 
 std::optional<std::string> Dispatcher::TargetForKind(const std::string& kind) const {
   if (shared_ != nullptr) return SharedTargetForKind(kind);
+  return LocalTargetForKind(kind);
+}
+
+bool Dispatcher::LocalWorkerServes(const std::string& target, std::set<std::string>* others) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, w] : workers_) {
+    if (Serves(w, target)) return true;
+    for (const DeviceSpec& d : w.info.devices) others->insert(d.target);
+  }
+  return false;
+}
+
+std::optional<std::string> Dispatcher::LocalTargetForKind(const std::string& kind) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const std::string& id : worker_order_) {
     auto it = workers_.find(id);
@@ -189,6 +185,29 @@ std::optional<std::string> Dispatcher::TargetForKind(const std::string& kind) co
     }
   }
   return std::nullopt;
+}
+
+std::string Dispatcher::NoWorkerServes(const std::string& whom, const std::string& target,
+                                       const std::set<std::string>& others) {
+  std::string msg = absl::StrCat("no live worker ", whom, "serves target ", target);
+  if (!others.empty()) {
+    absl::StrAppend(&msg, " (workers serve: ", absl::StrJoin(others, "; "), ")");
+  }
+  return msg;
+}
+
+std::string Dispatcher::KindOf(const std::string& target) {
+  return target.substr(0, target.find(' '));
+}
+
+absl::StatusOr<Dispatcher::WorkerState*> Dispatcher::SeenWorker(const std::string& worker_id) {
+  auto w = workers_.find(worker_id);
+  if (w == workers_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("worker ", worker_id, " is not registered (register again)"));
+  }
+  w->second.last_seen = Clock::now();
+  return &w->second;
 }
 
 absl::StatusOr<std::string> Dispatcher::RegisterWorker(WorkerInfo info) {
@@ -218,9 +237,7 @@ HeartbeatReply Dispatcher::Heartbeat(const std::string& worker_id,
   if (shared_ != nullptr) return SharedHeartbeat(worker_id, leases);
   std::lock_guard<std::mutex> lock(mu_);
   HeartbeatReply reply;
-  auto w = workers_.find(worker_id);
-  reply.known = w != workers_.end();
-  if (reply.known) w->second.last_seen = Clock::now();
+  reply.known = SeenWorker(worker_id).ok();
   for (const std::string& id : leases) {
     auto l = leases_.find(id);
     if (reply.known && l != leases_.end() && l->second.lease.worker_id == worker_id) {
@@ -284,14 +301,9 @@ absl::StatusOr<std::optional<Lease>> Dispatcher::PullWork(const std::string& wor
   Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                std::chrono::duration<double>(wait));
   while (true) {
-    auto w = workers_.find(worker_id);
-    if (w == workers_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("worker ", worker_id, " is not registered (register again)"));
-    }
-    w->second.last_seen = Clock::now();
+    TESSERA_ASSIGN_OR_RETURN(WorkerState * worker, SeenWorker(worker_id));
     if (stopping_) return std::optional<Lease>();
-    std::optional<Lease> lease = TryLease(&w->second, max_candidates);
+    std::optional<Lease> lease = TryLease(worker, max_candidates);
     if (lease.has_value() || Clock::now() >= until) return lease;
     work_cv_.wait_until(lock, until);
   }
@@ -303,12 +315,7 @@ absl::StatusOr<int> Dispatcher::Report(const std::string& worker_id, const std::
   int accepted = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto w = workers_.find(worker_id);
-    if (w == workers_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("worker ", worker_id, " is not registered (register again)"));
-    }
-    w->second.last_seen = Clock::now();
+    TESSERA_ASSIGN_OR_RETURN(WorkerState * worker, SeenWorker(worker_id));
     auto l = leases_.find(lease_id);
     if (l == leases_.end() || l->second.lease.worker_id != worker_id) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -322,7 +329,7 @@ absl::StatusOr<int> Dispatcher::Report(const std::string& worker_id, const std::
       Slot& slot = q->second.slots[r.candidate_id];
       slot.done = true;
       slot.lease_id.clear();
-      ReportedOutcome outcome{r.outcome, w->second.info.software};
+      ReportedOutcome outcome{r.outcome, worker->info.software};
       if (store_ != nullptr) {
         Persist(store_->SetResult(r.candidate_id, CandidateState::kDone, outcome));
       }

@@ -204,6 +204,22 @@ class Dispatcher {
 
   bool JobDone(const JobQueue& q) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Serves(const WorkerState& w, const std::string& target) const;
+  // The registered worker `worker_id`, marked as seen now; kNotFound when it is not registered
+  // (it must register again).
+  absl::StatusOr<WorkerState*> SeenWorker(const std::string& worker_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a worker registered here serves `target`; when none does, the targets they serve
+  // are added to `others`.
+  bool LocalWorkerServes(const std::string& target, std::set<std::string>* others) const;
+  // The target of the first device of kind `kind` of a worker registered here, in
+  // registration order.
+  std::optional<std::string> LocalTargetForKind(const std::string& kind) const;
+  // "no live worker <whom>serves target T (workers serve: A; B)": what a job on `target` waits
+  // for, listing `others`.
+  static std::string NoWorkerServes(const std::string& whom, const std::string& target,
+                                    const std::set<std::string>& others);
+  // "cpu" of "cpu -cores=2 ...".
+  static std::string KindOf(const std::string& target);
   std::optional<Lease> TryLease(WorkerState* worker, int max_candidates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Requeues the lease's unreported candidates; with `count_attempt`, quarantines those that

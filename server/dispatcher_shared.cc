@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
+#include "base/status_macros.h"
 #include "server/dispatcher.h"
 #include "server/metrics.h"
 
@@ -26,8 +27,6 @@ constexpr double kSharedPollSeconds = 0.05;
 // kTargetStaleSeconds (its server died, or its workers left) no longer counts.
 constexpr double kPublishSeconds = 1;
 constexpr double kTargetStaleSeconds = 10;
-
-std::string KindOf(const std::string& target) { return target.substr(0, target.find(' ')); }
 
 std::string ContextToJson(const BatchContext& c) {
   json j;
@@ -163,14 +162,9 @@ absl::StatusOr<std::optional<Lease>> Dispatcher::SharedPullWork(const std::strin
     std::string lease_id;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto w = workers_.find(worker_id);
-      if (w == workers_.end()) {
-        return absl::NotFoundError(
-            absl::StrCat("worker ", worker_id, " is not registered (register again)"));
-      }
-      w->second.last_seen = Clock::now();
+      TESSERA_ASSIGN_OR_RETURN(WorkerState * worker, SeenWorker(worker_id));
       if (stopping_) return std::optional<Lease>();
-      for (const DeviceSpec& d : w->second.info.devices) targets.insert(d.target);
+      for (const DeviceSpec& d : worker->info.devices) targets.insert(d.target);
       lease_id = absl::StrCat("lease-", ++id_counter_, "-", id_salt_);
     }
     for (const std::string& target : targets) {
@@ -221,13 +215,8 @@ absl::StatusOr<int> Dispatcher::SharedReport(const std::string& worker_id,
   std::string target;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto w = workers_.find(worker_id);
-    if (w == workers_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("worker ", worker_id, " is not registered (register again)"));
-    }
-    w->second.last_seen = Clock::now();
-    software = w->second.info.software;
+    TESSERA_ASSIGN_OR_RETURN(WorkerState * worker, SeenWorker(worker_id));
+    software = worker->info.software;
     auto l = shared_leases_.find(lease_id);
     if (l == shared_leases_.end() || l->second.worker_id != worker_id) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -273,9 +262,7 @@ HeartbeatReply Dispatcher::SharedHeartbeat(const std::string& worker_id,
   std::vector<std::string> mine;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto w = workers_.find(worker_id);
-    reply.known = w != workers_.end();
-    if (reply.known) w->second.last_seen = Clock::now();
+    reply.known = SeenWorker(worker_id).ok();
     for (const std::string& id : leases) {
       auto l = shared_leases_.find(id);
       if (reply.known && l != shared_leases_.end() && l->second.worker_id == worker_id) {
@@ -342,13 +329,7 @@ void Dispatcher::SharedSweep() {
 
 std::string Dispatcher::SharedWaitingFor(const std::string& target) const {
   std::set<std::string> others;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, w] : workers_) {
-      if (Serves(w, target)) return "";
-      for (const DeviceSpec& d : w.info.devices) others.insert(d.target);
-    }
-  }
+  if (LocalWorkerServes(target, &others)) return "";
   absl::StatusOr<std::vector<std::string>> live =
       shared_->LiveWorkerTargets(WallNow() - kTargetStaleSeconds);
   if (live.ok()) {
@@ -357,30 +338,11 @@ std::string Dispatcher::SharedWaitingFor(const std::string& target) const {
       others.insert(t);
     }
   }
-  std::string msg = absl::StrCat("no live worker of any server serves target ", target);
-  if (!others.empty()) {
-    absl::StrAppend(&msg, " (workers serve: ");
-    bool first = true;
-    for (const std::string& t : others) {
-      absl::StrAppend(&msg, first ? "" : "; ", t);
-      first = false;
-    }
-    absl::StrAppend(&msg, ")");
-  }
-  return msg;
+  return NoWorkerServes("of any server ", target, others);
 }
 
 std::optional<std::string> Dispatcher::SharedTargetForKind(const std::string& kind) const {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const std::string& id : worker_order_) {
-      auto it = workers_.find(id);
-      if (it == workers_.end()) continue;
-      for (const DeviceSpec& d : it->second.info.devices) {
-        if (KindOf(d.target) == kind) return d.target;
-      }
-    }
-  }
+  if (std::optional<std::string> local = LocalTargetForKind(kind)) return local;
   absl::StatusOr<std::vector<std::string>> live =
       shared_->LiveWorkerTargets(WallNow() - kTargetStaleSeconds);
   if (!live.ok()) return std::nullopt;

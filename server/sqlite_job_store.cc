@@ -177,6 +177,11 @@ class SqliteJobStore final : public JobStore {
   absl::Status Exec(const std::string& sql);
 
  private:
+  // Runs `sql` once for each of `ids`, in one transaction: the id is its last parameter, after
+  // `lease_id` when one is given.
+  absl::Status UpdateEach(const std::vector<int64_t>& ids, const char* sql,
+                          const std::string* lease_id = nullptr);
+
   std::mutex mu_;
   sqlite3* db_;
 };
@@ -380,49 +385,40 @@ absl::Status SqliteJobStore::DeleteBatch(const std::string& job_id) {
   return s.Run();
 }
 
-absl::Status SqliteJobStore::MarkLeased(const std::vector<int64_t>& ids,
-                                        const std::string& lease_id) {
+absl::Status SqliteJobStore::UpdateEach(const std::vector<int64_t>& ids, const char* sql,
+                                        const std::string* lease_id) {
   std::lock_guard<std::mutex> lock(mu_);
   SqlTransaction txn(db_);
   TESSERA_RETURN_IF_ERROR(txn.begun());
-  SqlStatement s(db_, "UPDATE candidates SET state = 1, lease_id = ? WHERE id = ? AND state = 0");
+  SqlStatement s(db_, sql);
   TESSERA_RETURN_IF_ERROR(s.prepared());
   for (int64_t id : ids) {
     s.Reset();
-    s.Bind(1, lease_id).Bind(2, id);
+    if (lease_id != nullptr) {
+      s.Bind(1, *lease_id).Bind(2, id);
+    } else {
+      s.Bind(1, id);
+    }
     TESSERA_RETURN_IF_ERROR(s.Run());
   }
   return txn.Commit();
+}
+
+absl::Status SqliteJobStore::MarkLeased(const std::vector<int64_t>& ids,
+                                        const std::string& lease_id) {
+  return UpdateEach(ids, "UPDATE candidates SET state = 1, lease_id = ? WHERE id = ? AND state = 0",
+                    &lease_id);
 }
 
 absl::Status SqliteJobStore::MarkRequeued(const std::vector<int64_t>& ids) {
-  std::lock_guard<std::mutex> lock(mu_);
-  SqlTransaction txn(db_);
-  TESSERA_RETURN_IF_ERROR(txn.begun());
-  SqlStatement s(db_,
-                 "UPDATE candidates SET state = 0, lease_id = '', attempts = attempts + 1 "
-                 "WHERE id = ? AND state = 1");
-  TESSERA_RETURN_IF_ERROR(s.prepared());
-  for (int64_t id : ids) {
-    s.Reset();
-    s.Bind(1, id);
-    TESSERA_RETURN_IF_ERROR(s.Run());
-  }
-  return txn.Commit();
+  return UpdateEach(ids,
+                    "UPDATE candidates SET state = 0, lease_id = '', attempts = attempts + 1 "
+                    "WHERE id = ? AND state = 1");
 }
 
 absl::Status SqliteJobStore::MarkQueued(const std::vector<int64_t>& ids) {
-  std::lock_guard<std::mutex> lock(mu_);
-  SqlTransaction txn(db_);
-  TESSERA_RETURN_IF_ERROR(txn.begun());
-  SqlStatement s(db_, "UPDATE candidates SET state = 0, lease_id = '' WHERE id = ? AND state = 1");
-  TESSERA_RETURN_IF_ERROR(s.prepared());
-  for (int64_t id : ids) {
-    s.Reset();
-    s.Bind(1, id);
-    TESSERA_RETURN_IF_ERROR(s.Run());
-  }
-  return txn.Commit();
+  return UpdateEach(ids,
+                    "UPDATE candidates SET state = 0, lease_id = '' WHERE id = ? AND state = 1");
 }
 
 absl::Status SqliteJobStore::SetResult(int64_t id, CandidateState state,
