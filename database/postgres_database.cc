@@ -36,6 +36,7 @@
 #include "base/status_macros.h"
 #include "database/database.h"
 #include "database/record_json.h"
+#include "database/workload_funcs.h"
 #include "ir/serialize.h"
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
@@ -200,7 +201,7 @@ class PostgresDatabase final : public Database {
     TESSERA_RETURN_IF_ERROR(Finish(result.status()));
     // Cached only once committed: a rolled-back id is never handed out again, but be as
     // careful as the SQLite database.
-    if (result.ok()) funcs_.emplace(result->id, result->func);
+    if (result.ok()) funcs_.Add(result->id, result->func);
     return result;
   }
 
@@ -218,7 +219,7 @@ class PostgresDatabase final : public Database {
     std::vector<Workload> out;
     for (int i = 0; i < rows.rows(); ++i) {
       Workload w{rows.Int(i, 0), rows.Text(i, 1), PrimFunc()};
-      TESSERA_ASSIGN_OR_RETURN(w.func, LoadFunc(w.id, rows.Text(i, 2)));
+      TESSERA_ASSIGN_OR_RETURN(w.func, funcs_.Load(w.id, rows.Text(i, 2)));
       out.push_back(std::move(w));
     }
     return out;
@@ -406,20 +407,6 @@ class PostgresDatabase final : public Database {
     return absl::OkStatus();
   }
 
-  // The function of workload `id`, parsed from `func_json` once and cached.
-  absl::StatusOr<PrimFunc> LoadFunc(int64_t id, const std::string& func_json)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = funcs_.find(id);
-    if (it != funcs_.end()) return it->second;
-    absl::StatusOr<PrimFunc> func = LoadPrimFuncJson(func_json);
-    if (!func.ok()) {
-      return absl::DataLossError(
-          absl::StrCat("database '", name_, "': workload ", id, ": ", func.status().message()));
-    }
-    funcs_.emplace(id, *func);
-    return func;
-  }
-
   absl::StatusOr<std::optional<Workload>> FindLocked(const PrimFunc& func, const std::string& hash)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     TESSERA_ASSIGN_OR_RETURN(
@@ -427,7 +414,7 @@ class PostgresDatabase final : public Database {
         Query("SELECT id, func_json FROM workloads WHERE hash = $1 ORDER BY id", {hash}));
     for (int i = 0; i < rows.rows(); ++i) {
       int64_t id = rows.Int(i, 0);
-      TESSERA_ASSIGN_OR_RETURN(PrimFunc stored, LoadFunc(id, rows.Text(i, 1)));
+      TESSERA_ASSIGN_OR_RETURN(PrimFunc stored, funcs_.Load(id, rows.Text(i, 1)));
       if (StructuralEqual(stored, func)) return std::optional<Workload>(Workload{id, hash, stored});
     }
     return std::optional<Workload>();
@@ -484,7 +471,7 @@ class PostgresDatabase final : public Database {
   // A call saw the connection break: reset it before the next.
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
   // Workload id -> parsed function (rows never change).
-  std::map<int64_t, PrimFunc> funcs_ ABSL_GUARDED_BY(mu_);
+  WorkloadFuncs funcs_ ABSL_GUARDED_BY(mu_){name_};
 };
 
 }  // namespace

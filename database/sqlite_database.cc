@@ -26,6 +26,7 @@
 #include "base/status_macros.h"
 #include "database/database.h"
 #include "database/record_json.h"
+#include "database/workload_funcs.h"
 #include "ir/serialize.h"
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
@@ -166,7 +167,7 @@ class SqliteDatabase final : public Database {
     }();
     TESSERA_RETURN_IF_ERROR(Finish(result.status()));
     // Cached only once committed: a rolled-back id may be reused by another workload.
-    if (result.ok()) funcs_.emplace(result->id, result->func);
+    if (result.ok()) funcs_.Add(result->id, result->func);
     return result;
   }
 
@@ -185,7 +186,7 @@ class SqliteDatabase final : public Database {
       TESSERA_ASSIGN_OR_RETURN(bool row, Step(&select));
       if (!row) break;
       Workload w{select.Int(0), select.Text(1), PrimFunc()};
-      TESSERA_ASSIGN_OR_RETURN(w.func, LoadFunc(w.id, select.Text(2)));
+      TESSERA_ASSIGN_OR_RETURN(w.func, funcs_.Load(w.id, select.Text(2)));
       out.push_back(std::move(w));
     }
     return out;
@@ -412,20 +413,6 @@ INSERT INTO schema_version (version) VALUES (3);
     return absl::OkStatus();
   }
 
-  // The function of workload `id`, parsed from `func_json` once and cached.
-  absl::StatusOr<PrimFunc> LoadFunc(int64_t id, const std::string& func_json)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = funcs_.find(id);
-    if (it != funcs_.end()) return it->second;
-    absl::StatusOr<PrimFunc> func = LoadPrimFuncJson(func_json);
-    if (!func.ok()) {
-      return absl::DataLossError(
-          absl::StrCat("database '", path_, "': workload ", id, ": ", func.status().message()));
-    }
-    funcs_.emplace(id, *func);
-    return func;
-  }
-
   absl::StatusOr<std::optional<Workload>> FindLocked(const PrimFunc& func, const std::string& hash)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Statement select;
@@ -436,7 +423,7 @@ INSERT INTO schema_version (version) VALUES (3);
       TESSERA_ASSIGN_OR_RETURN(bool row, Step(&select));
       if (!row) break;
       int64_t id = select.Int(0);
-      TESSERA_ASSIGN_OR_RETURN(PrimFunc stored, LoadFunc(id, select.Text(1)));
+      TESSERA_ASSIGN_OR_RETURN(PrimFunc stored, funcs_.Load(id, select.Text(1)));
       if (StructuralEqual(stored, func)) return std::optional<Workload>(Workload{id, hash, stored});
     }
     return std::optional<Workload>();
@@ -489,7 +476,7 @@ INSERT INTO schema_version (version) VALUES (3);
   sqlite3* const db_ ABSL_PT_GUARDED_BY(mu_);
   std::mutex mu_;
   // workload id -> parsed function (rows never change)
-  std::map<int64_t, PrimFunc> funcs_ ABSL_GUARDED_BY(mu_);
+  WorkloadFuncs funcs_ ABSL_GUARDED_BY(mu_){path_};
 };
 
 }  // namespace
