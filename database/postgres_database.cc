@@ -35,6 +35,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "database/database.h"
+#include "database/postgres_result.h"
 #include "database/record_json.h"
 #include "database/workload_funcs.h"
 #include "ir/serialize.h"
@@ -120,50 +121,6 @@ absl::StatusCode CodeOfSqlState(const std::string& state) {
 
 std::string FormatDouble(double value) { return absl::StrFormat("%.17g", value); }
 
-// libpq's messages span lines ("...failed: No such file\n\tIs the server running...?\n"):
-// one line for ours, the line breaks (with the indentation after them) as `separator`.
-std::string OneLine(std::string text, const char* separator) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\n') {
-      out += text[i];
-      continue;
-    }
-    while (i + 1 < text.size() && (text[i + 1] == '\t' || text[i + 1] == ' ')) ++i;
-    out += separator;
-  }
-  return out;
-}
-
-// One query's result, cleared on destruction.
-class Result {
- public:
-  explicit Result(PGresult* result) : result_(result) {}
-  Result(const Result&) = delete;
-  Result& operator=(const Result&) = delete;
-  Result(Result&& other) noexcept : result_(std::exchange(other.result_, nullptr)) {}
-  ~Result() { PQclear(result_); }
-
-  PGresult* get() const { return result_; }
-  int rows() const { return PQntuples(result_); }
-  bool IsNull(int row, int column) const { return PQgetisnull(result_, row, column) != 0; }
-  std::string Text(int row, int column) const {
-    return std::string(PQgetvalue(result_, row, column),
-                       static_cast<size_t>(PQgetlength(result_, row, column)));
-  }
-  int64_t Int(int row, int column) const {
-    return std::strtoll(PQgetvalue(result_, row, column), nullptr, 10);
-  }
-  double Double(int row, int column) const {
-    return std::strtod(PQgetvalue(result_, row, column), nullptr);
-  }
-  bool Bool(int row, int column) const { return PQgetvalue(result_, row, column)[0] == 't'; }
-
- private:
-  PGresult* result_;
-};
-
 class PostgresDatabase final : public Database {
  public:
   PostgresDatabase(std::string name, PGconn* conn) : name_(std::move(name)), conn_(conn) {}
@@ -193,7 +150,7 @@ class PostgresDatabase final : public Database {
       TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> found, FindLocked(func, hash));
       if (found.has_value()) return *std::move(found);
       TESSERA_ASSIGN_OR_RETURN(
-          Result inserted,
+          PgResult inserted,
           Query("INSERT INTO workloads (hash, func_json) VALUES ($1, $2) RETURNING id",
                 {hash, SaveJson(func)}));
       return Workload{inserted.Int(0, 0), hash, func};
@@ -214,7 +171,7 @@ class PostgresDatabase final : public Database {
   absl::StatusOr<std::vector<Workload>> AllWorkloads() override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    TESSERA_ASSIGN_OR_RETURN(Result rows,
+    TESSERA_ASSIGN_OR_RETURN(PgResult rows,
                              Query("SELECT id, hash, func_json FROM workloads ORDER BY id"));
     std::vector<Workload> out;
     for (int i = 0; i < rows.rows(); ++i) {
@@ -230,7 +187,7 @@ class PostgresDatabase final : public Database {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     // One statement is one transaction; the foreign key rejects an unknown workload.
-    absl::StatusOr<Result> inserted = Query(
+    absl::StatusOr<PgResult> inserted = Query(
         "INSERT INTO records (workload_id, target, trace_json, run_secs, mean_secs, ok, "
         "error_msg, args, timestamp, provenance, verified, error_kind, job_id, build_secs, "
         "run_wall_secs, verify_secs, search_secs) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
@@ -253,7 +210,7 @@ class PostgresDatabase final : public Database {
   absl::Status SetVerified(int64_t record_id, bool verified) override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    TESSERA_ASSIGN_OR_RETURN(Result updated,
+    TESSERA_ASSIGN_OR_RETURN(PgResult updated,
                              Query("UPDATE records SET verified = $1 WHERE id = $2 RETURNING id",
                                    {verified ? "true" : "false", std::to_string(record_id)}));
     if (updated.rows() == 0) {
@@ -295,21 +252,23 @@ class PostgresDatabase final : public Database {
   absl::StatusOr<int64_t> NumRecords() override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    TESSERA_ASSIGN_OR_RETURN(Result count, Query("SELECT COUNT(*) FROM records"));
+    TESSERA_ASSIGN_OR_RETURN(PgResult count, Query("SELECT COUNT(*) FROM records"));
     return count.Int(0, 0);
   }
 
  private:
   // Runs `sql` with text parameters $1.. (none: the simple protocol, which allows several
   // statements). "database 'URL': <server message> (in <the statement, abbreviated>)".
-  absl::StatusOr<Result> Query(const std::string& sql, const std::vector<std::string>& params = {})
+  absl::StatusOr<PgResult> Query(const std::string& sql,
+                                 const std::vector<std::string>& params = {})
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::vector<const char*> values;
     values.reserve(params.size());
     for (const std::string& p : params) values.push_back(p.c_str());
-    Result result(params.empty() ? PQexec(conn_, sql.c_str())
-                                 : PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()),
-                                                nullptr, values.data(), nullptr, nullptr, 0));
+    PgResult result(params.empty()
+                        ? PQexec(conn_, sql.c_str())
+                        : PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                                       values.data(), nullptr, nullptr, 0));
     PGresult* raw = result.get();
     std::string state;
     ExecStatusType status = raw == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(raw);
@@ -317,16 +276,16 @@ class PostgresDatabase final : public Database {
     const char* sqlstate = raw == nullptr ? nullptr : PQresultErrorField(raw, PG_DIAG_SQLSTATE);
     if (sqlstate != nullptr) state = sqlstate;
     std::string message =
-        OneLine(raw != nullptr && PQresultErrorMessage(raw)[0] != '\0' ? PQresultErrorMessage(raw)
-                                                                       : PQerrorMessage(conn_),
-                "; ");
+        PgOneLine(raw != nullptr && PQresultErrorMessage(raw)[0] != '\0' ? PQresultErrorMessage(raw)
+                                                                         : PQerrorMessage(conn_),
+                  "; ");
     if (PQstatus(conn_) != CONNECTION_OK) state.clear();  // the connection is gone
     // libpq may still say CONNECTION_OK after the server closed the socket ("server closed the
     // connection unexpectedly", no SQLSTATE) or ended the session (57P..): reset it next time.
     if (state.empty() || absl::StartsWith(state, "08") || absl::StartsWith(state, "57P")) {
       broken_ = true;
     }
-    std::string in = OneLine(sql, " ");
+    std::string in = PgOneLine(sql, " ");
     if (in.size() > 48) in = in.substr(0, 45) + "...";
     return absl::Status(CodeOfSqlState(state),
                         absl::StrCat("database '", name_, "': ", message, " (in ", in, ")"));
@@ -343,7 +302,7 @@ class PostgresDatabase final : public Database {
     broken_ = false;
     if (PQstatus(conn_) != CONNECTION_OK) {
       broken_ = true;
-      std::string message = OneLine(PQerrorMessage(conn_), "; ");
+      std::string message = PgOneLine(PQerrorMessage(conn_), "; ");
       return absl::UnavailableError(
           absl::StrCat("database '", name_, "': connection lost: ", message));
     }
@@ -369,14 +328,14 @@ class PostgresDatabase final : public Database {
     TESSERA_RETURN_IF_ERROR(Query("SELECT pg_advisory_xact_lock($1, $2)",
                                   {std::to_string(kLockSpace), std::to_string(kSchemaLock)})
                                 .status());
-    TESSERA_ASSIGN_OR_RETURN(Result tables,
+    TESSERA_ASSIGN_OR_RETURN(PgResult tables,
                              Query("SELECT table_name FROM information_schema.tables "
                                    "WHERE table_schema = current_schema() ORDER BY table_name"));
     bool has_version = false;
     for (int i = 0; i < tables.rows(); ++i) has_version |= tables.Text(i, 0) == "schema_version";
     int64_t version = 0;
     if (has_version) {
-      TESSERA_ASSIGN_OR_RETURN(Result max, Query("SELECT MAX(version) FROM schema_version"));
+      TESSERA_ASSIGN_OR_RETURN(PgResult max, Query("SELECT MAX(version) FROM schema_version"));
       if (max.IsNull(0, 0)) {
         return absl::DataLossError(
             absl::StrCat("database '", name_, "': the schema_version table holds no version"));
@@ -410,7 +369,7 @@ class PostgresDatabase final : public Database {
   absl::StatusOr<std::optional<Workload>> FindLocked(const PrimFunc& func, const std::string& hash)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     TESSERA_ASSIGN_OR_RETURN(
-        Result rows,
+        PgResult rows,
         Query("SELECT id, func_json FROM workloads WHERE hash = $1 ORDER BY id", {hash}));
     for (int i = 0; i < rows.rows(); ++i) {
       int64_t id = rows.Int(i, 0);
@@ -424,7 +383,7 @@ class PostgresDatabase final : public Database {
   absl::StatusOr<std::vector<TuningRecord>> ReadRecords(const std::string& sql,
                                                         const std::vector<std::string>& params)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    TESSERA_ASSIGN_OR_RETURN(Result rows, Query(sql, params));
+    TESSERA_ASSIGN_OR_RETURN(PgResult rows, Query(sql, params));
     std::vector<TuningRecord> out;
     out.reserve(static_cast<size_t>(rows.rows()));
     for (int i = 0; i < rows.rows(); ++i) {
@@ -440,7 +399,7 @@ class PostgresDatabase final : public Database {
     return out;
   }
 
-  static absl::Status DecodeRecordRow(const Result& rows, int i, TuningRecord* r) {
+  static absl::Status DecodeRecordRow(const PgResult& rows, int i, TuningRecord* r) {
     r->workload_id = rows.Int(i, 1);
     r->target = rows.Text(i, 2);
     r->trace_json = rows.Text(i, 3);
@@ -514,7 +473,7 @@ absl::StatusOr<std::unique_ptr<Database>> OpenPostgresDatabase(const std::string
         absl::StrCat("database '", name, "': cannot allocate a connection"));
   }
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = OneLine(PQerrorMessage(conn), "; ");
+    std::string message = PgOneLine(PQerrorMessage(conn), "; ");
     PQfinish(conn);
     return absl::UnavailableError(absl::StrCat("database '", name, "': cannot connect: ", message));
   }

@@ -33,6 +33,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "database/database.h"
+#include "database/postgres_result.h"
 #include "server/job_store.h"
 
 namespace tessera {
@@ -100,44 +102,6 @@ constexpr int64_t kSchemaVersion = 2;
 std::string Num(double v) { return absl::StrFormat("%.17g", v); }
 std::string Num(int64_t v) { return std::to_string(v); }
 
-// "postgresql://user:secret@host/db" -> "postgresql://user:***@host/db".
-std::string HidePassword(const std::string& url) {
-  size_t scheme = url.find("://");
-  size_t at = url.find('@');
-  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
-  size_t colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon + 1) + "***" + url.substr(at);
-}
-
-std::string OneLine(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  return text;
-}
-
-class Result {
- public:
-  explicit Result(PGresult* r) : r_(r) {}
-  Result(const Result&) = delete;
-  Result& operator=(const Result&) = delete;
-  Result(Result&& o) noexcept : r_(std::exchange(o.r_, nullptr)) {}
-  ~Result() { PQclear(r_); }
-  PGresult* get() const { return r_; }
-  int rows() const { return PQntuples(r_); }
-  bool IsNull(int row, int col) const { return PQgetisnull(r_, row, col) != 0; }
-  std::string Text(int row, int col) const {
-    return std::string(PQgetvalue(r_, row, col), static_cast<size_t>(PQgetlength(r_, row, col)));
-  }
-  int64_t Int(int row, int col) const {
-    return std::strtoll(PQgetvalue(r_, row, col), nullptr, 10);
-  }
-  double Double(int row, int col) const { return std::strtod(PQgetvalue(r_, row, col), nullptr); }
-
- private:
-  PGresult* r_;
-};
-
 constexpr char kJobColumns[] =
     "SELECT id, spec, target, state, error, submitted_at, updated_at, trials FROM jobs";
 constexpr char kCandidateColumns[] =
@@ -158,12 +122,12 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
       TESSERA_RETURN_IF_ERROR(Query("SELECT pg_advisory_xact_lock($1, $2)",
                                     {Num(int64_t{kLockSpace}), Num(int64_t{kStateSchemaLock})})
                                   .status());
-      TESSERA_ASSIGN_OR_RETURN(Result exists,
+      TESSERA_ASSIGN_OR_RETURN(PgResult exists,
                                Query("SELECT to_regclass('state_schema_version') IS NOT NULL"));
       int64_t version = 0;
       if (exists.Text(0, 0) == "t") {
         TESSERA_ASSIGN_OR_RETURN(
-            Result v, Query("SELECT COALESCE(MAX(version), 0) FROM state_schema_version"));
+            PgResult v, Query("SELECT COALESCE(MAX(version), 0) FROM state_schema_version"));
         version = v.Int(0, 0);
       }
       if (version > kSchemaVersion) {
@@ -186,10 +150,10 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     TESSERA_ASSIGN_OR_RETURN(
-        Result r, Query("WITH s AS (SELECT nextval(pg_get_serial_sequence('jobs', 'seq')) AS n) "
-                        "INSERT INTO jobs (seq, id, spec, state, submitted_at, updated_at) "
-                        "SELECT n, 'job-' || n, $1, 1, $2, $2 FROM s RETURNING id",
-                        {spec.ToJson(), Num(now)}));
+        PgResult r, Query("WITH s AS (SELECT nextval(pg_get_serial_sequence('jobs', 'seq')) AS n) "
+                          "INSERT INTO jobs (seq, id, spec, state, submitted_at, updated_at) "
+                          "SELECT n, 'job-' || n, $1, 1, $2, $2 FROM s RETURNING id",
+                          {spec.ToJson(), Num(now)}));
     JobRow row;
     row.id = r.Text(0, 0);
     row.spec = spec;
@@ -200,7 +164,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
   absl::StatusOr<JobRow> GetJob(const std::string& id) override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    TESSERA_ASSIGN_OR_RETURN(Result r, Query(absl::StrCat(kJobColumns, " WHERE id = $1"), {id}));
+    TESSERA_ASSIGN_OR_RETURN(PgResult r, Query(absl::StrCat(kJobColumns, " WHERE id = $1"), {id}));
     if (r.rows() == 0) return absl::NotFoundError(absl::StrCat("no job ", id));
     return RowOf(r, 0);
   }
@@ -208,7 +172,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
   absl::StatusOr<std::vector<JobRow>> ListJobs() override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    TESSERA_ASSIGN_OR_RETURN(Result r, Query(absl::StrCat(kJobColumns, " ORDER BY seq DESC")));
+    TESSERA_ASSIGN_OR_RETURN(PgResult r, Query(absl::StrCat(kJobColumns, " ORDER BY seq DESC")));
     std::vector<JobRow> out;
     for (int i = 0; i < r.rows(); ++i) {
       TESSERA_ASSIGN_OR_RETURN(JobRow row, RowOf(r, i));
@@ -243,7 +207,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
       TESSERA_RETURN_IF_ERROR(
           Query("SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE", {job_id}).status());
       TESSERA_ASSIGN_OR_RETURN(
-          Result count, Query("SELECT COUNT(*) FROM candidates WHERE job_id = $1", {job_id}));
+          PgResult count, Query("SELECT COUNT(*) FROM candidates WHERE job_id = $1", {job_id}));
       if (count.Int(0, 0) > 0) {
         return absl::FailedPreconditionError(absl::StrCat(
             "job ", job_id, " still has a pending batch of ", count.Int(0, 0), " candidates"));
@@ -264,7 +228,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
         params.push_back(candidates[i].func_json);
       }
       absl::StrAppend(&sql, " RETURNING id, position");
-      TESSERA_ASSIGN_OR_RETURN(Result r, Query(sql, params));
+      TESSERA_ASSIGN_OR_RETURN(PgResult r, Query(sql, params));
       ids.assign(candidates.size(), -1);
       for (int i = 0; i < r.rows(); ++i) ids[r.Int(i, 1)] = r.Int(i, 0);
       return absl::OkStatus();
@@ -276,7 +240,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     TESSERA_ASSIGN_OR_RETURN(
-        Result r,
+        PgResult r,
         Query(absl::StrCat(kCandidateColumns, " WHERE job_id = $1 ORDER BY position"), {job_id}));
     std::vector<StoredCandidate> out;
     for (int i = 0; i < r.rows(); ++i) {
@@ -389,7 +353,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     // One statement, one transaction: the job to serve, its first queued candidates that no
     // other transaction holds, their new state, and the job's round-robin mark.
     TESSERA_ASSIGN_OR_RETURN(
-        Result r,
+        PgResult r,
         Query("WITH job AS (SELECT b.job_id, b.context FROM batches b WHERE b.target = $1 AND "
               "EXISTS (SELECT 1 FROM candidates q WHERE q.job_id = b.job_id AND q.state = 0) "
               "ORDER BY b.priority DESC, b.last_served, b.job_id LIMIT 1), "
@@ -435,12 +399,12 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
       absl::StrAppend(&sql,
                       ") AS v (id, result) WHERE c.id = v.id AND c.lease_id = $1 AND "
                       "c.state = 1 RETURNING c.id");
-      TESSERA_ASSIGN_OR_RETURN(Result done, Query(sql, params));
+      TESSERA_ASSIGN_OR_RETURN(PgResult done, Query(sql, params));
       accepted = done.rows();
     }
     if (accepted == 0) {
       TESSERA_ASSIGN_OR_RETURN(
-          Result live,
+          PgResult live,
           Query("SELECT 1 FROM candidates WHERE lease_id = $1 AND state = 1 LIMIT 1", {lease_id}));
       if (live.rows() == 0) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -471,14 +435,15 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     TESSERA_RETURN_IF_ERROR(Reconnect());
     // Mostly nothing expired: one cheap look first, the transaction only when needed.
     TESSERA_ASSIGN_OR_RETURN(
-        Result any, Query("SELECT 1 FROM candidates WHERE state = 1 AND lease_expires < $1 LIMIT 1",
-                          {Num(now)}));
+        PgResult any,
+        Query("SELECT 1 FROM candidates WHERE state = 1 AND lease_expires < $1 LIMIT 1",
+              {Num(now)}));
     ExpiredLeases done;
     if (any.rows() == 0) return done;
     TESSERA_RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
       // The batch's target, for the quarantine counts (a batch deleted meanwhile: "").
       TESSERA_ASSIGN_OR_RETURN(
-          Result expired,
+          PgResult expired,
           Query("SELECT c.id, c.attempts, c.lease_id, c.worker_id, COALESCE(b.target, '') "
                 "FROM candidates c LEFT JOIN batches b ON b.job_id = c.job_id "
                 "WHERE c.state = 1 AND c.lease_expires < $1 FOR UPDATE OF c SKIP LOCKED",
@@ -520,8 +485,8 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     TESSERA_ASSIGN_OR_RETURN(
-        Result rows, Query("SELECT worker_id, COUNT(DISTINCT lease_id), COUNT(*) FROM candidates "
-                           "WHERE state = 1 GROUP BY worker_id"));
+        PgResult rows, Query("SELECT worker_id, COUNT(DISTINCT lease_id), COUNT(*) FROM candidates "
+                             "WHERE state = 1 GROUP BY worker_id"));
     std::map<std::string, WorkerLeases> out;
     for (int i = 0; i < rows.rows(); ++i) {
       out[rows.Text(i, 0)] =
@@ -552,7 +517,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     TESSERA_ASSIGN_OR_RETURN(
-        Result r,
+        PgResult r,
         Query("SELECT state, COUNT(*) FROM candidates WHERE job_id = $1 GROUP BY state", {job_id}));
     BatchCounts counts;
     for (int i = 0; i < r.rows(); ++i) {
@@ -578,13 +543,14 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
   }
 
   // `sql` with text parameters $1.. (none: the simple protocol, several statements allowed).
-  absl::StatusOr<Result> Query(const std::string& sql,
-                               const std::vector<std::string>& params = {}) {
+  absl::StatusOr<PgResult> Query(const std::string& sql,
+                                 const std::vector<std::string>& params = {}) {
     std::vector<const char*> values;
     for (const std::string& p : params) values.push_back(p.c_str());
-    Result result(params.empty() ? PQexec(conn_, sql.c_str())
-                                 : PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()),
-                                                nullptr, values.data(), nullptr, nullptr, 0));
+    PgResult result(params.empty()
+                        ? PQexec(conn_, sql.c_str())
+                        : PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                                       values.data(), nullptr, nullptr, 0));
     ExecStatusType status =
         result.get() == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(result.get());
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
@@ -599,10 +565,11 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     } else if (state == "40001" || state == "40P01" || absl::StartsWith(state, "53")) {
       code = absl::StatusCode::kUnavailable;  // serialization failure, deadlock, resources
     }
-    std::string in = OneLine(sql);
+    std::string in = PgOneLine(sql, " ");
     if (in.size() > 48) in = in.substr(0, 45) + "...";
-    return absl::Status(code, absl::StrCat("state database '", name_, "': ",
-                                           OneLine(PQerrorMessage(conn_)), " (in ", in, ")"));
+    return absl::Status(
+        code, absl::StrCat("state database '", name_, "': ", PgOneLine(PQerrorMessage(conn_), " "),
+                           " (in ", in, ")"));
   }
 
   absl::Status Reconnect() {
@@ -614,8 +581,8 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     broken_ = false;
     if (PQstatus(conn_) != CONNECTION_OK) {
       broken_ = true;
-      return absl::UnavailableError(absl::StrCat(
-          "state database '", name_, "': reconnect failed: ", OneLine(PQerrorMessage(conn_))));
+      return absl::UnavailableError(absl::StrCat("state database '", name_, "': reconnect failed: ",
+                                                 PgOneLine(PQerrorMessage(conn_), " ")));
     }
     return Query("SET extra_float_digits = 3; SET client_min_messages = warning").status();
   }
@@ -639,7 +606,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
                                                const std::vector<std::string>& params) {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    TESSERA_ASSIGN_OR_RETURN(Result r, Query(sql, params));
+    TESSERA_ASSIGN_OR_RETURN(PgResult r, Query(sql, params));
     std::vector<std::string> out;
     for (int i = 0; i < r.rows(); ++i) out.push_back(r.Text(i, 0));
     return out;
@@ -661,7 +628,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     });
   }
 
-  absl::StatusOr<JobRow> RowOf(const Result& r, int i) const {
+  absl::StatusOr<JobRow> RowOf(const PgResult& r, int i) const {
     JobRow row;
     row.id = r.Text(i, 0);
     absl::StatusOr<JobSpec> spec = JobSpec::FromJson(r.Text(i, 1));
@@ -690,10 +657,10 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JobStore>> OpenPostgresJobStore(const std::string& url) {
-  std::string name = HidePassword(url);
+  std::string name = RedactDatabaseUrl(url);
   PGconn* conn = PQconnectdb(url.c_str());
   if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
-    std::string msg = conn != nullptr ? OneLine(PQerrorMessage(conn)) : "out of memory";
+    std::string msg = conn != nullptr ? PgOneLine(PQerrorMessage(conn), " ") : "out of memory";
     PQfinish(conn);
     return absl::UnavailableError(absl::StrCat("state database '", name, "': ", msg));
   }
