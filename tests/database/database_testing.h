@@ -49,7 +49,8 @@ void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b);
 void ExpectSchemaTwoMigratesInPlace(const std::function<std::unique_ptr<Database>()>& open,
                                     const std::function<void()>& downgrade_to_schema_two);
 
-// A fresh directory, removed with its contents when the test ends (kept when it failed).
+// A fresh directory, removed with its contents when it goes out of scope (kept when the test
+// failed).
 using TempDir = ScopedTempDir;
 
 }  // namespace testing

@@ -22,7 +22,8 @@
 namespace tessera {
 namespace testing {
 
-// A fresh directory, removed with its files when the test ends (kept when it failed).
+// A fresh directory, removed with its files when it goes out of scope (kept when the test
+// failed).
 using TempDir = ScopedTempDir;
 
 // Options for a test server: records and state in `dir`, short leases and sweeps.
