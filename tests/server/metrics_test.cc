@@ -193,7 +193,8 @@ TEST(MetricsTest, SharedQueueCountsEachExpiryOnceAndReadsLeasesFromTheRows) {
   ASSERT_NE(store_a->shared(), nullptr);
   ServerMetrics metrics_a, metrics_b;
   DispatcherOptions options_a = Options(&metrics_a), options_b = Options(&metrics_b);
-  options_a.lease_seconds = 0.5;
+  // Long enough that a loaded machine does not expire the lease before the first scrape.
+  options_a.lease_seconds = 1.5;
   Dispatcher a(store_a.get(), options_a);
   Dispatcher b(store_b.get(), options_b);
   metrics_a.SetSources(nullptr, &a);
@@ -207,11 +208,13 @@ TEST(MetricsTest, SharedQueueCountsEachExpiryOnceAndReadsLeasesFromTheRows) {
   EXPECT_EQ(Sample(text, "tessera_worker_leases" + labels), 1) << text;
   EXPECT_EQ(Sample(text, "tessera_worker_leased_candidates" + labels), 3) << text;
   // The first expiry puts them back; the second lease's expiry quarantines them.
-  ASSERT_TRUE(WaitFor([&] { return a.PullWork(worker, 0, 0).value().has_value(); }));
-  ASSERT_TRUE(WaitFor([&] {
-    absl::StatusOr<BatchCounts> counts = store_a->shared()->CountBatch(job);
-    return counts.ok() && counts->finished == 3;
-  }));
+  ASSERT_TRUE(WaitFor([&] { return a.PullWork(worker, 0, 0).value().has_value(); }, 10));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<BatchCounts> counts = store_a->shared()->CountBatch(job);
+        return counts.ok() && counts->finished == 3;
+      },
+      10));
   text = metrics_a.Render();
   EXPECT_EQ(Sample(text, "tessera_worker_leased_candidates" + labels), 0) << text;
   auto both = [&](const std::string& key) {
