@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/testing/service_cluster.h"
+#include "tests/testing/wait_until.h"
 
 namespace tessera {
 namespace testing {
@@ -40,16 +41,6 @@ inline int CountLines(const std::string& text) {
   int lines = 0;
   for (char c : text) lines += c == '\n';
   return lines;
-}
-
-// Polls `done` every 50 ms for up to `timeout_sec`.
-inline bool WaitUntil(const std::function<bool()>& done, double timeout_sec) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_sec);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
 }
 
 // `tessera status JOB --json`, parsed (null on failure).

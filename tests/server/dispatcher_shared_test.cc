@@ -13,9 +13,12 @@
 #include "server/job_store.h"
 #include "tests/database/postgres_cluster.h"
 #include "tests/server/server_testing.h"
+#include "tests/testing/wait_until.h"
 
 namespace tessera {
 namespace {
+
+using testing::WaitUntil;
 
 constexpr char kTarget[] = "cpu -cores=2 -vector_bits=256";
 
@@ -25,15 +28,6 @@ WorkerInfo CpuWorker() {
   w.devices.push_back(DeviceSpec{kTarget, "test cpu", 0, -1});
   w.software.device = "test cpu";
   return w;
-}
-
-bool WaitFor(const std::function<bool()>& done, double seconds = 10) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
 }
 
 class DispatcherSharedTest : public ::testing::Test {
@@ -123,7 +117,7 @@ TEST_F(DispatcherSharedTest, AnotherServersWorkersResolveBareKinds) {
   EXPECT_NE(a_->WaitingFor(kTarget), "") << "no worker anywhere yet";
   ASSERT_TRUE(b_->RegisterWorker(CpuWorker()).ok());
   // b publishes its workers' targets on its sweep (every second at most).
-  ASSERT_TRUE(WaitFor([&] { return a_->TargetForKind("cpu").has_value(); }));
+  ASSERT_TRUE(WaitUntil([&] { return a_->TargetForKind("cpu").has_value(); }));
   EXPECT_EQ(*a_->TargetForKind("cpu"), kTarget);
   EXPECT_EQ(a_->WaitingFor(kTarget), "");
   EXPECT_FALSE(a_->TargetForKind("cuda").has_value());

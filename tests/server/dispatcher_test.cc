@@ -6,11 +6,13 @@
 #include <thread>
 
 #include "tests/server/server_testing.h"
+#include "tests/testing/wait_until.h"
 
 namespace tessera {
 namespace {
 
 using testing::TempDir;
+using testing::WaitUntil;
 
 constexpr char kTarget[] = "cpu -cores=2 -vector_bits=256";
 
@@ -64,13 +66,6 @@ CandidateReport Ran(int64_t id, double secs) {
   return r;
 }
 
-void WaitFor(const std::function<bool()>& done, double seconds = 5) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(int(seconds * 1e3));
-  while (!done() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
-
 TEST(DispatcherTest, ExpiredLeaseRequeuesThenQuarantines) {
   TempDir dir;
   auto store = JobStore::Open(dir.Path("state.db")).value();
@@ -85,7 +80,7 @@ TEST(DispatcherTest, ExpiredLeaseRequeuesThenQuarantines) {
   EXPECT_EQ(first->candidates.size(), 2u);
   EXPECT_EQ(d.JobCounts(job), std::make_pair(0, 2));
   EXPECT_EQ(store->PendingBatch(job).value()[0].state, CandidateState::kLeased);
-  WaitFor([&] { return d.JobCounts(job).first == 2; });
+  WaitUntil([&] { return d.JobCounts(job).first == 2; });
   ASSERT_EQ(d.JobCounts(job), std::make_pair(2, 0)) << "the expired lease's candidates requeue";
   EXPECT_EQ(store->PendingBatch(job).value()[1].attempts, 1);
   // A late report on the expired lease is refused: the candidates will be measured again.

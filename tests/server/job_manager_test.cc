@@ -11,12 +11,14 @@
 #include "server/server.h"
 #include "tests/database/postgres_cluster.h"
 #include "tests/server/server_testing.h"
+#include "tests/testing/wait_until.h"
 
 namespace tessera {
 namespace {
 
 using testing::Context;
 using testing::TempDir;
+using testing::WaitUntil;
 
 TEST(ParseJobTasksTest, MergesDuplicatesAndNamesLikeTune) {
   std::vector<TuneTaskSpec> tasks =
@@ -48,16 +50,6 @@ std::string Submit(TuningServer* server, int trials, int per_iter) {
   spec.cost_model = "random";
   spec.seed = 3;
   return server->jobs()->Submit(spec).value();
-}
-
-// Waits until `done` holds (bounded); returns whether it did.
-bool WaitUntil(const std::function<bool()>& done, double seconds = 120) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(int(seconds * 1e3));
-  while (std::chrono::steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
 }
 
 // Records of `job`: count, and distinct traces.

@@ -22,11 +22,13 @@
 #include "server/server.h"
 #include "tests/database/postgres_cluster.h"
 #include "tests/server/server_testing.h"
+#include "tests/testing/wait_until.h"
 
 namespace tessera {
 namespace {
 
 using testing::TempDir;
+using testing::WaitUntil;
 
 constexpr char kTarget[] = "cpu -cores=2 -vector_bits=256";
 
@@ -89,15 +91,6 @@ CandidateReport Outcome(int64_t id, MeasureError error, double build_secs,
   return r;
 }
 
-bool WaitFor(const std::function<bool()>& done, double seconds = 5) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(int(seconds * 1e3));
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
 TEST(MetricsTest, AcceptedReportsCountOnceWithTheirErrorKindsAndTimes) {
   TempDir dir;
   ServerMetrics metrics;
@@ -139,7 +132,7 @@ TEST(MetricsTest, ExpiredLeasesAndQuarantinesAreCounted) {
   std::string job = QueueBatch(store.get(), &d, 2, &ids);
   // Two leases of both candidates expire unreported: max_attempts 2 quarantines them.
   ASSERT_TRUE(d.PullWork(worker, 0, 0).value().has_value());
-  ASSERT_TRUE(WaitFor([&] { return d.JobCounts(job).first == 2; }));
+  ASSERT_TRUE(WaitUntil([&] { return d.JobCounts(job).first == 2; }));
   ASSERT_TRUE(d.PullWork(worker, 0, 0).value().has_value());
   ASSERT_TRUE(d.AwaitBatch(job).ok());
   const std::string text = metrics.Render();
@@ -208,8 +201,8 @@ TEST(MetricsTest, SharedQueueCountsEachExpiryOnceAndReadsLeasesFromTheRows) {
   EXPECT_EQ(Sample(text, "tessera_worker_leases" + labels), 1) << text;
   EXPECT_EQ(Sample(text, "tessera_worker_leased_candidates" + labels), 3) << text;
   // The first expiry puts them back; the second lease's expiry quarantines them.
-  ASSERT_TRUE(WaitFor([&] { return a.PullWork(worker, 0, 0).value().has_value(); }, 10));
-  ASSERT_TRUE(WaitFor(
+  ASSERT_TRUE(WaitUntil([&] { return a.PullWork(worker, 0, 0).value().has_value(); }, 10));
+  ASSERT_TRUE(WaitUntil(
       [&] {
         absl::StatusOr<BatchCounts> counts = store_a->shared()->CountBatch(job);
         return counts.ok() && counts->finished == 3;
@@ -243,7 +236,7 @@ TEST(MetricsTest, InterceptorTimesEveryCallByMethodAndCode) {
   ASSERT_TRUE(stub->ListJobs(testing::Context().get(), v1::ListJobsRequest(), &jobs).ok());
   // The status is sent before the interceptor's hook returns to the server: wait for it.
   const std::string key = "tessera_rpc_duration_seconds_count{method=\"TuningService/ListJobs\"}";
-  ASSERT_TRUE(WaitFor([&] { return Sample(server->metrics()->Render(), key) == 1; }))
+  ASSERT_TRUE(WaitUntil([&] { return Sample(server->metrics()->Render(), key) == 1; }))
       << server->metrics()->Render();
   const std::string text = server->metrics()->Render();
   EXPECT_EQ(Sample(text, "tessera_rpcs_total{code=\"NOT_FOUND\",method=\"TuningService/GetJob\"}"),

@@ -15,20 +15,13 @@
 
 #include "server/server.h"
 #include "tests/server/server_testing.h"
+#include "tests/testing/wait_until.h"
 
 namespace tessera {
 namespace {
 
 using testing::TempDir;
-
-bool WaitFor(const std::function<bool()>& done, double seconds) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
+using testing::WaitUntil;
 
 WorkerDaemonOptions FastOptions(const TempDir& dir) {
   WorkerDaemonOptions o;
@@ -78,7 +71,7 @@ TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
   ASSERT_NE(daemon, nullptr);
   EXPECT_EQ(daemon->target().rfind("cpu", 0), 0u) << daemon->target();
   Running running(daemon.get());
-  ASSERT_TRUE(WaitFor([&] { return server->dispatcher()->Workers().size() == 1; }, 30));
+  ASSERT_TRUE(WaitUntil([&] { return server->dispatcher()->Workers().size() == 1; }, 30));
   EXPECT_EQ(server->dispatcher()->Workers()[0].devices.at(0).target, daemon->target());
 
   v1::SubmitJobRequest request;
@@ -94,7 +87,7 @@ TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
   v1::JobRef ref;
   ref.set_job_id(submitted.job_id());
   v1::JobStatus status;
-  ASSERT_TRUE(WaitFor(
+  ASSERT_TRUE(WaitUntil(
       [&] {
         status.Clear();
         return stub->GetJob(testing::Context().get(), ref, &status).ok() &&
@@ -138,7 +131,7 @@ TEST(WorkerDaemonTest, ARefusedTokenEndsRunWithTheServersCode) {
     status = daemon->Run();
     done = true;
   });
-  bool returned = WaitFor([&] { return done.load(); }, 30);
+  bool returned = WaitUntil([&] { return done.load(); }, 30);
   if (!returned) daemon->Stop();
   thread.join();
   ASSERT_TRUE(returned) << "Run() kept retrying a refused token";
