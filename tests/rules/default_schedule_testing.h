@@ -4,14 +4,20 @@
 #define TESSERA_TESTS_RULES_DEFAULT_SCHEDULE_TESTING_H_
 
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/check.h"
 #include "frontend/workloads.h"
+#include "gtest/gtest.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
 #include "rules/default/default_rule.h"
 #include "schedule/schedule.h"
+#include "worker/builder.h"
+#include "worker/check.h"
 #include "worker/host.h"
 
 namespace tessera {
@@ -65,6 +71,53 @@ inline std::vector<std::string> WorkloadNames() {
 // GMM in float16 at B=1 and the given M, N, K (the tensor-core path's input).
 inline PrimFunc HalfGmm(int64_t m, int64_t n, int64_t k) {
   return *MakeWorkload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}}, "float16");
+}
+
+// The loop kinds and intermediate buffers (scope, shape) of a scheduled function.
+struct ScheduleShape {
+  std::set<ForKind> kinds;
+  std::vector<Buffer> buffers;
+  int64_t unrolled_extent = 0;  // the extent of the (last) unrolled loop
+};
+
+inline ScheduleShape ShapeOf(const PrimFunc& scheduled) {
+  ScheduleShape shape;
+  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+    if (const auto* loop = s.as<ForNode>()) {
+      shape.kinds.insert(loop->for_kind);
+      if (loop->for_kind == ForKind::kUnrolled) {
+        if (const auto* extent = loop->extent.as<IntImmNode>()) {
+          shape.unrolled_extent = extent->value;
+        }
+      }
+    }
+    if (const auto* block = s.as<BlockNode>()) {
+      for (const Buffer& b : block->alloc_buffers) shape.buffers.push_back(b);
+    }
+  });
+  return shape;
+}
+
+// The constant shape of the first intermediate of `scope` (empty if none).
+inline std::vector<int64_t> ShapeOfScope(const ScheduleShape& shape, const std::string& scope) {
+  for (const Buffer& b : shape.buffers) {
+    if (b.scope() != scope) continue;
+    std::vector<int64_t> dims;
+    for (const Expr& d : b.shape()) {
+      const auto* value = d.as<IntImmNode>();
+      dims.push_back(value != nullptr ? value->value : -1);
+    }
+    return dims;
+  }
+  return {};
+}
+
+// Builds `scheduled` with the C backend and checks it against `func` on random inputs.
+inline void ExpectMatchesReference(const PrimFunc& scheduled, const PrimFunc& func) {
+  absl::StatusOr<CheckOutcome> check =
+      BuildAndCheck(NewCBuilder().get(), scheduled, func, CpuTarget(), /*seed=*/3, 60);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
 }
 
 }  // namespace default_schedule_testing
