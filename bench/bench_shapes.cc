@@ -1,8 +1,9 @@
 // bench_shapes: Tessera on the shapes real models have, against anchors measured in the same
 // run (issue #13). For each named shape (fp32, cpu):
 //   - default: the latency of the default schedule (rules/default/, `tessera default`);
-//   - tuned: the best verified latency after each trial checkpoint (default 64 and 256), for
-//     each seed; the worst seed counts for the goals;
+//   - tuned: the best verified schedule after each trial checkpoint (default 64 and 256), for
+//     each seed, timed again here alternately with the default (the tuner's own figure beside
+//     it); the worst seed counts for the goals;
 //   - the anchors: OpenBLAS (cblas_sgemm / cblas_sgemv) for GEMM and GEMV shapes;
 //     onnxruntime's MLAS (bench/anchors/ort_anchor.py, with --mlas-python) for GEMM, GEMV and
 //     conv; oneDNN (bench/anchors/dnnl_anchor.h, if built) for GEMM, GEMV and conv; for
