@@ -55,7 +55,9 @@ class TwoServersTest : public ::testing::Test {
     int n = static_cast<int>(workers_.size());
     absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(
         {TesseraBinary(), "worker", "--server", address, "--target", "cpu", "--max-backoff", "1",
-         "--pull-wait", "2", "--max-candidates", "4"},
+         "--pull-wait", "2", "--max-candidates", "4",
+         // In the test's directory: killed at the end, a worker leaves its build artifacts.
+         "--work-dir", absl::StrCat(dir_, "/worker", n, "-build")},
         absl::StrCat(dir_, "/worker", n, ".out"), absl::StrCat(dir_, "/worker", n, ".err"));
     ASSERT_TRUE(child.ok()) << child.status();
     workers_.push_back(std::move(*child));

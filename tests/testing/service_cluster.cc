@@ -64,8 +64,11 @@ void ServiceCluster::KillServer() {
 absl::StatusOr<ChildProcess*> ServiceCluster::StartWorker(const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {binary_, "worker",        "--server", address_,      "--target",
                                    "cpu",   "--max-backoff", "1",        "--pull-wait", "2"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
   size_t n = workers_.size();
+  // Build artifacts inside the cluster's directory: a worker the test kills (or that abandons a
+  // measurement and _exits) cannot remove a temporary directory of its own.
+  argv.insert(argv.end(), {"--work-dir", absl::StrCat(dir_, "/worker", n, "-build")});
+  argv.insert(argv.end(), extra.begin(), extra.end());
   absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(
       argv, absl::StrCat(dir_, "/worker", n, ".out"), absl::StrCat(dir_, "/worker", n, ".err"));
   if (!child.ok()) return child.status();
