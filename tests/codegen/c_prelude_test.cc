@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <string>
@@ -54,6 +55,18 @@ int main(void) {
   if (tessera_bf16_to_f32(tessera_f32_to_bf16(1.5f)) != 1.5f) return 7;
   /* 1 + 2^-8 lies halfway between two bfloat16 values: rounds to the even one, 1.0. */
   if (tessera_bf16_to_f32(tessera_f32_to_bf16(1.00390625f)) != 1.0f) return 8;
+  /* Float min/max go through integer keys: every sign and magnitude orders as the floats do. */
+  const float f[] = {-INFINITY, -3.5e38f, -2.0f, -1e-40f, 0.0f, 1e-40f, 0.5f, 3.0e38f, INFINITY};
+  for (int i = 0; i < 9; ++i) {
+    for (int j = 0; j < 9; ++j) {
+      if (tessera_max_f32(f[i], f[j]) != (f[i] > f[j] ? f[i] : f[j])) return 9;
+      if (tessera_min_f32(f[i], f[j]) != (f[i] < f[j] ? f[i] : f[j])) return 10;
+      if (tessera_max_f64(f[i], f[j]) != (f[i] > f[j] ? (double)f[i] : (double)f[j])) return 11;
+      if (tessera_min_f64(-(double)f[i], f[j]) != (-(double)f[i] < f[j] ? -(double)f[i] : f[j]))
+        return 12;
+    }
+  }
+  if (signbit(tessera_max_f32(-0.0f, 0.0f)) || !signbit(tessera_min_f32(0.0f, -0.0f))) return 13;
   return 0;
 }
 )";
@@ -61,6 +74,36 @@ int main(void) {
   const std::string compile = "cc -std=c11 -O1 -o " + binary + " " + source + " -lm 2>&1";
   ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
   EXPECT_EQ(std::system(binary.c_str()), 0) << "a helper check failed (the exit code names it)";
+}
+
+// A relu or a row max is a float max inside a simd loop. With the builder's flags (no loop
+// if-conversion) a plain `a > b ? a : b` stays scalar; the prelude's keyed max must become a
+// vector integer max.
+TEST(CPreludeTest, FloatMaxInASimdLoopVectorizesWithTheBuildersFlags) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the check reads x86-64 assembly";
+#endif
+  const std::string dir = ::testing::TempDir();
+  const std::string source = dir + "/c_prelude_simd_max.c";
+  const std::string assembly = dir + "/c_prelude_simd_max.s";
+  {
+    std::ofstream out(source);
+    out << kCPrelude << R"(
+void relu(float* restrict y, const float* restrict x) {
+  #pragma omp simd
+  for (int i = 0; i < 256; ++i) y[i] = tessera_max_f32(x[i], 0.0f);
+}
+)";
+  }
+  const std::string compile =
+      "cc -O3 -march=x86-64-v3 -fno-tree-loop-if-convert -fsimd-cost-model=dynamic -fopenmp -S "
+      "-o " +
+      assembly + " " + source + " 2>&1";
+  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+  std::ifstream in(assembly);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("vpmaxsd"), std::string::npos) << "no vector max in " << assembly;
+  EXPECT_EQ(text.find("maxss"), std::string::npos) << "a scalar max in " << assembly;
 }
 
 }  // namespace
