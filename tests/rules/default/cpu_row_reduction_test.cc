@@ -123,6 +123,45 @@ TEST(CpuRowReductionRuleTest, ColumnStatisticIsNotARowChain) {
   EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
 }
 
+// The extent of the function's one parallel loop, or -1.
+int64_t ParallelExtent(const PrimFunc& func) {
+  int64_t extent = -1;
+  PostOrderVisitStmts(func->body, [&](const Stmt& st) {
+    const auto* loop = st.as<ForNode>();
+    if (loop == nullptr || loop->for_kind != ForKind::kParallel) return;
+    if (const auto* imm = loop->extent.as<IntImmNode>()) extent = imm->value;
+  });
+  return extent;
+}
+
+// Short rows go four to an iteration, so their lane-combining chains interleave (softmax
+// 1536x128 1.6x faster); long rows, and rows too few to leave two iterations per core, go one.
+TEST(CpuRowReductionRuleTest, ShortRowsRunSeveralToAnIteration) {
+  struct Case {
+    std::string workload;
+    std::map<std::string, int64_t> shape;
+    int64_t parallel_extent;
+  };
+  for (const Case& c :
+       {Case{"SFM", {{"M", 64}, {"N", 128}}, 16},
+        Case{"SFM", {{"M", 12}, {"N", 77}}, 6},  // 4 rows would leave 3
+        Case{"LAYER_NORM", {{"M", 64}, {"N", 768}}, 64}, Case{"SFM", {{"M", 9}, {"N", 128}}, 9}}) {
+    absl::StatusOr<PrimFunc> func = MakeWorkload(c.workload, c.shape);
+    ASSERT_TRUE(func.ok()) << func.status();
+    absl::StatusOr<Target> two_cores = ResolveTarget("cpu -cores=2");  // the extents depend on it
+    ASSERT_TRUE(two_cores.ok()) << two_cores.status();
+    auto [rule, scheduled] = ApplyToModule(*func, *two_cores);
+    ASSERT_EQ(rule, "CpuRowReduction") << c.workload;
+    EXPECT_EQ(ParallelExtent(scheduled), c.parallel_extent)
+        << c.workload << " M=" << c.shape.at("M") << "\n"
+        << PrintFunc(scheduled);
+    absl::StatusOr<CheckOutcome> check =
+        BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/5, 60);
+    ASSERT_TRUE(check.ok()) << check.status();
+    EXPECT_TRUE(check->passed) << c.workload << " max abs error " << check->max_abs_error;
+  }
+}
+
 TEST(CpuRowReductionRuleTest, LeavesFunctionsThatAreNotRowChainsToCpuDefault) {
   for (const char* name : {"GEMV", "GMM", "NRM", "REDUCE_SUM", "ELEMENTWISE", "C2D"}) {
     absl::StatusOr<PrimFunc> func = MakeWorkload(name);
