@@ -13,13 +13,17 @@ Workloads, as bench_shapes and frontend/workloads define them (fp32):
   C2D N,H,W,CI,CO,K,stride,padding     Conv, NCHW (the layout ONNX Conv has; with all graph
                                        optimisations onnxruntime reorders to its NCHWc kernels)
   DEP N,H,W,C,K,stride,padding         Conv with group=C (depthwise)
+  SFM M,N                Softmax over the last axis
+  LAYER_NORM M,N         LayerNormalization over the last axis, gamma and beta, eps 1e-5
+  RMS_NORM M,N           RMSNormalization (opset 23) over the last axis, gamma, eps 1e-5
 Weights (B, W, bias, conv kernels) are constant initializers, as in a model, so MLAS may pack
 them once at session creation; the activations are inputs. Only the operator runs in the
 timing loop.
 
 Prints one JSON line per shape: name, workload, params, seconds (median of --repeat repeats,
-each a loop of >= --min-repeat-ms), min_seconds, gflops, max_abs_err against numpy, and the
-versions. A workload it has no model for gives a line with "error" instead of seconds.
+each a loop of >= --min-repeat-ms), min_seconds, gflops, max_abs_err against numpy, the
+versions, and run_overhead_seconds (what session.run costs around a one-float Identity: the
+seconds include it). A workload it has no model for gives a line with "error" instead of seconds.
 """
 import argparse
 import json
@@ -73,6 +77,7 @@ def conv_nchw_reference(x, w, stride, pad, groups):
 def build(workload, p, rng):
     """(model, feeds, flops, reference output) for one workload, or a string saying why not."""
     f32 = lambda shape: rng.uniform(-1, 1, shape).astype(np.float32)  # noqa: E731
+    opset = 17
     init = numpy_helper.from_array
     vi = helper.make_tensor_value_info
     if workload == "GMM":
@@ -119,10 +124,35 @@ def build(workload, p, rng):
         feeds = {"X": x}
         flops = 2.0 * n * oh * ow * co * (ci // groups) * k * k
         ref = conv_nchw_reference(x, w, stride, pad, groups)
+    elif workload in ("SFM", "LAYER_NORM", "RMS_NORM"):
+        m, n = p["M"], p["N"]
+        a = f32((m, n))
+        a64 = a.astype(np.float64)
+        inputs, out, feeds = [vi("A", TensorProto.FLOAT, [m, n])], [m, n], {"A": a}
+        if workload == "SFM":
+            nodes, inits = [helper.make_node("Softmax", ["A"], ["C"], axis=-1)], []
+            e = np.exp(a64 - a64.max(axis=1, keepdims=True))
+            ref = e / e.sum(axis=1, keepdims=True)
+            flops = 4.0 * m * n  # as Tessera counts it: max, exp, sum, divide
+        else:
+            gamma, beta = f32((n,)), f32((n,))
+            if workload == "LAYER_NORM":
+                nodes = [helper.make_node("LayerNormalization", ["A", "gamma", "beta"], ["C"],
+                                          axis=-1, epsilon=1e-5)]
+                inits = [init(gamma, "gamma"), init(beta, "beta")]
+                centred = a64 - a64.mean(axis=1, keepdims=True)
+                ref = centred / np.sqrt((centred**2).mean(axis=1, keepdims=True) + 1e-5) * gamma + beta
+            else:  # RMSNormalization is ONNX opset 23
+                nodes = [helper.make_node("RMSNormalization", ["A", "gamma"], ["C"], axis=-1,
+                                          epsilon=1e-5)]
+                inits = [init(gamma, "gamma")]
+                ref = a64 / np.sqrt((a64**2).mean(axis=1, keepdims=True) + 1e-5) * gamma
+                opset = 23
+            flops = 5.0 * m * n
     else:
         return f"no onnxruntime model for workload {workload}"
     graph = helper.make_graph(nodes, "anchor", inputs, [vi("C", TensorProto.FLOAT, out)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model, feeds, flops, ref
@@ -144,6 +174,26 @@ def median_seconds(run, repeat, min_repeat_ms):
     return float(np.median(samples)), float(np.min(samples))
 
 
+def session(model, threads):
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
+def run_overhead_seconds(args):
+    """What one session.run costs around its kernel: a one-float Identity, timed like the shapes
+    (about 5 us here; it matters beside the norms' 6-us kernels)."""
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph([helper.make_node("Identity", ["A"], ["C"])], "overhead",
+                              [vi("A", TensorProto.FLOAT, [1])], [vi("C", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    sess, feeds = session(model, args.threads), {"A": np.zeros(1, np.float32)}
+    return median_seconds(lambda: sess.run(None, feeds), args.repeat, args.min_repeat_ms)[0]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--shape", action="append", default=[], help="NAME:WORKLOAD:K=V,... (repeatable)")
@@ -154,21 +204,19 @@ def main():
     if not args.shape:
         ap.error("give at least one --shape")
     rng = np.random.default_rng(0)
+    overhead = run_overhead_seconds(args)
     for text in args.shape:
         name, workload, params = parse_shape(text)
         rec = {"anchor": "mlas", "name": name, "workload": workload, "params": params,
-               "onnxruntime": ort.__version__, "threads": args.threads}
+               "onnxruntime": ort.__version__, "threads": args.threads,
+               "run_overhead_seconds": overhead}
         built = build(workload, params, rng)
         if isinstance(built, str):
             rec["error"] = built
             print(json.dumps(rec), flush=True)
             continue
         model, feeds, flops, ref = built
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = args.threads
-        opts.inter_op_num_threads = 1
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        sess = session(model, args.threads)
         out = sess.run(None, feeds)[0]
         err = float(np.max(np.abs(out.astype(np.float64) - ref)))
         secs, best = median_seconds(lambda: sess.run(None, feeds), args.repeat, args.min_repeat_ms)
