@@ -1,0 +1,62 @@
+// The CPU default's convolution schedules (docs/default-schedules.md "cpu"): an NHWC convolution
+// register-tiled with output pixels as rows and output channels as vector columns, and the
+// padding step of a depthwise convolution inlined into it.
+#ifndef TESSERA_RULES_DEFAULT_TILED_CONV_H_
+#define TESSERA_RULES_DEFAULT_TILED_CONV_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "rules/default/analysis.h"
+#include "schedule/schedule.h"
+
+namespace tessera {
+namespace dlight {
+
+// How a reduction whose output is contiguous along its last spatial loop (an NHWC convolution's
+// output channels) reads its operands.
+enum class ChannelsLastKind {
+  kNone,       // not such a reduction
+  kBroadcast,  // some read does not use the channel (the input pixel of a dense convolution)
+  kPerChannel  // every read uses the channel (a depthwise convolution, pooling)
+};
+ChannelsLastKind ClassifyChannelsLast(const Block& block, const BlockInfo& info);
+
+// A register tile of a kBroadcast reduction: `rows` output pixels (a divisor of the width, the
+// spatial loop before the channels) by `columns` channels (a divisor of the channel extent),
+// and whether the channel blocks are the innermost of the parallel tile loops.
+struct ConvTiling {
+  int64_t rows = 1;
+  int64_t columns = 1;
+  bool channels_inner = false;
+};
+
+// The default's tile: the most accumulator vectors (rows x columns / 16) that fit the AVX-512
+// registers beside one vector per column and the broadcast input (<= 28 accumulators, <= 32
+// registers in all), more columns on ties, at most 14 rows; channel blocks inner when the
+// weights (reduction extent x channels floats) fit half of a 2 MiB L2, so a pixel tile's input
+// stays in L1 across them. Returns an error when no tile of >= 2 rows divides the shape.
+absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info);
+
+// Loops (S.., W_o, C_o | R | W_i, C_i) (C_o first when !channels_inner): the outer ones fused
+// and parallel, a local rows x columns accumulator written back per tile with the epilogues,
+// W_i unrolled, C_i vectorized. `spatial` and `reduction` are `info`'s loops by kind.
+absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
+                              const std::vector<LoopRV>& spatial,
+                              const std::vector<LoopRV>& reduction, const ConvTiling& tiling);
+
+// Inlines every padding block (a store of select(in_bounds, load, constant)) whose consumers are
+// all kPerChannel reductions into them. Such a reduction's innermost loop is over channels, so the
+// bounds test is invariant in it and the vector loop stays a plain load (GCC unswitches it): the
+// separate padding pass wrote and re-read a padded copy of the whole input, a third of a
+// depthwise convolution's time. A dense convolution keeps its padding step: its innermost
+// loops broadcast one input element per pixel, and a bounds test per pixel made it 1.6x slower.
+// Returns the blocks that remain (NormalizeBlocks), nullopt if the function stops being normal.
+std::optional<std::vector<BlockInfo>> InlinePaddingIntoPerChannelReductions(
+    Schedule* sch, const std::vector<BlockInfo>& blocks);
+
+}  // namespace dlight
+}  // namespace tessera
+
+#endif  // TESSERA_RULES_DEFAULT_TILED_CONV_H_

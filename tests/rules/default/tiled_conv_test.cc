@@ -1,0 +1,144 @@
+// The CPU default's convolution schedules (rules/default/tiled_conv.cc): the register tile fits
+// the vector registers and divides the shape, a depthwise convolution reads its input through the
+// inlined padding, and on odd widths, channel counts no vector divides and stride 2 both still
+// compute the unscheduled function's result.
+#include "rules/default/tiled_conv.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "frontend/workloads.h"
+#include "gtest/gtest.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "rules/default/analysis.h"
+#include "tests/rules/default_schedule_testing.h"
+
+namespace tessera {
+namespace {
+
+using default_schedule_testing::ApplyToModule;
+using default_schedule_testing::CpuTarget;
+using default_schedule_testing::ExpectMatchesReference;
+using default_schedule_testing::ShapeOf;
+
+std::map<std::string, int64_t> Conv2d(int64_t hw, int64_t ci, int64_t co, int64_t stride) {
+  return {{"N", 1},   {"H", hw}, {"W", hw},          {"CI", ci},
+          {"CO", co}, {"K", 3},  {"stride", stride}, {"padding", 1}};
+}
+
+std::map<std::string, int64_t> Depthwise(int64_t h, int64_t w, int64_t c, int64_t stride) {
+  return {{"N", 1}, {"H", h}, {"W", w}, {"C", c}, {"K", 3}, {"stride", stride}, {"padding", 1}};
+}
+
+// The convolution block of `func` (its only reduction) with its loops.
+std::optional<dlight::BlockInfo> ConvBlock(const PrimFunc& func, Schedule* sch) {
+  *sch = Schedule::Create(func, /*seed=*/1);
+  std::optional<std::vector<dlight::BlockInfo>> blocks = dlight::NormalizeBlocks(sch);
+  if (!blocks.has_value()) return std::nullopt;
+  for (const dlight::BlockInfo& info : *blocks) {
+    if (info.IsReduction()) return info;
+  }
+  return std::nullopt;
+}
+
+// Each tile divides the output width and channels and keeps its accumulators, one weight vector
+// per column and the broadcast input within the 32 vector registers (no spilled accumulator),
+// and has at least 2 rows; the weights of the small convolution are swept per pixel tile.
+TEST(TiledConvTest, DefaultTileFitsTheRegistersAndDividesTheShape) {
+  for (const auto& [hw, ci, co] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {56, 64, 64}, {14, 256, 256}, {28, 128, 128}, {7, 512, 512}, {12, 16, 48}}) {
+    SCOPED_TRACE("HW=" + std::to_string(hw) + " CO=" + std::to_string(co));
+    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(hw, ci, co, 1));
+    ASSERT_TRUE(func.ok()) << func.status();
+    Schedule sch = Schedule::Create(*func, 1);
+    std::optional<dlight::BlockInfo> info = ConvBlock(*func, &sch);
+    ASSERT_TRUE(info.has_value());
+    absl::StatusOr<Block> block = dlight::BlockByName(sch, info->name);
+    ASSERT_TRUE(block.ok());
+    EXPECT_EQ(dlight::ClassifyChannelsLast(*block, *info), dlight::ChannelsLastKind::kBroadcast);
+    absl::StatusOr<dlight::ConvTiling> tiling = dlight::DefaultConvTiling(*info);
+    ASSERT_TRUE(tiling.ok()) << tiling.status();
+    const int64_t vectors = (tiling->columns + 15) / 16;
+    EXPECT_GE(tiling->rows, 2);
+    EXPECT_EQ(hw % tiling->rows, 0);
+    EXPECT_EQ(co % tiling->columns, 0);
+    EXPECT_LE(tiling->rows * vectors, 28);
+    EXPECT_LE(tiling->rows * vectors + vectors + 1, 32);
+    EXPECT_EQ(tiling->channels_inner, 9 * ci * co * 4 <= (1 << 20));
+  }
+}
+
+// A prime width above the row limit (14) has no row tile: DefaultConvTiling says so (the
+// default falls back to one pixel per tile); a width of 13 is one tile of 13 rows.
+TEST(TiledConvTest, NoTileForAPrimeWidthAboveTheRowLimit) {
+  for (const int64_t width : {17, 13}) {
+    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(width, 8, 64, 1));
+    ASSERT_TRUE(func.ok()) << func.status();
+    Schedule sch = Schedule::Create(*func, 1);
+    std::optional<dlight::BlockInfo> info = ConvBlock(*func, &sch);
+    ASSERT_TRUE(info.has_value());
+    absl::StatusOr<dlight::ConvTiling> tiling = dlight::DefaultConvTiling(*info);
+    if (width == 17) {
+      EXPECT_FALSE(tiling.ok());
+    } else {
+      ASSERT_TRUE(tiling.ok()) << tiling.status();
+      EXPECT_EQ(tiling->rows, 13);
+    }
+  }
+}
+
+// Dense convolutions on odd widths, channel counts no vector divides and stride 2, through the
+// whole default (tiled where a tile divides, the per-pixel fallback elsewhere).
+TEST(TiledConvTest, DenseConvolutionsOnOddShapesMatchReference) {
+  for (const auto& [hw, ci, co, stride] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+           {9, 5, 40, 1}, {13, 3, 32, 1}, {11, 4, 64, 2}, {14, 8, 96, 2}, {6, 16, 20, 1}}) {
+    SCOPED_TRACE("HW=" + std::to_string(hw) + " CI=" + std::to_string(ci) +
+                 " CO=" + std::to_string(co) + " stride=" + std::to_string(stride));
+    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(hw, ci, co, stride));
+    ASSERT_TRUE(func.ok()) << func.status();
+    ExpectMatchesReference(ApplyToModule(*func, CpuTarget()).second, *func);
+  }
+}
+
+// A depthwise convolution has no padding block left (the bounds test moved into its loads), a
+// dense one keeps its own; both compute the convolution.
+TEST(TiledConvTest, DepthwisePaddingIsInlinedDenseIsNot) {
+  absl::StatusOr<PrimFunc> depthwise = MakeWorkload("DEP", Depthwise(8, 8, 32, 1));
+  absl::StatusOr<PrimFunc> dense = MakeWorkload("C2D", Conv2d(8, 8, 32, 1));
+  ASSERT_TRUE(depthwise.ok() && dense.ok());
+  auto has_padding = [](const PrimFunc& f) {
+    bool found = false;
+    PostOrderVisitStmts(f->body, [&](const Stmt& s) {
+      if (const auto* block = s.as<BlockNode>()) found = found || block->name == "PadInput";
+    });
+    return found;
+  };
+  ASSERT_TRUE(has_padding(*depthwise));
+  const PrimFunc scheduled_depthwise = ApplyToModule(*depthwise, CpuTarget()).second;
+  const PrimFunc scheduled_dense = ApplyToModule(*dense, CpuTarget()).second;
+  EXPECT_FALSE(has_padding(scheduled_depthwise)) << PrintFunc(scheduled_depthwise);
+  EXPECT_TRUE(has_padding(scheduled_dense)) << PrintFunc(scheduled_dense);
+  EXPECT_TRUE(ShapeOf(scheduled_depthwise).kinds.count(ForKind::kVectorized));
+  ExpectMatchesReference(scheduled_depthwise, *depthwise);
+  ExpectMatchesReference(scheduled_dense, *dense);
+}
+
+// Depthwise convolutions on odd sizes, channels no vector divides and stride 2.
+TEST(TiledConvTest, DepthwiseOnOddShapesMatchesReference) {
+  for (const auto& [h, w, c, stride] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+           {7, 9, 24, 1}, {13, 5, 3, 2}, {10, 11, 40, 2}}) {
+    SCOPED_TRACE("H=" + std::to_string(h) + " W=" + std::to_string(w) + " C=" + std::to_string(c) +
+                 " stride=" + std::to_string(stride));
+    absl::StatusOr<PrimFunc> func = MakeWorkload("DEP", Depthwise(h, w, c, stride));
+    ASSERT_TRUE(func.ok()) << func.status();
+    ExpectMatchesReference(ApplyToModule(*func, CpuTarget()).second, *func);
+  }
+}
+
+}  // namespace
+}  // namespace tessera
