@@ -18,8 +18,8 @@ namespace {
 // 56x56x64) and 1.18x (14x14x256) faster on one thread.
 constexpr int64_t kVectorRegisters = 32;
 constexpr int64_t kMaxAccumulators = 28;
-// 28 x 1 vector loaded more broadcasts than it computed FMAs (1.3x slower than 14 x 2).
-constexpr int64_t kMaxConvRows = 14;
+// (kMaxConvRows = 14: 28 x 1 vector loaded more broadcasts than it computed FMAs, 1.3x slower
+// than 14 x 2.)
 // Weights up to this size stay in L2 beside the input rows when every thread sweeps all channel
 // blocks of its pixel tiles (half of the 2 MiB L2 of the development machine).
 constexpr int64_t kMaxInnerChannelWeightBytes = int64_t{1} << 20;
@@ -33,6 +33,12 @@ bool HasReadBroadcastOver(const Block& block, int v) {
     if (std::find(iters.begin(), iters.end(), v) == iters.end()) return true;
   }
   return false;
+}
+
+std::vector<InstValue> Factors(const std::vector<ExprRV>& rvs) {
+  std::vector<InstValue> factors;
+  for (ExprRV rv : rvs) factors.push_back(InstValue::Of(rv));
+  return factors;
 }
 
 // The largest divisor of `n` in [2, limit], or 1.
@@ -73,17 +79,20 @@ ChannelsLastKind ClassifyChannelsLast(const Block& block, const BlockInfo& info)
                                                              : ChannelsLastKind::kPerChannel;
 }
 
+bool ConvChannelsInner(const BlockInfo& info) {
+  int64_t weights = info.extents[info.kinds.find_last_of('S')];
+  for (size_t i = 0; i < info.kinds.size(); ++i) {
+    if (info.kinds[i] == 'R') weights *= info.extents[i];
+  }
+  return weights * 4 <= kMaxInnerChannelWeightBytes;
+}
+
 absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info) {
   const size_t last = info.kinds.find_last_of('S');
   const size_t width = info.kinds.find_last_of('S', last - 1);
   const int64_t channels = info.extents[last];
   const int64_t pixels = info.extents[width];
-  int64_t reduction = 1;
-  for (size_t i = 0; i < info.kinds.size(); ++i) {
-    if (info.kinds[i] == 'R') reduction *= info.extents[i];
-  }
-  ConvTiling best;
-  int64_t best_accumulators = 0;
+  int64_t best_rows = 0, best_columns = 0, best_accumulators = 0;
   for (int64_t vectors = kMaxTileColumns / kLanes; vectors >= 1; --vectors) {
     // Fewer channels than a vector: one partial vector of the largest power of two dividing.
     const int64_t columns =
@@ -94,8 +103,8 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info) {
     const int64_t rows = LargestDivisorAtMost(pixels, max_rows);
     if (rows < 2 || rows * vectors <= best_accumulators) continue;
     best_accumulators = rows * vectors;
-    best.rows = rows;
-    best.columns = columns;
+    best_rows = rows;
+    best_columns = columns;
   }
   if (best_accumulators == 0) {
     return absl::FailedPreconditionError(
@@ -103,19 +112,24 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info) {
         std::to_string(pixels) + " with a vector tile dividing " + std::to_string(channels) +
         " channels");
   }
-  best.channels_inner = reduction * channels * 4 <= kMaxInnerChannelWeightBytes;
-  return best;
+  ConvTiling tiling;
+  tiling.rows = InstValue::IntArray({pixels / best_rows, best_rows});
+  tiling.columns = InstValue::IntArray({channels / best_columns, best_columns});
+  tiling.channels_inner = ConvChannelsInner(info);
+  return tiling;
 }
 
 absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
                               const std::vector<LoopRV>& spatial,
                               const std::vector<LoopRV>& reduction, const ConvTiling& tiling) {
   const LoopRV width = spatial[spatial.size() - 2];
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi,
-                           sch->Split(width, {InstValue(), InstValue::Int(tiling.rows)}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> rows,
+                           sch->SamplePerfectTile(width, 2, kMaxConvRows, tiling.rows));
   TESSERA_ASSIGN_OR_RETURN(
-      std::vector<LoopRV> ci,
-      sch->Split(spatial.back(), {InstValue(), InstValue::Int(tiling.columns)}));
+      std::vector<ExprRV> columns,
+      sch->SamplePerfectTile(spatial.back(), 2, kMaxTileColumns, tiling.columns));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi, sch->Split(width, Factors(rows)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> ci, sch->Split(spatial.back(), Factors(columns)));
   std::vector<LoopRV> outer(spatial.begin(), spatial.end() - 2);
   outer.push_back(wi[0]);
   if (tiling.channels_inner) {

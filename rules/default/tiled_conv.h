@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "rules/default/analysis.h"
+#include "schedule/instruction.h"
 #include "schedule/schedule.h"
 
 namespace tessera {
@@ -23,20 +24,31 @@ enum class ChannelsLastKind {
 };
 ChannelsLastKind ClassifyChannelsLast(const Block& block, const BlockInfo& info);
 
-// A register tile of a kBroadcast reduction: `rows` output pixels (a divisor of the width, the
-// spatial loop before the channels) by `columns` channels (a divisor of the channel extent),
-// and whether the channel blocks are the innermost of the parallel tile loops.
+// A register tile of a kBroadcast reduction, as the decisions of the samplers TiledConvolution
+// records (InstValue() draws one), and the order of the parallel tile loops.
 struct ConvTiling {
-  int64_t rows = 1;
-  int64_t columns = 1;
+  // SamplePerfectTile of the width (the spatial loop before the channels): [tiles, rows], rows
+  // (unrolled) at most kMaxConvRows.
+  InstValue rows;
+  // SamplePerfectTile of the channels: [blocks, columns], columns (vectorized) at most
+  // kMaxTileColumns.
+  InstValue columns;
+  // Channel blocks innermost of the parallel tile loops (else outermost).
   bool channels_inner = false;
 };
 
+// The most tile rows TiledConvolution samples.
+constexpr int64_t kMaxConvRows = 14;
+
+// True when the weights (reduction extent x channels floats) fit half of a 2 MiB L2: every
+// thread then sweeps all channel blocks of its pixel tiles, whose input rows stay in L1.
+bool ConvChannelsInner(const BlockInfo& info);
+
 // The default's tile: the most accumulator vectors (rows x columns / 16) that fit the AVX-512
 // registers beside one vector per column and the broadcast input (<= 28 accumulators, <= 32
-// registers in all), more columns on ties, at most 14 rows; channel blocks inner when the
-// weights (reduction extent x channels floats) fit half of a 2 MiB L2, so a pixel tile's input
-// stays in L1 across them. Returns an error when no tile of >= 2 rows divides the shape.
+// registers in all), more columns on ties, rows a divisor of the width, at most kMaxConvRows;
+// channels_inner as ConvChannelsInner. Returns an error when no tile of >= 2 rows and whole
+// vectors (or one partial vector for < 16 channels) divides the shape.
 absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info);
 
 // Loops (S.., W_o, C_o | R | W_i, C_i) (C_o first when !channels_inner): the outer ones fused

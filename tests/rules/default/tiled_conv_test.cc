@@ -62,12 +62,16 @@ TEST(TiledConvTest, DefaultTileFitsTheRegistersAndDividesTheShape) {
     EXPECT_EQ(dlight::ClassifyChannelsLast(*block, *info), dlight::ChannelsLastKind::kBroadcast);
     absl::StatusOr<dlight::ConvTiling> tiling = dlight::DefaultConvTiling(*info);
     ASSERT_TRUE(tiling.ok()) << tiling.status();
-    const int64_t vectors = (tiling->columns + 15) / 16;
-    EXPECT_GE(tiling->rows, 2);
-    EXPECT_EQ(hw % tiling->rows, 0);
-    EXPECT_EQ(co % tiling->columns, 0);
-    EXPECT_LE(tiling->rows * vectors, 28);
-    EXPECT_LE(tiling->rows * vectors + vectors + 1, 32);
+    const std::vector<int64_t> rows = tiling->rows.AsIntArray();
+    const std::vector<int64_t> columns = tiling->columns.AsIntArray();
+    ASSERT_EQ(rows.size(), 2u);
+    ASSERT_EQ(columns.size(), 2u);
+    const int64_t vectors = (columns[1] + 15) / 16;
+    EXPECT_GE(rows[1], 2);
+    EXPECT_EQ(rows[0] * rows[1], hw);
+    EXPECT_EQ(columns[0] * columns[1], co);
+    EXPECT_LE(rows[1] * vectors, 28);
+    EXPECT_LE(rows[1] * vectors + vectors + 1, 32);
     EXPECT_EQ(tiling->channels_inner, 9 * ci * co * 4 <= (1 << 20));
   }
 }
@@ -86,7 +90,7 @@ TEST(TiledConvTest, NoTileForAPrimeWidthAboveTheRowLimit) {
       EXPECT_FALSE(tiling.ok());
     } else {
       ASSERT_TRUE(tiling.ok()) << tiling.status();
-      EXPECT_EQ(tiling->rows, 13);
+      EXPECT_EQ(tiling->rows.AsIntArray(), (std::vector<int64_t>{1, 13}));
     }
   }
 }
