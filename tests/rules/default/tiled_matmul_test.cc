@@ -24,6 +24,29 @@ using default_schedule_testing::ScheduleShape;
 using default_schedule_testing::ShapeOf;
 using default_schedule_testing::ShapeOfScope;
 
+// The shape of the buffer named `name` in the scheduled function, or {} when there is none.
+std::vector<int64_t> ShapeOfBuffer(const ScheduleShape& shape, const std::string& name) {
+  for (const Buffer& b : shape.buffers) {
+    if (b.name() != name) continue;
+    std::vector<int64_t> dims;
+    for (const Expr& d : b.shape()) {
+      const auto* value = d.as<IntImmNode>();
+      dims.push_back(value != nullptr ? value->value : -1);
+    }
+    return dims;
+  }
+  return {};
+}
+
+// The names of the blocks of the scheduled function.
+std::set<std::string> BlockNames(const PrimFunc& scheduled) {
+  std::set<std::string> names;
+  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+    if (const auto* block = s.as<BlockNode>()) names.insert(block->name);
+  });
+  return names;
+}
+
 TEST(DefaultScheduleRuleTest, CpuMatmulIsRegisterTiled) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("GMM");
   ASSERT_TRUE(func.ok()) << func.status();
@@ -57,17 +80,30 @@ TEST(DefaultScheduleRuleTest, CpuMatmulPacksColumnPanelsOfB) {
   ExpectMatchesReference(scheduled, *func);
 }
 
-// DENSE reads its weight as W[J, K]: the packed copy is transposed to [K, J], so the register
-// tile reads contiguous vectors of columns instead of a gather. Odd M (13) leaves a partial row
-// tile.
+// DENSE reads its weight as W[J, K]: the packed copy is transposed to [K, J] (in 16 x 16 tiles,
+// the inner loop vectorized), so the register tile reads contiguous vectors of columns instead
+// of a gather. Odd M (13) is padded to whole 4-row tiles (16 rows of X and of the product).
 TEST(DefaultScheduleRuleTest, CpuDenseTransposesPackedWeight) {
   absl::StatusOr<PrimFunc> func =
-      MakeWorkload("DENSE_BIAS_RELU", {{"M", 13}, {"N", 256}, {"K", 40}});
+      MakeWorkload("DENSE_BIAS_RELU", {{"M", 13}, {"N", 256}, {"K", 48}});
   ASSERT_TRUE(func.ok()) << func.status();
   const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
-  EXPECT_EQ(ShapeOfScope(shape, "global"), (std::vector<int64_t>{40, 256})) << PrintFunc(scheduled);
+  EXPECT_EQ(ShapeOfBuffer(shape, "W_global"), (std::vector<int64_t>{48, 256}))
+      << PrintFunc(scheduled);
+  EXPECT_EQ(ShapeOfBuffer(shape, "X_pad"), (std::vector<int64_t>{16, 48})) << PrintFunc(scheduled);
   EXPECT_TRUE(shape.kinds.count(ForKind::kVectorized)) << PrintFunc(scheduled);
+  // The packing copy's loops: the panel loop, then 16 x 16 tiles of (J_o, K_o, K_i, J_i).
+  bool tiled_copy = false;
+  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+    const auto* loop = s.as<ForNode>();
+    if (loop == nullptr || loop->for_kind != ForKind::kVectorized) return;
+    const auto* extent = loop->extent.as<IntImmNode>();
+    const auto* realize = loop->body.as<BlockRealizeNode>();
+    tiled_copy = tiled_copy || (extent != nullptr && extent->value == 16 && realize != nullptr &&
+                                realize->block->name == "W_global");
+  });
+  EXPECT_TRUE(tiled_copy) << PrintFunc(scheduled);
   ExpectMatchesReference(scheduled, *func);
 }
 
@@ -79,17 +115,42 @@ TEST(DefaultScheduleRuleTest, CpuMatmulNarrowsPanelsForLongReductions) {
   const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
   EXPECT_EQ(shape.unrolled_extent, 8) << PrintFunc(scheduled);
-  EXPECT_EQ(ShapeOfScope(shape, "global"), (std::vector<int64_t>{1, 2100, 128}))
+  EXPECT_EQ(ShapeOfBuffer(shape, "B_global"), (std::vector<int64_t>{1, 2100, 128}))
       << PrintFunc(scheduled);
   ExpectMatchesReference(scheduled, *func);
 }
 
-// Shapes no tile divides (a prime N = 257: four full panels and one of 1 column; M = 7, K = 29)
-// still compute the product.
+// Shapes no tile divides (a prime N = 257, M = 7, K = 29) are padded to whole tiles (PadEinsum:
+// 8 rows of 4-row tiles, 320 columns of 64-column panels; K is not) and still compute the
+// product.
 TEST(DefaultScheduleRuleTest, CpuMatmulOnOddShapesMatchesReference) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 7}, {"N", 257}, {"K", 29}});
   ASSERT_TRUE(func.ok()) << func.status();
-  ExpectMatchesReference(ApplyToModule(*func, CpuTarget()).second, *func);
+  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const ScheduleShape shape = ShapeOf(scheduled);
+  EXPECT_EQ(ShapeOfBuffer(shape, "A_pad"), (std::vector<int64_t>{1, 8, 29}))
+      << PrintFunc(scheduled);
+  EXPECT_EQ(ShapeOfBuffer(shape, "B_pad"), (std::vector<int64_t>{1, 29, 320}))
+      << PrintFunc(scheduled);
+  EXPECT_EQ(ShapeOfBuffer(shape, "C_pad"), (std::vector<int64_t>{1, 8, 320}))
+      << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, *func);
+}
+
+// With an odd N the product is padded too: the bias and relu epilogues go into the cropping
+// copy out of the padded product (no block of their own is left) and see the whole sums.
+TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPutsEpiloguesIntoTheCrop) {
+  absl::StatusOr<PrimFunc> func =
+      MakeWorkload("DENSE_BIAS_RELU", {{"M", 13}, {"N", 67}, {"K", 24}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const ScheduleShape shape = ShapeOf(scheduled);
+  EXPECT_EQ(ShapeOfBuffer(shape, "T_dense_pad"), (std::vector<int64_t>{16, 80}))
+      << PrintFunc(scheduled);
+  const std::set<std::string> names = BlockNames(scheduled);
+  EXPECT_EQ(names.count("T_add"), 0u) << PrintFunc(scheduled);
+  EXPECT_EQ(names.count("T_dense_unpad"), 1u) << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, *func);
 }
 
 }  // namespace
