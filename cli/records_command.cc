@@ -3,6 +3,7 @@
 // what `tune --target cpu` stored on this machine).
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "cli/commands.h"
@@ -11,6 +12,7 @@
 #include "database/record_json.h"
 #include "ir/flops.h"
 #include "schedule/trace.h"
+#include "tuner/best_record.h"
 
 namespace tessera {
 namespace cli {
@@ -73,8 +75,19 @@ int RunRecords(const RecordsOptions& o, bool topk) {
     return ReportError(absl::NotFoundError(
         absl::StrCat(label, " is not in the database ", o.db_path, " (tune it first)")));
   }
-  absl::StatusOr<std::vector<TuningRecord>> records =
-      (*db)->TopK(**workload, target->ToString(), o.k, /*verified_only=*/!o.all);
+  absl::StatusOr<std::vector<TuningRecord>> records = std::vector<TuningRecord>();
+  std::optional<TuningRecord> passed_over;
+  if (topk) {
+    records = (*db)->TopK(**workload, target->ToString(), o.k, /*verified_only=*/!o.all);
+  } else {
+    absl::StatusOr<std::optional<ChosenRecord>> chosen =
+        BestRecordOrDefault(db->get(), *func, *target, /*verified_only=*/!o.all);
+    if (!chosen.ok()) return ReportError(chosen.status());
+    if (*chosen) {
+      records->push_back((*chosen)->record);
+      passed_over = (*chosen)->passed_over;
+    }
+  }
   if (!records.ok()) return ReportError(records.status());
   if (records->empty()) {
     return ReportError(
@@ -85,6 +98,7 @@ int RunRecords(const RecordsOptions& o, bool topk) {
   if (o.json) {
     nlohmann::json out = {{"function", label}, {"target", target->ToString()}};
     for (const TuningRecord& r : *records) out["records"].push_back(RecordJson(r, flops));
+    if (passed_over) out["passed_over"] = RecordJson(*passed_over, flops);
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
@@ -96,6 +110,9 @@ int RunRecords(const RecordsOptions& o, bool topk) {
                 flops / r.mean_secs() / 1e9, r.verified ? ", verified" : ", NOT verified",
                 r.provenance.device.c_str(), r.provenance.compiler.c_str());
     if (o.trace) std::printf("%s\n", r.trace_json.c_str());
+  }
+  if (passed_over) {
+    std::printf("%s\n", PassedOverLine(passed_over->id, passed_over->mean_secs()).c_str());
   }
   return 0;
 }

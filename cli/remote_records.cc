@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "ir/flops.h"
@@ -10,6 +11,7 @@
 #include "ir/printer.h"
 #include "ir/serialize.h"
 #include "proto/tessera.grpc.pb.h"
+#include "tuner/best_record.h"
 
 namespace tessera {
 namespace cli {
@@ -65,6 +67,7 @@ int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q
   grpc::ClientContext context;
   client->Prepare(&context);
   std::vector<v1::Record> records;
+  std::optional<v1::Record> passed_over;
   if (q.topk) {
     v1::GetTopKRequest request;
     request.set_workload(*workload);
@@ -84,6 +87,7 @@ int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q
     grpc::Status s = stub->GetBest(&context, request, &response);
     if (!s.ok()) return ReportRpcError(s, absl::StrCat("best ", label));
     if (response.found()) records.push_back(response.record());
+    if (response.has_passed_over()) passed_over = response.passed_over();
   }
   if (records.empty()) {
     return ReportError(
@@ -95,6 +99,7 @@ int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q
   if (q.json) {
     nlohmann::json out = {{"function", label}, {"target", target}, {"server", options.server}};
     for (const v1::Record& r : records) out["records"].push_back(RecordJson(r, flops));
+    if (passed_over) out["passed_over"] = RecordJson(*passed_over, flops);
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
@@ -109,7 +114,17 @@ int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q
                 r.provenance().worker_id().empty() ? "-" : r.provenance().worker_id().c_str());
     if (q.trace) std::printf("%s\n", r.trace_json().c_str());
   }
+  if (passed_over) {
+    std::printf("%s\n", PassedOverLine(passed_over->id(), passed_over->mean_seconds()).c_str());
+  }
   return 0;
+}
+
+std::string PassedOverLine(int64_t record_id, double seconds) {
+  return absl::StrCat("the default schedule: record ", record_id, " (", FormatSeconds(seconds),
+                      ") was measured faster by less than ",
+                      static_cast<int>(kDefaultScheduleMargin * 100),
+                      "%, within the timings' noise");
 }
 
 int RunApplyOnServer(const ClientOptions& options, const FunctionList& functions,

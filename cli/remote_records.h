@@ -3,6 +3,7 @@
 #ifndef TESSERA_CLI_REMOTE_RECORDS_H_
 #define TESSERA_CLI_REMOTE_RECORDS_H_
 
+#include <cstdint>
 #include <string>
 
 #include "cli/client.h"
@@ -22,6 +23,10 @@ struct RemoteRecordsQuery {
   bool json = false;
 };
 int RunRecordsOnServer(const ClientOptions& client, const RemoteRecordsQuery& query);
+
+// What `best` prints under the record it shows when that is the default schedule's and a record
+// measured faster by less than the timings' noise was passed over (tuner/best_record.h).
+std::string PassedOverLine(int64_t record_id, double seconds);
 
 // Schedules the functions with the server's ApplyBest and prints them or, with `run`, builds,
 // times and (measure.check) checks them here. `no_default`: functions the server scheduled

@@ -20,6 +20,7 @@
 #include "rules/default/default_rule.h"
 #include "server/status_convert.h"
 #include "tuner/apply_best.h"
+#include "tuner/best_record.h"
 #include "worker/host.h"
 
 namespace tessera {
@@ -340,12 +341,18 @@ grpc::Status TuningServiceImpl::GetBest(grpc::ServerContext* context,
   absl::StatusOr<std::string> target =
       QueryTarget(request->target(), {task->func}, db_, dispatcher_);
   if (!target.ok()) return ToGrpcStatus(target.status());
-  absl::StatusOr<std::optional<TuningRecord>> best =
-      BestRecord(db_, task->func, *target, !request->include_unverified());
+  absl::StatusOr<Target> parsed_target = Target::Parse(*target);
+  if (!parsed_target.ok()) return ToGrpcStatus(parsed_target.status());
+  absl::StatusOr<std::optional<ChosenRecord>> best =
+      BestRecordOrDefault(db_, task->func, *parsed_target, !request->include_unverified());
   if (!best.ok()) return ToGrpcStatus(best.status());
   response->set_found(best->has_value());
   if (best->has_value()) {
-    ToProto(**best, StructuralHashHex(task->func), response->mutable_record());
+    const std::string hash = StructuralHashHex(task->func);
+    ToProto((*best)->record, hash, response->mutable_record());
+    if ((*best)->passed_over) {
+      ToProto(*(*best)->passed_over, hash, response->mutable_passed_over());
+    }
   }
   return grpc::Status::OK;
 }

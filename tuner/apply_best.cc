@@ -5,6 +5,7 @@
 #include "rules/annotations.h"
 #include "schedule/schedule.h"
 #include "schedule/trace.h"
+#include "tuner/best_record.h"
 
 namespace tessera {
 namespace {
@@ -16,18 +17,19 @@ bool IsScheduled(const PrimFunc& func) { return func.attrs().count(attr::kSchedu
 absl::StatusOr<IRModule> ApplyBest(const IRModule& mod, const Target& target, Database* db,
                                    std::vector<ApplyBestEntry>* report) {
   IRModule out = mod;
-  const std::string target_key = target.ToString();
   for (const auto& [name, func] : mod.functions()) {
     ApplyBestEntry entry;
     entry.function = name;
     if (IsScheduled(func)) {
       entry.note = "already scheduled";
     } else {
-      TESSERA_ASSIGN_OR_RETURN(std::optional<TuningRecord> best,
-                               BestRecord(db, func, target_key, /*verified_only=*/true));
+      TESSERA_ASSIGN_OR_RETURN(std::optional<ChosenRecord> chosen,
+                               BestRecordOrDefault(db, func, target, /*verified_only=*/true));
+      const TuningRecord* best = chosen ? &chosen->record : nullptr;
       if (!best) {
         TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> workload, db->FindWorkload(func));
-        entry.note = workload ? "no verified record for this target" : "workload not in the database";
+        entry.note =
+            workload ? "no verified record for this target" : "workload not in the database";
       } else {
         absl::StatusOr<Trace> trace = Trace::FromJson(best->trace_json);
         if (!trace.ok()) {
