@@ -42,19 +42,31 @@ absl::StatusOr<std::optional<ChosenRecord>> BestRecordOrDefault(Database* db, co
                                                                 bool verified_only, double margin) {
   TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> workload, db->FindWorkload(func));
   if (!workload) return std::optional<ChosenRecord>();
+  const std::string target_key = target.ToString();
   TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> top,
-                           db->TopK(*workload, target.ToString(), kNearBest, verified_only));
+                           db->TopK(*workload, target_key, /*k=*/1, verified_only));
   if (top.empty()) return std::optional<ChosenRecord>();
   ChosenRecord fastest{top.front(), std::nullopt};
+  // The default's record counts verified or not: a batch verifies only its fastest candidate,
+  // and an unverified default schedule is what a function without records is compiled with.
+  // A record whose outputs were wrong has an error and never counts.
+  TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> near,
+                           db->TopK(*workload, target_key, kNearBest, /*verified_only=*/false));
   const double limit = top.front().mean_secs() * (1 + margin);
-  if (top.size() == 1 || top[1].mean_secs() > limit) return std::optional<ChosenRecord>(fastest);
-  TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> default_hash,
-                           DefaultScheduleHash(func, target));
-  if (!default_hash) return std::optional<ChosenRecord>(fastest);
-  for (size_t i = 0; i < top.size() && top[i].mean_secs() <= limit; ++i) {
-    if (RecordHash(func, top[i]) != default_hash) continue;
-    if (i == 0) return std::optional<ChosenRecord>(fastest);
-    return std::optional<ChosenRecord>(ChosenRecord{top[i], top.front()});
+  std::optional<std::string> default_hash;
+  bool default_hash_known = false;
+  for (const TuningRecord& record : near) {
+    if (record.mean_secs() > limit) break;
+    if (!record.ok() || record.id == fastest.record.id) continue;
+    if (!default_hash_known) {
+      TESSERA_ASSIGN_OR_RETURN(default_hash, DefaultScheduleHash(func, target));
+      default_hash_known = true;
+      if (!default_hash) break;
+      if (RecordHash(func, fastest.record) == default_hash) break;  // the fastest is the default
+    }
+    if (RecordHash(func, record) == default_hash) {
+      return std::optional<ChosenRecord>(ChosenRecord{record, fastest.record});
+    }
   }
   return std::optional<ChosenRecord>(fastest);
 }

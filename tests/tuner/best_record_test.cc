@@ -23,14 +23,15 @@ using search_testing::NewSearchTask;
 using search_testing::NewSetup;
 using search_testing::SearchSetup;
 
-TuningRecord RecordOf(const SearchSetup& s, const Schedule& sch, double secs) {
+TuningRecord RecordOf(const SearchSetup& s, const Schedule& sch, double secs,
+                      bool verified = true) {
   TuningRecord r;
   r.workload_id = s.workload.id;
   r.target = s.target.ToString();
   r.trace_json = sch.trace().ToJson();
   r.run_secs = {secs};
   r.args = ArgInfosOf(s.func);
-  r.verified = true;
+  r.verified = verified;
   return r;
 }
 
@@ -69,8 +70,8 @@ class BestRecordTest : public ::testing::Test {
     setup_ = NewSetup("GMM", {{"M", 32}, {"N", 32}, {"K", 32}});
     schedules_ = std::make_unique<Schedules>(Make(*setup_));
   }
-  int64_t Commit(const Schedule& sch, double secs) {
-    absl::StatusOr<int64_t> id = setup_->db->CommitRecord(RecordOf(*setup_, sch, secs));
+  int64_t Commit(const Schedule& sch, double secs, bool verified = true) {
+    absl::StatusOr<int64_t> id = setup_->db->CommitRecord(RecordOf(*setup_, sch, secs, verified));
     EXPECT_TRUE(id.ok()) << id.status();
     return id.ok() ? *id : -1;
   }
@@ -93,6 +94,28 @@ TEST_F(BestRecordTest, TheDefaultWinsWhenTheFastestBeatsItByLessThanTheMargin) {
   EXPECT_EQ(best->record.id, def);
   ASSERT_TRUE(best->passed_over.has_value());
   EXPECT_EQ(best->passed_over->id, near);
+}
+
+// A batch verifies only its fastest candidate, so the default's record is often unverified;
+// it is what a function without records gets anyway, so it still counts. A default whose
+// outputs were wrong never does.
+TEST_F(BestRecordTest, AnUnverifiedDefaultCountsAndAWrongOneDoesNot) {
+  const int64_t def = Commit(schedules_->default_schedule, 1.00e-3, /*verified=*/false);
+  const int64_t near = Commit(schedules_->others[0], 0.99e-3);
+  std::optional<ChosenRecord> best = Best();
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->record.id, def);
+  ASSERT_TRUE(best->passed_over.has_value());
+  EXPECT_EQ(best->passed_over->id, near);
+
+  TuningRecord wrong = RecordOf(*setup_, schedules_->default_schedule, 0.995e-3, false);
+  wrong.error = MeasureError::kWrongOutput;
+  wrong.error_msg = "max abs error 0.5";
+  absl::StatusOr<int64_t> wrong_id = setup_->db->CommitRecord(wrong);
+  ASSERT_TRUE(wrong_id.ok()) << wrong_id.status();
+  best = Best();
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->record.id, def) << "the wrong-output record of the default was chosen";
 }
 
 TEST_F(BestRecordTest, AScheduleThatWinsByMoreThanTheMarginIsTheBest) {
