@@ -15,9 +15,15 @@ namespace tessera {
 namespace internal {
 
 // The directory a builder writes sources and artifacts into. With an empty `requested` path, a
-// fresh directory under $TMPDIR (or /tmp) named <prefix>-XXXXXX, removed on destruction unless
-// `keep`; otherwise `requested`, created if missing and never removed. A directory that cannot
-// be made is reported by status() ("<who>: cannot create ...") rather than at construction.
+// fresh directory under $TMPDIR (or /tmp), removed on destruction unless `keep`; otherwise
+// `requested`, created if missing and never removed. A directory that cannot be made is
+// reported by status() ("<who>: cannot create ...") rather than at construction.
+// A fresh directory is named <prefix>-<pid>-XXXXXX (<prefix>-XXXXXX when kept), so that one
+// left behind by a process that was killed, or that _exit()ed after abandoning a measurement,
+// can be recognized: making a fresh directory first removes those of its prefix whose process
+// is gone and which have not changed for kAbandonedWorkDirAge.
+inline constexpr std::chrono::minutes kAbandonedWorkDirAge{60};
+
 class WorkDir {
  public:
   WorkDir(const std::string& requested, bool keep, const std::string& prefix,
