@@ -83,9 +83,10 @@ inline int CountLines(const std::string& text) {
   return lines;
 }
 
-// Writes `text` to `name` under the test's temporary directory; returns the path.
+// Writes `text` to `name` in a scratch directory of the running test (removed when it ends
+// unless it failed); returns the path.
 inline std::string WriteTempFile(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = testing::ScratchDirUntilTestEnds("cli_file") + "/" + name;
   FILE* f = fopen(path.c_str(), "w");
   if (f == nullptr) return path;
   fputs(text.c_str(), f);
