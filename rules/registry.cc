@@ -34,6 +34,7 @@ const std::vector<RuleEntry>& RuleTable() {
       {"MultiLevelTilingTensorCore", NewMultiLevelTilingTensorCore},
       {"PackedPanelGemm", NewPackedPanelGemm},
       {"ParallelizeVectorizeUnroll", NewParallelizeVectorizeUnroll},
+      {"PixelTiledConv", NewPixelTiledConv},
       {"RandomComputeLocation", NewRandomComputeLocation},
   };
   return table;
@@ -88,10 +89,15 @@ absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(
   // (docs/reference/metaschedule.md §4.2).
   std::vector<std::string> names;
   if (target.is_cpu()) {
-    // PackedPanelGemm (ours): the default's GEMM nest with sampled tiles, before
-    // MultiLevelTiling, which tiles the branch it leaves untouched.
-    names = {"InlineConstantScalars", "AutoInline",       "AddRFactor",
-             "PackedPanelGemm",       "MultiLevelTiling", "ParallelizeVectorizeUnroll",
+    // PackedPanelGemm and PixelTiledConv (ours): the default's GEMM and convolution nests with
+    // sampled tiles, before MultiLevelTiling, which tiles the branch they leave untouched.
+    names = {"InlineConstantScalars",
+             "AutoInline",
+             "AddRFactor",
+             "PackedPanelGemm",
+             "PixelTiledConv",
+             "MultiLevelTiling",
+             "ParallelizeVectorizeUnroll",
              "RandomComputeLocation"};
   } else {
     names = {"MultiLevelTilingTensorCore",

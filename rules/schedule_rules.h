@@ -35,6 +35,13 @@ absl::StatusOr<ScheduleRulePtr> NewMultiLevelTiling(const Target& target,
 absl::StatusOr<ScheduleRulePtr> NewPackedPanelGemm(const Target& target,
                                                    const nlohmann::json& params);
 
+// CPU: the register-tiled NHWC convolution of the default schedule (output pixels x output
+// channels, rules/default/tiled_conv.h) with its tile sampled. Keys: keep_untiled (bool, true:
+// the block untouched is one more branch, for MultiLevelTiling). On other targets it never
+// applies.
+absl::StatusOr<ScheduleRulePtr> NewPixelTiledConv(const Target& target,
+                                                  const nlohmann::json& params);
+
 // Multi-level tiling onto WMMA 16x16x16 float16 tensor cores (cuda, sm_70 and later; on other
 // targets the rule never applies). Keys as MultiLevelTiling plus intrin_group.
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& target,

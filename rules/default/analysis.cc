@@ -7,6 +7,7 @@
 #include "base/status_macros.h"
 #include "codegen/verify_gpu.h"
 #include "ir/functor.h"
+#include "rules/analysis.h"
 #include "rules/annotations.h"
 #include "schedule/state.h"
 
@@ -130,6 +131,24 @@ std::optional<std::vector<BlockInfo>> TryInlineContiguousSpatial(
   }
   flush();
   return NormalizeBlocks(sch);
+}
+
+std::optional<BlockInfo> UntiledRootBlockInfo(Schedule* sch, BlockRV block, const Block& node) {
+  absl::StatusOr<StmtPath> path = sch->GetPath(block);
+  if (!path.ok() || path->size() < 2 || !EnclosingBlockRealize(*path).same_as(path->front()) ||
+      IsMultiLevelTiled(node) || !HasTrivialBinding(*sch, block)) {
+    return std::nullopt;
+  }
+  absl::StatusOr<std::vector<LoopRV>> loops = sch->GetLoops(block);
+  if (!loops.ok() || loops->size() != node->iter_vars.size()) return std::nullopt;
+  BlockInfo info{node->name, block, *loops, {}, ""};
+  for (const IterVar& iv : node->iter_vars) {
+    const int64_t* extent = AsConstInt(iv.dom.extent);
+    if (extent == nullptr) return std::nullopt;
+    info.extents.push_back(*extent);
+    info.kinds += iv.kind == IterKind::kReduction ? 'R' : 'S';
+  }
+  return info;
 }
 
 std::vector<int> AccessIters(const Block& block, const Buffer& buffer) {

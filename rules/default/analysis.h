@@ -51,6 +51,11 @@ std::optional<std::vector<BlockInfo>> TryInline(Schedule* sch, const std::vector
 std::optional<std::vector<BlockInfo>> TryInlineContiguousSpatial(
     Schedule* sch, const std::vector<BlockInfo>& blocks);
 
+// `block` (`node`) as a BlockInfo, for schedule rules that reuse a default's loop nest on one
+// block of a design space: nullopt unless it sits directly under the root, not yet tiled by
+// MultiLevelTiling, one loop per iteration variable bound trivially, every extent constant.
+std::optional<BlockInfo> UntiledRootBlockInfo(Schedule* sch, BlockRV block, const Block& node);
+
 // Iteration-variable indices that the accesses to `buffer` in `block`'s body use, per access
 // dimension: -1 for a constant index, -2 for an index that is not a single iteration variable
 // or a constant. Empty if `block` does not access `buffer` (all accesses must agree; if they do
