@@ -55,14 +55,17 @@ struct MatmulTiling {
 };
 
 // Schedules the GEMM block `main` (`block`, matched as `g`) as `tiling` says: parallel outer
-// loops, rows unrolled, columns vectorized, epilogues inlined into the write-back. Errors from
-// the primitives (the caller treats them as "does not apply").
+// loops, rows unrolled, columns vectorized, epilogues inlined into the write-back. An I or J
+// that no default tile divides is first padded (PadEinsum) to whole tiles, every layout alike,
+// with the copies in and out parallel and the epilogues in the copy out. Errors from the
+// primitives (the caller treats them as "does not apply").
 absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& block,
                          const GemmMatch& g, const MatmulTiling& tiling);
 
-// The default's point of the space (docs/default-schedules.md "cpu"): kPacked with 4 x 64 (or
-// 8 x 32, 16 x 16) tiles, one tile per panel, the columns halved until a K x columns panel fits
-// kMaxPanelBytes; kUnpacked when that leaves fewer than kMinPanels panels.
+// The default's point of the space (docs/default-schedules.md "cpu"): kPacked with 8 x 32 (or
+// 16 x 16) tiles, one tile per panel, the columns halved until a K x columns panel fits
+// kMaxPanelBytes; kUnpacked when that leaves fewer than kMinPanels panels. The extents are the
+// padded ones (TiledMatmul pads I and J to whole default tiles where that wastes little).
 MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g);
 
 }  // namespace dlight

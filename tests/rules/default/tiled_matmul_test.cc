@@ -82,7 +82,7 @@ TEST(DefaultScheduleRuleTest, CpuMatmulPacksColumnPanelsOfB) {
 
 // DENSE reads its weight as W[J, K]: the packed copy is transposed to [K, J] (in 16 x 16 tiles,
 // the inner loop vectorized), so the register tile reads contiguous vectors of columns instead
-// of a gather. Odd M (13) is padded to whole 4-row tiles (16 rows of X and of the product).
+// of a gather. Odd M (13) is padded to whole 8-row tiles (16 rows of X and of the product).
 TEST(DefaultScheduleRuleTest, CpuDenseTransposesPackedWeight) {
   absl::StatusOr<PrimFunc> func =
       MakeWorkload("DENSE_BIAS_RELU", {{"M", 13}, {"N", 256}, {"K", 48}});
@@ -107,21 +107,28 @@ TEST(DefaultScheduleRuleTest, CpuDenseTransposesPackedWeight) {
   ExpectMatchesReference(scheduled, *func);
 }
 
-// A long reduction (K = 2100: a 64-column panel would take 525 KiB) gets 32-column panels and
-// 8-row tiles (the same 16 accumulators), and still computes the product.
+// A long reduction (K = 4200: a 32-column panel would take 525 KiB) gets 16-column panels and
+// 16-row tiles (the same 16 accumulators), and still computes the product.
 TEST(DefaultScheduleRuleTest, CpuMatmulNarrowsPanelsForLongReductions) {
-  absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 9}, {"N", 128}, {"K", 2100}});
+  absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 16}, {"N", 64}, {"K", 4200}});
   ASSERT_TRUE(func.ok()) << func.status();
   const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
-  EXPECT_EQ(shape.unrolled_extent, 8) << PrintFunc(scheduled);
-  EXPECT_EQ(ShapeOfBuffer(shape, "B_global"), (std::vector<int64_t>{1, 2100, 128}))
+  EXPECT_EQ(ShapeOfBuffer(shape, "B_global"), (std::vector<int64_t>{1, 4200, 64}))
       << PrintFunc(scheduled);
+  bool sixteen_rows = false;
+  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+    const auto* loop = s.as<ForNode>();
+    const auto* extent = loop == nullptr ? nullptr : loop->extent.as<IntImmNode>();
+    sixteen_rows = sixteen_rows || (extent != nullptr && loop->for_kind == ForKind::kUnrolled &&
+                                    extent->value == 16);
+  });
+  EXPECT_TRUE(sixteen_rows) << PrintFunc(scheduled);
   ExpectMatchesReference(scheduled, *func);
 }
 
 // Shapes no tile divides (a prime N = 257, M = 7, K = 29) are padded to whole tiles (PadEinsum:
-// 8 rows of 4-row tiles, 320 columns of 64-column panels; K is not) and still compute the
+// 8 rows of 8-row tiles, 288 columns of 32-column panels; K is not) and still compute the
 // product.
 TEST(DefaultScheduleRuleTest, CpuMatmulOnOddShapesMatchesReference) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 7}, {"N", 257}, {"K", 29}});
@@ -130,9 +137,9 @@ TEST(DefaultScheduleRuleTest, CpuMatmulOnOddShapesMatchesReference) {
   const ScheduleShape shape = ShapeOf(scheduled);
   EXPECT_EQ(ShapeOfBuffer(shape, "A_pad"), (std::vector<int64_t>{1, 8, 29}))
       << PrintFunc(scheduled);
-  EXPECT_EQ(ShapeOfBuffer(shape, "B_pad"), (std::vector<int64_t>{1, 29, 320}))
+  EXPECT_EQ(ShapeOfBuffer(shape, "B_pad"), (std::vector<int64_t>{1, 29, 288}))
       << PrintFunc(scheduled);
-  EXPECT_EQ(ShapeOfBuffer(shape, "C_pad"), (std::vector<int64_t>{1, 8, 320}))
+  EXPECT_EQ(ShapeOfBuffer(shape, "C_pad"), (std::vector<int64_t>{1, 8, 288}))
       << PrintFunc(scheduled);
   ExpectMatchesReference(scheduled, *func);
 }

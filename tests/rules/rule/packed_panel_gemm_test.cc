@@ -128,19 +128,19 @@ TEST(PackedPanelGemmTest, TheDefaultIsAPointOfTheSpaceWithMutableTiles) {
   ASSERT_TRUE(def.ok()) << def.status();
   ASSERT_TRUE(def->has_value());
   const Trace& trace = (*def)->trace();
-  // 4 x 64 tiles, one tile per panel, as docs/default-schedules.md says.
+  // 8 x 32 tiles, one tile per panel, as docs/default-schedules.md says.
   std::vector<std::vector<int64_t>> padded = Decisions(trace, "SamplePaddedTile");
   ASSERT_EQ(padded.size(), 2u);
-  EXPECT_EQ(padded[0], (std::vector<int64_t>{16, 4}));
-  EXPECT_EQ(padded[1], (std::vector<int64_t>{4, 1, 4}));  // 4 panels of 4 vectors of 16
-  // A mutator's change of the tile (8 x 32, two tiles per panel) replays to a correct program.
+  EXPECT_EQ(padded[0], (std::vector<int64_t>{8, 8}));
+  EXPECT_EQ(padded[1], (std::vector<int64_t>{8, 1, 2}));  // 8 panels of 2 vectors of 16
+  // A mutator's change of the tile (4 x 32, two tiles per panel) replays to a correct program.
   Trace mutated = trace;
   int changed = 0;
   for (size_t i = 0; i < trace.size(); ++i) {
     if (trace.insts()[i].kind->name != std::string("SamplePaddedTile")) continue;
     mutated =
         mutated.WithDecision(i,
-                             InstValue::IntArray(changed == 0 ? std::vector<int64_t>{8, 8}
+                             InstValue::IntArray(changed == 0 ? std::vector<int64_t>{16, 4}
                                                               : std::vector<int64_t>{4, 2, 2}),
                              /*remove_postproc=*/false);
     ++changed;
