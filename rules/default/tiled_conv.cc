@@ -114,7 +114,9 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info) {
   }
   ConvTiling tiling;
   tiling.rows = InstValue::IntArray({pixels / best_rows, best_rows});
-  tiling.columns = InstValue::IntArray({channels / best_columns, best_columns});
+  tiling.columns = channels % kLanes == 0
+                       ? InstValue::IntArray({channels / best_columns, best_columns / kLanes})
+                       : InstValue::IntArray({channels / best_columns, best_columns});
   tiling.channels_inner = ConvChannelsInner(info);
   return tiling;
 }
@@ -125,11 +127,24 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
   const LoopRV width = spatial[spatial.size() - 2];
   TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> rows,
                            sch->SamplePerfectTile(width, 2, kMaxConvRows, tiling.rows));
+  // Whole vectors where 16 divides the channels: split by the lanes first and sample the vectors
+  // per tile, so every draw vectorizes (sampling the column count directly drew 1, 2, 4 or 8
+  // columns on most draws, as in PackedPanelGemm).
+  LoopRV channels = spatial.back();
+  std::optional<LoopRV> lanes;
+  if (LoopExtent(*sch, channels) % kLanes == 0) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> split,
+                             sch->Split(channels, {InstValue(), InstValue::Int(kLanes)}));
+    channels = split[0];
+    lanes = split[1];
+  }
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<ExprRV> columns,
-      sch->SamplePerfectTile(spatial.back(), 2, kMaxTileColumns, tiling.columns));
+      sch->SamplePerfectTile(channels, 2,
+                             lanes.has_value() ? kMaxTileColumns / kLanes : kMaxTileColumns,
+                             tiling.columns));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi, sch->Split(width, Factors(rows)));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> ci, sch->Split(spatial.back(), Factors(columns)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> ci, sch->Split(channels, Factors(columns)));
   std::vector<LoopRV> outer(spatial.begin(), spatial.end() - 2);
   outer.push_back(wi[0]);
   if (tiling.channels_inner) {
@@ -141,13 +156,19 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
   order.insert(order.end(), reduction.begin(), reduction.end());
   order.push_back(wi[1]);
   order.push_back(ci[1]);
+  if (lanes.has_value()) order.push_back(*lanes);
   TESSERA_RETURN_IF_ERROR(sch->Reorder(order));
   TESSERA_ASSIGN_OR_RETURN(LoopRV tile, sch->Fuse(outer));
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, info.rv, tile, "local"));
   TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(info.rv, reduction[0]).status());
   TESSERA_RETURN_IF_ERROR(sch->Parallel(tile));
   TESSERA_RETURN_IF_ERROR(sch->Unroll(wi[1]));
-  TESSERA_RETURN_IF_ERROR(sch->Vectorize(ci[1]));
+  if (lanes.has_value()) {
+    TESSERA_RETURN_IF_ERROR(sch->Unroll(ci[1]));
+    TESSERA_RETURN_IF_ERROR(sch->Vectorize(*lanes));
+  } else {
+    TESSERA_RETURN_IF_ERROR(sch->Vectorize(ci[1]));
+  }
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
   if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
   return absl::OkStatus();

@@ -30,8 +30,9 @@ struct ConvTiling {
   // SamplePerfectTile of the width (the spatial loop before the channels): [tiles, rows], rows
   // (unrolled) at most kMaxConvRows.
   InstValue rows;
-  // SamplePerfectTile of the channels: [blocks, columns], columns (vectorized) at most
-  // kMaxTileColumns.
+  // SamplePerfectTile of the channels' vectors when kLanes divides the channels: [blocks,
+  // vectors], vectors (unrolled, their lanes vectorized) at most kMaxTileColumns / kLanes;
+  // otherwise of the channels: [blocks, columns], columns (vectorized) at most kMaxTileColumns.
   InstValue columns;
   // Channel blocks innermost of the parallel tile loops (else outermost).
   bool channels_inner = false;
@@ -51,9 +52,10 @@ bool ConvChannelsInner(const BlockInfo& info);
 // vectors (or one partial vector for < 16 channels) divides the shape.
 absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info);
 
-// Loops (S.., W_o, C_o | R | W_i, C_i) (C_o first when !channels_inner): the outer ones fused
-// and parallel, a local rows x columns accumulator written back per tile with the epilogues,
-// W_i unrolled, C_i vectorized. `spatial` and `reduction` are `info`'s loops by kind.
+// Loops (S.., W_o, C_o | R | W_i, C_v, C_lane) (C_o first when !channels_inner): the outer ones
+// fused and parallel, a local rows x columns accumulator written back per tile with the
+// epilogues, W_i and C_v unrolled, the lanes vectorized (channels that kLanes does not divide:
+// (.. | W_i, C_i), C_i vectorized). `spatial` and `reduction` are `info`'s loops by kind.
 absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
                               const std::vector<LoopRV>& spatial,
                               const std::vector<LoopRV>& reduction, const ConvTiling& tiling);

@@ -70,11 +70,13 @@ void CheckTiledSpace(const PrimFunc& func, int64_t width, int64_t channels, int 
     ASSERT_NE(rule, block->annotations.end());
     EXPECT_EQ(std::get<std::string>(rule->second), "None");
     std::vector<std::vector<int64_t>> tiles = PerfectTiles(sch.trace());
-    ASSERT_EQ(tiles.size(), 2u);  // rows of the width, columns of the channels
+    // Rows of the width; vectors of 16 channels, or channels when 16 does not divide them.
+    ASSERT_EQ(tiles.size(), 2u);
     EXPECT_EQ(tiles[0][0] * tiles[0][1], width);
     EXPECT_LE(tiles[0][1], dlight::kMaxConvRows);
-    EXPECT_EQ(tiles[1][0] * tiles[1][1], channels);
-    EXPECT_LE(tiles[1][1], 64);
+    const bool vectors = channels % 16 == 0;
+    EXPECT_EQ(tiles[1][0] * tiles[1][1], vectors ? channels / 16 : channels);
+    EXPECT_LE(tiles[1][1], vectors ? 4 : 64);
     absl::Status correct = testing::CheckScheduleCorrect(sch, func, seed);
     EXPECT_TRUE(correct.ok()) << correct;
     absl::Status replay = testing::CheckReplay(sch, func);
@@ -114,22 +116,22 @@ TEST(PixelTiledConvTest, TheDefaultIsAPointOfTheSpaceWithMutableTiles) {
   std::vector<std::vector<int64_t>> tiles = PerfectTiles(trace);
   ASSERT_EQ(tiles.size(), 2u);
   EXPECT_EQ(tiles[0][0] * tiles[0][1], 14);
-  EXPECT_EQ(tiles[1][0] * tiles[1][1], 64);
-  // A mutator's change of the tile (7 rows x 64 columns) replays to a correct program.
+  EXPECT_EQ(tiles[1][0] * tiles[1][1], 4);  // vectors of 16 channels
+  // A mutator's change of the tile (7 rows x 4 vectors) replays to a correct program.
   Trace mutated = trace;
   int changed = 0;
   for (size_t i = 0; i < trace.size(); ++i) {
     if (trace.insts()[i].kind->name != std::string("SamplePerfectTile")) continue;
-    mutated = mutated.WithDecision(i,
-                                   InstValue::IntArray(changed == 0 ? std::vector<int64_t>{2, 7}
-                                                                    : std::vector<int64_t>{1, 64}),
-                                   /*remove_postproc=*/false);
+    mutated = mutated.WithDecision(
+        i,
+        InstValue::IntArray(changed == 0 ? std::vector<int64_t>{2, 7} : std::vector<int64_t>{1, 4}),
+        /*remove_postproc=*/false);
     ++changed;
   }
   Schedule replayed = Schedule::Create(func, 0);
   ASSERT_TRUE(mutated.ApplyTo(&replayed, /*remove_postproc=*/false).ok());
   EXPECT_EQ(PerfectTiles(replayed.trace())[0], (std::vector<int64_t>{2, 7}));
-  EXPECT_EQ(PerfectTiles(replayed.trace())[1], (std::vector<int64_t>{1, 64}));
+  EXPECT_EQ(PerfectTiles(replayed.trace())[1], (std::vector<int64_t>{1, 4}));
   absl::Status correct = testing::CheckSameOutputs(func, replayed.func());
   EXPECT_TRUE(correct.ok()) << correct;
   absl::Status built = testing::CheckCBackendMatches(func, replayed.func());
