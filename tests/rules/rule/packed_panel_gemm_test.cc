@@ -128,12 +128,12 @@ TEST(PackedPanelGemmTest, TheDefaultIsAPointOfTheSpaceWithMutableTiles) {
   ASSERT_TRUE(def.ok()) << def.status();
   ASSERT_TRUE(def->has_value());
   const Trace& trace = (*def)->trace();
-  // 8 x 32 tiles, one tile per panel, as docs/default-schedules.md says.
+  // 8 x 32 tiles, two tiles per panel, as docs/default-schedules.md says.
   std::vector<std::vector<int64_t>> padded = Decisions(trace, "SamplePaddedTile");
   ASSERT_EQ(padded.size(), 2u);
   EXPECT_EQ(padded[0], (std::vector<int64_t>{8, 8}));
-  EXPECT_EQ(padded[1], (std::vector<int64_t>{8, 1, 2}));  // 8 panels of 2 vectors of 16
-  // A mutator's change of the tile (4 x 32, two tiles per panel) replays to a correct program.
+  EXPECT_EQ(padded[1], (std::vector<int64_t>{4, 2, 2}));  // 4 panels of 2 x 2 vectors of 16
+  // A mutator's change of the tile (4 x 32, one tile per panel) replays to a correct program.
   Trace mutated = trace;
   int changed = 0;
   for (size_t i = 0; i < trace.size(); ++i) {
@@ -141,13 +141,13 @@ TEST(PackedPanelGemmTest, TheDefaultIsAPointOfTheSpaceWithMutableTiles) {
     mutated =
         mutated.WithDecision(i,
                              InstValue::IntArray(changed == 0 ? std::vector<int64_t>{16, 4}
-                                                              : std::vector<int64_t>{4, 2, 2}),
+                                                              : std::vector<int64_t>{8, 1, 2}),
                              /*remove_postproc=*/false);
     ++changed;
   }
   Schedule replayed = Schedule::Create(func, 0);
   ASSERT_TRUE(mutated.ApplyTo(&replayed, /*remove_postproc=*/false).ok());
-  EXPECT_EQ(Decisions(replayed.trace(), "SamplePaddedTile")[1], (std::vector<int64_t>{4, 2, 2}));
+  EXPECT_EQ(Decisions(replayed.trace(), "SamplePaddedTile")[1], (std::vector<int64_t>{8, 1, 2}));
   absl::Status correct = testing::CheckSameOutputs(func, replayed.func());
   EXPECT_TRUE(correct.ok()) << correct;
   absl::Status built = testing::CheckCBackendMatches(func, replayed.func());
