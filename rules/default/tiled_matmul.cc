@@ -315,6 +315,20 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   if (lanes > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(tile_lanes));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
   if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  // The write-back's rows unrolled too (its own loops: .., rows, columns): GMM 127x257x509's
+  // emitted C ran 0.105 ms with them unrolled against 0.123 ms (7 alternating rounds of one
+  // driver); 128x768x768 the same. Only tile-sized row loops: a K-blocked C block has more.
+  TESSERA_ASSIGN_OR_RETURN(const ForNode* at, sch->Get(write_at));
+  size_t own = wb.size();
+  for (size_t d = 0; d < wb.size(); ++d) {
+    absl::StatusOr<const ForNode*> loop = sch->Get(wb[d]);
+    if (loop.ok() && *loop == at) own = wb.size() - d - 1;
+  }
+  if (own >= 2 && own < wb.size()) {
+    const LoopRV rows = wb[wb.size() - 2];
+    const int64_t extent = LoopExtent(*sch, rows);
+    if (extent > 1 && extent <= kMaxTileRows) TESSERA_RETURN_IF_ERROR(sch->Unroll(rows));
+  }
   return absl::OkStatus();
 }
 
