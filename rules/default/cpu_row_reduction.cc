@@ -67,14 +67,14 @@ absl::Status LanesAtRow(Schedule* sch, BlockRV block, size_t reduction_loops, bo
   return sch->Reorder({combine_loops.back(), combine_loops[combine_loops.size() - 2]});
 }
 
-// Rows per iteration of the parallel loop: 4 (or 2) when they divide the rows, leave two
-// iterations per core, and the rows are short (at most 1024 elements in all), where the lane
-// chains are a large share of a row's work. Measured with the default schedules: softmax
-// 1536x128 61 -> 41 us with 4 rows; layer norm 128x768 was 6.7 -> 10.7 us with 4, so longer
-// rows keep one.
-int64_t RowsPerIteration(int64_t rows, int64_t row_length, int64_t cores) {
+// Rows per iteration of the parallel loop: 4 (or 2) when they divide the innermost row loop
+// (`inner_rows`), leave two iterations per core of all `rows`, and the rows are short (at most
+// 1024 elements in all), where the lane chains are a large share of a row's work. Measured with
+// the default schedules: softmax 1536x128 61 -> 41 us with 4 rows; layer norm 128x768 was
+// 6.7 -> 10.7 us with 4, so longer rows keep one.
+int64_t RowsPerIteration(int64_t inner_rows, int64_t rows, int64_t row_length, int64_t cores) {
   for (int64_t r : {4, 2}) {
-    if (rows % r == 0 && rows / r >= 2 * cores && r * row_length <= 1024) return r;
+    if (inner_rows % r == 0 && rows / r >= 2 * cores && r * row_length <= 1024) return r;
   }
   return 1;
 }
@@ -83,19 +83,25 @@ absl::Status Apply(Schedule* sch, const std::vector<BlockInfo>& blocks, size_t r
                    const Target& target) {
   const BlockInfo& last = blocks.back();
   std::vector<LoopRV> row_loops(last.loops.begin(), last.loops.begin() + rows);
+  TESSERA_RETURN_IF_ERROR(VectorizeInner(sch, last.rv, last.loops.back()));
+  int64_t row_length = 1, all_rows = 1;
+  for (size_t i = 0; i < last.extents.size(); ++i)
+    (i < rows ? all_rows : row_length) *= last.extents[i];
+  const int64_t per_iteration = RowsPerIteration(last.extents[rows - 1], all_rows, row_length,
+                                                 std::max<int64_t>(1, target.cores()));
+  // Several rows per iteration split the innermost row loop, before the row loops are fused:
+  // split after the fusion, an iteration's rows could straddle two values of an outer row loop,
+  // and the region computed at it would be a box around both (a batched softmax's intermediates
+  // then outgrew the iteration and were shared by the threads).
+  if (per_iteration > 1) {
+    TESSERA_ASSIGN_OR_RETURN(
+        std::vector<LoopRV> split,
+        sch->Split(row_loops.back(), {InstValue(), InstValue::Int(per_iteration)}));
+    row_loops.back() = split[0];
+  }
   LoopRV row = row_loops[0];
   if (row_loops.size() > 1) {
     TESSERA_ASSIGN_OR_RETURN(row, sch->Fuse(row_loops));
-  }
-  TESSERA_RETURN_IF_ERROR(VectorizeInner(sch, last.rv, last.loops.back()));
-  int64_t row_length = 1;
-  for (size_t i = rows; i < last.extents.size(); ++i) row_length *= last.extents[i];
-  const int64_t per_iteration =
-      RowsPerIteration(LoopExtent(*sch, row), row_length, std::max<int64_t>(1, target.cores()));
-  if (per_iteration > 1) {
-    TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> split,
-                             sch->Split(row, {InstValue(), InstValue::Int(per_iteration)}));
-    row = split[0];
   }
   for (size_t b = blocks.size() - 1; b-- > 0;) {
     const BlockInfo& info = blocks[b];

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/codegen_c.h"
 #include "frontend/compute.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
@@ -159,6 +160,74 @@ TEST(CpuRowReductionRuleTest, ShortRowsRunSeveralToAnIteration) {
         BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/5, 60);
     ASSERT_TRUE(check.ok()) << check.status();
     EXPECT_TRUE(check->passed) << c.workload << " max abs error " << check->max_abs_error;
+  }
+}
+
+// Softmax over the last axis of A[b, h, n] (an attention's scores): two row loops.
+PrimFunc BatchedSoftmax(int64_t b, int64_t h, int64_t n) {
+  Tensor a = Placeholder({b, h, n}, DataType::Float32(), "A");
+  IterVar k = ReduceAxis(n, "k");
+  Tensor maxelem = Compute(
+      {b, h},
+      [&](const std::vector<Var>& v) {
+        return MaxReduce(a({v[0], v[1], k.var}), {k});
+      },
+      "T_softmax_maxelem");
+  Tensor exp = Compute(
+      {b, h, n},
+      [&](const std::vector<Var>& v) {
+        return Call(CallOp::kExp, {a({v[0], v[1], v[2]}) - maxelem({v[0], v[1]})});
+      },
+      "T_softmax_exp");
+  IterVar k2 = ReduceAxis(n, "k");
+  Tensor expsum = Compute(
+      {b, h},
+      [&](const std::vector<Var>& v) {
+        return Sum(exp({v[0], v[1], k2.var}), {k2});
+      },
+      "T_softmax_expsum");
+  Tensor norm = Compute(
+      {b, h, n},
+      [&](const std::vector<Var>& v) {
+        return Div(exp({v[0], v[1], v[2]}), expsum({v[0], v[1]}));
+      },
+      "T_softmax_norm");
+  absl::StatusOr<PrimFunc> func = CreatePrimFunc("main", {a, norm});
+  TESSERA_CHECK(func.ok()) << func.status();
+  return *func;
+}
+
+// Local arrays the emitted C declares before its parallel loop (shared by its threads): the
+// lowering allocates each where its compacted region is, so this reads the C, not the IR.
+int LocalArraysBeforeTheParallelLoop(const PrimFunc& func) {
+  absl::StatusOr<std::string> c = GenerateC(func, "kernel");
+  EXPECT_TRUE(c.ok()) << c.status();
+  if (!c.ok()) return -1;
+  const size_t parallel = c->find("#pragma omp parallel for");
+  EXPECT_NE(parallel, std::string::npos) << *c;
+  int before = 0;
+  for (size_t at = c->find("// local"); at < parallel; at = c->find("// local", at + 1)) ++before;
+  return before;
+}
+
+// Several rows per iteration split the innermost row loop: split after fusing [4, 16] rows, an
+// iteration's rows were a box over both loops, the intermediates were allocated outside the
+// parallel loop and the threads raced on them (a decoder's softmax gave inf now and then).
+TEST(CpuRowReductionRuleTest, SeveralRowsOfABatchedSoftmaxStayInTheirIteration) {
+  absl::StatusOr<Target> two_cores = ResolveTarget("cpu -cores=2");
+  ASSERT_TRUE(two_cores.ok()) << two_cores.status();
+  for (int64_t h : {16, 6}) {
+    const PrimFunc func = BatchedSoftmax(4, h, 16);
+    auto [rule, scheduled] = ApplyToModule(func, *two_cores);
+    ASSERT_EQ(rule, "CpuRowReduction");
+    EXPECT_EQ(ParallelExtent(scheduled), h == 16 ? 16 : 12) << PrintFunc(scheduled);
+    EXPECT_EQ(LocalArraysBeforeTheParallelLoop(scheduled), 0) << PrintFunc(scheduled);
+    for (int64_t seed : {1, 2, 3}) {
+      absl::StatusOr<CheckOutcome> check =
+          BuildAndCheck(NewCBuilder().get(), scheduled, func, *two_cores, seed, 60);
+      ASSERT_TRUE(check.ok()) << check.status();
+      EXPECT_TRUE(check->passed) << "h=" << h << " max abs error " << check->max_abs_error;
+    }
   }
 }
 
