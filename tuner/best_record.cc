@@ -47,11 +47,11 @@ absl::StatusOr<std::optional<ChosenRecord>> BestRecordOrDefault(Database* db, co
                            db->TopK(*workload, target_key, /*k=*/1, verified_only));
   if (top.empty()) return std::optional<ChosenRecord>();
   ChosenRecord fastest{top.front(), std::nullopt};
-  // The default's record counts verified or not: a batch verifies only its fastest candidate,
-  // and an unverified default schedule is what a function without records is compiled with.
-  // A record whose outputs were wrong has an error and never counts.
+  // The default's record must be verified too when `verified_only`: `best` shows verified
+  // records only. It is whenever the default was the fastest of its task's first batch, the
+  // case where tuning finds nothing clearly faster.
   TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> near,
-                           db->TopK(*workload, target_key, kNearBest, /*verified_only=*/false));
+                           db->TopK(*workload, target_key, kNearBest, verified_only));
   const double limit = top.front().mean_secs() * (1 + margin);
   std::optional<std::string> default_hash;
   bool default_hash_known = false;

@@ -28,8 +28,8 @@ struct ChosenRecord {
 };
 
 // The fastest record of `func` on `target` (verified ones only if `verified_only`), or the
-// default schedule's record (verified or not, but never one with an error) when that is at most
-// `margin` slower; nullopt without records.
+// default schedule's record (verified too if `verified_only`; never one with an error) when
+// that is at most `margin` slower; nullopt without records.
 absl::StatusOr<std::optional<ChosenRecord>> BestRecordOrDefault(
     Database* db, const PrimFunc& func, const Target& target, bool verified_only,
     double margin = kDefaultScheduleMargin);

@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/cli/cli_testing.h"
+#include "tuner/best_record.h"
 
 namespace tessera {
 namespace {
@@ -46,9 +47,16 @@ TEST_F(RecordsCommandTest, BestIsTheVerifiedRecordTuneReported) {
   EXPECT_EQ(best["target"], (*summary_)["target"]);
   ASSERT_EQ(best["records"].size(), 1u) << best;
   const nlohmann::json& r = best["records"][0];
-  EXPECT_EQ(r["id"], task["best_record"]);
+  // The fastest record, unless the default's is within the timings' noise of it: then that,
+  // and the fastest is named as passed over (tuner/best_record.h).
+  const nlohmann::json& fastest = best.contains("passed_over") ? best["passed_over"] : r;
+  EXPECT_EQ(fastest["id"], task["best_record"]) << best;
+  EXPECT_DOUBLE_EQ(fastest["mean_seconds"].get<double>(), task["best_seconds"].get<double>());
+  if (best.contains("passed_over")) {
+    EXPECT_LE(r["mean_seconds"].get<double>(),
+              fastest["mean_seconds"].get<double>() * (1 + kDefaultScheduleMargin));
+  }
   EXPECT_EQ(r["verified"], true);
-  EXPECT_DOUBLE_EQ(r["mean_seconds"].get<double>(), task["best_seconds"].get<double>());
   EXPECT_FALSE(r["run_secs"].empty());
   EXPECT_TRUE(r["trace"].is_array());
   EXPECT_FALSE(r["provenance"]["compiler"].get<std::string>().empty());
