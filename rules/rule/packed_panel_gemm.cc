@@ -14,14 +14,11 @@
 #include <vector>
 
 #include "base/status_macros.h"
-#include "ir/expr.h"
-#include "rules/analysis.h"
 #include "rules/annotations.h"
 #include "rules/default/analysis.h"
 #include "rules/default/tiled_matmul.h"
 #include "rules/rule/params.h"
 #include "rules/schedule_rules.h"
-#include "schedule/state.h"
 
 namespace tessera {
 namespace {
@@ -39,7 +36,7 @@ class PackedPanelGemm : public ScheduleRule {
 
   absl::StatusOr<std::vector<Schedule>> Apply(Schedule* sch, BlockRV block) const override {
     TESSERA_ASSIGN_OR_RETURN(Block node, sch->Get(block));
-    std::optional<BlockInfo> info = Info(sch, block, node);
+    std::optional<BlockInfo> info = dlight::UntiledRootBlockInfo(sch, block, node);
     std::optional<GemmMatch> gemm;
     if (info.has_value()) gemm = dlight::MatchGemm(node, info->extents);
     if (!gemm.has_value()) return std::vector<Schedule>{std::move(*sch)};
@@ -57,27 +54,6 @@ class PackedPanelGemm : public ScheduleRule {
   }
 
  private:
-  // The block's loops and extents as the default rules see them, or nullopt unless the block
-  // sits directly under the root, untiled, one loop per iteration variable bound trivially,
-  // every extent constant.
-  static std::optional<BlockInfo> Info(Schedule* sch, BlockRV block, const Block& node) {
-    absl::StatusOr<StmtPath> path = sch->GetPath(block);
-    if (!path.ok() || path->size() < 2 || !EnclosingBlockRealize(*path).same_as(path->front()) ||
-        IsMultiLevelTiled(node) || !HasTrivialBinding(*sch, block)) {
-      return std::nullopt;
-    }
-    absl::StatusOr<std::vector<LoopRV>> loops = sch->GetLoops(block);
-    if (!loops.ok() || loops->size() != node->iter_vars.size()) return std::nullopt;
-    BlockInfo info{node->name, block, *loops, {}, ""};
-    for (const IterVar& iv : node->iter_vars) {
-      const int64_t* extent = AsConstInt(iv.dom.extent);
-      if (extent == nullptr) return std::nullopt;
-      info.extents.push_back(*extent);
-      info.kinds += iv.kind == IterKind::kReduction ? 'R' : 'S';
-    }
-    return info;
-  }
-
   std::vector<MatmulLayout> layouts_;
   bool keep_untiled_;
 };
