@@ -98,16 +98,20 @@ inline ScheduleShape ShapeOf(const PrimFunc& scheduled) {
   return shape;
 }
 
+// The extents of `b`, -1 for one that is not a constant.
+inline std::vector<int64_t> ConstantShape(const Buffer& b) {
+  std::vector<int64_t> dims;
+  for (const Expr& d : b.shape()) {
+    const auto* value = d.as<IntImmNode>();
+    dims.push_back(value != nullptr ? value->value : -1);
+  }
+  return dims;
+}
+
 // The constant shape of the first intermediate of `scope` (empty if none).
 inline std::vector<int64_t> ShapeOfScope(const ScheduleShape& shape, const std::string& scope) {
   for (const Buffer& b : shape.buffers) {
-    if (b.scope() != scope) continue;
-    std::vector<int64_t> dims;
-    for (const Expr& d : b.shape()) {
-      const auto* value = d.as<IntImmNode>();
-      dims.push_back(value != nullptr ? value->value : -1);
-    }
-    return dims;
+    if (b.scope() == scope) return ConstantShape(b);
   }
   return {};
 }

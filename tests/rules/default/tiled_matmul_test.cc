@@ -27,13 +27,7 @@ using default_schedule_testing::ShapeOfScope;
 // The shape of the buffer named `name` in the scheduled function, or {} when there is none.
 std::vector<int64_t> ShapeOfBuffer(const ScheduleShape& shape, const std::string& name) {
   for (const Buffer& b : shape.buffers) {
-    if (b.name() != name) continue;
-    std::vector<int64_t> dims;
-    for (const Expr& d : b.shape()) {
-      const auto* value = d.as<IntImmNode>();
-      dims.push_back(value != nullptr ? value->value : -1);
-    }
-    return dims;
+    if (b.name() == name) return default_schedule_testing::ConstantShape(b);
   }
   return {};
 }
