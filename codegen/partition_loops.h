@@ -10,6 +10,10 @@
 //     `if (n <= B) for v in [0, n): S' else for v in [0, B): S'` (B the least bound), the
 //     full tile keeping its constant extent; otherwise the extent becomes min(n, B);
 //   - the other conjuncts stay as the guard S' of the body.
+// A loop whose body is one store of `select(c1 && ... && ck, x, y)` with conjuncts of the form
+// above (PadEinsum's zero padding: `j < extent ? B[..] : 0`) is split at the least bound B:
+// `for v in [0, min(n, B)): store x (or select of the other conjuncts)` then
+// `for v in [max(B, 0), n): store y` (with n constant: `if (n <= B) <one loop of x> else ..`).
 // Each step keeps the meaning (predicates are pure), so the pass is safe on any lowered
 // function; it only changes loops of that shape.
 #ifndef TESSERA_CODEGEN_PARTITION_LOOPS_H_

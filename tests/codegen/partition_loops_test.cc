@@ -95,6 +95,47 @@ TEST(PartitionGuardedLoopsTest, GuardsOfOuterLoopsMoveOutAndPartitionTheirOwnLoo
   EXPECT_TRUE(built.ok()) << built;
 }
 
+// The stores to `buffer` in `s` whose value is a select.
+int SelectStores(const Stmt& s, const std::string& buffer) {
+  int count = 0;
+  PostOrderVisitStmts(s, [&](const Stmt& st) {
+    const auto* store = st.as<BufferStoreNode>();
+    if (store != nullptr && store->buffer.name() == buffer &&
+        store->value.as<SelectNode>() != nullptr) {
+      ++count;
+    }
+  });
+  return count;
+}
+
+TEST(PartitionGuardedLoopsTest, ZeroPaddingSelectBecomesCopyAndFill) {
+  // GMM 5x13x7 padded (PadEinsum) to 8 x 16 columns: the copy of B stores `j < 13 ? B[..] : 0`
+  // in its innermost loop j, which becomes a plain copy up to 13 and a fill of zeros after it,
+  // no select left (GCC at -fno-tree-loop-if-convert leaves a select's loop scalar). A's copy
+  // selects on i, not on its innermost loop k: it stays (invariant in k, GCC unswitches it).
+  const PrimFunc func = Gmm(5, 13, 7);
+  Schedule sch = Schedule::Create(func, 0);
+  ASSERT_TRUE(sch.PadEinsum(*sch.GetBlock("C"), {1, 8, 16, 1}).ok());
+  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(SelectStores(lowered->body(), "B_pad"), 1) << PrintStmt(lowered->body());
+  const PrimFunc partitioned = PartitionGuardedLoops(*lowered);
+  EXPECT_EQ(SelectStores(partitioned.body(), "B_pad"), 0) << PrintStmt(partitioned.body());
+  EXPECT_EQ(SelectStores(partitioned.body(), "A_pad"), 1) << PrintStmt(partitioned.body());
+  // The copy's j loop: 13 columns copied, 3 zero-filled (constant extents, no guard).
+  int copied = 0, filled = 0;
+  for (const ForNode* j : LoopsNamed(partitioned.body(), "j")) {
+    const auto* store = j->body.as<BufferStoreNode>();
+    if (store == nullptr || store->buffer.name() != "B_pad") continue;  // C's crop is a j too
+    copied += IsConstInt(j->extent, 13);
+    filled += IsConstInt(j->extent, 3);
+  }
+  EXPECT_EQ(copied, 1) << PrintStmt(partitioned.body());
+  EXPECT_EQ(filled, 1) << PrintStmt(partitioned.body());
+  absl::Status built = testing::CheckCBackendMatches(func, sch.func());
+  EXPECT_TRUE(built.ok()) << built;
+}
+
 TEST(PartitionGuardedLoopsTest, FunctionWithoutGuardsIsReturnedUnchanged) {
   const PrimFunc func = Gmm(4, 8, 4);
   absl::StatusOr<PrimFunc> lowered = LowerForCodegen(func);
