@@ -63,9 +63,8 @@ std::optional<Stmt> PartitionSelectStore(const ForNode* op, const BufferStoreNod
     return For(op->loop_var, std::move(extent), op->for_kind, std::move(body), op->thread_tag,
                op->annotations);
   };
-  const Stmt split =
-      SeqStmt({loop(arith::Simplify(Min(op->extent, bound)), head_body),
-               loop(arith::Simplify(op->extent - start), tail_body)});
+  const Stmt split = SeqStmt({loop(arith::Simplify(Min(op->extent, bound)), head_body),
+                              loop(arith::Simplify(op->extent - start), tail_body)});
   const int64_t* n = AsConstInt(op->extent);
   if (n == nullptr) return split;
   if (const int64_t* b = AsConstInt(bound)) return *n <= *b ? loop(op->extent, head_body) : split;
