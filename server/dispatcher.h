@@ -79,6 +79,8 @@ struct BatchContext {
   double best_secs = 0;       // the task's best verified mean so far; 0: none
   bool verify = true;
   int64_t check_seed = 0;
+  // Structural hashes of the candidates checked whatever their time (MeasureRequest::check_always).
+  std::vector<std::string> check_always_hashes;
   RunnerConfig runner;
   double build_timeout_sec = 60;
 };

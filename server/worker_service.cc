@@ -163,6 +163,9 @@ grpc::Status WorkerServiceImpl::PullWork(grpc::ServerContext* context,
   batch->set_best_seconds(l.context.best_secs);
   batch->set_verify(l.context.verify);
   batch->set_check_seed(l.context.check_seed);
+  for (const std::string& hash : l.context.check_always_hashes) {
+    batch->add_check_always_hashes(hash);
+  }
   batch->set_job_id(l.job_id);
   return grpc::Status::OK;
 }

@@ -55,6 +55,9 @@ struct TaskRun {
   // The default schedule, when it was never measured here: it leads the task's first batch,
   // so a tuned best is never slower than what `tessera default` gives.
   std::optional<MeasureCandidate> default_candidate;
+  // Its structural hash: the batch holding it asks for its check whatever its time, since
+  // `best` may return it (tuner/best_record.h) and shows verified records only.
+  std::string default_hash;
   std::ofstream log;
 };
 
@@ -218,7 +221,12 @@ class TuningJob::Impl {
     MeasureRequest request;
     request.target = options_.target;
     request.workload = task.spec.func;
-    for (const MeasureCandidate& c : batch.candidates) request.candidates.push_back(c.sch.func());
+    for (const MeasureCandidate& c : batch.candidates) {
+      if (!task.default_hash.empty() && c.hash == task.default_hash) {
+        request.check_always.push_back(request.candidates.size());
+      }
+      request.candidates.push_back(c.sch.func());
+    }
     // With checks, a candidate must beat the verified best to be checked; without, the fastest
     // so far is the bar (nothing is checked).
     request.best_secs = task.summary.best_secs.value_or(0);
@@ -402,6 +410,7 @@ class TuningJob::Impl {
     }
     TESSERA_ASSIGN_OR_RETURN(task.default_candidate,
                              DefaultCandidate(task.spec.func, search.measured_hashes));
+    if (task.default_candidate) task.default_hash = task.default_candidate->hash;
     task.strategy = NewStrategy(options_);
     TESSERA_RETURN_IF_ERROR(task.strategy->PreTuning(
         std::move(search), std::max(0, PerTaskBudget() - task.summary.trials),

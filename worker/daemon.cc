@@ -11,6 +11,7 @@
 #include <ctime>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -447,6 +448,8 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
   request.best_secs = batch.best_seconds();
   request.verify = batch.verify();
   request.check_seed = batch.check_seed();
+  const std::set<std::string> check_always(batch.check_always_hashes().begin(),
+                                           batch.check_always_hashes().end());
   std::vector<int> measured;  // indices into the batch of request.candidates
   for (int i = 0; i < batch.candidates_size(); ++i) {
     absl::StatusOr<PrimFunc> func = LoadPrimFuncJson(batch.candidates(i).func_json());
@@ -457,6 +460,9 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
       (*results)[i].set_error_msg(message);
       (*results)[i].set_log(Truncate(message, kMaxLogBytes));
       continue;
+    }
+    if (check_always.count(batch.candidates(i).hash())) {
+      request.check_always.push_back(request.candidates.size());
     }
     request.candidates.push_back(*func);
     measured.push_back(i);

@@ -230,6 +230,38 @@ void LocalMeasurer::RunCandidate(const MeasureRequest& request, size_t i, const 
 void LocalMeasurer::CheckNewBests(const MeasureRequest& request,
                                   const std::vector<BuildResult>& builds, MeasuredBatch* batch) {
   auto start = std::chrono::steady_clock::now();
+  const double timeout = config_.runner.timeout_sec;
+  std::vector<bool> checked(batch->outcomes.size(), false);
+  // Checks candidate i; true when its outputs match the reference's.
+  auto check = [&](size_t i) {
+    checked[i] = true;
+    // The first check of a task also computes its reference: that time is this check's.
+    const auto check_start = std::chrono::steady_clock::now();
+    auto key = std::make_pair(StructuralHashHex(request.workload), request.check_seed);
+    auto it = references_.find(key);
+    if (it == references_.end()) {
+      it = references_.emplace(key, ComputeReference(request.workload, request.check_seed, timeout))
+               .first;
+    }
+    MeasureOutcome& outcome = batch->outcomes[i];
+    absl::StatusOr<CheckOutcome> checked =
+        it->second.ok()
+            ? CheckAgainstReference(request.candidates[i], *it->second, target_, builds[i], timeout)
+            : absl::StatusOr<CheckOutcome>(it->second.status());
+    outcome.verify_secs = SecondsSince(check_start);
+    if (checked.ok() && checked->passed) {
+      outcome.verified = true;
+      return true;
+    }
+    outcome.error = MeasureError::kWrongOutput;
+    outcome.error_msg =
+        checked.ok() ? absl::StrFormat("check: outputs differ from the %s's: max abs error %g, "
+                                       "%d mismatches",
+                                       checked->reference, checked->max_abs_error,
+                                       checked->mismatches)
+                     : absl::StrCat("check: ", checked.status().message());
+    return false;
+  };
   std::vector<size_t> order;
   for (size_t i = 0; i < batch->outcomes.size(); ++i) {
     const MeasureOutcome& o = batch->outcomes[i];
@@ -241,32 +273,11 @@ void LocalMeasurer::CheckNewBests(const MeasureRequest& request,
     return *batch->outcomes[a].mean_secs() < *batch->outcomes[b].mean_secs();
   });
   if (order.size() > kMaxChecksPerBatch) order.resize(kMaxChecksPerBatch);
-  const double timeout = config_.runner.timeout_sec;
   for (size_t i : order) {
-    // The first check of a task also computes its reference: that time is this check's.
-    const auto check_start = std::chrono::steady_clock::now();
-    auto key = std::make_pair(StructuralHashHex(request.workload), request.check_seed);
-    auto it = references_.find(key);
-    if (it == references_.end()) {
-      it = references_.emplace(key, ComputeReference(request.workload, request.check_seed, timeout))
-               .first;
-    }
-    MeasureOutcome& outcome = batch->outcomes[i];
-    absl::StatusOr<CheckOutcome> check =
-        it->second.ok()
-            ? CheckAgainstReference(request.candidates[i], *it->second, target_, builds[i], timeout)
-            : absl::StatusOr<CheckOutcome>(it->second.status());
-    outcome.verify_secs = SecondsSince(check_start);
-    if (check.ok() && check->passed) {
-      outcome.verified = true;
-      break;
-    }
-    outcome.error = MeasureError::kWrongOutput;
-    outcome.error_msg = check.ok() ? absl::StrFormat(
-                                         "check: outputs differ from the %s's: max abs error %g, "
-                                         "%d mismatches",
-                                         check->reference, check->max_abs_error, check->mismatches)
-                                   : absl::StrCat("check: ", check.status().message());
+    if (check(i)) break;
+  }
+  for (size_t i : request.check_always) {
+    if (i < batch->outcomes.size() && batch->outcomes[i].ok() && !checked[i]) check(i);
   }
   batch->verify_seconds = SecondsSince(start);
 }

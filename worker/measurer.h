@@ -8,7 +8,8 @@
 // A failed build or run becomes an outcome with its error kind, never an exception or a lost
 // candidate. Then, when asked to verify, it checks this batch's fastest candidates that beat
 // the task's best against the reference (the unscheduled workload), fastest first, at most
-// kMaxChecksPerBatch, until one passes; a candidate whose outputs differ is a wrong_output.
+// kMaxChecksPerBatch, until one passes, and the candidates the request names in check_always;
+// a candidate whose outputs differ is a wrong_output.
 //
 // Far slower candidates than the task's best teach the search little and can cost seconds
 // each, so once a best latency b is known (from earlier batches, or from this batch's
@@ -90,6 +91,10 @@ struct MeasureRequest {
   double best_secs = 0;              // the task's best verified mean so far; <= 0: none
   bool verify = true;                // check the candidates that beat best_secs
   int64_t check_seed = 0;            // seed of the checks' random inputs
+  // Indices of candidates checked whatever their time when `verify` is set: the task's default
+  // schedule, which `best` returns while the fastest record beats it by less than the timings'
+  // noise (tuner/best_record.h), so it must be verified even when it is not the fastest.
+  std::vector<size_t> check_always;
 };
 
 struct MeasuredBatch {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "ir/serialize.h"
@@ -123,9 +124,12 @@ absl::StatusOr<int> TestWorker::RunOnce(int max_candidates, double wait_seconds)
   absl::StatusOr<PrimFunc> workload = LoadPrimFuncJson(batch->workload_json());
   if (!workload.ok()) return workload.status();
   request.workload = *workload;
+  const std::set<std::string> check_always(batch->check_always_hashes().begin(),
+                                           batch->check_always_hashes().end());
   for (const v1::Candidate& c : batch->candidates()) {
     absl::StatusOr<PrimFunc> f = LoadPrimFuncJson(c.func_json());
     if (!f.ok()) return f.status();
+    if (check_always.count(c.hash())) request.check_always.push_back(request.candidates.size());
     request.candidates.push_back(*f);
   }
   request.best_secs = batch->best_seconds();

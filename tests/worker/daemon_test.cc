@@ -97,6 +97,12 @@ TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
       << status.DebugString();
   EXPECT_EQ(status.state(), v1::JOB_SUCCEEDED) << status.DebugString();
   EXPECT_EQ(status.trials(), 4) << status.DebugString();
+  // The first record is the default schedule's, and the worker checked it whatever its time
+  // (the lease's check_always_hashes): GetBest may return it.
+  std::vector<TuningRecord> records = server->database()->AllRecords().value();
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_TRUE(records[0].ok()) << records[0].error_msg;
+  EXPECT_TRUE(records[0].verified) << "the default schedule's record is not verified";
   EXPECT_TRUE(running.Finish().ok());
   EXPECT_FALSE(daemon->abandoned());
 }

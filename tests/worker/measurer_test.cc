@@ -86,6 +86,44 @@ TEST(LocalMeasurerTest, OutcomesAreTypedAndOnlyAPassedCheckVerifies) {
   EXPECT_FALSE(batch->outcomes[0].verified);
 }
 
+// The default schedule is checked whatever its time (MeasureRequest::check_always): `best` may
+// return it within the noise of the fastest and shows verified records only.
+TEST(LocalMeasurerTest, CandidatesToCheckAlwaysAreCheckedWhenSlowerThanTheBest) {
+  MeasureConfig config;
+  config.runner.repeat = 2;
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
+  ASSERT_NE(m, nullptr);
+  const PrimFunc good = *MakeWorkload("ELEMENTWISE", {{"M", 64}, {"N", 64}}, "float32");
+  const std::string text = PrintFunc(good);
+  absl::StatusOr<PrimFunc> wrong =
+      ParseFunc(absl::StrReplaceAll(text, {{"* float32(2.0)", "* float32(3.0)"}}));
+  ASSERT_TRUE(wrong.ok()) << wrong.status();
+
+  // Nothing beats a best of 1 ps, so only the named candidates are checked.
+  MeasureRequest request = RequestOf(*m, good, {good, good, *wrong}, /*best_secs=*/1e-12);
+  request.check_always = {1, 2};
+  absl::StatusOr<MeasuredBatch> batch = m->Measure(request);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->outcomes.size(), 3u);
+  EXPECT_TRUE(batch->outcomes[0].ok());
+  EXPECT_FALSE(batch->outcomes[0].verified);
+  EXPECT_EQ(batch->outcomes[0].verify_secs, 0);
+  EXPECT_TRUE(batch->outcomes[1].ok());
+  EXPECT_TRUE(batch->outcomes[1].verified);
+  EXPECT_GT(batch->outcomes[1].verify_secs, 0);
+  EXPECT_EQ(batch->outcomes[2].error, MeasureError::kWrongOutput);
+  EXPECT_FALSE(batch->outcomes[2].verified);
+
+  // Without checks, naming a candidate checks nothing.
+  request.verify = false;
+  batch = m->Measure(request);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  for (const MeasureOutcome& o : batch->outcomes) {
+    EXPECT_TRUE(o.ok());
+    EXPECT_FALSE(o.verified);
+  }
+}
+
 // Each outcome carries its own stage times: its compile, its run steps (at least its timed
 // repeats), and its check only if it was the one checked; they fit within the batch's totals.
 TEST(LocalMeasurerTest, EachOutcomeCarriesItsOwnStageTimes) {
