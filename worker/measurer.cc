@@ -254,12 +254,12 @@ void LocalMeasurer::CheckNewBests(const MeasureRequest& request,
       return true;
     }
     outcome.error = MeasureError::kWrongOutput;
-    outcome.error_msg =
-        checked.ok() ? absl::StrFormat("check: outputs differ from the %s's: max abs error %g, "
-                                       "%d mismatches",
-                                       checked->reference, checked->max_abs_error,
-                                       checked->mismatches)
-                     : absl::StrCat("check: ", checked.status().message());
+    outcome.error_msg = checked.ok()
+                            ? absl::StrFormat(
+                                  "check: outputs differ from the %s's: max abs error %g, "
+                                  "%d mismatches",
+                                  checked->reference, checked->max_abs_error, checked->mismatches)
+                            : absl::StrCat("check: ", checked.status().message());
     return false;
   };
   std::vector<size_t> order;
