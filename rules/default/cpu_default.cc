@@ -133,7 +133,7 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
   return absl::OkStatus();
 }
 
-std::optional<Schedule> CpuDefault(Schedule sch, const Target& /*target*/) {
+std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
   std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
   if (blocks.has_value()) blocks = TryInline(&sch, *blocks, /*into_reductions=*/false);
   if (blocks.has_value()) blocks = InlinePaddingIntoPerChannelReductions(&sch, *blocks);
@@ -150,7 +150,7 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& /*target*/) {
     info.loops = *loops;
     if (std::optional<GemmMatch> gemm = MatchGemm(*block, info.extents)) {
       Schedule trial = sch.Copy();
-      if (TiledMatmul(&trial, info, *block, *gemm, DefaultMatmulTiling(info, *gemm)).ok()) {
+      if (TiledMatmul(&trial, info, *block, *gemm, DefaultMatmulTiling(info, *gemm, target.Has("cores") ? target.cores() : 0)).ok()) {
         sch = std::move(trial);
         continue;
       }

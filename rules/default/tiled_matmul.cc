@@ -332,7 +332,7 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   return absl::OkStatus();
 }
 
-MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g) {
+MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int64_t cores) {
   const PaddedGemm padded = PaddedGemmExtents(main, g);
   const int64_t batch = GroupExtent(main, g, kGemmS);
   // Narrower panels (and taller tiles, the same kDefaultRows x kDefaultColumns accumulators)
@@ -355,6 +355,20 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g) {
   const int64_t lanes = FloorPowerOfTwo(padded.j, kLanes);
   tiling.columns =
       InstValue::IntArray({CeilDiv(padded.j, tiles * tile.columns), tiles, tile.columns / lanes});
+  // Panels of three vectors where they balance the cores better: the parallel loop's slowest
+  // core computes ceil(panels / cores) panels, so GMM 127x257x509 (padded to 288 columns) on
+  // two cores took 5 of 9 32-column panels (160 columns), against 3 of 6 48-column ones (144).
+  // An 8 x 3-vector tile (24 accumulators) ran as fast as 8 x 2 per core (the emitted C of
+  // 127x257x509 on one thread: 0.173 / 0.173 ms; 128x768x768: 0.302 / 0.303 ms).
+  const int64_t wide = kDefaultColumns + kLanes;
+  const int64_t width = tiles * tile.columns;
+  if (cores > 1 && batch == 1 && lanes == kLanes && tile.columns == kDefaultColumns &&
+      padded.j % wide == 0 && padded.j / wide >= kMinPanels &&
+      GroupExtent(main, g, kGemmK) * wide * 4 <= kMaxPanelBytes &&
+      CeilDiv(padded.j / wide, cores) * wide < CeilDiv(padded.j / width, cores) * width) {
+    tiling.rows = InstValue::IntArray({CeilDiv(padded.i, kDefaultRows), kDefaultRows});
+    tiling.columns = InstValue::IntArray({padded.j / wide, 1, wide / kLanes});
+  }
   return tiling;
 }
 

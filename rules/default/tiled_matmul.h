@@ -66,7 +66,10 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& bloc
 // 16 x 16) tiles, one tile per panel, the columns halved until a K x columns panel fits
 // kMaxPanelBytes; kUnpacked when that leaves fewer than kMinPanels panels. The extents are the
 // padded ones (TiledMatmul pads I and J to whole default tiles where that wastes little).
-MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g);
+// With `cores` (the target's, 0 when unknown) a panel of 3 vectors (one 8 x 48 tile) replaces
+// the 32- or 64-column panels where its panels divide J and spread over the cores with a
+// shorter slowest core.
+MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int64_t cores = 0);
 
 }  // namespace dlight
 }  // namespace tessera

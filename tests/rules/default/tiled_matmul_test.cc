@@ -6,6 +6,7 @@
 // (tests/rules/rule/packed_panel_gemm_test.cc).
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontend/workloads.h"
@@ -147,6 +148,33 @@ TEST(DefaultScheduleRuleTest, CpuMatmulOnOddShapesMatchesReference) {
   });
   EXPECT_EQ(parallel_loops, 1) << PrintFunc(scheduled);
   ExpectMatchesReference(scheduled, *func);
+}
+
+// The extent of the one parallel loop of `scheduled` (0 when there is none).
+int64_t ParallelExtent(const PrimFunc& scheduled) {
+  int64_t extent = 0;
+  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+    const auto* loop = s.as<ForNode>();
+    if (loop == nullptr || loop->for_kind != ForKind::kParallel) return;
+    if (const auto* imm = loop->extent.as<IntImmNode>()) extent = imm->value;
+  });
+  return extent;
+}
+
+// N = 257 pads to 288 columns: 9 panels of 32 leave one core 5 of them (160 columns) on two
+// cores, 6 panels of 48 (one 8 x 3-vector tile each) 3 (144 columns), so two cores get the
+// wider panels; one core (or an unknown count) keeps 9. Both compute the product.
+TEST(DefaultScheduleRuleTest, CpuMatmulPanelsBalanceTheCores) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 127}, {"N", 257}, {"K", 29}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  for (const auto& [cores, panels] : std::vector<std::pair<std::string, int64_t>>{
+           {"1", 9}, {"2", 6}}) {
+    absl::StatusOr<Target> target = CpuTarget().With("cores", cores);
+    ASSERT_TRUE(target.ok()) << target.status();
+    const PrimFunc scheduled = ApplyToModule(*func, *target).second;
+    EXPECT_EQ(ParallelExtent(scheduled), panels) << cores << " cores\n" << PrintFunc(scheduled);
+    ExpectMatchesReference(scheduled, *func);
+  }
 }
 
 // With an odd N the product is padded too: the bias and relu epilogues go into the cropping
