@@ -150,7 +150,9 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
     info.loops = *loops;
     if (std::optional<GemmMatch> gemm = MatchGemm(*block, info.extents)) {
       Schedule trial = sch.Copy();
-      if (TiledMatmul(&trial, info, *block, *gemm, DefaultMatmulTiling(info, *gemm, target.Has("cores") ? target.cores() : 0)).ok()) {
+      if (TiledMatmul(&trial, info, *block, *gemm,
+                      DefaultMatmulTiling(info, *gemm, target.Has("cores") ? target.cores() : 0))
+              .ok()) {
         sch = std::move(trial);
         continue;
       }

@@ -167,8 +167,8 @@ int64_t ParallelExtent(const PrimFunc& scheduled) {
 TEST(DefaultScheduleRuleTest, CpuMatmulPanelsBalanceTheCores) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 127}, {"N", 257}, {"K", 29}});
   ASSERT_TRUE(func.ok()) << func.status();
-  for (const auto& [cores, panels] : std::vector<std::pair<std::string, int64_t>>{
-           {"1", 9}, {"2", 6}}) {
+  for (const auto& [cores, panels] :
+       std::vector<std::pair<std::string, int64_t>>{{"1", 9}, {"2", 6}}) {
     absl::StatusOr<Target> target = CpuTarget().With("cores", cores);
     ASSERT_TRUE(target.ok()) << target.status();
     const PrimFunc scheduled = ApplyToModule(*func, *target).second;
