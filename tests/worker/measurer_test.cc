@@ -29,6 +29,19 @@ std::unique_ptr<LocalMeasurer> CpuMeasurer(const MeasureConfig& config) {
   return m.ok() ? *std::move(m) : nullptr;
 }
 
+PrimFunc SmallElementwise() {
+  return *MakeWorkload("ELEMENTWISE", {{"M", 64}, {"N", 64}}, "float32");
+}
+
+// `good` with the same parameters and other outputs: C = max(A * 3 + B, 0).
+absl::StatusOr<PrimFunc> WrongElementwise(const PrimFunc& good) {
+  const std::string text = PrintFunc(good);
+  if (text.find("* float32(2.0)") == std::string::npos) {
+    return absl::InternalError("no '* float32(2.0)' in the ELEMENTWISE workload: " + text);
+  }
+  return ParseFunc(absl::StrReplaceAll(text, {{"* float32(2.0)", "* float32(3.0)"}}));
+}
+
 MeasureRequest RequestOf(const LocalMeasurer& m, const PrimFunc& workload,
                          std::vector<PrimFunc> candidates, double best_secs = 0) {
   MeasureRequest request;
@@ -44,12 +57,8 @@ TEST(LocalMeasurerTest, OutcomesAreTypedAndOnlyAPassedCheckVerifies) {
   config.runner.repeat = 2;
   std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
   ASSERT_NE(m, nullptr);
-  const PrimFunc good = *MakeWorkload("ELEMENTWISE", {{"M", 64}, {"N", 64}}, "float32");
-  // Same parameters, other outputs: C = max(A * 3 + B, 0).
-  const std::string text = PrintFunc(good);
-  ASSERT_NE(text.find("* float32(2.0)"), std::string::npos) << text;
-  absl::StatusOr<PrimFunc> wrong =
-      ParseFunc(absl::StrReplaceAll(text, {{"* float32(2.0)", "* float32(3.0)"}}));
+  const PrimFunc good = SmallElementwise();
+  absl::StatusOr<PrimFunc> wrong = WrongElementwise(good);
   ASSERT_TRUE(wrong.ok()) << wrong.status();
 
   // The wrong one alone: it beats no best, so it is checked, and fails.
@@ -93,10 +102,8 @@ TEST(LocalMeasurerTest, CandidatesToCheckAlwaysAreCheckedWhenSlowerThanTheBest) 
   config.runner.repeat = 2;
   std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
   ASSERT_NE(m, nullptr);
-  const PrimFunc good = *MakeWorkload("ELEMENTWISE", {{"M", 64}, {"N", 64}}, "float32");
-  const std::string text = PrintFunc(good);
-  absl::StatusOr<PrimFunc> wrong =
-      ParseFunc(absl::StrReplaceAll(text, {{"* float32(2.0)", "* float32(3.0)"}}));
+  const PrimFunc good = SmallElementwise();
+  absl::StatusOr<PrimFunc> wrong = WrongElementwise(good);
   ASSERT_TRUE(wrong.ok()) << wrong.status();
 
   // Nothing beats a best of 1 ps, so only the named candidates are checked.
