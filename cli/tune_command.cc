@@ -36,6 +36,7 @@ struct TuneCommandOptions {
   int min_repeat_ms = 20;
   double timeout = 30;
   bool no_verify = false;
+  bool no_runoff = false;
   bool json = false;
   std::vector<std::string> input_shapes;  // for .onnx models: NAME=D0,D1,...
   std::string rule_params = "{}";         // JSON: default rule name -> its parameters
@@ -125,6 +126,7 @@ int RunTune(const TuneCommandOptions& o) {
   options.num_threads = o.num_threads;
   options.work_dir = o.work_dir;
   options.verify = !o.no_verify;
+  options.runoff = !o.no_runoff;
   options.rule_params = rule_params;
   options.measure.runner.repeat = o.repeat;
   options.measure.runner.min_repeat_ms = o.min_repeat_ms;
@@ -191,6 +193,18 @@ int RunTune(const TuneCommandOptions& o) {
         task["best_seconds"] = *t.best_secs;
         task["best_record"] = t.best_record_id;
       }
+      task["runoff"] = nlohmann::json::array();
+      for (const Runoff& r : t.runoffs) {
+        task["runoff"].push_back({{"fastest_record", r.fastest_id},
+                                  {"default_record", r.default_id},
+                                  {"fastest_seconds_in_job", r.fastest_secs_before},
+                                  {"default_seconds_in_job", r.default_secs_before},
+                                  {"fastest_seconds", r.fastest_secs},
+                                  {"default_seconds", r.default_secs},
+                                  {"records", {r.fastest_new_id, r.default_new_id}},
+                                  {"best", r.tuned_kept ? "tuned" : "default"}});
+      }
+      if (!t.runoff_error.empty()) task["runoff_error"] = t.runoff_error;
       out["tasks"].push_back(std::move(task));
     }
     out["seconds"] = {{"wall", times.wall},
@@ -218,6 +232,24 @@ int RunTune(const TuneCommandOptions& o) {
     std::printf("%-4zu %-44s %7d %12s %10.2f %9s %7d\n", i, t.name.c_str(), t.trials,
                 t.best_secs ? FormatSeconds(*t.best_secs).c_str() : "-", t.gflops(),
                 t.best_verified ? "yes" : "no", t.errors());
+  }
+  for (size_t i = 0; i < summary->tasks.size(); ++i) {
+    const TaskSummary& t = summary->tasks[i];
+    if (!t.runoff_error.empty()) {
+      std::printf("runoff of task %zu failed: %s\n", i, t.runoff_error.c_str());
+    }
+    for (const Runoff& r : t.runoffs) {
+      const char* verdict = r.tuned_kept ? "the tuned schedule stays the best"
+                            : r.fastest_secs < r.default_secs
+                                ? "the tuned schedule won by less than the timings' noise (3%)"
+                                : "the tuned schedule was not faster";
+      std::printf(
+          "runoff of task %zu: the fastest, record %lld (%s in the job), against the default "
+          "schedule, record %lld (%s), side by side: %s against %s: %s\n",
+          i, static_cast<long long>(r.fastest_id), FormatSeconds(r.fastest_secs_before).c_str(),
+          static_cast<long long>(r.default_id), FormatSeconds(r.default_secs_before).c_str(),
+          FormatSeconds(r.fastest_secs).c_str(), FormatSeconds(r.default_secs).c_str(), verdict);
+    }
   }
   int n = std::max(1, summary->total_trials);
   std::printf(
@@ -275,6 +307,9 @@ Command RegisterTuneCommand(CLI::App* root) {
       ->capture_default_str();
   app->add_flag("--no-verify", o->no_verify,
                 "Do not check new bests against the reference (they stay unverified)");
+  app->add_flag("--no-runoff", o->no_runoff,
+                "Skip the runoff after the search: timing each task's fastest record against the "
+                "default schedule's again, side by side");
   app->add_flag("--json", o->json, "Print the summary as JSON");
   app->add_option("--input-shape", o->input_shapes,
                   "For .onnx models: NAME=D0,D1,..., the shape of a graph input (fixes dynamic "

@@ -359,6 +359,8 @@ std::string TaskSection(const ReportTask& t, size_t index) {
   absl::StrAppend(
       &h, "<h2>", Escape(t.label), "</h2><div class=\"target\">on ", Escape(t.target), " &middot; ",
       t.trials, " trials, ", t.succeeded, " ran, ", t.verified, " verified",
+      t.remeasured > 0 ? absl::StrCat(" (", t.remeasured, " re-measured by a runoff)")
+                       : std::string(),
       t.flops > 0 ? absl::StrCat(" &middot; ",
                                  t.flops >= 1e9 ? Number(t.flops / 1e9) : Number(t.flops / 1e6),
                                  t.flops >= 1e9 ? " GFLOP" : " MFLOP", " per call")

@@ -45,10 +45,13 @@ struct ReportTask {
   double bytes = 0;
   // What the curves count: "GFLOP/s", or "calls/s" for a function without arithmetic.
   std::string unit = "GFLOP/s";
-  int64_t trials = 0;
+  int64_t trials = 0;  // programs measured: records of a program measured before do not count
   int64_t succeeded = 0;
   int64_t verified = 0;
-  std::vector<CurvePoint> curve;     // one per record, in commit order
+  // Records of programs measured before (the runoff, tuner/runoff.h, times the fastest and the
+  // default again): counted here only, not in the trials, the curve or the best.
+  int64_t remeasured = 0;
+  std::vector<CurvePoint> curve;     // one per trial, in commit order
   std::optional<TuningRecord> best;  // the fastest successful record (verified or not)
   // Time, from the records: the span from the first to the last timestamp, and the kernel time
   // measured (sum of every run_secs).

@@ -31,8 +31,18 @@ std::string TaskLabel(const PrimFunc& func) {
 }
 
 ReportTask Summarize(const Workload& workload, const std::string& target,
-                     const std::vector<const TuningRecord*>& records) {
+                     const std::vector<const TuningRecord*>& all_records) {
   ReportTask t;
+  // The search measures a program once; a later record of the same trace is a re-measurement.
+  std::vector<const TuningRecord*> records;
+  std::set<std::string> traces;
+  for (const TuningRecord* r : all_records) {
+    if (traces.insert(r->trace_json).second) {
+      records.push_back(r);
+    } else {
+      ++t.remeasured;
+    }
+  }
   t.workload = workload;
   t.label = TaskLabel(workload.func);
   t.target = target;

@@ -1,6 +1,8 @@
 #include "tuner/best_record.h"
 
+#include <algorithm>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status_macros.h"
@@ -15,7 +17,8 @@ namespace {
 // Records within the margin are looked at among this many of the fastest.
 constexpr int kNearBest = 16;
 
-// The structural hash of `func` under the first default rule that applies; nullopt if none does.
+}  // namespace
+
 absl::StatusOr<std::optional<std::string>> DefaultScheduleHash(const PrimFunc& func,
                                                                const Target& target) {
   for (const DefaultRulePtr& rule : DefaultRulesFor(target)) {
@@ -25,39 +28,58 @@ absl::StatusOr<std::optional<std::string>> DefaultScheduleHash(const PrimFunc& f
   return std::optional<std::string>();
 }
 
-// The hash of `func` scheduled by `record`'s trace; nullopt when it does not replay (such a
-// record is never the default's).
-std::optional<std::string> RecordHash(const PrimFunc& func, const TuningRecord& record) {
-  absl::StatusOr<Trace> trace = Trace::FromJson(record.trace_json);
-  if (!trace.ok()) return std::nullopt;
+absl::StatusOr<PrimFunc> ReplayRecord(const PrimFunc& func, const TuningRecord& record) {
+  TESSERA_ASSIGN_OR_RETURN(Trace trace, Trace::FromJson(record.trace_json));
   Schedule sch = Schedule::Create(func, 0);
-  if (!trace->ApplyTo(&sch, /*remove_postproc=*/false).ok()) return std::nullopt;
-  return StructuralHashHex(sch.func());
+  TESSERA_RETURN_IF_ERROR(trace.ApplyTo(&sch, /*remove_postproc=*/false));
+  return sch.func();
 }
 
-}  // namespace
+std::optional<std::string> RecordHash(const PrimFunc& func, const TuningRecord& record) {
+  absl::StatusOr<PrimFunc> replayed = ReplayRecord(func, record);
+  if (!replayed.ok()) return std::nullopt;
+  return StructuralHashHex(*replayed);
+}
+
+absl::StatusOr<std::vector<TuningRecord>> LatestRecordPerProgram(Database* db,
+                                                                 const Workload& workload,
+                                                                 const std::string& target,
+                                                                 bool verified_only) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> all, db->AllRecords(workload, target));
+  // Commit order: a later record of the same trace replaces the earlier one.
+  std::unordered_map<std::string, size_t> latest;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!all[i].ok() || (verified_only && !all[i].verified)) continue;
+    latest[all[i].trace_json] = i;
+  }
+  std::vector<TuningRecord> out;
+  out.reserve(latest.size());
+  for (const auto& [trace, i] : latest) out.push_back(std::move(all[i]));
+  // Fastest first, ties older first, as Database::TopK orders them.
+  std::sort(out.begin(), out.end(), [](const TuningRecord& a, const TuningRecord& b) {
+    if (a.mean_secs() != b.mean_secs()) return a.mean_secs() < b.mean_secs();
+    return a.id < b.id;
+  });
+  return out;
+}
 
 absl::StatusOr<std::optional<ChosenRecord>> BestRecordOrDefault(Database* db, const PrimFunc& func,
                                                                 const Target& target,
                                                                 bool verified_only, double margin) {
   TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> workload, db->FindWorkload(func));
   if (!workload) return std::optional<ChosenRecord>();
-  const std::string target_key = target.ToString();
-  TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> top,
-                           db->TopK(*workload, target_key, /*k=*/1, verified_only));
-  if (top.empty()) return std::optional<ChosenRecord>();
-  ChosenRecord fastest{top.front(), std::nullopt};
+  TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records,
+                           LatestRecordPerProgram(db, *workload, target.ToString(), verified_only));
+  if (records.empty()) return std::optional<ChosenRecord>();
+  ChosenRecord fastest{records.front(), std::nullopt};
   // The default's record must be verified too when `verified_only`: `best` shows verified
-  // records only. It is whenever the default was the fastest of its task's first batch, the
-  // case where tuning finds nothing clearly faster.
-  TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> near,
-                           db->TopK(*workload, target_key, kNearBest, verified_only));
-  const double limit = top.front().mean_secs() * (1 + margin);
+  // records only. The tuning job asks for its check whatever its time (check_always).
+  const double limit = fastest.record.mean_secs() * (1 + margin);
   std::optional<std::string> default_hash;
   bool default_hash_known = false;
-  for (const TuningRecord& record : near) {
+  for (size_t i = 1; i < records.size() && static_cast<int>(i) < kNearBest; ++i) {
+    const TuningRecord& record = records[i];
     if (record.mean_secs() > limit) break;
-    if (!record.ok() || record.id == fastest.record.id) continue;
     if (!default_hash_known) {
       TESSERA_ASSIGN_OR_RETURN(default_hash, DefaultScheduleHash(func, target));
       default_hash_known = true;

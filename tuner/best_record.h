@@ -5,10 +5,15 @@
 // measured 1% faster than the default is as likely to be 1% slower when timed again. The
 // default's record is therefore preferred while it is within `margin` of the fastest: a tuned
 // schedule replaces the default only when it wins by more than the timings' noise.
+//
+// A program measured more than once (the runoff, tuner/runoff.h, times the fastest and the
+// default again side by side) is timed by its latest record: its earlier ones are history.
 #ifndef TESSERA_TUNER_BEST_RECORD_H_
 #define TESSERA_TUNER_BEST_RECORD_H_
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "database/database.h"
@@ -29,10 +34,28 @@ struct ChosenRecord {
 
 // The fastest record of `func` on `target` (verified ones only if `verified_only`), or the
 // default schedule's record (verified too if `verified_only`; never one with an error) when
-// that is at most `margin` slower; nullopt without records.
+// that is at most `margin` slower; nullopt without records. Each program counts with its latest
+// record only.
 absl::StatusOr<std::optional<ChosenRecord>> BestRecordOrDefault(
     Database* db, const PrimFunc& func, const Target& target, bool verified_only,
     double margin = kDefaultScheduleMargin);
+
+// The latest successful record of each program (trace) of `workload` on `target` (verified
+// ones only if `verified_only`), fastest first.
+absl::StatusOr<std::vector<TuningRecord>> LatestRecordPerProgram(Database* db,
+                                                                 const Workload& workload,
+                                                                 const std::string& target,
+                                                                 bool verified_only);
+
+// The structural hash of `func` under the first default rule that applies; nullopt if none does.
+absl::StatusOr<std::optional<std::string>> DefaultScheduleHash(const PrimFunc& func,
+                                                               const Target& target);
+
+// `func` scheduled by `record`'s full trace (postprocessing included, not run again).
+absl::StatusOr<PrimFunc> ReplayRecord(const PrimFunc& func, const TuningRecord& record);
+
+// The hash of `func` scheduled by `record`'s trace; nullopt when it does not replay.
+std::optional<std::string> RecordHash(const PrimFunc& func, const TuningRecord& record);
 
 }  // namespace tessera
 

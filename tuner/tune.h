@@ -19,6 +19,7 @@
 #include "database/database.h"
 #include "ir/function.h"
 #include "ir/target.h"
+#include "tuner/runoff.h"
 #include "tuner/search_strategy.h"
 #include "worker/measurer.h"
 
@@ -42,6 +43,10 @@ struct TuneOptions {
   int num_threads = 0;  // search threads; <= 0: hardware threads
   std::string work_dir;  // logs/, the cost model; empty: no files besides the database
   bool verify = true;    // check each new best against the reference
+  // After the search, time each task's fastest record against the default schedule's again,
+  // side by side (tuner/runoff.h). `tessera tune` and bench_shapes turn it on; the service's
+  // jobs do not run it yet.
+  bool runoff = false;
   // Parameters of default schedule rules by rule name (rules/registry.h DefaultScheduleRules),
   // e.g. {"MultiLevelTiling": {"pad_odd_extents": false}}; empty: every rule's defaults.
   nlohmann::json rule_params = nlohmann::json::object();
@@ -64,6 +69,10 @@ struct TaskSummary {
   std::optional<double> best_secs;
   bool best_verified = false;
   int64_t best_record_id = -1;
+  // With TuneOptions::runoff: its rounds (none when the fastest record was the default's), or
+  // why it failed. best_secs and best_record_id stay the job's figures.
+  std::vector<Runoff> runoffs;
+  std::string runoff_error;
   int errors() const { return build_errors + run_errors + timeouts + wrong_outputs + workers_lost; }
   double gflops() const { return best_secs ? flops / *best_secs / 1e9 : 0; }
 };

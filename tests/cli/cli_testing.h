@@ -64,10 +64,11 @@ inline constexpr char kSmallGmm[] = "GMM:M=16,N=16,K=16";
 inline constexpr char kQuickRuns[] = "--repeat 1 --min-repeat-ms 0";
 
 // Tunes kSmallGmm for `trials` trials (batches of 4) into `db`; returns tune's JSON summary.
-inline nlohmann::json TuneSmallGmm(const std::string& db, int trials = 8) {
+inline nlohmann::json TuneSmallGmm(const std::string& db, int trials = 8,
+                                   const std::string& flags = "") {
   return RunTesseraJson(std::string("tune ") + kSmallGmm + " --db " + db + " --trials " +
                         std::to_string(trials) + " --trials-per-iter 4 --threads 1 --json " +
-                        kQuickRuns);
+                        kQuickRuns + " " + flags);
 }
 
 // Whether `text` is one line (a single trailing newline allowed).

@@ -46,12 +46,13 @@ TEST(TuneCommandTest, TunesASmallGmmAndPrintsTheSummaryAsJson) {
   EXPECT_GT(summary["seconds"]["wall"].get<double>(), 0);
 }
 
+// The search never measures a program twice (the runoff does, on purpose: it is off here).
 TEST(TuneCommandTest, ASecondRunContinuesWithoutMeasuringAnythingAgain) {
   const std::string db = ScratchDir("tune_again") + "/tune.db";
-  ASSERT_EQ(TuneSmallGmm(db, 8)["trials"], 8);
+  ASSERT_EQ(TuneSmallGmm(db, 8, "--no-runoff")["trials"], 8);
   nlohmann::json again = RunTesseraJson(std::string("tune ") + kSmallGmm + " --db " + db +
                                         " --trials 4 --trials-per-iter 4 --threads 1 --seed 1 " +
-                                        "--json " + kQuickRuns);
+                                        "--no-runoff --json " + kQuickRuns);
   EXPECT_EQ(again["trials"], 4);
   // Every stored record, verified or not: 12 programs, each measured once.
   nlohmann::json all =
@@ -66,6 +67,31 @@ TEST(TuneCommandTest, ASecondRunContinuesWithoutMeasuringAnythingAgain) {
   EXPECT_LE(all["records"].size(), 12u);
   EXPECT_GE(all["records"].size(), 1u);
   for (int id : ids) EXPECT_TRUE(id >= 1 && id <= 12) << id;
+}
+
+// After the search the fastest record runs off against the default schedule's (tuner/runoff.h):
+// the summary lists the rounds, and `best` returns the winner of the last one.
+TEST(TuneCommandTest, TheRunoffIsInTheSummaryAndBestReturnsItsWinner) {
+  const std::string db = ScratchDir("tune_runoff") + "/tune.db";
+  nlohmann::json summary = TuneSmallGmm(db, 8);
+  ASSERT_EQ(summary["tasks"].size(), 1u) << summary;
+  const nlohmann::json& rounds = summary["tasks"][0]["runoff"];
+  ASSERT_TRUE(rounds.is_array()) << summary;
+  EXPECT_FALSE(summary["tasks"][0].contains("runoff_error")) << summary;
+  nlohmann::json best =
+      RunTesseraJson(std::string("best ") + kSmallGmm + " --db " + db + " --json");
+  if (rounds.empty()) return;  // the default was the fastest: nothing to run off
+  for (const nlohmann::json& r : rounds) {
+    EXPECT_GT(r["fastest_seconds"].get<double>(), 0) << r;
+    EXPECT_GT(r["default_seconds"].get<double>(), 0) << r;
+    EXPECT_LT(r["fastest_seconds_in_job"].get<double>(), r["default_seconds_in_job"].get<double>())
+        << r;
+    EXPECT_NE(r["fastest_record"], r["default_record"]) << r;
+  }
+  const nlohmann::json& last = rounds.back();
+  ASSERT_TRUE(last["best"] == "tuned" || last["best"] == "default") << last;
+  ASSERT_EQ(best["records"].size(), 1u) << best;
+  EXPECT_EQ(best["records"][0]["id"], last["records"][last["best"] == "tuned" ? 0 : 1]) << best;
 }
 
 TEST(TuneCommandTest, BadInputIsAOneLineErrorAndANonzeroExit) {

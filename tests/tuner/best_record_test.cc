@@ -1,74 +1,32 @@
 // BestRecordOrDefault (tuner/best_record.cc) on an in-memory database: the default schedule's
 // record is returned while the fastest record beats it by no more than the margin (and the
-// faster one is named), a record that wins by more is returned as it is, and without a record
-// of the default the fastest one is returned.
+// faster one is named), a record that wins by more is returned as it is, without a record of
+// the default the fastest one is returned, and a program counts with its latest record.
 #include "tuner/best_record.h"
 
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ir/analysis.h"
-#include "rules/default/default_rule.h"
+#include "tests/tuner/record_testing.h"
 #include "tests/tuner/search_testing.h"
-#include "tuner/search_util.h"
 
 namespace tessera {
 namespace {
 
-using search_testing::NewSearchTask;
+using record_testing::MakeSchedules;
+using record_testing::RecordOf;
+using record_testing::Schedules;
 using search_testing::NewSetup;
 using search_testing::SearchSetup;
-
-TuningRecord RecordOf(const SearchSetup& s, const Schedule& sch, double secs,
-                      bool verified = true) {
-  TuningRecord r;
-  r.workload_id = s.workload.id;
-  r.target = s.target.ToString();
-  r.trace_json = sch.trace().ToJson();
-  r.run_secs = {secs};
-  r.args = ArgInfosOf(s.func);
-  r.verified = verified;
-  return r;
-}
-
-struct Schedules {
-  Schedule default_schedule;
-  std::vector<Schedule> others;  // samples of the space, none of them the default
-};
-
-Schedules Make(const SearchSetup& s) {
-  std::optional<Schedule> def;
-  for (const DefaultRulePtr& rule : DefaultRulesFor(s.target)) {
-    absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(s.func, s.target);
-    EXPECT_TRUE(sch.ok()) << sch.status();
-    if (sch.ok() && *sch) {
-      def = **sch;
-      break;
-    }
-  }
-  EXPECT_TRUE(def.has_value()) << "no default rule applies";
-  Schedules out{*def, {}};
-  const SearchTask task = NewSearchTask(s, 1);
-  Random rng(4);
-  std::vector<CandidateFailure> rejections;
-  std::set<std::string> seen = {ToCandidate(*def).hash};
-  for (int draws = 0; out.others.size() < 2 && draws < 100; ++draws) {
-    std::optional<MeasureCandidate> c = SampleFresh(task, &rng, &rejections);
-    if (c && seen.insert(c->hash).second) out.others.push_back(c->sch);
-  }
-  EXPECT_EQ(out.others.size(), 2u);
-  return out;
-}
 
 class BestRecordTest : public ::testing::Test {
  protected:
   void SetUp() override {
     setup_ = NewSetup("GMM", {{"M", 32}, {"N", 32}, {"K", 32}});
-    schedules_ = std::make_unique<Schedules>(Make(*setup_));
+    schedules_ = std::make_unique<Schedules>(MakeSchedules(*setup_, 2));
   }
   int64_t Commit(const Schedule& sch, double secs, bool verified = true) {
     absl::StatusOr<int64_t> id = setup_->db->CommitRecord(RecordOf(*setup_, sch, secs, verified));
@@ -144,6 +102,36 @@ TEST_F(BestRecordTest, TheDefaultThatIsFastestHasNothingPassedOver) {
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->record.id, def);
   EXPECT_FALSE(best->passed_over.has_value());
+}
+
+// A program measured again (the runoff) is timed by its latest record: a schedule that was
+// lucky in its job and slower when timed again no longer beats the default.
+TEST_F(BestRecordTest, AProgramCountsWithItsLatestRecord) {
+  const int64_t def = Commit(schedules_->default_schedule, 1.00e-3);
+  const int64_t lucky = Commit(schedules_->others[0], 0.80e-3);
+  std::optional<ChosenRecord> best = Best();
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->record.id, lucky);
+
+  const int64_t again = Commit(schedules_->others[0], 1.20e-3);
+  best = Best();
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->record.id, def);
+  EXPECT_FALSE(best->passed_over.has_value()) << "the slower latest record passed nothing over";
+
+  // And the default measured again counts with its own latest record.
+  const int64_t default_again = Commit(schedules_->default_schedule, 1.30e-3);
+  best = Best();
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->record.id, again);
+  EXPECT_NE(best->record.id, default_again);
+
+  absl::StatusOr<std::vector<TuningRecord>> latest = LatestRecordPerProgram(
+      setup_->db.get(), setup_->workload, setup_->target.ToString(), /*verified_only=*/true);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  ASSERT_EQ(latest->size(), 2u);
+  EXPECT_EQ((*latest)[0].id, again);
+  EXPECT_EQ((*latest)[1].id, default_again);
 }
 
 TEST(BestRecordEmptyTest, NoRecordsNoBest) {

@@ -1,0 +1,168 @@
+// RunOff (tuner/runoff.cc) with a scripted measurer on an in-memory database: a schedule that
+// was lucky in its job loses its runoff and the default becomes the best; one that is really
+// faster stays the best; lucky schedules run off in turn; nothing runs when the default is the
+// fastest; a runoff measurement that fails commits nothing.
+#include "tuner/runoff.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/structural_hash.h"
+#include "tests/testing/scripted_measurer.h"
+#include "tests/tuner/record_testing.h"
+#include "tests/tuner/search_testing.h"
+#include "tuner/best_record.h"
+
+namespace tessera {
+namespace {
+
+using record_testing::MakeSchedules;
+using record_testing::RecordOf;
+using record_testing::Schedules;
+using search_testing::NewSetup;
+using search_testing::SearchSetup;
+using testing::ScriptedMeasurer;
+
+std::optional<double> ScriptedLatency(const Schedule& sch) {
+  return ScriptedMeasurer::Latency(StructuralHashHex(sch.func()));
+}
+
+class RunoffTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setup_ = NewSetup("GMM", {{"M", 32}, {"N", 32}, {"K", 32}});
+    schedules_ = std::make_unique<Schedules>(MakeSchedules(*setup_, 16));
+    default_secs_ = ScriptedLatency(schedules_->default_schedule);
+    ASSERT_TRUE(default_secs_.has_value()) << "the scripted measurer fails the default";
+  }
+  // A sample of the space whose scripted latency satisfies `pred`; nullptr if none does.
+  const Schedule* Other(const std::function<bool(std::optional<double>)>& pred,
+                        const Schedule* besides = nullptr) const {
+    for (const Schedule& s : schedules_->others) {
+      if (&s != besides && pred(ScriptedLatency(s))) return &s;
+    }
+    return nullptr;
+  }
+  int64_t Commit(const Schedule& sch, double secs) {
+    absl::StatusOr<int64_t> id = setup_->db->CommitRecord(RecordOf(*setup_, sch, secs));
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.ok() ? *id : -1;
+  }
+  std::vector<Runoff> Run() {
+    absl::StatusOr<std::vector<Runoff>> rounds =
+        RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer_);
+    EXPECT_TRUE(rounds.ok()) << rounds.status();
+    return rounds.ok() ? *rounds : std::vector<Runoff>();
+  }
+  TuningRecord Best() {
+    absl::StatusOr<std::optional<ChosenRecord>> best =
+        BestRecordOrDefault(setup_->db.get(), setup_->func, setup_->target, true);
+    EXPECT_TRUE(best.ok() && best->has_value());
+    return best.ok() && best->has_value() ? (*best)->record : TuningRecord();
+  }
+  bool IsDefault(const TuningRecord& r) const {
+    return r.trace_json == schedules_->default_schedule.trace().ToJson();
+  }
+  int TimesMeasured(const Schedule& sch) const {
+    auto it = measurer_.measured().find(StructuralHashHex(sch.func()));
+    return it == measurer_.measured().end() ? 0 : it->second;
+  }
+
+  std::unique_ptr<SearchSetup> setup_;
+  std::unique_ptr<Schedules> schedules_;
+  std::optional<double> default_secs_;
+  ScriptedMeasurer measurer_;
+};
+
+TEST_F(RunoffTest, ALuckyScheduleLosesItsRunoffAndTheDefaultIsTheBest) {
+  const Schedule* slower = Other([&](std::optional<double> s) { return s && *s > *default_secs_; });
+  ASSERT_NE(slower, nullptr);
+  const int64_t def = Commit(schedules_->default_schedule, *default_secs_);
+  const int64_t lucky = Commit(*slower, 0.5 * *default_secs_);  // timed in a quiet minute
+  ASSERT_EQ(Best().id, lucky);
+
+  std::vector<Runoff> rounds = Run();
+  ASSERT_EQ(rounds.size(), 1u);
+  EXPECT_EQ(rounds[0].fastest_id, lucky);
+  EXPECT_EQ(rounds[0].default_id, def);
+  EXPECT_DOUBLE_EQ(rounds[0].fastest_secs_before, 0.5 * *default_secs_);
+  EXPECT_DOUBLE_EQ(rounds[0].fastest_secs, *ScriptedLatency(*slower));
+  EXPECT_DOUBLE_EQ(rounds[0].default_secs, *default_secs_);
+  EXPECT_FALSE(rounds[0].tuned_kept);
+  // Each program twice, alternately; both new records are verified like the old ones.
+  EXPECT_EQ(TimesMeasured(*slower), 2);
+  EXPECT_EQ(TimesMeasured(schedules_->default_schedule), 2);
+  const TuningRecord best = Best();
+  EXPECT_EQ(best.id, rounds[0].default_new_id);
+  EXPECT_TRUE(IsDefault(best));
+  EXPECT_TRUE(best.verified);
+  EXPECT_EQ(best.run_secs.size(), 2u);
+}
+
+TEST_F(RunoffTest, AScheduleThatWinsItsRunoffStaysTheBest) {
+  const Schedule* faster =
+      Other([&](std::optional<double> s) { return s && *s < *default_secs_ / 1.1; });
+  ASSERT_NE(faster, nullptr) << "no sample is scripted 10% faster than the default";
+  Commit(schedules_->default_schedule, *default_secs_);
+  const int64_t fastest = Commit(*faster, *ScriptedLatency(*faster));
+  std::vector<Runoff> rounds = Run();
+  ASSERT_EQ(rounds.size(), 1u);
+  EXPECT_EQ(rounds[0].fastest_id, fastest);
+  EXPECT_TRUE(rounds[0].tuned_kept);
+  EXPECT_EQ(Best().id, rounds[0].fastest_new_id);
+  // A later runoff (the next job's) times them side by side again; the winner stays.
+  rounds = Run();
+  ASSERT_EQ(rounds.size(), 1u);
+  EXPECT_TRUE(rounds[0].tuned_kept);
+  EXPECT_EQ(Best().id, rounds[0].fastest_new_id);
+}
+
+TEST_F(RunoffTest, LuckySchedulesRunOffInTurn) {
+  auto slower_than_default = [&](std::optional<double> s) { return s && *s > *default_secs_; };
+  const Schedule* first = Other(slower_than_default);
+  ASSERT_NE(first, nullptr);
+  const Schedule* second = Other(slower_than_default, first);
+  ASSERT_NE(second, nullptr);
+  Commit(schedules_->default_schedule, *default_secs_);
+  const int64_t luckiest = Commit(*first, 0.5 * *default_secs_);
+  const int64_t lucky = Commit(*second, 0.6 * *default_secs_);
+  std::vector<Runoff> rounds = Run();
+  ASSERT_EQ(rounds.size(), 2u);
+  EXPECT_EQ(rounds[0].fastest_id, luckiest);
+  EXPECT_EQ(rounds[1].fastest_id, lucky);
+  EXPECT_FALSE(rounds[1].tuned_kept);
+  EXPECT_TRUE(IsDefault(Best()));
+}
+
+TEST_F(RunoffTest, NothingRunsOffWhenTheDefaultIsTheFastest) {
+  const Schedule* other = Other([](std::optional<double> s) { return s.has_value(); });
+  ASSERT_NE(other, nullptr);
+  Commit(schedules_->default_schedule, 1e-3);
+  Commit(*other, 2e-3);
+  EXPECT_TRUE(Run().empty());
+  EXPECT_TRUE(measurer_.measured().empty());
+}
+
+TEST_F(RunoffTest, AFailedRunoffMeasurementCommitsNothing) {
+  // The scripted measurer fails this program's build, as a machine that lost its compiler would.
+  const Schedule* failing = Other([](std::optional<double> s) { return !s.has_value(); });
+  ASSERT_NE(failing, nullptr);
+  Commit(schedules_->default_schedule, *default_secs_);
+  const int64_t lucky = Commit(*failing, 0.5 * *default_secs_);
+  const int64_t records = setup_->db->NumRecords().value();
+  absl::StatusOr<std::vector<Runoff>> rounds =
+      RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer_);
+  ASSERT_FALSE(rounds.ok());
+  EXPECT_EQ(rounds.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(
+      std::string(rounds.status().message()).find("runoff of record " + std::to_string(lucky)),
+      std::string::npos)
+      << rounds.status();
+  EXPECT_EQ(setup_->db->NumRecords().value(), records);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,118 @@
+#include "tuner/runoff.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "tuner/best_record.h"
+
+namespace tessera {
+namespace {
+
+// The default's record is looked for among this many of the fastest programs: one slower than
+// that lost by far more than any runoff would change.
+constexpr size_t kDefaultSearched = 64;
+// A tuned schedule that loses its runoff leaves the next fastest as the best, which may have
+// been lucky too: it runs off against the default in turn, this many rounds at most.
+constexpr int kMaxRounds = 3;
+
+// A record of `old`'s program timed by the runoff's two runs `a` and `b` of it.
+TuningRecord RunoffRecord(const TuningRecord& old, const MeasureOutcome& a, const MeasureOutcome& b,
+                          const Provenance& provenance) {
+  TuningRecord r;
+  r.workload_id = old.workload_id;
+  r.target = old.target;
+  r.trace_json = old.trace_json;
+  r.run_secs = a.run_secs;
+  r.run_secs.insert(r.run_secs.end(), b.run_secs.begin(), b.run_secs.end());
+  r.args = old.args;
+  r.timestamp =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  r.provenance = a.provenance.value_or(provenance);
+  r.verified = old.verified;  // the same program passed its check when the job measured it
+  r.job_id = old.job_id;
+  r.stage_secs.build = a.build_secs + b.build_secs;
+  r.stage_secs.run = a.run_wall_secs + b.run_wall_secs;
+  return r;
+}
+
+// Times `fastest` and `def` side by side, commits both programs' new records and says whether
+// the best record is the tuned schedule afterwards.
+absl::StatusOr<Runoff> RunOffRound(Database* db, const PrimFunc& func, const Target& target,
+                                   bool verified_only, const TuningRecord& fastest,
+                                   const TuningRecord& def, Measurer* measurer) {
+  TESSERA_ASSIGN_OR_RETURN(PrimFunc default_func, ReplayRecord(func, def));
+  TESSERA_ASSIGN_OR_RETURN(PrimFunc fastest_func, ReplayRecord(func, fastest));
+  MeasureRequest request;
+  request.target = target;
+  request.workload = func;
+  request.candidates = {default_func, fastest_func, fastest_func, default_func};
+  request.verify = false;  // both passed their checks when the job measured them
+  TESSERA_ASSIGN_OR_RETURN(MeasuredBatch measured, measurer->Measure(request));
+  for (const MeasureOutcome& o : measured.outcomes) {
+    if (!o.ok()) {
+      return absl::UnavailableError(absl::StrCat("runoff of record ", fastest.id,
+                                                 " against the default schedule's record ", def.id,
+                                                 ": ", o.error_msg));
+    }
+  }
+  Runoff runoff;
+  runoff.fastest_id = fastest.id;
+  runoff.default_id = def.id;
+  runoff.fastest_secs_before = fastest.mean_secs();
+  runoff.default_secs_before = def.mean_secs();
+  const TuningRecord default_record =
+      RunoffRecord(def, measured.outcomes[0], measured.outcomes[3], measured.provenance);
+  const TuningRecord fastest_record =
+      RunoffRecord(fastest, measured.outcomes[1], measured.outcomes[2], measured.provenance);
+  runoff.default_secs = default_record.mean_secs();
+  runoff.fastest_secs = fastest_record.mean_secs();
+  TESSERA_ASSIGN_OR_RETURN(runoff.default_new_id, db->CommitRecord(default_record));
+  TESSERA_ASSIGN_OR_RETURN(runoff.fastest_new_id, db->CommitRecord(fastest_record));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ChosenRecord> best,
+                           BestRecordOrDefault(db, func, target, verified_only));
+  runoff.tuned_kept = best && best->record.trace_json == fastest.trace_json;
+  return runoff;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Runoff>> RunOff(Database* db, const PrimFunc& func, const Target& target,
+                                           bool verified_only, Measurer* measurer) {
+  std::vector<Runoff> rounds;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> workload, db->FindWorkload(func));
+  if (!workload) return rounds;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> default_hash,
+                           DefaultScheduleHash(func, target));
+  if (!default_hash) return rounds;
+  std::set<int64_t> confirmed;  // records a round committed
+  for (int round = 0; round < kMaxRounds; ++round) {
+    TESSERA_ASSIGN_OR_RETURN(
+        std::vector<TuningRecord> records,
+        LatestRecordPerProgram(db, *workload, target.ToString(), verified_only));
+    // Done when the fastest is the default or was timed beside it already.
+    if (records.size() < 2 || confirmed.count(records[0].id) ||
+        RecordHash(func, records[0]) == default_hash) {
+      break;
+    }
+    const TuningRecord& fastest = records[0];
+    const TuningRecord* def = nullptr;
+    for (size_t i = 1; i < std::min(records.size(), kDefaultSearched); ++i) {
+      if (RecordHash(func, records[i]) == default_hash) {
+        def = &records[i];
+        break;
+      }
+    }
+    if (def == nullptr) break;
+    TESSERA_ASSIGN_OR_RETURN(Runoff runoff,
+                             RunOffRound(db, func, target, verified_only, fastest, *def, measurer));
+    confirmed.insert(runoff.fastest_new_id);
+    rounds.push_back(runoff);
+  }
+  return rounds;
+}
+
+}  // namespace tessera
