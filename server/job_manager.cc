@@ -19,6 +19,7 @@
 #include "ir/target.h"
 #include "rules/registry.h"
 #include "server/remote_measurer.h"
+#include "tuner/runoff.h"
 #include "tuner/tuning_job.h"
 #include "worker/host.h"
 
@@ -91,6 +92,35 @@ std::string BareKind(const std::string& target) {
   size_t start = target.find_first_not_of(' ');
   return target.substr(start, target.find(' ', start) - start);
 }
+
+// The runoff's measurements (tuner/runoff.h) go to the workers as a batch of the search does:
+// stored as the job's pending batch, measured by `remote`, then deleted. Its rows carry no
+// trace, so a server that restarts in the middle drops the batch (no record of it was committed
+// yet) and runs the runoff again.
+class StoredRunoffMeasurer : public Measurer {
+ public:
+  StoredRunoffMeasurer(std::string job_id, int task, JobStore* store, Measurer* remote)
+      : job_id_(std::move(job_id)), task_(task), store_(store), remote_(remote) {}
+
+  absl::StatusOr<MeasuredBatch> Measure(const MeasureRequest& request) override {
+    std::vector<NewCandidate> rows;
+    for (const PrimFunc& f : request.candidates) {
+      rows.push_back(NewCandidate{"", StructuralHashHex(f), SaveJson(f)});
+    }
+    TESSERA_RETURN_IF_ERROR(store_->AddBatch(job_id_, task_, rows).status());
+    absl::StatusOr<MeasuredBatch> measured = remote_->Measure(request);
+    absl::Status deleted = store_->DeleteBatch(job_id_);
+    if (!measured.ok()) return measured.status();
+    TESSERA_RETURN_IF_ERROR(deleted);
+    return measured;
+  }
+
+ private:
+  std::string job_id_;
+  int task_;
+  JobStore* store_;
+  Measurer* remote_;
+};
 
 }  // namespace
 
@@ -405,7 +435,11 @@ absl::Status JobManager::RunJob(Job* job) {
   std::optional<JobBatch> batch;
   bool restored = false;
   TESSERA_ASSIGN_OR_RETURN(std::vector<StoredCandidate> pending, store_->PendingBatch(job->id));
-  if (!pending.empty()) {
+  if (!pending.empty() && pending[0].trace_json.empty()) {
+    // A runoff's batch (StoredRunoffMeasurer): the runoff runs again after the search.
+    TESSERA_LOG(INFO) << "job " << job->id << ": dropping the pending batch of its runoff";
+    TESSERA_RETURN_IF_ERROR(store_->DeleteBatch(job->id));
+  } else if (!pending.empty()) {
     std::vector<std::string> traces;
     for (const StoredCandidate& c : pending) traces.push_back(c.trace_json);
     absl::StatusOr<JobBatch> restore = tuning->RestoreBatch(pending[0].task, traces);
@@ -509,6 +543,30 @@ absl::Status JobManager::RunJob(Job* job) {
     if (finished_now && !was_finished) Emit(job, JobEventKind::kTaskFinished, task);
   }
   refresh();
+  if (spec.runoff) {
+    for (size_t i = 0; i < tuning->tasks().size(); ++i) {
+      StoredRunoffMeasurer runoff_measurer(job->id, static_cast<int>(i), store_, &measurer);
+      absl::StatusOr<std::vector<Runoff>> rounds =
+          RunOff(db_, tuning->tasks()[i].func, target, spec.verify, &runoff_measurer);
+      if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));
+      if (stopping()) return absl::UnavailableError("the server is shutting down");
+      if (!rounds.ok()) {
+        // The search's records stand; only the check of its best against the default failed.
+        TESSERA_LOG(WARNING) << "job " << job->id << ": runoff of task " << i << ": "
+                             << rounds.status();
+        continue;
+      }
+      for (const Runoff& r : *rounds) {
+        TESSERA_LOG(INFO) << "job " << job->id << ": runoff of task " << i << ": record "
+                          << r.fastest_id << " (" << r.fastest_secs_before * 1e3
+                          << " ms in the job) against the default schedule's record "
+                          << r.default_id << " (" << r.default_secs_before * 1e3
+                          << " ms), side by side " << r.fastest_secs * 1e3 << " against "
+                          << r.default_secs * 1e3 << " ms: the tuned schedule "
+                          << (r.tuned_kept ? "stays the best" : "is not the best");
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -68,6 +68,7 @@ std::string JobSpec::ToJson() const {
   j["seed"] = seed;
   j["priority"] = priority;
   j["verify"] = verify;
+  j["runoff"] = runoff;
   j["name"] = name;
   if (!rule_params.empty()) j["rule_params"] = rule_params;
   return j.dump();
@@ -91,6 +92,7 @@ absl::StatusOr<JobSpec> JobSpec::FromJson(const std::string& text) {
     s.seed = j.value("seed", int64_t{0});
     s.priority = j.value("priority", 0);
     s.verify = j.value("verify", true);
+    s.runoff = j.value("runoff", false);
     s.name = j.value("name", "");
     s.rule_params = j.value("rule_params", "");
   } catch (const json::exception& e) {

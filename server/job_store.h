@@ -48,6 +48,7 @@ struct JobSpec {
   int64_t seed = 0;
   int priority = 0;
   bool verify = true;
+  bool runoff = false;  // the fastest against the default after the search (tuner/runoff.h)
   std::string name;
   std::string rule_params;  // JSON object: rule name -> parameters; empty: the defaults
 

@@ -88,10 +88,15 @@ TEST(TuneCommandTest, TheRunoffIsInTheSummaryAndBestReturnsItsWinner) {
         << r;
     EXPECT_NE(r["fastest_record"], r["default_record"]) << r;
   }
+  EXPECT_LE(rounds.size(), 3u) << summary;
   const nlohmann::json& last = rounds.back();
   ASSERT_TRUE(last["best"] == "tuned" || last["best"] == "default") << last;
   ASSERT_EQ(best["records"].size(), 1u) << best;
-  EXPECT_EQ(best["records"][0]["id"], last["records"][last["best"] == "tuned" ? 0 : 1]) << best;
+  // After three lost rounds the next fastest is the best without a runoff of its own.
+  if (last["best"] == "default" && rounds.size() == 3) return;
+  EXPECT_EQ(best["records"][0]["id"], last["records"][last["best"] == "tuned" ? 0 : 1])
+      << best << "\n"
+      << summary;
 }
 
 TEST(TuneCommandTest, BadInputIsAOneLineErrorAndANonzeroExit) {

@@ -41,8 +41,9 @@ TEST(ParseJobTasksTest, TakesIrText) {
   EXPECT_EQ(tasks[0].func.name(), "mine");
 }
 
-std::string Submit(TuningServer* server, int trials, int per_iter) {
+std::string Submit(TuningServer* server, int trials, int per_iter, bool runoff = false) {
   JobSpec spec;
+  spec.runoff = runoff;
   spec.workloads = {"GMM:M=32,N=32,K=32"};
   spec.target = "cpu";
   spec.max_trials = trials;
@@ -155,6 +156,45 @@ TEST(JobManagerTest, RestoredBatchCommittedBeforeTheCrashIsNotCommittedTwice) {
   EXPECT_EQ(server->jobs()->Get(job).value().row.state, JobState::kSucceeded);
   EXPECT_EQ(worker.measured(), 16 - static_cast<int>(first.size()));
   EXPECT_EQ(Records(server->database(), job), std::make_pair(size_t{16}, size_t{16}));
+}
+
+// A runoff's pending batch (rows without a trace) found after a restart is dropped, not
+// restored as a batch of the search: the search goes on, and the runoff runs again at its end.
+TEST(JobManagerTest, APendingRunoffBatchIsDroppedAfterARestart) {
+  TempDir dir;
+  ServerOptions options = testing::TestServerOptions(dir);
+  std::string job;
+  {
+    auto server = TuningServer::Start(options).value();
+    testing::TestWorker worker(server->address());
+    ASSERT_TRUE(worker.Register().ok());
+    job = Submit(server.get(), 16, 8, /*runoff=*/true);
+    ASSERT_GE(worker.RunOnce(8, 30).value(), 8);
+    ASSERT_TRUE(WaitUntil([&] { return server->jobs()->Get(job).value().row.trials == 8; }));
+    server->Shutdown();
+  }
+  {
+    // As if the server died while a worker measured a runoff: its rows have no trace.
+    auto store = JobStore::Open(options.db_path + ".state").value();
+    ASSERT_TRUE(store->DeleteBatch(job).ok());
+    std::vector<NewCandidate> rows(4, NewCandidate{"", "0123", "{}"});
+    ASSERT_TRUE(store->AddBatch(job, 0, rows).ok());
+  }
+  auto server = TuningServer::Start(options).value();
+  testing::TestWorker worker(server->address());
+  ASSERT_TRUE(worker.Register().ok());
+  worker.Start(8);
+  ASSERT_TRUE(WaitUntil([&] { return IsFinal(server->jobs()->Get(job).value().row.state); }));
+  worker.Stop();
+  JobSnapshot snap = server->jobs()->Get(job).value();
+  EXPECT_EQ(snap.row.state, JobState::kSucceeded) << snap.row.error;
+  EXPECT_EQ(snap.row.trials, 16);
+  // 16 programs searched; a runoff round adds one record of two of them.
+  const std::pair<size_t, size_t> records = Records(server->database(), job);
+  EXPECT_EQ(records.second, 16u);
+  EXPECT_EQ((records.first - 16) % 2, 0u);
+  EXPECT_LE(records.first, 16u + 6u);
+  EXPECT_TRUE(server->store()->PendingBatch(job).value().empty());
 }
 
 // A job's rule parameters are checked when it is submitted (a bad one fails the submission,

@@ -11,7 +11,10 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "server/server.h"
 #include "tests/server/server_testing.h"
@@ -105,6 +108,60 @@ TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
   EXPECT_TRUE(records[0].verified) << "the default schedule's record is not verified";
   EXPECT_TRUE(running.Finish().ok());
   EXPECT_FALSE(daemon->abandoned());
+}
+
+// A job with `runoff` set times its fastest record again beside the default schedule's on the
+// worker after the search (tuner/runoff.h): each round adds one record of each of the two
+// programs, repeating their traces, and leaves no pending batch behind.
+TEST(WorkerDaemonTest, AJobsRunoffIsMeasuredOnTheWorker) {
+  TempDir dir;
+  auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
+  std::unique_ptr<WorkerDaemon> daemon = NewDaemon(server->address(), FastOptions(dir));
+  ASSERT_NE(daemon, nullptr);
+  Running running(daemon.get());
+  ASSERT_TRUE(WaitUntil([&] { return server->dispatcher()->Workers().size() == 1; }, 30));
+
+  v1::SubmitJobRequest request;
+  request.add_workloads("GMM:M=32,N=32,K=32");
+  request.set_target("cpu");
+  request.set_max_trials(8);
+  request.set_trials_per_iter(8);
+  request.set_cost_model("random");
+  request.set_seed(3);
+  request.set_runoff(true);
+  v1::SubmitJobResponse submitted;
+  auto stub = testing::TuningStub(server->address());
+  ASSERT_TRUE(stub->SubmitJob(testing::Context().get(), request, &submitted).ok());
+  v1::JobRef ref;
+  ref.set_job_id(submitted.job_id());
+  v1::JobStatus status;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status.Clear();
+        return stub->GetJob(testing::Context().get(), ref, &status).ok() &&
+               (status.state() == v1::JOB_SUCCEEDED || status.state() == v1::JOB_FAILED);
+      },
+      240))
+      << status.DebugString();
+  ASSERT_EQ(status.state(), v1::JOB_SUCCEEDED) << status.DebugString();
+  EXPECT_EQ(status.trials(), 8) << "the runoff's measurements are not trials";
+
+  std::vector<TuningRecord> records = server->database()->AllRecords().value();
+  ASSERT_GE(records.size(), 8u);
+  const size_t remeasured = records.size() - 8;
+  EXPECT_EQ(remeasured % 2, 0u);
+  EXPECT_LE(remeasured, 6u) << "at most 3 rounds";
+  std::set<std::string> searched;
+  for (size_t i = 0; i < 8; ++i) searched.insert(records[i].trace_json);
+  EXPECT_EQ(searched.size(), 8u);
+  for (size_t i = 8; i < records.size(); ++i) {
+    EXPECT_TRUE(searched.count(records[i].trace_json)) << "record " << records[i].id;
+    EXPECT_TRUE(records[i].ok()) << records[i].error_msg;
+    EXPECT_EQ(records[i].job_id, submitted.job_id());
+    EXPECT_FALSE(records[i].provenance.worker_id.empty()) << "measured on the worker";
+  }
+  EXPECT_TRUE(server->store()->PendingBatch(submitted.job_id()).value().empty());
+  EXPECT_TRUE(running.Finish().ok());
 }
 
 TEST(WorkerDaemonTest, AnUnreachableServerIsRetriedUntilStop) {
