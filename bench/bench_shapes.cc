@@ -51,7 +51,7 @@
 #include "ir/flops.h"
 #include "ir/structural_equal.h"
 #include "rules/default/default_rule.h"
-#include "tuner/apply_best.h"
+#include "tuner/best_record.h"
 #include "tuner/tune.h"
 #include "worker/host.h"
 #include "worker/measurer.h"
@@ -411,11 +411,14 @@ Tuned TuneTo(const PrimFunc& func, const Target& target, const std::vector<int>&
     out.trials += s->tasks[0].trials;
     out.errors += s->tasks[0].errors();
     out.secs.push_back(s->tasks[0].best_secs.value_or(0));
-    absl::StatusOr<IRModule> applied = ApplyBest(IRModule::FromFunction(func), target, db.get());
+    // The record ApplyBest compiles with, replayed as it is (ApplyBest's copy carries the
+    // "scheduled" attribute, which the default schedule it is compared with does not).
+    absl::StatusOr<std::optional<ChosenRecord>> chosen =
+        BestRecordOrDefault(db.get(), func, target, /*verified_only=*/true);
     std::optional<PrimFunc> best;
-    if (applied.ok()) {
-      absl::StatusOr<PrimFunc> scheduled = applied->Lookup(func.name());
-      if (scheduled.ok()) best = *scheduled;
+    if (chosen.ok() && chosen->has_value()) {
+      absl::StatusOr<PrimFunc> replayed = ReplayRecord(func, (*chosen)->record);
+      if (replayed.ok()) best = *replayed;
     }
     out.best.push_back(best);
   }

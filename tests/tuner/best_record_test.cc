@@ -4,12 +4,16 @@
 // the default the fastest one is returned, and a program counts with its latest record.
 #include "tuner/best_record.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "frontend/workloads.h"
 #include "gtest/gtest.h"
+#include "rules/default/default_rule.h"
 #include "tests/tuner/record_testing.h"
 #include "tests/tuner/search_testing.h"
 
@@ -132,6 +136,52 @@ TEST_F(BestRecordTest, AProgramCountsWithItsLatestRecord) {
   ASSERT_EQ(latest->size(), 2u);
   EXPECT_EQ((*latest)[0].id, again);
   EXPECT_EQ((*latest)[1].id, default_again);
+}
+
+// The default schedule's record is found by replaying records' traces and comparing the
+// programs with the default rules' schedule: that must hold for every kind of default, padded
+// and packed ones included, or `best` could never return the default's record.
+TEST(BestRecordDefaultTest, EveryDefaultsRecordReplaysToTheDefaultSchedule) {
+  const Target target = *Target::Parse("cpu -cores=2 -vector_bits=512");
+  const std::vector<std::pair<std::string, std::map<std::string, int64_t>>> workloads = {
+      {"GMM", {{"M", 128}, {"N", 768}, {"K", 768}}},
+      {"GMM", {{"M", 127}, {"N", 257}, {"K", 509}}},
+      {"GMM", {{"M", 32}, {"N", 512}, {"K", 512}}},
+      {"DENSE_BIAS_RELU", {{"M", 128}, {"N", 256}, {"K", 64}}},
+      {"GEMV", {{"M", 256}, {"K", 512}}},
+      {"C2D",
+       {{"N", 1},
+        {"H", 14},
+        {"W", 14},
+        {"CI", 32},
+        {"CO", 32},
+        {"K", 3},
+        {"stride", 1},
+        {"padding", 1}}},
+      {"DEP", {{"N", 1}, {"H", 14}, {"W", 14}, {"C", 32}, {"K", 3}, {"stride", 1}, {"padding", 1}}},
+      {"SFM", {{"M", 64}, {"N", 77}}},
+      {"LAYER_NORM", {{"M", 16}, {"N", 768}}},
+  };
+  for (const auto& [name, shape] : workloads) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<PrimFunc> func = MakeWorkload(name, shape, "float32");
+    ASSERT_TRUE(func.ok()) << func.status();
+    std::optional<Schedule> def;
+    for (const DefaultRulePtr& rule : DefaultRulesFor(target)) {
+      absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(*func, target);
+      ASSERT_TRUE(sch.ok()) << sch.status();
+      if (*sch) {
+        def = **sch;
+        break;
+      }
+    }
+    ASSERT_TRUE(def.has_value());
+    TuningRecord record;
+    record.trace_json = def->trace().ToJson();
+    absl::StatusOr<std::optional<std::string>> default_hash = DefaultScheduleHash(*func, target);
+    ASSERT_TRUE(default_hash.ok() && default_hash->has_value()) << default_hash.status();
+    EXPECT_EQ(RecordHash(*func, record), **default_hash);
+  }
 }
 
 TEST(BestRecordEmptyTest, NoRecordsNoBest) {
