@@ -81,6 +81,7 @@ struct BatchContext {
   int64_t check_seed = 0;
   // Structural hashes of the candidates checked whatever their time (MeasureRequest::check_always).
   std::vector<std::string> check_always_hashes;
+  bool measure_fully = false;  // MeasureRequest::measure_fully
   RunnerConfig runner;
   double build_timeout_sec = 60;
 };

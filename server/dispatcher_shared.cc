@@ -37,6 +37,7 @@ std::string ContextToJson(const BatchContext& c) {
   j["verify"] = c.verify;
   j["check_seed"] = c.check_seed;
   j["check_always"] = c.check_always_hashes;
+  j["measure_fully"] = c.measure_fully;
   j["build_timeout_sec"] = c.build_timeout_sec;
   json r;
   r["warmup"] = c.runner.warmup;
@@ -66,6 +67,7 @@ absl::StatusOr<BatchContext> ContextFromJson(const std::string& text) {
     c.check_seed = j.at("check_seed").get<int64_t>();
     // Absent in the rows of servers from before the field: nothing checked regardless.
     c.check_always_hashes = j.value("check_always", std::vector<std::string>());
+    c.measure_fully = j.value("measure_fully", false);
     c.build_timeout_sec = j.at("build_timeout_sec").get<double>();
     const json& r = j.at("runner");
     c.runner.warmup = r.at("warmup").get<int>();

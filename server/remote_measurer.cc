@@ -29,6 +29,7 @@ absl::StatusOr<MeasuredBatch> RemoteMeasurer::Measure(const MeasureRequest& requ
   context.best_secs = request.best_secs > 0 ? request.best_secs : 0;
   context.verify = request.verify;
   context.check_seed = request.check_seed;
+  context.measure_fully = request.measure_fully;
   for (size_t i : request.check_always) {
     if (i < rows.size()) context.check_always_hashes.push_back(rows[i].hash);
   }

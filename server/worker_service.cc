@@ -163,6 +163,7 @@ grpc::Status WorkerServiceImpl::PullWork(grpc::ServerContext* context,
   batch->set_best_seconds(l.context.best_secs);
   batch->set_verify(l.context.verify);
   batch->set_check_seed(l.context.check_seed);
+  batch->set_measure_fully(l.context.measure_fully);
   for (const std::string& hash : l.context.check_always_hashes) {
     batch->add_check_always_hashes(hash);
   }

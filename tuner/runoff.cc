@@ -51,6 +51,7 @@ absl::StatusOr<Runoff> RunOffRound(Database* db, const PrimFunc& func, const Tar
   request.workload = func;
   request.candidates = {default_func, fastest_func, fastest_func, default_func};
   request.verify = false;  // both passed their checks when the job measured them
+  request.measure_fully = true;
   TESSERA_ASSIGN_OR_RETURN(MeasuredBatch measured, measurer->Measure(request));
   for (const MeasureOutcome& o : measured.outcomes) {
     if (!o.ok()) {

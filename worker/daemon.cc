@@ -448,6 +448,7 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
   request.best_secs = batch.best_seconds();
   request.verify = batch.verify();
   request.check_seed = batch.check_seed();
+  request.measure_fully = batch.measure_fully();
   const std::set<std::string> check_always(batch.check_always_hashes().begin(),
                                            batch.check_always_hashes().end());
   std::vector<int> measured;  // indices into the batch of request.candidates

@@ -203,7 +203,7 @@ void LocalMeasurer::RunCandidate(const MeasureRequest& request, size_t i, const 
     return;
   }
   // One input per call: a crash or time-out of one candidate cannot cost the others.
-  const RunnerConfig runner_config = RunnerConfigFor(*best_secs);
+  const RunnerConfig runner_config = RunnerConfigFor(request.measure_fully ? 0 : *best_secs);
   const auto run_start = std::chrono::steady_clock::now();
   std::vector<RunResult> ran =
       runner_->Run({RunInput{built.artifact_path, built.symbol, ArgInfosOf(request.candidates[i])}},

@@ -95,6 +95,9 @@ struct MeasureRequest {
   // schedule, which `best` returns while the fastest record beats it by less than the timings'
   // noise (tuner/best_record.h), so it must be verified even when it is not the fastest.
   std::vector<size_t> check_always;
+  // Time every candidate in full: no single run for slow candidates and no cut-off (the
+  // runoff, tuner/runoff.h, times two programs that both ran before, and must compare them).
+  bool measure_fully = false;
 };
 
 struct MeasuredBatch {

@@ -71,6 +71,7 @@ TEST_F(DispatcherSharedTest, ABatchQueuedByOneServerIsMeasuredThroughTheOther) {
   context.best_secs = 0.25;
   context.check_seed = 11;
   context.check_always_hashes = {"0123abcd"};
+  context.measure_fully = true;
   context.build_timeout_sec = 12.5;
   context.runner.repeat = 7;
   context.runner.timeout_sec = 3;
@@ -89,6 +90,7 @@ TEST_F(DispatcherSharedTest, ABatchQueuedByOneServerIsMeasuredThroughTheOther) {
   EXPECT_EQ(lease->context.best_secs, 0.25);
   EXPECT_EQ(lease->context.check_seed, 11);
   EXPECT_EQ(lease->context.check_always_hashes, std::vector<std::string>{"0123abcd"});
+  EXPECT_TRUE(lease->context.measure_fully);
   EXPECT_EQ(lease->context.build_timeout_sec, 12.5);
   EXPECT_EQ(lease->context.runner.repeat, 7);
   EXPECT_EQ(lease->context.runner.timeout_sec, 3);

@@ -36,6 +36,7 @@ class RemoteMeasurerTest : public ::testing::Test {
     request_.best_secs = 0.5;
     request_.check_seed = 9;
     request_.check_always = {1};
+    request_.measure_fully = true;
   }
   // Registers a worker and measures every batch it pulls as taking 1 + (position) ms, until
   // `done`; returns its id through `worker_id` before it starts pulling.
@@ -97,6 +98,7 @@ TEST_F(RemoteMeasurerTest, MeasuresTheStoredBatchOnAWorkerInOrder) {
   EXPECT_EQ(context.best_secs, 0.5);
   EXPECT_EQ(context.check_seed, 9);
   // The candidate to check whatever its time goes by its stored hash.
+  EXPECT_TRUE(context.measure_fully);
   ASSERT_EQ(context.check_always_hashes.size(), 1u);
   EXPECT_EQ(context.check_always_hashes[0], leases_[0].candidates.at(1).hash);
   EXPECT_EQ(context.runner.repeat, 4);

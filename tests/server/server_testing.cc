@@ -135,6 +135,7 @@ absl::StatusOr<int> TestWorker::RunOnce(int max_candidates, double wait_seconds)
   request.best_secs = batch->best_seconds();
   request.verify = batch->verify();
   request.check_seed = batch->check_seed();
+  request.measure_fully = batch->measure_fully();
   absl::StatusOr<MeasuredBatch> measured = (*measurer)->Measure(request);
   if (!measured.ok()) return measured.status();
   v1::ReportResultsRequest report;

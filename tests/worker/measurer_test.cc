@@ -228,6 +228,13 @@ TEST(LocalMeasurerTest, FarSlowerCandidatesGetOneRunAndAnEarlierCutoff) {
   ASSERT_TRUE(slow.ok()) << slow.status();
   ASSERT_TRUE(slow->outcomes[0].ok()) << slow->outcomes[0].error_msg;
   EXPECT_EQ(slow->outcomes[0].run_secs.size(), 1u);
+  // Measured fully (a runoff's batch): every repeat, whatever the best.
+  request.measure_fully = true;
+  absl::StatusOr<MeasuredBatch> full = m->Measure(request);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_TRUE(full->outcomes[0].ok()) << full->outcomes[0].error_msg;
+  EXPECT_EQ(full->outcomes[0].run_secs.size(), 3u);
+  request.measure_fully = false;
   request.best_secs = 0;
   absl::StatusOr<MeasuredBatch> plain = m->Measure(request);
   ASSERT_TRUE(plain.ok()) << plain.status();
