@@ -66,6 +66,26 @@ std::pair<size_t, size_t> Records(Database* db, const std::string& job) {
   return {n, traces.size()};
 }
 
+// A server started on `options` after a restart, with `job` run to its end by a test worker
+// pulling `per_pull` candidates at a time.
+struct Finished {
+  std::unique_ptr<TuningServer> server;
+  JobSnapshot snap;
+  int measured = 0;  // candidates the worker measured
+};
+Finished RunToTheEnd(const ServerOptions& options, const std::string& job, int per_pull) {
+  Finished out;
+  out.server = TuningServer::Start(options).value();
+  testing::TestWorker worker(out.server->address());
+  EXPECT_TRUE(worker.Register().ok());
+  worker.Start(per_pull);
+  EXPECT_TRUE(WaitUntil([&] { return IsFinal(out.server->jobs()->Get(job).value().row.state); }));
+  worker.Stop();
+  out.snap = out.server->jobs()->Get(job).value();
+  out.measured = worker.measured();
+  return out;
+}
+
 TEST(JobManagerTest, RestartResumesWithoutMeasuringTwice) {
   TempDir dir;
   ServerOptions options = testing::TestServerOptions(dir);
@@ -90,16 +110,12 @@ TEST(JobManagerTest, RestartResumesWithoutMeasuringTwice) {
     for (const StoredCandidate& c : pending) done += c.result.has_value();
     EXPECT_EQ(done, 3);
   }
-  auto server = TuningServer::Start(options).value();
-  testing::TestWorker worker(server->address());
-  ASSERT_TRUE(worker.Register().ok());
-  worker.Start(4);
-  ASSERT_TRUE(WaitUntil([&] { return IsFinal(server->jobs()->Get(job).value().row.state); }));
-  worker.Stop();
-  JobSnapshot snap = server->jobs()->Get(job).value();
+  Finished run = RunToTheEnd(options, job, 4);
+  std::unique_ptr<TuningServer>& server = run.server;
+  const JobSnapshot& snap = run.snap;
   EXPECT_EQ(snap.row.state, JobState::kSucceeded) << snap.row.error;
   EXPECT_EQ(snap.row.trials, 16);
-  EXPECT_EQ(worker.measured(), 13) << "the 3 reported before the restart are not measured again";
+  EXPECT_EQ(run.measured, 13) << "the 3 reported before the restart are not measured again";
   EXPECT_EQ(Records(server->database(), job), std::make_pair(size_t{16}, size_t{16}));
   EXPECT_TRUE(server->store()->PendingBatch(job).value().empty());
 
@@ -180,15 +196,10 @@ TEST(JobManagerTest, APendingRunoffBatchIsDroppedAfterARestart) {
     std::vector<NewCandidate> rows(4, NewCandidate{"", "0123", "{}"});
     ASSERT_TRUE(store->AddBatch(job, 0, rows).ok());
   }
-  auto server = TuningServer::Start(options).value();
-  testing::TestWorker worker(server->address());
-  ASSERT_TRUE(worker.Register().ok());
-  worker.Start(8);
-  ASSERT_TRUE(WaitUntil([&] { return IsFinal(server->jobs()->Get(job).value().row.state); }));
-  worker.Stop();
-  JobSnapshot snap = server->jobs()->Get(job).value();
-  EXPECT_EQ(snap.row.state, JobState::kSucceeded) << snap.row.error;
-  EXPECT_EQ(snap.row.trials, 16);
+  Finished run = RunToTheEnd(options, job, 8);
+  std::unique_ptr<TuningServer>& server = run.server;
+  EXPECT_EQ(run.snap.row.state, JobState::kSucceeded) << run.snap.row.error;
+  EXPECT_EQ(run.snap.row.trials, 16);
   // 16 programs searched; a runoff round adds one record of two of them.
   const std::pair<size_t, size_t> records = Records(server->database(), job);
   EXPECT_EQ(records.second, 16u);

@@ -67,6 +67,28 @@ class Running {
   std::thread thread_;
 };
 
+// Submits `request` to the server at `address` and waits (bounded) until the job ends; its last
+// status (not final when it did not end in time or was not accepted, which the test sees).
+v1::JobStatus RunJob(const std::string& address, const v1::SubmitJobRequest& request) {
+  auto stub = testing::TuningStub(address);
+  v1::SubmitJobResponse submitted;
+  v1::JobStatus status;
+  grpc::Status s = stub->SubmitJob(testing::Context().get(), request, &submitted);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  if (!s.ok()) return status;
+  v1::JobRef ref;
+  ref.set_job_id(submitted.job_id());
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        status.Clear();
+        return stub->GetJob(testing::Context().get(), ref, &status).ok() &&
+               (status.state() == v1::JOB_SUCCEEDED || status.state() == v1::JOB_FAILED);
+      },
+      240))
+      << status.DebugString();
+  return status;
+}
+
 TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
   TempDir dir;
   auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
@@ -84,20 +106,7 @@ TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
   request.set_trials_per_iter(4);
   request.set_cost_model("random");
   request.set_seed(1);
-  v1::SubmitJobResponse submitted;
-  auto stub = testing::TuningStub(server->address());
-  ASSERT_TRUE(stub->SubmitJob(testing::Context().get(), request, &submitted).ok());
-  v1::JobRef ref;
-  ref.set_job_id(submitted.job_id());
-  v1::JobStatus status;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        status.Clear();
-        return stub->GetJob(testing::Context().get(), ref, &status).ok() &&
-               (status.state() == v1::JOB_SUCCEEDED || status.state() == v1::JOB_FAILED);
-      },
-      240))
-      << status.DebugString();
+  const v1::JobStatus status = RunJob(server->address(), request);
   EXPECT_EQ(status.state(), v1::JOB_SUCCEEDED) << status.DebugString();
   EXPECT_EQ(status.trials(), 4) << status.DebugString();
   // The first record is the default schedule's, and the worker checked it whatever its time
@@ -129,20 +138,7 @@ TEST(WorkerDaemonTest, AJobsRunoffIsMeasuredOnTheWorker) {
   request.set_cost_model("random");
   request.set_seed(3);
   request.set_runoff(true);
-  v1::SubmitJobResponse submitted;
-  auto stub = testing::TuningStub(server->address());
-  ASSERT_TRUE(stub->SubmitJob(testing::Context().get(), request, &submitted).ok());
-  v1::JobRef ref;
-  ref.set_job_id(submitted.job_id());
-  v1::JobStatus status;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        status.Clear();
-        return stub->GetJob(testing::Context().get(), ref, &status).ok() &&
-               (status.state() == v1::JOB_SUCCEEDED || status.state() == v1::JOB_FAILED);
-      },
-      240))
-      << status.DebugString();
+  const v1::JobStatus status = RunJob(server->address(), request);
   ASSERT_EQ(status.state(), v1::JOB_SUCCEEDED) << status.DebugString();
   EXPECT_EQ(status.trials(), 8) << "the runoff's measurements are not trials";
 
@@ -157,10 +153,10 @@ TEST(WorkerDaemonTest, AJobsRunoffIsMeasuredOnTheWorker) {
   for (size_t i = 8; i < records.size(); ++i) {
     EXPECT_TRUE(searched.count(records[i].trace_json)) << "record " << records[i].id;
     EXPECT_TRUE(records[i].ok()) << records[i].error_msg;
-    EXPECT_EQ(records[i].job_id, submitted.job_id());
+    EXPECT_EQ(records[i].job_id, status.job_id());
     EXPECT_FALSE(records[i].provenance.worker_id.empty()) << "measured on the worker";
   }
-  EXPECT_TRUE(server->store()->PendingBatch(submitted.job_id()).value().empty());
+  EXPECT_TRUE(server->store()->PendingBatch(status.job_id()).value().empty());
   EXPECT_TRUE(running.Finish().ok());
 }
 
