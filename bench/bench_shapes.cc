@@ -13,10 +13,13 @@
 //     on a shape is the reference of its ratios;
 //   - wall time of the tuning, the share spent building candidates, and how many trials failed
 //     (build or run errors, time-outs, wrong outputs: TaskSummary::errors).
+// The libraries and the default are timed in --rounds alternating rounds (medians), as memory-bound
+// timings move with the host's other tenants from one minute to the next.
 // Then the geometric means per group and which of the goals are met. An anchor that was
 // not run is named as such, not guessed.
 //
-//   bench_shapes [--shapes bert_qkv,llama_gemv,...] [--trials 64,256] [--seeds 3] [--list]
+//   bench_shapes [--shapes bert_qkv,llama_gemv,...] [--trials 64,256] [--seeds 3] [--rounds 3]
+//                [--list]
 //                (--trials 0: the default schedules only, no tuning)
 //                [--mlas-python build/anchor-venv/bin/python] [--no-dnnl]
 //                [--rule-params '{"MultiLevelTiling": {"pad_odd_extents": false}}']
@@ -244,7 +247,7 @@ struct LibraryTime {
   std::string note;
 };
 
-// MLAS and oneDNN on `s` (OpenBLAS is timed around the tuning, by the caller).
+// MLAS and oneDNN on `s` (OpenBLAS is timed by the caller, in the same rounds).
 std::vector<LibraryTime> OtherLibraryTimes(const Shape& s, const AnchorOptions& options) {
   std::vector<LibraryTime> out;
   LibraryTime mlas{"MLAS", 0, ""};
@@ -279,6 +282,15 @@ std::vector<LibraryTime> OtherLibraryTimes(const Shape& s, const AnchorOptions& 
 #endif
   out.push_back(dnnl);
   return out;
+}
+
+// The median of the positive values of `v`; 0 if there are none.
+double MedianOfPositive(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return x <= 0; }), v.end());
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // A STREAM-like triad a = b + s * c over 3 x 64 MB with 2 threads: bytes per second. It runs in
@@ -433,7 +445,8 @@ double Geomean(const std::vector<double>& v) {
 }
 
 int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets, int64_t seed,
-          int seeds, const AnchorOptions& anchor_options, const nlohmann::json& rule_params) {
+          int seeds, int rounds, const AnchorOptions& anchor_options,
+          const nlohmann::json& rule_params) {
   const Target target = *ResolveTarget("cpu");
   absl::StatusOr<std::unique_ptr<LocalMeasurer>> measurer =
       LocalMeasurer::Create(target, BenchMeasureConfig());
@@ -445,7 +458,8 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
   std::printf(
       "fp32 on %s; triad bandwidth %.1f GB/s; anchors: OpenBLAS (GEMM, GEMV), MLAS %s, oneDNN "
       "%s (GEMM, GEMV, conv), bandwidth (memory-bound; onnxruntime beside it); ratios are "
-      "against the fastest library on each shape\n",
+      "against the fastest library on each shape; libraries and defaults: medians of %d "
+      "alternating rounds\n",
       target.ToString().c_str(), bandwidth / 1e9,
       anchor_options.mlas_python.empty() ? "(not run: pass --mlas-python)" : "(onnxruntime)",
 #ifdef TESSERA_HAVE_DNNL
@@ -453,7 +467,8 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
 #else
       "(not built)"
 #endif
-  );
+      ,
+      rounds);
   if (!rule_params.empty()) std::printf("rule params: %s\n", rule_params.dump().c_str());
   // Ratios against the anchor (anchor time / Tessera time: > 1 is faster than the anchor).
   std::map<Group, std::vector<double>> worst_tuned_ratio;
@@ -477,19 +492,31 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
     }
     ++shapes_run;
     const double flops = EstimateFlops(*func);
-    const double anchor_before = OpenBlasSeconds(shape);
-    std::vector<LibraryTime> libraries = OtherLibraryTimes(shape, anchor_options);
+    // The libraries and the default in `rounds` alternating rounds, each figure the median of
+    // its rounds: a memory-bound kernel's time follows the host's other tenants from one
+    // minute to the next (a GEMV's default went from 0.74x to 0.54x OpenBLAS between two runs
+    // a minute apart, each timed once), so the ratios compare timings of the same minutes.
     const std::optional<PrimFunc> def_func = DefaultFunc(*func, target);
-    const double def =
-        def_func ? MeasureSeconds(*func, {*def_func}, target, measurer->get())[0] : 0;
+    std::vector<double> openblas_rounds, def_rounds;
+    std::vector<std::vector<LibraryTime>> library_rounds;
+    for (int round = 0; round < rounds; ++round) {
+      openblas_rounds.push_back(OpenBlasSeconds(shape));
+      library_rounds.push_back(OtherLibraryTimes(shape, anchor_options));
+      def_rounds.push_back(def_func ? MeasureSeconds(*func, {*def_func}, target, measurer->get())[0]
+                                    : 0);
+    }
+    const double def = MedianOfPositive(def_rounds);
+    std::vector<LibraryTime> libraries = library_rounds[0];
+    for (size_t lib = 0; lib < libraries.size(); ++lib) {
+      std::vector<double> secs;
+      for (const std::vector<LibraryTime>& times : library_rounds) secs.push_back(times[lib].secs);
+      libraries[lib].secs = MedianOfPositive(secs);
+    }
+    const double openblas = MedianOfPositive(openblas_rounds);
+    if (openblas > 0) libraries.insert(libraries.begin(), LibraryTime{"OpenBLAS", openblas, ""});
     std::vector<Tuned> runs;
     for (int k = 0; k < seeds; ++k) {
       runs.push_back(TuneTo(*func, target, budgets, seed + k, rule_params));
-    }
-    const double openblas = std::min(anchor_before > 0 ? anchor_before : 1e30,
-                                     shape.group == Group::kMemory ? 1e30 : OpenBlasSeconds(shape));
-    if (openblas > 0 && openblas < 1e30) {
-      libraries.insert(libraries.begin(), LibraryTime{"OpenBLAS", openblas, ""});
     }
     // The fastest library on this shape is the anchor of its ratios.
     double anchor = 1e30;
@@ -653,6 +680,7 @@ int main(int argc, char** argv) {
   std::vector<int> trials = {64, 256};
   int64_t seed = 0;
   int seeds = 3;
+  int rounds = 3;
   bool list = false;
   tessera::AnchorOptions anchor_options;
   anchor_options.mlas_script = std::string(TESSERA_SOURCE_DIR) + "/bench/anchors/ort_anchor.py";
@@ -664,6 +692,10 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--seed", seed, "Seed of the first tuning job");
   app.add_option("--seeds", seeds, "Tuning jobs per shape")->check(CLI::PositiveNumber);
+  app.add_option("--rounds", rounds,
+                 "Alternating rounds of the libraries and the default schedule per shape (each "
+                 "figure the median of its rounds)")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--list", list, "List the shapes and exit");
   app.add_option("--mlas-python", anchor_options.mlas_python,
                  "Python of the anchors' virtualenv (bench/anchors/setup_venv.sh): runs "
@@ -689,5 +721,5 @@ int main(int argc, char** argv) {
   std::sort(trials.begin(), trials.end());
   trials.erase(std::remove(trials.begin(), trials.end(), 0), trials.end());
   anchor_options.dnnl = !no_dnnl;
-  return tessera::Bench(shapes, trials, seed, seeds, anchor_options, rule_params);
+  return tessera::Bench(shapes, trials, seed, seeds, rounds, anchor_options, rule_params);
 }
