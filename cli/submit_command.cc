@@ -27,7 +27,7 @@ struct SubmitOptions {
   std::string name;
   std::string rule_params;  // JSON, as tune's --rule-params; empty: the defaults
   bool no_verify = false;
-  bool runoff = false;
+  bool no_runoff = false;
   bool watch = false;
   bool json = false;
   double reconnect = 120;
@@ -52,7 +52,7 @@ int RunSubmit(const SubmitOptions& o) {
   request.set_seed(o.seed);
   request.set_priority(o.priority);
   request.set_skip_verify(o.no_verify);
-  request.set_runoff(o.runoff);
+  request.set_runoff(!o.no_runoff);
   request.set_name(o.name);
   request.set_rule_params(o.rule_params);
   auto stub = v1::TuningService::NewStub(client->channel);
@@ -103,9 +103,9 @@ Command RegisterSubmitCommand(CLI::App* root) {
                   "(as tune's --rule-params)");
   app->add_flag("--no-verify", o->no_verify,
                 "Do not check new bests against the reference (they stay unverified)");
-  app->add_flag("--runoff", o->runoff,
-                "After the search, time each task's fastest record again beside the default "
-                "schedule's on a worker (as tune does by default)");
+  app->add_flag("--no-runoff", o->no_runoff,
+                "Skip the runoff after the search: timing each task's fastest record again "
+                "beside the default schedule's on one worker (as tune's --no-runoff)");
   app->add_flag("--watch", o->watch, "Follow the job until it ends (as `tessera watch`)");
   app->add_option("--reconnect", o->reconnect,
                   "With --watch: seconds to keep trying when the server goes away")

@@ -275,6 +275,7 @@ std::optional<Lease> Dispatcher::TryLease(WorkerState* worker, int max_candidate
   lease.deadline = WallTime(deadline);
   lease.context = best->context;
   int n = max_candidates > 0 ? max_candidates : options_.default_batch;
+  if (best->context.same_machine) n = static_cast<int>(best->queue.size());
   std::vector<int64_t> ids;
   while (!best->queue.empty() && static_cast<int>(ids.size()) < n) {
     int64_t id = best->queue.front();

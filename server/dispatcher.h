@@ -5,7 +5,8 @@
 // - A worker pulls from the jobs whose target string is one of its devices' (exactly equal
 //   canonical strings, so a job's measurements stay comparable). Higher priority first; among
 //   jobs of the same priority the one served least recently (round-robin). A lease holds
-//   candidates of one job (one batch context), at most the worker's max_candidates.
+//   candidates of one job (one batch context), at most the worker's max_candidates, or all of
+//   the job's queued candidates for a same_machine batch.
 // - A lease expires when neither reported nor renewed (Heartbeat) within lease_seconds: its
 //   unreported candidates go back to the front of their queue with one more attempt; after
 //   max_attempts they are quarantined, i.e. reported as worker_lost, so one kernel that kills
@@ -82,6 +83,9 @@ struct BatchContext {
   // Structural hashes of the candidates checked whatever their time (MeasureRequest::check_always).
   std::vector<std::string> check_always_hashes;
   bool measure_fully = false;  // MeasureRequest::measure_fully
+  // MeasureRequest::same_machine: the batch's queued candidates are leased together, whatever
+  // the worker's max_candidates.
+  bool same_machine = false;
   RunnerConfig runner;
   double build_timeout_sec = 60;
 };

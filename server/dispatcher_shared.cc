@@ -38,6 +38,7 @@ std::string ContextToJson(const BatchContext& c) {
   j["check_seed"] = c.check_seed;
   j["check_always"] = c.check_always_hashes;
   j["measure_fully"] = c.measure_fully;
+  j["same_machine"] = c.same_machine;
   j["build_timeout_sec"] = c.build_timeout_sec;
   json r;
   r["warmup"] = c.runner.warmup;
@@ -68,6 +69,7 @@ absl::StatusOr<BatchContext> ContextFromJson(const std::string& text) {
     // Absent in the rows of servers from before the field: nothing checked regardless.
     c.check_always_hashes = j.value("check_always", std::vector<std::string>());
     c.measure_fully = j.value("measure_fully", false);
+    c.same_machine = j.value("same_machine", false);
     c.build_timeout_sec = j.at("build_timeout_sec").get<double>();
     const json& r = j.at("runner");
     c.runner.warmup = r.at("warmup").get<int>();

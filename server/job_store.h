@@ -168,7 +168,9 @@ class SharedQueue {
   virtual absl::Status SetBatchContext(const std::string& job_id, const std::string& target,
                                        int priority, const std::string& context_json) = 0;
   // Leases at most `max` queued candidates of one job on `target` (highest priority first, then
-  // the job served least recently) to `worker_id` until `expires`; nullopt when none is queued.
+  // the job served least recently) to `worker_id` until `expires`, or all of them when the
+  // job's context JSON says "same_machine": true (the one key of it a store reads); nullopt
+  // when none is queued.
   // Rows another server is leasing at the same moment are skipped, never handed out twice.
   virtual absl::StatusOr<std::optional<SharedLease>> Lease(const std::string& target,
                                                            const std::string& worker_id,

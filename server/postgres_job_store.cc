@@ -351,14 +351,17 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     // One statement, one transaction: the job to serve, its first queued candidates that no
-    // other transaction holds, their new state, and the job's round-robin mark.
+    // other transaction holds (all of them for a same_machine batch), their new state, and the
+    // job's round-robin mark.
     TESSERA_ASSIGN_OR_RETURN(
         PgResult r,
         Query("WITH job AS (SELECT b.job_id, b.context FROM batches b WHERE b.target = $1 AND "
               "EXISTS (SELECT 1 FROM candidates q WHERE q.job_id = b.job_id AND q.state = 0) "
               "ORDER BY b.priority DESC, b.last_served, b.job_id LIMIT 1), "
               "picked AS (SELECT c.id FROM candidates c JOIN job ON c.job_id = job.job_id "
-              "WHERE c.state = 0 ORDER BY c.position LIMIT $2 FOR UPDATE OF c SKIP LOCKED), "
+              "WHERE c.state = 0 ORDER BY c.position LIMIT (SELECT CASE WHEN "
+              "(context::jsonb ->> 'same_machine') = 'true' THEN NULL ELSE $2::bigint END "
+              "FROM job) FOR UPDATE OF c SKIP LOCKED), "
               "served AS (UPDATE batches SET last_served = $6 WHERE job_id IN "
               "(SELECT job_id FROM job) AND EXISTS (SELECT 1 FROM picked)) "
               "UPDATE candidates c SET state = 1, lease_id = $3, lease_expires = $4, "

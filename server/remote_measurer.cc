@@ -30,6 +30,7 @@ absl::StatusOr<MeasuredBatch> RemoteMeasurer::Measure(const MeasureRequest& requ
   context.verify = request.verify;
   context.check_seed = request.check_seed;
   context.measure_fully = request.measure_fully;
+  context.same_machine = request.same_machine;
   for (size_t i : request.check_always) {
     if (i < rows.size()) context.check_always_hashes.push_back(rows[i].hash);
   }

@@ -194,7 +194,7 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
   spec.seed = request->seed();
   spec.priority = request->priority();
   spec.verify = !request->skip_verify();
-  spec.runoff = request->runoff();
+  spec.runoff = !request->has_runoff() || request->runoff();
   spec.name = request->name();
   spec.rule_params = request->rule_params();
   absl::StatusOr<std::string> id = jobs_->Submit(std::move(spec));

@@ -19,6 +19,25 @@ constexpr size_t kDefaultSearched = 64;
 // been lucky too: it runs off against the default in turn, this many rounds at most.
 constexpr int kMaxRounds = 3;
 
+// Times from two machines are not compared: a runoff measured across workers is timed again,
+// this many times at most.
+constexpr int kMaxMeasureAttempts = 3;
+
+// The worker that timed `o` (the batch's when the outcome does not say).
+const std::string& OutcomeWorker(const MeasuredBatch& batch, const MeasureOutcome& o) {
+  return o.provenance.has_value() ? o.provenance->worker_id : batch.provenance.worker_id;
+}
+
+// A worker other than the first outcome's that timed some of `batch`; empty if there is none.
+std::string OtherWorker(const MeasuredBatch& batch) {
+  if (batch.outcomes.empty()) return "";
+  const std::string& first = OutcomeWorker(batch, batch.outcomes[0]);
+  for (const MeasureOutcome& o : batch.outcomes) {
+    if (OutcomeWorker(batch, o) != first) return OutcomeWorker(batch, o);
+  }
+  return "";
+}
+
 // A record of `old`'s program timed by the runoff's two runs `a` and `b` of it.
 TuningRecord RunoffRecord(const TuningRecord& old, const MeasureOutcome& a, const MeasureOutcome& b,
                           const Provenance& provenance) {
@@ -52,12 +71,26 @@ absl::StatusOr<Runoff> RunOffRound(Database* db, const PrimFunc& func, const Tar
   request.candidates = {default_func, fastest_func, fastest_func, default_func};
   request.verify = false;  // both passed their checks when the job measured them
   request.measure_fully = true;
-  TESSERA_ASSIGN_OR_RETURN(MeasuredBatch measured, measurer->Measure(request));
-  for (const MeasureOutcome& o : measured.outcomes) {
-    if (!o.ok()) {
-      return absl::UnavailableError(absl::StrCat("runoff of record ", fastest.id,
-                                                 " against the default schedule's record ", def.id,
-                                                 ": ", o.error_msg));
+  request.same_machine = true;
+  MeasuredBatch measured;
+  for (int attempt = 1;; ++attempt) {
+    TESSERA_ASSIGN_OR_RETURN(measured, measurer->Measure(request));
+    for (const MeasureOutcome& o : measured.outcomes) {
+      if (!o.ok()) {
+        return absl::UnavailableError(absl::StrCat("runoff of record ", fastest.id,
+                                                   " against the default schedule's record ",
+                                                   def.id, ": ", o.error_msg));
+      }
+    }
+    const std::string other_worker = OtherWorker(measured);
+    if (other_worker.empty()) break;
+    // A lease that expired half reported goes to another worker: times from two machines
+    // compare nothing, so the batch is timed again, whole.
+    if (attempt == kMaxMeasureAttempts) {
+      return absl::UnavailableError(absl::StrCat(
+          "runoff of record ", fastest.id, " against the default schedule's record ", def.id,
+          ": timed on two workers (", OutcomeWorker(measured, measured.outcomes[0]), " and ",
+          other_worker, ") in each of ", kMaxMeasureAttempts, " attempts"));
     }
   }
   Runoff runoff;

@@ -98,6 +98,10 @@ struct MeasureRequest {
   // Time every candidate in full: no single run for slow candidates and no cut-off (the
   // runoff, tuner/runoff.h, times two programs that both ran before, and must compare them).
   bool measure_fully = false;
+  // Time every candidate on one machine: a remote measurer leases the batch whole, to one
+  // worker (the runoff compares the times of its candidates with each other). A local
+  // measurer is one machine already.
+  bool same_machine = false;
 };
 
 struct MeasuredBatch {

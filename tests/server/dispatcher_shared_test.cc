@@ -72,13 +72,15 @@ TEST_F(DispatcherSharedTest, ABatchQueuedByOneServerIsMeasuredThroughTheOther) {
   context.check_seed = 11;
   context.check_always_hashes = {"0123abcd"};
   context.measure_fully = true;
+  context.same_machine = true;
   context.build_timeout_sec = 12.5;
   context.runner.repeat = 7;
   context.runner.timeout_sec = 3;
   std::string job = QueueOnA(3, context);
   std::string worker = b_->RegisterWorker(CpuWorker()).value();
 
-  std::optional<Lease> lease = b_->PullWork(worker, 0, 2).value();
+  // A same_machine batch is leased whole, whatever the worker asks for.
+  std::optional<Lease> lease = b_->PullWork(worker, 1, 2).value();
   ASSERT_TRUE(lease.has_value()) << "b's worker leases a's batch from the rows";
   EXPECT_EQ(lease->job_id, job);
   ASSERT_EQ(lease->candidates.size(), 3u);
@@ -91,6 +93,7 @@ TEST_F(DispatcherSharedTest, ABatchQueuedByOneServerIsMeasuredThroughTheOther) {
   EXPECT_EQ(lease->context.check_seed, 11);
   EXPECT_EQ(lease->context.check_always_hashes, std::vector<std::string>{"0123abcd"});
   EXPECT_TRUE(lease->context.measure_fully);
+  EXPECT_TRUE(lease->context.same_machine);
   EXPECT_EQ(lease->context.build_timeout_sec, 12.5);
   EXPECT_EQ(lease->context.runner.repeat, 7);
   EXPECT_EQ(lease->context.runner.timeout_sec, 3);
@@ -141,6 +144,20 @@ TEST_F(DispatcherSharedTest, CancelEndsTheAwaitAndAnUnknownBatchIsNotAwaited) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
   EXPECT_EQ(b_->AwaitBatch(job).status().code(), absl::StatusCode::kFailedPrecondition)
       << "b did not queue the batch: it has nothing to await";
+}
+
+// Without same_machine the worker's max_candidates holds on the shared queue too.
+TEST_F(DispatcherSharedTest, OtherBatchesAreLeasedUpToTheWorkersMax) {
+  BatchContext context;
+  context.task = 0;
+  context.target = kTarget;
+  context.workload_json = "{}";
+  QueueOnA(4, context);
+  std::string worker = b_->RegisterWorker(CpuWorker()).value();
+  std::optional<Lease> lease = b_->PullWork(worker, 1, 2).value();
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->candidates.size(), 1u);
+  EXPECT_FALSE(lease->context.same_machine);
 }
 
 }  // namespace

@@ -242,5 +242,28 @@ TEST(DispatcherTest, ReturnedLeaseRequeuesWithoutAnAttempt) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// A same_machine batch (a runoff's) goes to one worker whole, whatever the worker asks for;
+// other batches keep the worker's max_candidates.
+TEST(DispatcherTest, ASameMachineBatchIsLeasedWhole) {
+  TempDir dir;
+  auto store = JobStore::Open(dir.Path("state.db")).value();
+  Dispatcher d(store.get(), FastOptions());
+  std::string worker = d.RegisterWorker(Worker()).value();
+  std::string whole_job, split_job;
+  std::vector<int64_t> whole = StoredBatch(store.get(), 4, &whole_job);
+  std::vector<int64_t> split = StoredBatch(store.get(), 4, &split_job);
+  BatchContext same_machine = Context();
+  same_machine.same_machine = true;
+  ASSERT_TRUE(d.SubmitBatch(whole_job, 1, same_machine, Items(whole), {0, 0, 0, 0}).ok());
+  ASSERT_TRUE(d.SubmitBatch(split_job, 0, Context(), Items(split), {0, 0, 0, 0}).ok());
+  Lease lease = d.PullWork(worker, 1, 0).value().value();
+  EXPECT_EQ(lease.job_id, whole_job);
+  EXPECT_EQ(lease.candidates.size(), 4u);
+  EXPECT_TRUE(lease.context.same_machine);
+  Lease other = d.PullWork(worker, 1, 0).value().value();
+  EXPECT_EQ(other.job_id, split_job);
+  EXPECT_EQ(other.candidates.size(), 1u);
+}
+
 }  // namespace
 }  // namespace tessera

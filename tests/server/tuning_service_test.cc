@@ -28,6 +28,7 @@ v1::SubmitJobRequest Job(int trials = 8) {
   r.set_trials_per_iter(4);
   r.set_cost_model("random");
   r.set_seed(1);
+  r.set_runoff(false);  // its measurements counted exactly (daemon_test runs a job's runoff)
   return r;
 }
 
@@ -267,11 +268,16 @@ TEST_F(TuningServiceTest, JobWithoutAWorkerSaysWhatItWaitsFor) {
   ASSERT_TRUE(worker.Register("cpu -cores=1 -vector_bits=128").ok());
   v1::SubmitJobRequest r = Job();
   r.set_target("cpu -cores=64 -vector_bits=512");
+  r.clear_runoff();
   std::string full;
   ASSERT_TRUE(Submit(stub_.get(), r, &full).ok());
   r.set_target("cuda");
+  r.set_runoff(false);
   std::string bare;
   ASSERT_TRUE(Submit(stub_.get(), r, &bare).ok());
+  // A request that does not say runs the runoff, as `tessera tune` does.
+  EXPECT_TRUE(server_->store()->GetJob(full).value().spec.runoff);
+  EXPECT_FALSE(server_->store()->GetJob(bare).value().spec.runoff);
   v1::JobStatus a, b;
   for (int i = 0; i < 600; ++i) {
     a = GetJob(stub_.get(), full);

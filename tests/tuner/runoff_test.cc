@@ -1,7 +1,8 @@
 // RunOff (tuner/runoff.cc) with a scripted measurer on an in-memory database: a schedule that
 // was lucky in its job loses its runoff and the default becomes the best; one that is really
 // faster stays the best; lucky schedules run off in turn; nothing runs when the default is the
-// fastest; a runoff measurement that fails commits nothing.
+// fastest; a runoff measurement that fails commits nothing; a runoff timed on two workers is
+// timed again.
 #include "tuner/runoff.h"
 
 #include <memory>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "ir/structural_hash.h"
 #include "tests/testing/scripted_measurer.h"
@@ -29,6 +31,33 @@ using testing::ScriptedMeasurer;
 std::optional<double> ScriptedLatency(const Schedule& sch) {
   return ScriptedMeasurer::Latency(StructuralHashHex(sch.func()));
 }
+
+// The scripted measurer behind a pool of workers whose first `split` batches were split between
+// two workers (a lease that expired half reported); it records whether every request asked for
+// one machine.
+class SplitLeaseMeasurer : public Measurer {
+ public:
+  explicit SplitLeaseMeasurer(int split) : split_(split) {}
+  absl::StatusOr<MeasuredBatch> Measure(const MeasureRequest& request) override {
+    all_same_machine_ = all_same_machine_ && request.same_machine;
+    TESSERA_ASSIGN_OR_RETURN(MeasuredBatch batch, scripted_.Measure(request));
+    const bool split = batches_++ < split_;
+    for (size_t i = 0; i < batch.outcomes.size(); ++i) {
+      Provenance p = batch.provenance;
+      p.worker_id = split && i >= batch.outcomes.size() / 2 ? "worker-b" : "worker-a";
+      batch.outcomes[i].provenance = p;
+    }
+    return batch;
+  }
+  int batches() const { return batches_; }
+  bool all_same_machine() const { return all_same_machine_; }
+
+ private:
+  ScriptedMeasurer scripted_;
+  int split_;
+  int batches_ = 0;
+  bool all_same_machine_ = true;
+};
 
 class RunoffTest : public ::testing::Test {
  protected:
@@ -161,6 +190,39 @@ TEST_F(RunoffTest, AFailedRunoffMeasurementCommitsNothing) {
       std::string(rounds.status().message()).find("runoff of record " + std::to_string(lucky)),
       std::string::npos)
       << rounds.status();
+  EXPECT_EQ(setup_->db->NumRecords().value(), records);
+}
+
+TEST_F(RunoffTest, ARunoffTimedOnTwoWorkersIsTimedAgainWhole) {
+  const Schedule* slower = Other([&](std::optional<double> s) { return s && *s > *default_secs_; });
+  ASSERT_NE(slower, nullptr);
+  Commit(schedules_->default_schedule, *default_secs_);
+  Commit(*slower, 0.5 * *default_secs_);
+  SplitLeaseMeasurer measurer(/*split=*/1);
+  absl::StatusOr<std::vector<Runoff>> rounds =
+      RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer);
+  ASSERT_TRUE(rounds.ok()) << rounds.status();
+  ASSERT_EQ(rounds->size(), 1u);
+  EXPECT_EQ(measurer.batches(), 2);
+  EXPECT_TRUE(measurer.all_same_machine());
+  EXPECT_EQ(Best().provenance.worker_id, "worker-a");
+  EXPECT_TRUE(IsDefault(Best()));
+}
+
+TEST_F(RunoffTest, ARunoffAlwaysTimedOnTwoWorkersCommitsNothing) {
+  const Schedule* slower = Other([&](std::optional<double> s) { return s && *s > *default_secs_; });
+  ASSERT_NE(slower, nullptr);
+  Commit(schedules_->default_schedule, *default_secs_);
+  Commit(*slower, 0.5 * *default_secs_);
+  const int64_t records = setup_->db->NumRecords().value();
+  SplitLeaseMeasurer measurer(/*split=*/1000);
+  absl::StatusOr<std::vector<Runoff>> rounds =
+      RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer);
+  ASSERT_FALSE(rounds.ok());
+  EXPECT_EQ(rounds.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(std::string(rounds.status().message()).find("timed on two workers"), std::string::npos)
+      << rounds.status();
+  EXPECT_EQ(measurer.batches(), 3);
   EXPECT_EQ(setup_->db->NumRecords().value(), records);
 }
 

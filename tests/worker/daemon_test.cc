@@ -106,6 +106,7 @@ TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
   request.set_trials_per_iter(4);
   request.set_cost_model("random");
   request.set_seed(1);
+  request.set_runoff(false);  // its records counted exactly
   const v1::JobStatus status = RunJob(server->address(), request);
   EXPECT_EQ(status.state(), v1::JOB_SUCCEEDED) << status.DebugString();
   EXPECT_EQ(status.trials(), 4) << status.DebugString();
@@ -119,9 +120,9 @@ TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
   EXPECT_FALSE(daemon->abandoned());
 }
 
-// A job with `runoff` set times its fastest record again beside the default schedule's on the
-// worker after the search (tuner/runoff.h): each round adds one record of each of the two
-// programs, repeating their traces, and leaves no pending batch behind.
+// A job that does not turn its runoff off times its fastest record again beside the default
+// schedule's on the worker after the search (tuner/runoff.h): each round adds one record of each of
+// the two programs, repeating their traces, and leaves no pending batch behind.
 TEST(WorkerDaemonTest, AJobsRunoffIsMeasuredOnTheWorker) {
   TempDir dir;
   auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
@@ -136,8 +137,7 @@ TEST(WorkerDaemonTest, AJobsRunoffIsMeasuredOnTheWorker) {
   request.set_max_trials(8);
   request.set_trials_per_iter(8);
   request.set_cost_model("random");
-  request.set_seed(3);
-  request.set_runoff(true);
+  request.set_seed(3);  // and runoff not set: a job runs it unless told not to
   const v1::JobStatus status = RunJob(server->address(), request);
   ASSERT_EQ(status.state(), v1::JOB_SUCCEEDED) << status.DebugString();
   EXPECT_EQ(status.trials(), 8) << "the runoff's measurements are not trials";
