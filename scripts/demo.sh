@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up (install what is missing, build), then the main job through the tuning service on
 # loopback: a server (`tessera serve`, records in build/demo/tessera.db) and one CPU worker
-# (`tessera worker --target cpu`), a short tuning job of GMM 256^3 submitted and watched, the
-# best record found, and the tuned program applied by the server, then built, timed and checked
+# (`tessera worker --target cpu`), a short tuning job of GMM 256^3 submitted and watched (its
+# runoff of the fastest schedule against the default one included), the best record found, and the tuned program applied by the server, then built, timed and checked
 # here against the unscheduled one. Both processes are stopped cleanly at the end (SIGTERM), and
 # on any error. Logs: build/demo/serve.log, build/demo/worker.log. docs/service.md explains it.
 set -euo pipefail
@@ -49,6 +49,9 @@ echo "[demo] $tessera worker --server $address --target cpu"
 worker_pid=$!
 run "$tessera" submit "$workload" --server "$address" --target cpu --trials 64 \
   --trials-per-iter 32 --watch
+# After the search the job timed its fastest schedule beside the default one on the worker (the
+# runoff, docs/tuning.md): the server's log says which is the best.
+grep -h "runoff of task" build/demo/serve.log | sed 's/^/[demo] server: /' || true
 run "$tessera" best "$workload" --server "$address" --target cpu
 run "$tessera" apply "$workload" --server "$address" --target cpu --run --check
 stop

@@ -1,19 +1,23 @@
 // Tests of worker/runner.cc, the CPU runner: each kernel runs in a child process, so a crash,
 // a failed allocation, a missing library or a hang is that kernel's result (with the signal,
 // the return code, the path or the time-out) and the next kernel still runs; the time-out
-// covers one step, not the whole measurement; the timing fields follow the config.
+// covers one step, not the whole measurement; the timing fields follow the config; the kernel
+// runs on private copies of its arguments and what it writes comes back.
 #include "worker/runner.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "ir/analysis.h"
 #include "tests/codegen/test_funcs.h"
+#include "tests/testing/scoped_temp_dir.h"
 #include "tests/worker/cpu_backend_testing.h"
 #include "worker/builder.h"
 #include "worker/check.h"
@@ -23,6 +27,7 @@ namespace {
 
 using testing::BuildAll;
 using testing::Once;
+using testing::ScopedTempDir;
 using testing::SmallBuiltMatmul;
 using testing_funcs::ElementwiseNest;
 using testing_funcs::MakeFunc;
@@ -220,6 +225,47 @@ TEST(CpuRunnerTest, TimingFieldsFollowTheConfig) {
   config.number = 0;
   results = runner->Run({input}, config);
   EXPECT_NE(results[0].error_msg.find("invalid config"), std::string::npos);
+}
+
+// A kernel, compiled here, that finds its first argument's mapping in /proc/self/maps and
+// writes that mapping's sharing flag ('p' private, 's' shared) into its first element: the
+// runner times kernels on private memory, as a caller's process has it, not on the shared
+// mapping the parent hands the arguments over in (docs/cpu-backend.md, "Runner").
+TEST(CpuRunnerTest, TheKernelRunsOnPrivateCopiesAndItsOutputsComeBack) {
+  ScopedTempDir dir("runner_private");
+  const std::string source = dir.path() + "/where.c";
+  const std::string library = dir.path() + "/where.so";
+  {
+    std::ofstream out(source);
+    out << R"(#include <stdint.h>
+#include <stdio.h>
+int32_t where(void** args) {
+  int64_t* flag = (int64_t*)args[0];
+  uintptr_t p = (uintptr_t)args[0];
+  FILE* maps = fopen("/proc/self/maps", "r");
+  if (maps == NULL) return 1;
+  char line[512];
+  *flag = 0;
+  while (fgets(line, sizeof line, maps) != NULL) {
+    unsigned long start, end;
+    char perms[8];
+    if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3 && p >= start && p < end) {
+      *flag = perms[3];
+    }
+  }
+  fclose(maps);
+  return 0;
+}
+)";
+  }
+  ASSERT_EQ(std::system(("cc -O1 -shared -fPIC -o " + library + " " + source).c_str()), 0);
+  std::vector<NDArray> args = {NDArray::Empty(DataType::Int64(), {1})};
+  static_cast<int64_t*>(args[0].data())[0] = -1;
+  absl::StatusOr<RunResult> ran = RunCpuKernel(library, "where", &args, Once());
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  ASSERT_TRUE(ran->ok()) << ran->error_msg;
+  EXPECT_EQ(static_cast<int64_t*>(args[0].data())[0], 'p')
+      << "0: the argument is in no mapping; 's': the kernel ran on shared memory";
 }
 
 }  // namespace
