@@ -55,6 +55,7 @@
 #include "ir/structural_equal.h"
 #include "rules/default/default_rule.h"
 #include "tuner/best_record.h"
+#include "tuner/runoff.h"
 #include "tuner/tune.h"
 #include "worker/host.h"
 #include "worker/measurer.h"
@@ -423,6 +424,20 @@ Tuned TuneTo(const PrimFunc& func, const Target& target, const std::vector<int>&
     out.trials += s->tasks[0].trials;
     out.errors += s->tasks[0].errors();
     out.secs.push_back(s->tasks[0].best_secs.value_or(0));
+    // The runoff decides what `best` returns: say what it found, or why it failed.
+    if (!s->tasks[0].runoff_error.empty()) {
+      std::fprintf(stderr, "bench_shapes: seed %lld, %d trials: runoff failed: %s\n",
+                   static_cast<long long>(seed), done, s->tasks[0].runoff_error.c_str());
+    }
+    for (const Runoff& r : s->tasks[0].runoffs) {
+      std::fprintf(stderr,
+                   "bench_shapes: seed %lld, %d trials: runoff of record %lld (%.4f ms in the "
+                   "job) against the default's record %lld (%.4f ms): %.4f against %.4f ms, %s\n",
+                   static_cast<long long>(seed), done, static_cast<long long>(r.fastest_id),
+                   r.fastest_secs_before * 1e3, static_cast<long long>(r.default_id),
+                   r.default_secs_before * 1e3, r.fastest_secs * 1e3, r.default_secs * 1e3,
+                   r.tuned_kept ? "the tuned schedule stays the best" : "the default is the best");
+    }
     // The record ApplyBest compiles with, replayed as it is (ApplyBest's copy carries the
     // "scheduled" attribute, which the default schedule it is compared with does not).
     absl::StatusOr<std::optional<ChosenRecord>> chosen =

@@ -38,23 +38,34 @@ std::string OtherWorker(const MeasuredBatch& batch) {
   return "";
 }
 
-// A record of `old`'s program timed by the runoff's two runs `a` and `b` of it.
-TuningRecord RunoffRecord(const TuningRecord& old, const MeasureOutcome& a, const MeasureOutcome& b,
+// The order of the runoff's runs: each program three times, alternately, neither always first.
+constexpr bool kRunIsDefault[] = {true, false, false, true, true, false};
+
+// A record of `old`'s program timed by the runoff's runs of it: the run whose mean is the
+// median of the three. One run (one child process) can be slow throughout, or carry one slow
+// repeat: GEMM and depthwise defaults were timed at 2-12x their time that way in jobs
+// (docs/tuning.md), and a mean over all runs would keep the outlier.
+TuningRecord RunoffRecord(const TuningRecord& old, std::vector<const MeasureOutcome*> runs,
                           const Provenance& provenance) {
+  std::sort(runs.begin(), runs.end(), [](const MeasureOutcome* a, const MeasureOutcome* b) {
+    return *a->mean_secs() < *b->mean_secs();
+  });
+  const MeasureOutcome& median = *runs[runs.size() / 2];
   TuningRecord r;
   r.workload_id = old.workload_id;
   r.target = old.target;
   r.trace_json = old.trace_json;
-  r.run_secs = a.run_secs;
-  r.run_secs.insert(r.run_secs.end(), b.run_secs.begin(), b.run_secs.end());
+  r.run_secs = median.run_secs;
   r.args = old.args;
   r.timestamp =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  r.provenance = a.provenance.value_or(provenance);
+  r.provenance = median.provenance.value_or(provenance);
   r.verified = old.verified;  // the same program passed its check when the job measured it
   r.job_id = old.job_id;
-  r.stage_secs.build = a.build_secs + b.build_secs;
-  r.stage_secs.run = a.run_wall_secs + b.run_wall_secs;
+  for (const MeasureOutcome* run : runs) {
+    r.stage_secs.build += run->build_secs;
+    r.stage_secs.run += run->run_wall_secs;
+  }
   return r;
 }
 
@@ -68,7 +79,9 @@ absl::StatusOr<Runoff> RunOffRound(Database* db, const PrimFunc& func, const Tar
   MeasureRequest request;
   request.target = target;
   request.workload = func;
-  request.candidates = {default_func, fastest_func, fastest_func, default_func};
+  for (bool is_default : kRunIsDefault) {
+    request.candidates.push_back(is_default ? default_func : fastest_func);
+  }
   request.verify = false;  // both passed their checks when the job measured them
   request.measure_fully = true;
   request.same_machine = true;
@@ -98,10 +111,12 @@ absl::StatusOr<Runoff> RunOffRound(Database* db, const PrimFunc& func, const Tar
   runoff.default_id = def.id;
   runoff.fastest_secs_before = fastest.mean_secs();
   runoff.default_secs_before = def.mean_secs();
-  const TuningRecord default_record =
-      RunoffRecord(def, measured.outcomes[0], measured.outcomes[3], measured.provenance);
-  const TuningRecord fastest_record =
-      RunoffRecord(fastest, measured.outcomes[1], measured.outcomes[2], measured.provenance);
+  std::vector<const MeasureOutcome*> default_runs, fastest_runs;
+  for (size_t i = 0; i < measured.outcomes.size(); ++i) {
+    (kRunIsDefault[i] ? default_runs : fastest_runs).push_back(&measured.outcomes[i]);
+  }
+  const TuningRecord default_record = RunoffRecord(def, default_runs, measured.provenance);
+  const TuningRecord fastest_record = RunoffRecord(fastest, fastest_runs, measured.provenance);
   runoff.default_secs = default_record.mean_secs();
   runoff.fastest_secs = fastest_record.mean_secs();
   TESSERA_ASSIGN_OR_RETURN(runoff.default_new_id, db->CommitRecord(default_record));

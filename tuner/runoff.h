@@ -3,10 +3,10 @@
 // the default minutes after the default's batch may only have had a quieter minute (two timings
 // of one kernel move 1-3% on a quiet machine, far more on a loaded one). So the task's fastest
 // record and the default schedule's record are measured again side by side, alternately
-// (default, fastest, fastest, default), and each program's two new timings are committed as a
-// record of its own. The best record (tuner/best_record.h) times a program by its latest
-// record, so the tuned schedule replaces the default only if it also wins this paired
-// comparison by more than the margin.
+// (default, fastest, fastest, default, default, fastest), and each program's run with the median
+// time of its three is committed as a record of its own. The best record (tuner/best_record.h)
+// times a program by its latest record, so the tuned schedule replaces the default only if it also
+// wins this paired comparison by more than the margin.
 #ifndef TESSERA_TUNER_RUNOFF_H_
 #define TESSERA_TUNER_RUNOFF_H_
 
