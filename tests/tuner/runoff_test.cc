@@ -98,11 +98,22 @@ class RunoffTest : public ::testing::Test {
     EXPECT_TRUE(id.ok()) << id.status();
     return id.ok() ? *id : -1;
   }
+  absl::StatusOr<std::vector<Runoff>> RunWith(Measurer* measurer) {
+    return RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, measurer);
+  }
   std::vector<Runoff> Run() {
-    absl::StatusOr<std::vector<Runoff>> rounds =
-        RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer_);
+    absl::StatusOr<std::vector<Runoff>> rounds = RunWith(&measurer_);
     EXPECT_TRUE(rounds.ok()) << rounds.status();
     return rounds.ok() ? *rounds : std::vector<Runoff>();
+  }
+  // The default at its scripted time and a slower sample timed at half the default's in its job
+  // (a lucky minute): the fastest record, which a runoff must not keep.
+  void CommitTheDefaultAndALuckySlowerSchedule() {
+    const Schedule* slower =
+        Other([&](std::optional<double> s) { return s && *s > *default_secs_; });
+    ASSERT_NE(slower, nullptr);
+    Commit(schedules_->default_schedule, *default_secs_);
+    Commit(*slower, 0.5 * *default_secs_);
   }
   TuningRecord Best() {
     absl::StatusOr<std::optional<ChosenRecord>> best =
@@ -200,8 +211,7 @@ TEST_F(RunoffTest, AFailedRunoffMeasurementCommitsNothing) {
   Commit(schedules_->default_schedule, *default_secs_);
   const int64_t lucky = Commit(*failing, 0.5 * *default_secs_);
   const int64_t records = setup_->db->NumRecords().value();
-  absl::StatusOr<std::vector<Runoff>> rounds =
-      RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer_);
+  absl::StatusOr<std::vector<Runoff>> rounds = RunWith(&measurer_);
   ASSERT_FALSE(rounds.ok());
   EXPECT_EQ(rounds.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_NE(
@@ -221,8 +231,7 @@ TEST_F(RunoffTest, OneSlowRunOfTheDefaultDoesNotDecideTheRunoff) {
   Commit(schedules_->default_schedule, *default_secs_);
   Commit(*slower, 0.5 * *default_secs_);
   FirstRunSlowMeasurer measurer(/*factor=*/10);
-  absl::StatusOr<std::vector<Runoff>> rounds =
-      RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer);
+  absl::StatusOr<std::vector<Runoff>> rounds = RunWith(&measurer);
   ASSERT_TRUE(rounds.ok()) << rounds.status();
   ASSERT_EQ(rounds->size(), 1u);
   EXPECT_FALSE((*rounds)[0].tuned_kept);
@@ -231,13 +240,9 @@ TEST_F(RunoffTest, OneSlowRunOfTheDefaultDoesNotDecideTheRunoff) {
 }
 
 TEST_F(RunoffTest, ARunoffTimedOnTwoWorkersIsTimedAgainWhole) {
-  const Schedule* slower = Other([&](std::optional<double> s) { return s && *s > *default_secs_; });
-  ASSERT_NE(slower, nullptr);
-  Commit(schedules_->default_schedule, *default_secs_);
-  Commit(*slower, 0.5 * *default_secs_);
+  CommitTheDefaultAndALuckySlowerSchedule();
   SplitLeaseMeasurer measurer(/*split=*/1);
-  absl::StatusOr<std::vector<Runoff>> rounds =
-      RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer);
+  absl::StatusOr<std::vector<Runoff>> rounds = RunWith(&measurer);
   ASSERT_TRUE(rounds.ok()) << rounds.status();
   ASSERT_EQ(rounds->size(), 1u);
   EXPECT_EQ(measurer.batches(), 2);
@@ -247,14 +252,10 @@ TEST_F(RunoffTest, ARunoffTimedOnTwoWorkersIsTimedAgainWhole) {
 }
 
 TEST_F(RunoffTest, ARunoffAlwaysTimedOnTwoWorkersCommitsNothing) {
-  const Schedule* slower = Other([&](std::optional<double> s) { return s && *s > *default_secs_; });
-  ASSERT_NE(slower, nullptr);
-  Commit(schedules_->default_schedule, *default_secs_);
-  Commit(*slower, 0.5 * *default_secs_);
+  CommitTheDefaultAndALuckySlowerSchedule();
   const int64_t records = setup_->db->NumRecords().value();
   SplitLeaseMeasurer measurer(/*split=*/1000);
-  absl::StatusOr<std::vector<Runoff>> rounds =
-      RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer);
+  absl::StatusOr<std::vector<Runoff>> rounds = RunWith(&measurer);
   ASSERT_FALSE(rounds.ok());
   EXPECT_EQ(rounds.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_NE(std::string(rounds.status().message()).find("timed on two workers"), std::string::npos)
