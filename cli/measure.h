@@ -4,7 +4,7 @@
 // outputs on seeded random inputs are compared against a reference function (the same
 // function for `run`, the unscheduled one for `schedule` and `run --trace`) computed on the
 // host by the interpreter, or above an interpreter budget by a naive C compilation of the
-// reference (-O0, serial).
+// reference (-O2 strict, outer data-parallel loops in parallel).
 #ifndef TESSERA_CLI_MEASURE_H_
 #define TESSERA_CLI_MEASURE_H_
 

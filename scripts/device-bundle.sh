@@ -6,7 +6,7 @@
 #   scripts/device-bundle.sh [--build-dir build] [--out .device/bundle] [--gpu-only]
 #
 # What goes in:
-#   bin/tessera, tests/<every test binary> (stripped; --gpu-only: the gpu-labelled ones and
+#   bin/tessera, bin/bench_cuda_gmm (where built), tests/<every test binary> (stripped; --gpu-only: the gpu-labelled ones and
 #   cli_test), lib/ the ldd closure of all of them except glibc, libnvrtc*, libcuda* and
 #   anything from the CUDA toolkit (the GPU machine has its own; NVRTC must match its
 #   headers there), lib/fallback/ libstdc++ and libgcc_s (used only where the machine's are
@@ -56,12 +56,18 @@ done
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/tests" "$out/lib/fallback" "$out/include"
 strip --strip-unneeded -o "$out/bin/tessera" "$tessera_bin"
+bench_bin="$build_dir/bin/bench_cuda_gmm"
+bundled=("$tessera_bin")
+if [[ -x "$bench_bin" ]]; then
+  strip --strip-unneeded -o "$out/bin/bench_cuda_gmm" "$bench_bin"
+  bundled+=("$bench_bin")
+fi
 for f in "${tests[@]}"; do strip --strip-unneeded -o "$out/tests/$(basename "$f")" "$f"; done
 printf '%s\n' $gpu_tests >"$out/gpu-tests.txt"
 
 # The ldd closure, by SONAME, without the libraries the GPU machine must provide itself.
 declare -A seen=()
-for f in "$tessera_bin" "${tests[@]}"; do
+for f in "${bundled[@]}" "${tests[@]}"; do
   while read -r soname path; do
     [[ -n "$path" && -f "$path" ]] || continue
     [[ -n "${seen[$soname]:-}" ]] && continue
@@ -86,16 +92,11 @@ for h in cuda_fp16.h cuda_fp16.hpp cuda_bf16.h cuda_bf16.hpp mma.h crt/mma.h crt
   if [[ -n "$cuda_include" && -f "$cuda_include/$h" ]]; then cp "$cuda_include/$h" "$out/include/$h"; fi
 done
 
-cat >"$out/run-gpu-tests.sh" <<'LAUNCHER'
-#!/usr/bin/env bash
-# Runs the GPU-labelled Tessera tests and `tessera devices` from this bundle. Exit status:
-# nonzero when a test binary fails. Usage: run-gpu-tests.sh [--all] [gtest flags...]
-#   --all   every test binary, not only the gpu-labelled ones
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-all=0
-if [[ "${1:-}" == "--all" ]]; then all=1; shift; fi
-
+cat >"$out/env.sh" <<'ENV'
+# Sourced by run-gpu-tests.sh, and by a command that runs bin/ programs of this bundle:
+# LD_LIBRARY_PATH (the bundle's libraries, the machine's NVRTC and cuBLAS), the CUDA headers
+# where the machine has none, TESSERA_BINARY, and bin/ on PATH.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 libs="$here/lib"
 # libstdc++ / libgcc_s from the build machine only where the system's are older.
 system_stdcxx=$(ldconfig -p 2>/dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')
@@ -109,11 +110,34 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_6
                  /opt/*/.venv/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib 2>/dev/null); do
   if [[ -e "$d/libnvrtc.so.13" ]]; then libs="$libs:$d"; break; fi
 done
+# cuBLAS (bench_cuda_gmm's anchor), where that directory lacks it.
+if [[ ! -e "${libs##*:}/libcublas.so.13" ]]; then
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+           $(ls -d /opt/*/.venv/lib/python3*/site-packages/nvidia/cu13/lib \
+                   /opt/*/.venv/lib/python3*/site-packages/nvidia/cublas/lib 2>/dev/null); do
+    if [[ -e "$d/libcublas.so.13" ]]; then libs="$libs:$d"; break; fi
+  done
+fi
 export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [[ -z "${TESSERA_CUDA_INCLUDE_DIR:-}" && ! -f /usr/local/cuda/include/cuda_fp16.h ]]; then
   export TESSERA_CUDA_INCLUDE_DIR="$here/include"
 fi
 export TESSERA_BINARY="$here/bin/tessera"
+export PATH="$here/bin:$PATH"
+
+ENV
+
+cat >"$out/run-gpu-tests.sh" <<'LAUNCHER'
+#!/usr/bin/env bash
+# Runs the GPU-labelled Tessera tests and `tessera devices` from this bundle. Exit status:
+# nonzero when a test binary fails. Usage: run-gpu-tests.sh [--all] [gtest flags...]
+#   --all   every test binary, not only the gpu-labelled ones
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+all=0
+if [[ "${1:-}" == "--all" ]]; then all=1; shift; fi
+
+source "$here/env.sh"
 
 echo "== tessera devices"
 "$here/bin/tessera" devices || exit 1

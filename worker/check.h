@@ -1,7 +1,8 @@
 // Checking a built candidate against its reference: both run on the same seeded random
 // inputs and every output parameter is compared (ir/ndarray.h Compare: tolerances by dtype).
 // The reference is the unscheduled function, computed on the host by the interpreter, or,
-// above an interpreter budget, by a naive compilation (-O0, serial) of it. Used by
+// above an interpreter budget, by a naive compilation of it (-O2 without contraction, its
+// outer data-parallel loops in parallel: the serial results, faster). Used by
 // `tessera run|schedule --check`, `tessera sample` and the tuner's verification of new bests.
 #ifndef TESSERA_WORKER_CHECK_H_
 #define TESSERA_WORKER_CHECK_H_
@@ -25,7 +26,7 @@ namespace tessera {
 std::vector<NDArray> RandomArgs(const PrimFunc& func, int64_t seed);
 
 struct CheckOutcome {
-  std::string reference;  // "interpreter" or "naive compiled C (-O0, serial)"
+  std::string reference;  // "interpreter" or "naive compiled C (-O2 strict, ...)"
   double max_abs_error = 0;
   double max_rel_error = 0;
   int64_t mismatches = 0;

@@ -7,7 +7,9 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -19,6 +21,7 @@
 #include "codegen/codegen_cuda.h"
 #include "worker/builder_internal.h"
 #include "worker/cuda_module_file.h"
+#include "worker/runner_internal.h"
 #endif
 
 #ifndef TESSERA_CUDA_INCLUDE_DIR
@@ -45,19 +48,53 @@ int ArchNumber(const std::string& arch) {
   return std::atoi(arch.substr(3, end - 3).c_str());
 }
 
-std::vector<int> SupportedArchNumbers() {
-  int count = 0;
-  if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0) return {};
-  std::vector<int> archs(static_cast<size_t>(count));
-  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
-  return archs;
+// NVRTC 13 loads and initializes the CUDA driver in the process that calls it: on an H100
+// (driver 580) after one nvrtcCompileProgram, cuInit in every child forked from that process
+// failed with CUDA_ERROR_NOT_INITIALIZED. The processes that measure fork their CUDA children
+// (docs/cuda-backend.md, "Processes"), so every NVRTC call runs in a forked child of its own and
+// sends its answer back through shared memory; the calling process never loads the driver.
+
+// What the NVRTC library here is: its version and the architectures it compiles for.
+struct NvrtcInfo {
+  std::string version;
+  std::vector<int> archs;
+};
+
+const NvrtcInfo& QueryNvrtcInfo() {
+  static std::once_flag once;
+  static NvrtcInfo* info = new NvrtcInfo;
+  std::call_once(once, [] {
+    struct Reply {
+      int major = 0, minor = 0, count = 0;
+      int archs[64];
+      internal::ChildMessage message;
+    };
+    absl::StatusOr<internal::SharedMemory> shared =
+        internal::SharedMemory::Map(sizeof(Reply), "nvrtc query");
+    if (!shared.ok()) return;
+    auto* reply = new (shared->data()) Reply;
+    absl::StatusOr<std::string> failure = internal::RunInChildProcess(
+        [reply]() {
+          nvrtcVersion(&reply->major, &reply->minor);
+          int count = 0;
+          if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0) return 0;
+          std::vector<int> archs(static_cast<size_t>(count));
+          if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return 0;
+          reply->count = std::min(count, 64);
+          std::copy_n(archs.begin(), reply->count, reply->archs);
+          return 0;
+        },
+        /*timeout_sec=*/60, &reply->message);
+    if (!failure.ok() || !failure->empty()) return;
+    info->version = absl::StrCat(reply->major, ".", reply->minor);
+    info->archs.assign(reply->archs, reply->archs + reply->count);
+  });
+  return *info;
 }
 
-std::string NvrtcVersion() {
-  int major = 0, minor = 0;
-  nvrtcVersion(&major, &minor);
-  return absl::StrCat(major, ".", minor);
-}
+std::vector<int> SupportedArchNumbers() { return QueryNvrtcInfo().archs; }
+
+std::string NvrtcVersion() { return QueryNvrtcInfo().version; }
 
 // kInvalidArgument unless NVRTC compiles for `arch`.
 absl::Status CheckArch(const std::string& arch) {
@@ -178,9 +215,11 @@ std::vector<std::string> NvrtcSupportedArchs() {
   return archs;
 }
 
-absl::StatusOr<std::string> CompileCudaSource(const std::string& source, const std::string& arch,
-                                              const NvrtcCompileOptions& options) {
-  TESSERA_RETURN_IF_ERROR(CheckArch(arch));
+namespace {
+
+// The compilation itself; runs in the child of CompileCudaSource.
+absl::StatusOr<std::string> CompileInThisProcess(const std::string& source, const std::string& arch,
+                                                 const NvrtcCompileOptions& options) {
   nvrtcProgram program;
   nvrtcResult rc = nvrtcCreateProgram(&program, source.c_str(), "tessera.cu", 0, nullptr, nullptr);
   if (rc != NVRTC_SUCCESS) {
@@ -218,6 +257,50 @@ absl::StatusOr<std::string> CompileCudaSource(const std::string& source, const s
   }
   nvrtcDestroyProgram(&program);
   return out;
+}
+
+// What the compiling child leaves in shared memory: a status code and the cubin or the error
+// message. The mapping is reserved at its full size but only the pages written are backed.
+struct CompileReply {
+  static constexpr size_t kMaxBytes = size_t{64} << 20;
+  int code = 0;  // absl::StatusCode
+  size_t bytes = 0;
+  internal::ChildMessage message;  // why the child failed outside NVRTC
+  char data[1];                    // kMaxBytes follow
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> CompileCudaSource(const std::string& source, const std::string& arch,
+                                              const NvrtcCompileOptions& options) {
+  TESSERA_RETURN_IF_ERROR(CheckArch(arch));
+  TESSERA_ASSIGN_OR_RETURN(
+      internal::SharedMemory shared,
+      internal::SharedMemory::Map(sizeof(CompileReply) + CompileReply::kMaxBytes, "nvrtc compile"));
+  auto* reply = new (shared.data()) CompileReply;
+  absl::StatusOr<std::string> failure = internal::RunInChildProcess(
+      [&]() {
+        absl::StatusOr<std::string> compiled = CompileInThisProcess(source, arch, options);
+        const std::string& bytes =
+            compiled.ok() ? *compiled : std::string(compiled.status().message());
+        reply->code = static_cast<int>(compiled.status().code());
+        if (bytes.size() > CompileReply::kMaxBytes) {
+          internal::ExitChildWithMessage(
+              &reply->message, absl::StrCat("its output of ", bytes.size(),
+                                            " bytes is larger than ", CompileReply::kMaxBytes));
+        }
+        std::memcpy(reply->data, bytes.data(), bytes.size());
+        reply->bytes = bytes.size();
+        return 0;
+      },
+      options.timeout_sec, &reply->message);
+  if (!failure.ok()) return failure.status();
+  if (!failure->empty()) {
+    return absl::InternalError(absl::StrCat("nvrtc: the compiling process failed: ", *failure));
+  }
+  std::string data(reply->data, reply->bytes);
+  if (reply->code != 0) return absl::Status(static_cast<absl::StatusCode>(reply->code), data);
+  return data;
 }
 
 std::unique_ptr<Builder> NewNvrtcBuilder(NvrtcBuilderOptions options) {

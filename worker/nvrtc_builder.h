@@ -33,6 +33,8 @@ struct NvrtcCompileOptions {
   std::string include_dir;
   bool fast_math = false;                // --use_fast_math
   std::vector<std::string> extra_flags;  // appended after all other options
+  // The compiler runs in a child process (worker/nvrtc_builder.cc says why), killed after this.
+  double timeout_sec = 300;
 };
 
 // $TESSERA_CUDA_INCLUDE_DIR if set, else the toolkit include directory found at configure

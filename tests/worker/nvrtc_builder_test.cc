@@ -41,6 +41,25 @@ std::string ReadAll(const std::string& path) {
   return s.str();
 }
 
+// NVRTC 13 loads and initializes the CUDA driver in the process that calls it, after which no
+// forked child can use CUDA (cuInit: CUDA_ERROR_NOT_INITIALIZED, seen on an H100): the compiler
+// runs in a child process, and this one maps neither NVRTC's builtins nor the driver.
+TEST(CompileCudaSourceTest, TheCompilerRunsInAChildProcess) {
+  absl::StatusOr<std::string> cubin = CompileCudaSource(kAxpy, "sm_80");
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  EXPECT_TRUE(IsElf(*cubin));
+  const std::string maps = ReadAll("/proc/self/maps");
+  ASSERT_FALSE(maps.empty());
+  EXPECT_EQ(maps.find("libnvrtc-builtins"), std::string::npos);
+  EXPECT_EQ(maps.find("libcuda.so"), std::string::npos);
+  // A compilation error still comes back whole.
+  absl::StatusOr<std::string> broken = CompileCudaSource("this is not CUDA", "sm_80");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(broken.status().message().find("this is not CUDA"), std::string::npos)
+      << broken.status();
+}
+
 TEST(CompileCudaSourceTest, CompilesForSm80AndSm90) {
   absl::StatusOr<std::string> sm80 = CompileCudaSource(kAxpy, "sm_80");
   ASSERT_TRUE(sm80.ok()) << sm80.status();

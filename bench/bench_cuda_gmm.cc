@@ -1,0 +1,360 @@
+// bench_cuda_gmm: Tessera's tuned GMM on the GPU against cuBLAS, measured in the same run.
+// For each dtype (--dtypes, default float32,float16) and shape (--shapes MxNxK, default
+// 4096x4096x4096): a tuning job (evolutionary search, --trials, into an in-memory database,
+// the cuda target of GPU 0), then cuBLAS, the tuned best and the default schedule timed in
+// alternating rounds (--rounds), each figure the median of its rounds.
+//
+// The anchor is cuBLAS computing what Tessera's function computes: float32 cublasSgemm in the
+// default math mode (no TF32: Tessera's float32 GMM multiplies in float32) and float16
+// cublasGemmEx with CUBLAS_COMPUTE_16F (Tessera's float16 GMM accumulates in float16,
+// frontend/workloads_matmul.cc). For float16 the float32-accumulating cuBLAS figure is printed
+// beside it, for reference.
+//
+// CUDA and fork: the measurer runs every batch in a forked child and its parent must never
+// initialize CUDA (docs/cuda-backend.md, "Processes"), so cuBLAS runs in a forked child too and
+// sends its figure back through a pipe.
+//
+//   bench_cuda_gmm [--shapes 4096x4096x4096] [--dtypes float32,float16] [--trials 64]
+//                  [--rounds 3] [--seed 0]
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "base/random.h"
+#include "database/database.h"
+#include "frontend/workloads.h"
+#include "ir/flops.h"
+#include "rules/default/default_rule.h"
+#include "tuner/best_record.h"
+#include "tuner/tune.h"
+#include "worker/devices.h"
+
+namespace tessera {
+namespace {
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  std::string ToString() const { return absl::StrFormat("%dx%dx%d", m, n, k); }
+};
+
+// What a forked child sends back: seconds per GEMM, or why it failed.
+struct ChildResult {
+  double secs = 0;
+  char error[512] = {};
+};
+
+#define BENCH_CUDA_CHECK(expr, what)                                                 \
+  do {                                                                               \
+    if (auto rc = (expr); rc != 0) {                                                 \
+      std::snprintf(result.error, sizeof(result.error), "%s failed (code %d)", what, \
+                    static_cast<int>(rc));                                           \
+      return result;                                                                 \
+    }                                                                                \
+  } while (0)
+
+// In the child: cuBLAS on device arrays of seeded random values, mean seconds per call, the
+// mean of 5 repeats of `number` calls each (number grows until a repeat lasts 50 ms), as the
+// CUDA runner times Tessera's kernels (bench config below).
+ChildResult CublasInChild(const GemmShape& s, bool half, bool accumulate_in_float) {
+  ChildResult result;
+  const size_t elem = half ? sizeof(__half) : sizeof(float);
+  const size_t a_n = s.m * s.k, b_n = s.k * s.n, c_n = s.m * s.n;
+  std::vector<char> host(std::max(a_n, b_n) * elem);
+  Random rng(1);
+  auto fill = [&](size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      const float v = static_cast<float>(rng.UniformReal() * 2 - 1);
+      if (half) {
+        reinterpret_cast<__half*>(host.data())[i] = __float2half(v);
+      } else {
+        reinterpret_cast<float*>(host.data())[i] = v;
+      }
+    }
+  };
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  BENCH_CUDA_CHECK(cudaSetDevice(0), "cudaSetDevice(0)");
+  BENCH_CUDA_CHECK(cudaMalloc(&a, a_n * elem), "cudaMalloc");
+  BENCH_CUDA_CHECK(cudaMalloc(&b, b_n * elem), "cudaMalloc");
+  BENCH_CUDA_CHECK(cudaMalloc(&c, c_n * elem), "cudaMalloc");
+  fill(a_n);
+  BENCH_CUDA_CHECK(cudaMemcpy(a, host.data(), a_n * elem, cudaMemcpyHostToDevice), "cudaMemcpy");
+  fill(b_n);
+  BENCH_CUDA_CHECK(cudaMemcpy(b, host.data(), b_n * elem, cudaMemcpyHostToDevice), "cudaMemcpy");
+  cublasHandle_t handle;
+  BENCH_CUDA_CHECK(cublasCreate(&handle), "cublasCreate");
+  // Row-major C = A B is column-major C^T = B^T A^T: B first, with the roles of m and n swapped.
+  const float alpha = 1, beta = 0;
+  const __half alpha_h = __float2half(1.0f), beta_h = __float2half(0.0f);
+  auto gemm = [&]() -> int {
+    if (!half) {
+      return cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha,
+                         static_cast<float*>(b), s.n, static_cast<float*>(a), s.k, &beta,
+                         static_cast<float*>(c), s.n);
+    }
+    if (accumulate_in_float) {
+      return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b, CUDA_R_16F,
+                          s.n, a, CUDA_R_16F, s.k, &beta, c, CUDA_R_16F, s.n, CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT);
+    }
+    return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha_h, b, CUDA_R_16F,
+                        s.n, a, CUDA_R_16F, s.k, &beta_h, c, CUDA_R_16F, s.n, CUBLAS_COMPUTE_16F,
+                        CUBLAS_GEMM_DEFAULT);
+  };
+  cudaEvent_t start, stop;
+  BENCH_CUDA_CHECK(cudaEventCreate(&start), "cudaEventCreate");
+  BENCH_CUDA_CHECK(cudaEventCreate(&stop), "cudaEventCreate");
+  BENCH_CUDA_CHECK(gemm(), "cuBLAS GEMM (warm-up)");
+  BENCH_CUDA_CHECK(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  auto time_runs = [&](int number, float* ms) -> int {
+    if (int rc = cudaEventRecord(start); rc != 0) return rc;
+    for (int i = 0; i < number; ++i) {
+      if (int rc = gemm(); rc != 0) return rc;
+    }
+    if (int rc = cudaEventRecord(stop); rc != 0) return rc;
+    if (int rc = cudaEventSynchronize(stop); rc != 0) return rc;
+    return cudaEventElapsedTime(ms, start, stop);
+  };
+  int number = 1;
+  float ms = 0;
+  for (;;) {
+    BENCH_CUDA_CHECK(time_runs(number, &ms), "cuBLAS GEMM");
+    if (ms >= 50 || number >= (1 << 16)) break;
+    number = std::max(number * 2, static_cast<int>(number * 50 / std::max(ms, 1e-3f)) + 1);
+  }
+  double total = 0;
+  constexpr int kRepeats = 5;
+  for (int repeat = 0; repeat < kRepeats; ++repeat) {
+    BENCH_CUDA_CHECK(time_runs(number, &ms), "cuBLAS GEMM");
+    total += ms / 1e3 / number;
+  }
+  result.secs = total / kRepeats;
+  return result;
+}
+
+// cuBLAS timed in a forked child; an error names what failed.
+absl::StatusOr<double> CublasSeconds(const GemmShape& s, bool half, bool accumulate_in_float) {
+  int fds[2];
+  if (pipe(fds) != 0) return absl::InternalError("bench_cuda_gmm: pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("bench_cuda_gmm: fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    const ChildResult result = CublasInChild(s, half, accumulate_in_float);
+    ssize_t written = write(fds[1], &result, sizeof(result));
+    _exit(written == sizeof(result) ? 0 : 1);
+  }
+  close(fds[1]);
+  ChildResult result;
+  const ssize_t got = read(fds[0], &result, sizeof(result));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != sizeof(result)) {
+    return absl::InternalError(
+        absl::StrFormat("cuBLAS child ended without a result (wait status %d)", status));
+  }
+  if (result.error[0] != '\0') return absl::InternalError(result.error);
+  return result.secs;
+}
+
+MeasureConfig BenchMeasureConfig() {
+  MeasureConfig config;
+  config.runner.repeat = 5;
+  config.runner.min_repeat_ms = 50;
+  config.runner.timeout_sec = 120;  // also the reference's (a naive GMM 4096^3 on the host)
+  return config;
+}
+
+std::optional<PrimFunc> DefaultFunc(const PrimFunc& func, const Target& target) {
+  for (const DefaultRulePtr& rule : DefaultRulesFor(target)) {
+    absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(func, target);
+    if (sch.ok() && sch->has_value()) return (*sch)->func();
+  }
+  return std::nullopt;
+}
+
+// Mean seconds of each of `scheduled` on the GPU (outputs checked), 0 for a failure (printed).
+std::vector<double> MeasureSeconds(const PrimFunc& func, const std::vector<PrimFunc>& scheduled,
+                                   const Target& target, LocalMeasurer* measurer) {
+  std::vector<double> secs(scheduled.size(), 0);
+  MeasureRequest request;
+  request.target = target;
+  request.workload = func;
+  request.candidates = scheduled;
+  absl::StatusOr<MeasuredBatch> batch = measurer->Measure(request);
+  if (!batch.ok()) {
+    std::fprintf(stderr, "bench_cuda_gmm: %s\n", std::string(batch.status().message()).c_str());
+    return secs;
+  }
+  for (size_t i = 0; i < secs.size(); ++i) {
+    if (batch->outcomes[i].ok()) {
+      secs[i] = *batch->outcomes[i].mean_secs();
+    } else {
+      std::fprintf(stderr, "bench_cuda_gmm: candidate %zu: %s\n", i,
+                   batch->outcomes[i].error_msg.c_str());
+    }
+  }
+  return secs;
+}
+
+double Median(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !(x > 0); }), v.end());
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string Tflops(double flops, double secs) {
+  return secs > 0 ? absl::StrFormat("%7.1f", flops / secs / 1e12) : std::string("    n/a");
+}
+
+std::string Ratio(double anchor_secs, double secs) {
+  return secs > 0 && anchor_secs > 0 ? absl::StrFormat("%5.2fx", anchor_secs / secs)
+                                     : std::string("  n/a");
+}
+
+int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& dtypes, int trials,
+          int rounds, int64_t seed) {
+  absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
+  if (!target.ok()) {
+    std::fprintf(stderr, "bench_cuda_gmm: %s\n", std::string(target.status().message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<LocalMeasurer>> measurer =
+      LocalMeasurer::Create(*target, BenchMeasureConfig());
+  if (!measurer.ok()) {
+    std::fprintf(stderr, "bench_cuda_gmm: %s\n", std::string(measurer.status().message()).c_str());
+    return 1;
+  }
+  std::printf(
+      "target %s; %d trials per job; medians of %d alternating rounds; ratios are cuBLAS "
+      "time / Tessera time (> 1: faster than cuBLAS)\n",
+      target->ToString().c_str(), trials, rounds);
+  std::printf("%-8s %-16s %9s %9s %9s %9s %8s %8s %9s\n", "dtype", "shape", "cuBLAS", "tuned",
+              "default", "cuBLAS32", "tuned/cB", "def/cB", "tune s");
+  std::printf("%-8s %-16s %9s %9s %9s %9s %8s %8s %9s\n", "", "", "TFLOP/s", "TFLOP/s", "TFLOP/s",
+              "TFLOP/s", "", "", "");
+  int failures = 0;
+  for (const std::string& dtype : dtypes) {
+    const bool half = dtype == "float16";
+    for (const GemmShape& s : shapes) {
+      absl::StatusOr<PrimFunc> func =
+          MakeWorkload("GMM", {{"B", 1}, {"M", s.m}, {"N", s.n}, {"K", s.k}}, dtype);
+      if (!func.ok()) {
+        std::fprintf(stderr, "bench_cuda_gmm: %s\n", std::string(func.status().message()).c_str());
+        ++failures;
+        continue;
+      }
+      const double flops = EstimateFlops(*func);
+      std::unique_ptr<Database> db = NewMemoryDatabase();
+      TuneOptions options;
+      options.target = *target;
+      options.seed = seed;
+      options.max_trials_global = trials;
+      options.runoff = true;  // as `tessera tune` does
+      options.measure = BenchMeasureConfig();
+      options.measure.runner.repeat = 3;
+      options.measure.runner.min_repeat_ms = 20;
+      absl::StatusOr<TuneSummary> summary =
+          Tune({{"GMM " + s.ToString() + " " + dtype, *func, 1}}, db.get(), options);
+      if (!summary.ok()) {
+        std::fprintf(stderr, "bench_cuda_gmm: %s %s: %s\n", dtype.c_str(), s.ToString().c_str(),
+                     std::string(summary.status().message()).c_str());
+        ++failures;
+        continue;
+      }
+      const TaskSummary& task = summary->tasks[0];
+      std::fprintf(stderr,
+                   "bench_cuda_gmm: %s %s: %d trials, %d build errors, %d run errors, %d "
+                   "time-outs, %d wrong outputs; in-job best %.4f ms\n",
+                   dtype.c_str(), s.ToString().c_str(), task.trials, task.build_errors,
+                   task.run_errors, task.timeouts, task.wrong_outputs,
+                   task.best_secs.value_or(0) * 1e3);
+      std::optional<PrimFunc> best;
+      absl::StatusOr<std::optional<ChosenRecord>> chosen =
+          BestRecordOrDefault(db.get(), *func, *target, /*verified_only=*/true);
+      if (chosen.ok() && chosen->has_value()) {
+        absl::StatusOr<PrimFunc> replayed = ReplayRecord(*func, (*chosen)->record);
+        if (replayed.ok()) best = *replayed;
+      }
+      const std::optional<PrimFunc> def = DefaultFunc(*func, *target);
+      std::vector<double> cublas, cublas32, tuned, def_secs;
+      for (int round = 0; round < rounds; ++round) {
+        absl::StatusOr<double> c = CublasSeconds(s, half, /*accumulate_in_float=*/false);
+        if (!c.ok()) std::fprintf(stderr, "bench_cuda_gmm: %s\n", c.status().ToString().c_str());
+        cublas.push_back(c.value_or(0));
+        if (half) {
+          absl::StatusOr<double> c32 = CublasSeconds(s, half, /*accumulate_in_float=*/true);
+          cublas32.push_back(c32.value_or(0));
+        }
+        std::vector<PrimFunc> candidates;
+        if (best) candidates.push_back(*best);
+        if (def) candidates.push_back(*def);
+        const std::vector<double> secs =
+            MeasureSeconds(*func, candidates, *target, measurer->get());
+        if (best) tuned.push_back(secs[0]);
+        if (def) def_secs.push_back(secs.back());
+      }
+      const double cb = Median(cublas), cb32 = Median(cublas32), tu = Median(tuned),
+                   de = Median(def_secs);
+      if (tu <= 0) ++failures;
+      std::printf("%-8s %-16s %9s %9s %9s %9s %8s %8s %9.1f\n", dtype.c_str(), s.ToString().c_str(),
+                  Tflops(flops, cb).c_str(), Tflops(flops, tu).c_str(), Tflops(flops, de).c_str(),
+                  half ? Tflops(flops, cb32).c_str() : "       -", Ratio(cb, tu).c_str(),
+                  Ratio(cb, de).c_str(), summary->times.wall);
+      std::fflush(stdout);
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  CLI::App app{"Tessera's tuned GMM on the GPU against cuBLAS, measured in the same run"};
+  std::string shapes_text = "4096x4096x4096";
+  std::string dtypes_text = "float32,float16";
+  int trials = 64, rounds = 3;
+  int64_t seed = 0;
+  app.add_option("--shapes", shapes_text, "Comma-separated MxNxK (row-major A MxK, B KxN)")
+      ->capture_default_str();
+  app.add_option("--dtypes", dtypes_text, "float32 and/or float16")->capture_default_str();
+  app.add_option("--trials", trials, "Trials of each tuning job")->capture_default_str();
+  app.add_option("--rounds", rounds, "Alternating timing rounds (medians)")->capture_default_str();
+  app.add_option("--seed", seed, "Seed of the search and the data")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  std::vector<tessera::GemmShape> shapes;
+  for (absl::string_view text : absl::StrSplit(shapes_text, ',', absl::SkipEmpty())) {
+    std::vector<std::string> dims = absl::StrSplit(text, 'x');
+    tessera::GemmShape s;
+    if (dims.size() != 3 || !absl::SimpleAtoi(dims[0], &s.m) || !absl::SimpleAtoi(dims[1], &s.n) ||
+        !absl::SimpleAtoi(dims[2], &s.k) || s.m <= 0 || s.n <= 0 || s.k <= 0) {
+      std::fprintf(stderr, "bench_cuda_gmm: --shapes: '%s' is not MxNxK\n",
+                   std::string(text).c_str());
+      return 2;
+    }
+    shapes.push_back(s);
+  }
+  std::vector<std::string> dtypes = absl::StrSplit(dtypes_text, ',', absl::SkipEmpty());
+  for (const std::string& d : dtypes) {
+    if (d != "float32" && d != "float16") {
+      std::fprintf(stderr, "bench_cuda_gmm: --dtypes: '%s' is not float32 or float16\n", d.c_str());
+      return 2;
+    }
+  }
+  return tessera::Bench(shapes, dtypes, trials, std::max(rounds, 1), seed);
+}
