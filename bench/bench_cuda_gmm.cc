@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,10 +35,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/random.h"
+#include "bench/bench_measure.h"
 #include "database/database.h"
 #include "frontend/workloads.h"
 #include "ir/flops.h"
-#include "rules/default/default_rule.h"
 #include "tuner/best_record.h"
 #include "tuner/tune.h"
 #include "worker/devices.h"
@@ -170,45 +171,8 @@ absl::StatusOr<double> CublasSeconds(const GemmShape& s, bool half, bool accumul
   return result.secs;
 }
 
-MeasureConfig BenchMeasureConfig() {
-  MeasureConfig config;
-  config.runner.repeat = 5;
-  config.runner.min_repeat_ms = 50;
-  config.runner.timeout_sec = 120;  // also the reference's (a naive GMM 4096^3 on the host)
-  return config;
-}
-
-std::optional<PrimFunc> DefaultFunc(const PrimFunc& func, const Target& target) {
-  for (const DefaultRulePtr& rule : DefaultRulesFor(target)) {
-    absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(func, target);
-    if (sch.ok() && sch->has_value()) return (*sch)->func();
-  }
-  return std::nullopt;
-}
-
-// Mean seconds of each of `scheduled` on the GPU (outputs checked), 0 for a failure (printed).
-std::vector<double> MeasureSeconds(const PrimFunc& func, const std::vector<PrimFunc>& scheduled,
-                                   const Target& target, LocalMeasurer* measurer) {
-  std::vector<double> secs(scheduled.size(), 0);
-  MeasureRequest request;
-  request.target = target;
-  request.workload = func;
-  request.candidates = scheduled;
-  absl::StatusOr<MeasuredBatch> batch = measurer->Measure(request);
-  if (!batch.ok()) {
-    std::fprintf(stderr, "bench_cuda_gmm: %s\n", std::string(batch.status().message()).c_str());
-    return secs;
-  }
-  for (size_t i = 0; i < secs.size(); ++i) {
-    if (batch->outcomes[i].ok()) {
-      secs[i] = *batch->outcomes[i].mean_secs();
-    } else {
-      std::fprintf(stderr, "bench_cuda_gmm: candidate %zu: %s\n", i,
-                   batch->outcomes[i].error_msg.c_str());
-    }
-  }
-  return secs;
-}
+// Also the time-out of the reference, a naive GMM 4096^3 on the host.
+constexpr double kTimeoutSec = 120;
 
 double Median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !(x > 0); }), v.end());
@@ -234,7 +198,7 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
     return 1;
   }
   absl::StatusOr<std::unique_ptr<LocalMeasurer>> measurer =
-      LocalMeasurer::Create(*target, BenchMeasureConfig());
+      LocalMeasurer::Create(*target, BenchMeasureConfig(kTimeoutSec));
   if (!measurer.ok()) {
     std::fprintf(stderr, "bench_cuda_gmm: %s\n", std::string(measurer.status().message()).c_str());
     return 1;
@@ -247,6 +211,7 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
               "default", "cuBLAS32", "tuned/cB", "def/cB", "tune s");
   std::printf("%-8s %-16s %9s %9s %9s %9s %8s %8s %9s\n", "", "", "TFLOP/s", "TFLOP/s", "TFLOP/s",
               "TFLOP/s", "", "", "");
+  std::fflush(stdout);  // a run stopped at its time limit still shows what it finished
   int failures = 0;
   for (const std::string& dtype : dtypes) {
     const bool half = dtype == "float16";
@@ -265,7 +230,7 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
       options.seed = seed;
       options.max_trials_global = trials;
       options.runoff = true;  // as `tessera tune` does
-      options.measure = BenchMeasureConfig();
+      options.measure = BenchMeasureConfig(kTimeoutSec);
       options.measure.runner.repeat = 3;
       options.measure.runner.min_repeat_ms = 20;
       absl::StatusOr<TuneSummary> summary =
@@ -283,6 +248,14 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
                    dtype.c_str(), s.ToString().c_str(), task.trials, task.build_errors,
                    task.run_errors, task.timeouts, task.wrong_outputs,
                    task.best_secs.value_or(0) * 1e3);
+      // The first message of each kind of failure, to say why candidates failed.
+      absl::StatusOr<std::vector<TuningRecord>> records = db->AllRecords();
+      std::set<MeasureError> shown;
+      for (const TuningRecord& r : records.ok() ? *records : std::vector<TuningRecord>{}) {
+        if (r.error == MeasureError::kNone || !shown.insert(r.error).second) continue;
+        std::fprintf(stderr, "bench_cuda_gmm: %s %s: a failed candidate: %s\n", dtype.c_str(),
+                     s.ToString().c_str(), r.error_msg.substr(0, 600).c_str());
+      }
       std::optional<PrimFunc> best;
       absl::StatusOr<std::optional<ChosenRecord>> chosen =
           BestRecordOrDefault(db.get(), *func, *target, /*verified_only=*/true);
@@ -304,7 +277,7 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
         if (best) candidates.push_back(*best);
         if (def) candidates.push_back(*def);
         const std::vector<double> secs =
-            MeasureSeconds(*func, candidates, *target, measurer->get());
+            MeasureSeconds(*func, candidates, *target, measurer->get(), "bench_cuda_gmm");
         if (best) tuned.push_back(secs[0]);
         if (def) def_secs.push_back(secs.back());
       }

@@ -48,6 +48,7 @@
 #include "absl/strings/str_format.h"
 #include "base/random.h"
 #include "bench/anchors/mlas_anchor.h"
+#include "bench/bench_measure.h"
 #include "database/database.h"
 #include "frontend/workloads.h"
 #include "ir/analysis.h"
@@ -333,39 +334,6 @@ double ParamBytes(const PrimFunc& f) {
   return bytes;
 }
 
-MeasureConfig BenchMeasureConfig() {
-  MeasureConfig config;
-  config.runner.repeat = 5;
-  config.runner.min_repeat_ms = 50;
-  config.runner.timeout_sec = 30;
-  return config;
-}
-
-// The default schedule of `func` (the first default rule that applies), or nullopt.
-std::optional<PrimFunc> DefaultFunc(const PrimFunc& func, const Target& target) {
-  for (const DefaultRulePtr& rule : DefaultRulesFor(target)) {
-    absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(func, target);
-    if (sch.ok() && sch->has_value()) return (*sch)->func();
-  }
-  return std::nullopt;
-}
-
-// The mean seconds of each of `scheduled` (checked against the reference), 0 for a failure.
-std::vector<double> MeasureSeconds(const PrimFunc& func, const std::vector<PrimFunc>& scheduled,
-                                   const Target& target, LocalMeasurer* measurer) {
-  std::vector<double> secs(scheduled.size(), 0);
-  MeasureRequest request;
-  request.target = target;
-  request.workload = func;
-  request.candidates = scheduled;
-  absl::StatusOr<MeasuredBatch> batch = measurer->Measure(request);
-  if (!batch.ok()) return secs;
-  for (size_t i = 0; i < secs.size(); ++i) {
-    if (batch->outcomes[i].ok()) secs[i] = *batch->outcomes[i].mean_secs();
-  }
-  return secs;
-}
-
 // The tuned best and the default timed alternately by the bench's own measurer (twice each,
 // the faster counts), so "tuned >= default" compares two kernels measured in the same minute
 // the same way, not the tuner's in-job figure (fewer repeats, minutes apart) with the bench's.
@@ -378,8 +346,10 @@ struct Paired {
 };
 Paired MeasurePaired(const PrimFunc& func, const PrimFunc& tuned, const PrimFunc& def,
                      const Target& target, LocalMeasurer* measurer) {
-  const std::vector<double> a = MeasureSeconds(func, {def, tuned}, target, measurer);
-  const std::vector<double> b = MeasureSeconds(func, {tuned, def}, target, measurer);
+  const std::vector<double> a =
+      MeasureSeconds(func, {def, tuned}, target, measurer, "bench_shapes");
+  const std::vector<double> b =
+      MeasureSeconds(func, {tuned, def}, target, measurer, "bench_shapes");
   auto faster = [](double x, double y) {
     if (x <= 0) return y;
     return y <= 0 ? x : std::min(x, y);
@@ -517,8 +487,9 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
     for (int round = 0; round < rounds; ++round) {
       openblas_rounds.push_back(OpenBlasSeconds(shape));
       library_rounds.push_back(OtherLibraryTimes(shape, anchor_options));
-      def_rounds.push_back(def_func ? MeasureSeconds(*func, {*def_func}, target, measurer->get())[0]
-                                    : 0);
+      def_rounds.push_back(
+          def_func ? MeasureSeconds(*func, {*def_func}, target, measurer->get(), "bench_shapes")[0]
+                   : 0);
     }
     const double def = MedianOfPositive(def_rounds);
     std::vector<LibraryTime> libraries = library_rounds[0];

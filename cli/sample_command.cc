@@ -11,8 +11,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cli/commands.h"
 #include "tuner/space_generator.h"
 #include "worker/backends.h"
@@ -72,9 +75,19 @@ std::string CountsText(const std::map<std::string, int>& counts) {
   return absl::StrJoin(parts, ", ");
 }
 
-// The first line of a (possibly long, multi-line compiler) message, at most 300 characters.
+// The first line of a (possibly long, multi-line compiler) message and, when it ends in ':'
+// ("nvrtc: compilation for sm_90 failed:"), the first line after it that names an error; at
+// most 300 characters.
 std::string Headline(const std::string& message) {
   std::string line = message.substr(0, message.find('\n'));
+  if (!line.empty() && line.back() == ':') {
+    for (absl::string_view rest : absl::StrSplit(message, '\n')) {
+      if (absl::StrContains(rest, "error")) {
+        absl::StrAppend(&line, " ", absl::StripAsciiWhitespace(rest));
+        break;
+      }
+    }
+  }
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 

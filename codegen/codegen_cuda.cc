@@ -62,6 +62,7 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
     absl::StrAppend(code_, "\nextern \"C\" __global__ void __launch_bounds__(", threads, ") ",
                     info_.name, "(", absl::StrJoin(params, ", "), ") {\n");
     Indent();
+    if (dynamic_shared_) Line("extern __shared__ __align__(128) unsigned char tessera_shared[];");
     EmitStmt(info_.body);
     absl::StrAppend(code_, "}\n");
     return status();
@@ -299,7 +300,13 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
     Indent();
     std::string name = Define(b.get(), b.name());
     const std::string& scope = b.scope();
-    if (scope == "shared") {
+    if (scope == "shared" && dynamic_shared_) {
+      // Carved from the dynamic buffer in allocation order, as static arrays would be laid out.
+      const int64_t offset = (dynamic_offset_ + 31) / 32 * 32;
+      dynamic_offset_ = offset + n * b.dtype().bytes();
+      Line(absl::StrCat(StorageType(b.dtype()), "* const ", name, " = reinterpret_cast<",
+                        StorageType(b.dtype()), "*>(tessera_shared + ", offset, ");"));
+    } else if (scope == "shared") {
       // 32 bytes: what wmma::load_matrix_sync needs of a tile's address.
       Line(absl::StrCat("__shared__ __align__(32) ", StorageType(b.dtype()), " ", name, "[", n,
                         "];"));
@@ -445,6 +452,8 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
 
  public:
   bool uses_wmma() const { return uses_wmma_; }
+  // The bytes of dynamic shared memory the kernel needs at launch (0: static arrays only).
+  int64_t dynamic_shared_bytes() const { return dynamic_shared_ ? dynamic_offset_ : 0; }
 
  private:
   const PrimFunc& func_;
@@ -453,6 +462,12 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
   int64_t unroll_budget_ = 0;
   int vector_counter_ = 0;
   bool uses_wmma_ = false;
+  // Static __shared__ arrays may total at most 48 KiB (ptxas: "uses too much shared data");
+  // above that a kernel's shared buffers live in dynamic shared memory, which the runner opts
+  // into up to the device's limit (worker/cuda_runner.cc).
+  static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+  const bool dynamic_shared_ = info_.shared_bytes > kMaxStaticSharedBytes;
+  int64_t dynamic_offset_ = 0;
   std::unordered_map<const VarNode*, int64_t> lane_values_;
   std::unordered_map<const BufferLoadNode*, std::string> vector_loads_;
   std::vector<std::pair<const BufferLoadNode*, std::string>> vector_temps_;
@@ -481,7 +496,7 @@ absl::StatusOr<CudaModule> GenerateCuda(const PrimFunc& func, const Target& targ
       kernel.grid[d] = info.grid[d];
       kernel.block[d] = info.block[d];
     }
-    kernel.dynamic_shared_bytes = 0;
+    kernel.dynamic_shared_bytes = emitter.dynamic_shared_bytes();
     kernel.param_indices = info.param_indices;
     module.kernels.push_back(std::move(kernel));
   }

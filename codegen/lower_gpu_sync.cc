@@ -7,17 +7,22 @@
 // second time starting from what the end of an iteration leaves behind, which places the
 // barrier that protects the next iteration's writes against this iteration's reads. Two accesses
 // at the same index expression do not conflict when that index depends only on thread indices
-// (the same thread touches the same element); every other pair on one buffer does (no index
-// analysis). Extern-call operands (wmma tiles) always conflict. A barrier needed under a
-// thread-dependent condition (including a thread loop narrower than the block) is an error,
+// and tells every thread of the block apart (linear in the threadIdx loops with strides that
+// never make two threads meet): then only one thread touches each element. Every other pair
+// on one buffer conflicts (no further index analysis); a constant index, one slot that all
+// threads share, always does. Extern-call operands (wmma tiles) always conflict. A barrier needed
+// under a thread-dependent condition (including a thread loop narrower than the block) is an error,
 // since not every thread would reach it.
+#include <algorithm>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "codegen/lower_gpu_internal.h"
+#include "ir/arith/linear.h"
 #include "ir/arith/simplify.h"
 #include "ir/functor.h"
 
@@ -30,7 +35,7 @@ struct Access {
   std::string name;
   bool write;
   Expr index;
-  bool exact;  // the index depends on thread indices only
+  bool exact;  // each thread of the block has its own element (ThreadPrivateIndex)
 };
 
 struct Summary {
@@ -66,7 +71,13 @@ class SyncPlanner {
       const auto* f = s.as<ForNode>();
       if (f != nullptr && f->for_kind == ForKind::kThreadBinding) {
         thread_vars_.insert(f->loop_var.get());
-        if (IsThreadIdxTag(f->thread_tag)) thread_idx_vars_.insert(f->loop_var.get());
+        if (IsThreadIdxTag(f->thread_tag)) {
+          thread_idx_vars_.insert(f->loop_var.get());
+          const int64_t* extent = AsConstInt(f->extent);
+          thread_idx_loops_.emplace(
+              f->loop_var.get(),
+              ThreadLoop{f->loop_var, ThreadDim(f->thread_tag), extent != nullptr ? *extent : -1});
+        }
       }
     });
     std::vector<Access> state;
@@ -87,15 +98,58 @@ class SyncPlanner {
     return !UsesVar(e, [&](const VarNode* v) { return thread_vars_.count(v) == 0; });
   }
 
+  // True when `index` depends on thread indices only and no two threads of the block get the
+  // same value: it is linear in the threadIdx loops it uses, with constant strides that order
+  // them as mixed-radix digits (each stride beyond the span of the smaller ones), and it uses a
+  // loop of every threadIdx dimension the block has more than one thread in. A constant index
+  // is one element for all threads.
+  bool ThreadPrivateIndex(const Expr& index) const {
+    if (!OnlyThreadVars(index)) return false;
+    std::vector<Var> vars;
+    std::vector<int64_t> extents;
+    bool dim_used[3] = {false, false, false};
+    PostOrderVisitExprs(index, [&](const Expr& e) {
+      const auto* v = e.as<VarNode>();
+      if (v == nullptr) return;
+      auto it = thread_idx_loops_.find(v);
+      if (it == thread_idx_loops_.end()) return;
+      for (const Var& seen : vars) {
+        if (seen.get() == v) return;
+      }
+      vars.push_back(it->second.var);
+      extents.push_back(it->second.extent);
+      if (it->second.dim >= 0) dim_used[it->second.dim] = true;
+    });
+    for (int d = 0; d < 3; ++d) {
+      if (block_[d] > 1 && !dim_used[d]) return false;
+    }
+    std::optional<arith::LinearEquation> linear = arith::DetectLinearEquation(index, vars);
+    if (!linear.has_value()) return false;
+    std::vector<std::pair<int64_t, int64_t>> strides;  // |stride|, extent
+    for (size_t i = 0; i < vars.size(); ++i) {
+      const int64_t* stride = AsConstInt(linear->coeffs[i]);
+      if (stride == nullptr || *stride == 0 || extents[i] < 1) return false;
+      strides.emplace_back(std::abs(*stride), extents[i]);
+    }
+    std::sort(strides.begin(), strides.end());
+    int64_t span = 0;  // the largest distance the smaller strides cover
+    for (const auto& [stride, extent] : strides) {
+      if (stride <= span) return false;
+      span += stride * (extent - 1);
+    }
+    return true;
+  }
+
   // ---- access summaries ----
 
   void CollectExpr(const Expr& e, Summary* sum) const {
     PostOrderVisitExprs(e, [&](const Expr& x) {
       if (const auto* load = x.as<BufferLoadNode>()) {
         if (load->buffer.scope() == "shared") {
-          AddUnique(&sum->accesses, {load->buffer.get(), load->buffer.name(), false,
-                                     load->indices.empty() ? Expr(0) : load->indices[0],
-                                     OnlyThreadVars(load->indices.empty() ? Expr(0) : load->indices[0])});
+          AddUnique(&sum->accesses,
+                    {load->buffer.get(), load->buffer.name(), false,
+                     load->indices.empty() ? Expr(0) : load->indices[0],
+                     ThreadPrivateIndex(load->indices.empty() ? Expr(0) : load->indices[0])});
         }
       } else if (const auto* call = x.as<CallNode>()) {
         if (IsBarrierCall(call)) {
@@ -127,8 +181,8 @@ class SyncPlanner {
         CollectExpr(store->value, &sum);
         if (store->buffer.scope() == "shared") {
           Expr index = store->indices.empty() ? Expr(0) : store->indices[0];
-          AddUnique(&sum.accesses,
-                    {store->buffer.get(), store->buffer.name(), true, index, OnlyThreadVars(index)});
+          AddUnique(&sum.accesses, {store->buffer.get(), store->buffer.name(), true, index,
+                                    ThreadPrivateIndex(index)});
         }
       } else if (const auto* ev = st.as<EvaluateNode>()) {
         CollectExpr(ev->value, &sum);
@@ -263,6 +317,12 @@ class SyncPlanner {
   int64_t block_[3];
   std::unordered_set<const VarNode*> thread_vars_;
   std::unordered_set<const VarNode*> thread_idx_vars_;
+  struct ThreadLoop {
+    Var var;
+    int dim;         // 0, 1, 2 for threadIdx.x, y, z
+    int64_t extent;  // -1 when not constant
+  };
+  std::unordered_map<const VarNode*, ThreadLoop> thread_idx_loops_;
   bool report_ = true;
   absl::Status status_;
 };

@@ -8,7 +8,8 @@
 # Each step has its own time limit and log in OUTDIR; the exit status is nonzero when one fails.
 #
 #   scripts/device-check.sh BUNDLE OUTDIR [--steps tests,bench,service] [--trials N]
-#                           [--shapes MxNxK,...] [--service-trials N]
+#                           [--shapes MxNxK,...] [--dtypes float32,float16] [--service-trials N]
+#                           [--tests-timeout S] [--bench-timeout S]
 set -uo pipefail
 if [[ $# -lt 2 ]]; then
   sed -n '2,11p' "$0"
@@ -21,11 +22,17 @@ steps=tests,bench,service
 trials=64
 shapes=4096x4096x4096
 service_trials=64
+dtypes=float32,float16
+tests_timeout=150
+bench_timeout=240
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) steps="$2"; shift 2 ;;
     --trials) trials="$2"; shift 2 ;;
     --shapes) shapes="$2"; shift 2 ;;
+    --dtypes) dtypes="$2"; shift 2 ;;
+    --tests-timeout) tests_timeout="$2"; shift 2 ;;
+    --bench-timeout) bench_timeout="$2"; shift 2 ;;
     --service-trials) service_trials="$2"; shift 2 ;;
     *) echo "device-check: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -38,13 +45,13 @@ note() { echo "[device-check $(date +%T)] $*"; }
 note "$(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1)"
 if has_step tests; then
   note "GPU tests"
-  timeout 150 "$bundle/run-gpu-tests.sh" >"$out/gpu-tests.log" 2>&1 || status=1
+  timeout "$tests_timeout" "$bundle/run-gpu-tests.sh" >"$out/gpu-tests.log" 2>&1 || status=1
   grep -E '^(==|\[  FAILED|\[  PASSED|.*tests? (ran|skipped))' "$out/gpu-tests.log" | head -40
   grep -A12 -E '^\[ RUN|Failure' "$out/gpu-tests.log" | grep -B2 -A10 'Failure' | head -60
 fi
 if has_step bench; then
-  note "bench_cuda_gmm --shapes $shapes --trials $trials"
-  timeout 240 bench_cuda_gmm --shapes "$shapes" --trials "$trials" --rounds 3 \
+  note "bench_cuda_gmm --shapes $shapes --dtypes $dtypes --trials $trials"
+  timeout "$bench_timeout" bench_cuda_gmm --shapes "$shapes" --dtypes "$dtypes" --trials "$trials" --rounds 3 \
     >"$out/bench.txt" 2>"$out/bench.log" || status=1
   cat "$out/bench.txt"
   tail -n 15 "$out/bench.log"

@@ -1,6 +1,7 @@
 #include "worker/check.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "base/status_macros.h"
 #include "ir/analysis.h"
 #include "ir/flops.h"
+#include "ir/functor.h"
 #include "ir/interpreter.h"
 #include "ir/ndarray.h"
 #include "schedule/schedule.h"
@@ -62,6 +64,43 @@ PrimFunc ParallelizeOuterLoops(const PrimFunc& func) {
   return sch.func();
 }
 
+// The most terms one reduction of `func` adds up: the largest product of a block's reduction
+// extents (1 without reductions).
+double LongestReduction(const PrimFunc& func) {
+  double longest = 1;
+  PostOrderVisitStmts(func.body(), [&](const Stmt& s) {
+    const auto* realize = s.as<BlockRealizeNode>();
+    if (realize == nullptr) return;
+    double terms = 1;
+    for (const IterVar& iv : realize->block->iter_vars) {
+      const int64_t* extent = AsConstInt(iv.dom.extent);
+      if (iv.kind == IterKind::kReduction && extent != nullptr)
+        terms *= static_cast<double>(*extent);
+    }
+    longest = std::max(longest, terms);
+  });
+  return longest;
+}
+
+// The absolute tolerance of a 16-bit float output beyond its dtype's default. A sum of K terms
+// that rounds every partial sum to float16 (unit roundoff 2^-11; bfloat16 2^-8) depends on the
+// order of the additions: two orders differ by about sqrt(K) roundings of partial sums as large
+// as the results, and a schedule may add in another order (a tensor core's float16 GEMM with
+// K = 64 differed by 0.027 in 2 of 32768 outputs, past the default 0.01 + 0.01 |e|). Twice that
+// is allowed; 0 for other dtypes, whose default tolerances cover their reductions.
+double AccumulationTolerance(const NDArray& expected, double reduction_terms) {
+  const DataType dtype = expected.dtype();
+  if (!dtype.is_float() || dtype.bits() != 16 || reduction_terms <= 1) return 0;
+  const double unit_roundoff =
+      dtype.code() == DataType::Code::kBFloat ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+  double largest = 0;
+  for (int64_t i = 0; i < expected.size(); ++i) {
+    const double e = std::fabs(expected.GetFlat(i));
+    if (std::isfinite(e)) largest = std::max(largest, e);
+  }
+  return 2 * std::sqrt(reduction_terms) * unit_roundoff * largest;
+}
+
 }  // namespace
 
 std::vector<NDArray> RandomArgs(const PrimFunc& func, int64_t seed) {
@@ -79,6 +118,7 @@ absl::StatusOr<ReferenceOutputs> ComputeReference(const PrimFunc& reference, int
   ReferenceOutputs out;
   out.params = ArgInfosOf(reference);
   out.written = WrittenParamIndices(reference);
+  out.reduction_terms = LongestReduction(reference);
   out.inputs = RandomArgs(reference, seed);
   for (const NDArray& a : out.inputs) out.outputs.push_back(a.Clone());
   if (EstimateFlops(reference) <= kInterpreterFlopBudget) {
@@ -132,7 +172,11 @@ absl::StatusOr<CheckOutcome> CheckAgainstReference(const PrimFunc& func,
   outcome.reference = reference.reference;
   outcome.passed = true;
   for (int index : reference.written) {
-    TESSERA_ASSIGN_OR_RETURN(Comparison cmp, Compare(actual[index], reference.outputs[index]));
+    const NDArray& expected = reference.outputs[index];
+    double rtol = 0, atol = 0;
+    DefaultTolerance(expected.dtype(), &rtol, &atol);
+    atol += AccumulationTolerance(expected, reference.reduction_terms);
+    TESSERA_ASSIGN_OR_RETURN(Comparison cmp, Compare(actual[index], expected, rtol, atol));
     outcome.max_abs_error = std::max(outcome.max_abs_error, cmp.max_abs_error);
     outcome.max_rel_error = std::max(outcome.max_rel_error, cmp.max_rel_error);
     outcome.mismatches += cmp.mismatches;

@@ -1,5 +1,6 @@
 // Checking a built candidate against its reference: both run on the same seeded random
-// inputs and every output parameter is compared (ir/ndarray.h Compare: tolerances by dtype).
+// inputs and every output parameter is compared (ir/ndarray.h Compare: tolerances by dtype,
+// for 16-bit floats widened with the length of the reductions, worker/check.cc).
 // The reference is the unscheduled function, computed on the host by the interpreter, or,
 // above an interpreter budget, by a naive compilation of it (-O2 without contraction, its
 // outer data-parallel loops in parallel: the serial results, faster). Used by
@@ -48,6 +49,7 @@ struct ReferenceOutputs {
   std::string reference;          // as CheckOutcome::reference
   std::vector<ArgInfo> params;    // of the reference, which candidates must share
   std::vector<int> written;       // indices of the parameters the reference writes
+  double reduction_terms = 1;     // the most terms one of its reductions adds (tolerances)
   std::vector<NDArray> inputs;    // every parameter before the run
   std::vector<NDArray> outputs;   // every parameter after the run
 };

@@ -126,6 +126,39 @@ TEST(CodegenCudaTest, TiledGmmCompactsSharedAndLocalBuffers) {
   EXPECT_TRUE(Contains(src, "float C_local[16];")) << src;
 }
 
+// Static __shared__ arrays may total 48 KiB at most ("ptxas error: Entry function uses too much
+// shared data"): 128 x 64 tiles of A and B (64 KiB) are carved from dynamic shared memory, which
+// the launch asks for; the 4 KiB tiles above stay static arrays.
+TEST(CodegenCudaTest, SharedTilesAbove48KiBLiveInDynamicSharedMemory) {
+  GmmTiling big;
+  big.per_thread = 8;
+  big.k_tile = 64;
+  Schedule sch = gpu_testing::ScheduleGmm(big);
+  absl::StatusOr<CudaModule> module =
+      GenerateCuda(sch.func(), Cuda("-max_shared_memory_per_block=232448"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ(module->kernels.size(), 1u);
+  EXPECT_EQ(module->kernels[0].dynamic_shared_bytes, 2 * 128 * 64 * 4);
+  const std::string& src = module->source;
+  EXPECT_TRUE(Contains(src, "extern __shared__ __align__(128) unsigned char tessera_shared[];"))
+      << src;
+  // In allocation order (B's buffer is allocated around A's).
+  EXPECT_TRUE(
+      Contains(src, "float* const B_shared = reinterpret_cast<float*>(tessera_shared + 0);"))
+      << src;
+  EXPECT_TRUE(
+      Contains(src, "float* const A_shared = reinterpret_cast<float*>(tessera_shared + 32768);"))
+      << src;
+  EXPECT_FALSE(Contains(src, "__shared__ __align__(32) float")) << src;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    absl::Status compiled = CompileWithNvrtc(src, arch);
+    EXPECT_TRUE(compiled.ok()) << arch << ": " << compiled;
+  }
+  absl::StatusOr<CudaModule> small = GenerateCuda(gpu_testing::ScheduleGmm({}).func(), Cuda());
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->kernels[0].dynamic_shared_bytes, 0);
+}
+
 TEST(CodegenCudaTest, TiledGmmSynchronizesAroundSharedTiles) {
   Schedule sch = gpu_testing::ScheduleGmm(GmmTiling{});
   absl::StatusOr<CudaModule> module = GenerateCuda(sch.func(), Cuda());

@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "ir/analysis.h"
+#include "schedule/schedule.h"
 #include "tests/codegen/test_funcs.h"
 #include "worker/backends.h"
 
@@ -78,6 +79,49 @@ TEST(CheckTest, ACorrectBuildPassesAndAWrongOneFails) {
   EXPECT_FALSE(wrong->passed);
   EXPECT_GT(wrong->mismatches, 0);
   EXPECT_GT(wrong->max_abs_error, 0);
+}
+
+// A float16 sum of 4096 terms rounds every partial sum: added in another order (k split in
+// 64 x 64 and the parts swapped) it differs by more than float16's default tolerance, yet it is
+// the same computation, and the check lets it pass; an output off by a tenth of the largest
+// result still fails.
+TEST(CheckTest, Float16SumsInAnotherOrderPassWithinTheirRoundingErrors) {
+  const PrimFunc reference = Matmul(8, 8, 4096, DataType::Float16(), DataType::Float16());
+  Schedule sch = Schedule::Create(reference, /*seed=*/0);
+  std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("C"));
+  std::vector<LoopRV> k = *sch.Split(loops[2], {InstValue::Int(64), InstValue::Int(64)});
+  ASSERT_TRUE(sch.Reorder({k[1], k[0]}).ok());
+  std::unique_ptr<Builder> builder = NewBuilder(Cpu());
+  std::vector<BuildResult> built = builder->Build({BuildInput{sch.func(), Cpu()}});
+  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
+  absl::StatusOr<ReferenceOutputs> outputs = ComputeReference(reference, /*seed=*/3, 20);
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  EXPECT_EQ(outputs->reduction_terms, 4096);
+
+  absl::StatusOr<CheckOutcome> reordered =
+      CheckAgainstReference(sch.func(), *outputs, Cpu(), built[0], 20);
+  ASSERT_TRUE(reordered.ok()) << reordered.status();
+  EXPECT_TRUE(reordered->passed) << reordered->mismatches << " mismatches, max abs error "
+                                 << reordered->max_abs_error;
+  // Without the allowance for the reduction, float16's default tolerance would fail it.
+  std::vector<NDArray> actual;
+  for (const NDArray& a : outputs->inputs) actual.push_back(a.Clone());
+  absl::StatusOr<RunResult> ran = RunKernel(Cpu(), built[0], &actual, RunnerConfig{});
+  ASSERT_TRUE(ran.ok() && ran->ok());
+  absl::StatusOr<Comparison> strict = Compare(actual[2], outputs->outputs[2]);
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  EXPECT_GT(strict->mismatches, 0) << "the orders agreed: the test shows nothing";
+
+  double largest = 0;
+  for (int64_t i = 0; i < outputs->outputs[2].size(); ++i) {
+    largest = std::max(largest, std::fabs(outputs->outputs[2].GetFlat(i)));
+  }
+  outputs->outputs[2].SetFlat(5, outputs->outputs[2].GetFlat(5) + largest / 10);
+  absl::StatusOr<CheckOutcome> off =
+      CheckAgainstReference(sch.func(), *outputs, Cpu(), built[0], 20);
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->passed);
+  EXPECT_EQ(off->mismatches, 1);
 }
 
 TEST(CheckTest, RefusesACandidateWithOtherParameters) {

@@ -222,7 +222,9 @@ TEST(CudaRunnerTest, ScheduledMatmulMatchesTheInterpreter) {
   ASSERT_TRUE(sch.Bind(split[1], "threadIdx.x").ok());
   absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
   ASSERT_TRUE(target.ok()) << target.status();
-  std::vector<BuildResult> built = NewNvrtcBuilder()->Build({BuildInput{sch.func(), *target}});
+  // The builder owns its work directory, where the cubin is: it lives until the run.
+  std::unique_ptr<Builder> builder = NewNvrtcBuilder();
+  std::vector<BuildResult> built = builder->Build({BuildInput{sch.func(), *target}});
   ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
 
   std::vector<NDArray> actual = RandomArgs(func, /*seed=*/3);
