@@ -124,6 +124,31 @@ TEST(CheckTest, Float16SumsInAnotherOrderPassWithinTheirRoundingErrors) {
   EXPECT_EQ(off->mismatches, 1);
 }
 
+// Above the interpreter's budget the reference is the function compiled naively, its outer
+// data-parallel loops in parallel, at -O2 without contracting multiply-adds: each output is
+// still summed by one thread in the function's order, so it equals the plain serial -O0 build
+// bit for bit.
+TEST(CheckTest, TheCompiledReferenceGivesTheSerialBuildsResults) {
+  const PrimFunc gmm = Matmul(256, 256, 1024);
+  absl::StatusOr<ReferenceOutputs> compiled = ComputeReference(gmm, /*seed=*/5, 60);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_NE(compiled->reference.find("naive compiled C"), std::string::npos) << compiled->reference;
+  CBuilderOptions serial;
+  serial.optimization_flags = {"-O0"};
+  serial.openmp = false;
+  std::unique_ptr<Builder> builder = NewCBuilder(serial);  // owns the built library
+  std::vector<BuildResult> built = builder->Build({BuildInput{gmm, Cpu()}});
+  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
+  std::vector<NDArray> args;
+  for (const NDArray& a : compiled->inputs) args.push_back(a.Clone());
+  absl::StatusOr<RunResult> ran = RunKernel(Cpu(), built[0], &args, RunnerConfig{});
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  ASSERT_TRUE(ran->ok()) << ran->error_msg;
+  absl::StatusOr<Comparison> same = Compare(compiled->outputs[2], args[2], 0, 0);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(same->max_abs_error, 0);
+}
+
 TEST(CheckTest, RefusesACandidateWithOtherParameters) {
   absl::StatusOr<ReferenceOutputs> outputs = ComputeReference(Matmul(8, 8, 8), /*seed=*/3, 20);
   ASSERT_TRUE(outputs.ok()) << outputs.status();
