@@ -139,8 +139,15 @@ absl::StatusOr<ReferenceOutputs> ComputeReference(const PrimFunc& reference, int
   TESSERA_ASSIGN_OR_RETURN(Target host, ResolveTarget("cpu"));
   TESSERA_ASSIGN_OR_RETURN(BuildResult ref_build,
                            BuildOne(builder.get(), ParallelizeOuterLoops(reference), host));
-  absl::StatusOr<RunResult> ref_ran =
-      RunCpuKernel(ref_build.artifact_path, ref_build.symbol, &out.outputs, RunOnce(timeout_sec));
+  // The naive build runs at 0.2-0.4 GFLOP/s a core (float16 GMM 512x512x1024 at 0.2 on one),
+  // and a task computes its reference once: give it the time its size needs at 0.2 GFLOP/s in
+  // all. At the candidates' time-out (120 s) a float16 GMM 4096^3 (137 GFLOP) on 16 cores may
+  // not finish, and a failed reference fails every check of its task.
+  constexpr double kNaiveFlopsPerSecond = 2e8;
+  const double reference_timeout =
+      std::max(timeout_sec, EstimateFlops(reference) / kNaiveFlopsPerSecond);
+  absl::StatusOr<RunResult> ref_ran = RunCpuKernel(ref_build.artifact_path, ref_build.symbol,
+                                                   &out.outputs, RunOnce(reference_timeout));
   if (!ref_ran.ok()) return ref_ran.status();
   if (!ref_ran->ok()) {
     return absl::InternalError(absl::StrCat("reference run failed: ", ref_ran->error_msg));

@@ -55,7 +55,8 @@ struct ReferenceOutputs {
 };
 
 // Runs `reference` (interpreter, or naive compiled C above the interpreter budget) on inputs
-// drawn from `seed`. Errors: a failed reference run (kInternal).
+// drawn from `seed`; the compiled one may run for `timeout_sec` or the time its FLOPs take at
+// 0.2 GFLOP/s, whichever is longer. Errors: a failed reference run (kInternal).
 absl::StatusOr<ReferenceOutputs> ComputeReference(const PrimFunc& reference, int64_t seed,
                                                   double timeout_sec);
 
