@@ -124,6 +124,7 @@ absl::StatusOr<Runoff> RunOffRound(Database* db, const PrimFunc& func, const Tar
   TESSERA_ASSIGN_OR_RETURN(std::optional<ChosenRecord> best,
                            BestRecordOrDefault(db, func, target, verified_only));
   runoff.tuned_kept = best && best->record.trace_json == fastest.trace_json;
+  runoff.best_id = best ? best->record.id : -1;
   return runoff;
 }
 

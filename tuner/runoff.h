@@ -33,6 +33,10 @@ struct Runoff {
   int64_t fastest_new_id = -1;  // the runoff's records
   int64_t default_new_id = -1;
   bool tuned_kept = false;  // the best record is this tuned schedule afterwards
+  // The record `best` returns after the round: this round's tuned or default record, or
+  // another one (an earlier round's winner, or a faster verified record the next round runs
+  // off). Rounds are minutes apart, so an earlier winner can stay the best.
+  int64_t best_id = -1;
 };
 
 // Runs the runoff for `func` on `target`: while its fastest record (verified ones only if

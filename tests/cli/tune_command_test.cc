@@ -70,7 +70,9 @@ TEST(TuneCommandTest, ASecondRunContinuesWithoutMeasuringAnythingAgain) {
 }
 
 // After the search the fastest record runs off against the default schedule's (tuner/runoff.h):
-// the summary lists the rounds, and `best` returns the winner of the last one.
+// the summary lists the rounds, and `best` returns the record the last one left the best (its
+// winner, or an earlier round's: in CI a first round's tuned record at 1.30 ms, against its
+// default at 1.56 ms, stayed the best after a second round timed the default at 1.45 ms).
 TEST(TuneCommandTest, TheRunoffIsInTheSummaryAndBestReturnsItsWinner) {
   const std::string db = ScratchDir("tune_runoff") + "/tune.db";
   nlohmann::json summary = TuneSmallGmm(db, 8);
@@ -90,13 +92,13 @@ TEST(TuneCommandTest, TheRunoffIsInTheSummaryAndBestReturnsItsWinner) {
   }
   EXPECT_LE(rounds.size(), 3u) << summary;
   const nlohmann::json& last = rounds.back();
-  ASSERT_TRUE(last["best"] == "tuned" || last["best"] == "default") << last;
+  ASSERT_TRUE(last["best"] == "tuned" || last["best"] == "default" || last["best"] == "other")
+      << last;
   ASSERT_EQ(best["records"].size(), 1u) << best;
-  // After three lost rounds the next fastest is the best without a runoff of its own.
-  if (last["best"] == "default" && rounds.size() == 3) return;
-  EXPECT_EQ(best["records"][0]["id"], last["records"][last["best"] == "tuned" ? 0 : 1])
-      << best << "\n"
-      << summary;
+  if (last["best"] != "other") {
+    EXPECT_EQ(last["best_record"], last["records"][last["best"] == "tuned" ? 0 : 1]) << last;
+  }
+  EXPECT_EQ(best["records"][0]["id"], last["best_record"]) << best << "\n" << summary;
 }
 
 TEST(TuneCommandTest, BadInputIsAOneLineErrorAndANonzeroExit) {

@@ -150,6 +150,7 @@ TEST_F(RunoffTest, ALuckyScheduleLosesItsRunoffAndTheDefaultIsTheBest) {
   EXPECT_DOUBLE_EQ(rounds[0].fastest_secs, *ScriptedLatency(*slower));
   EXPECT_DOUBLE_EQ(rounds[0].default_secs, *default_secs_);
   EXPECT_FALSE(rounds[0].tuned_kept);
+  EXPECT_EQ(rounds[0].best_id, rounds[0].default_new_id);
   // Each program three times, alternately; both new records are verified like the old ones.
   EXPECT_EQ(TimesMeasured(*slower), 3);
   EXPECT_EQ(TimesMeasured(schedules_->default_schedule), 3);
@@ -170,6 +171,7 @@ TEST_F(RunoffTest, AScheduleThatWinsItsRunoffStaysTheBest) {
   ASSERT_EQ(rounds.size(), 1u);
   EXPECT_EQ(rounds[0].fastest_id, fastest);
   EXPECT_TRUE(rounds[0].tuned_kept);
+  EXPECT_EQ(rounds[0].best_id, rounds[0].fastest_new_id);
   EXPECT_EQ(Best().id, rounds[0].fastest_new_id);
   // A later runoff (the next job's) times them side by side again; the winner stays.
   rounds = Run();
@@ -191,7 +193,11 @@ TEST_F(RunoffTest, LuckySchedulesRunOffInTurn) {
   ASSERT_EQ(rounds.size(), 2u);
   EXPECT_EQ(rounds[0].fastest_id, luckiest);
   EXPECT_EQ(rounds[1].fastest_id, lucky);
+  // After the first round the best is neither of its records: the next lucky one, which the
+  // second round runs off.
+  EXPECT_EQ(rounds[0].best_id, lucky);
   EXPECT_FALSE(rounds[1].tuned_kept);
+  EXPECT_EQ(rounds[1].best_id, rounds[1].default_new_id);
   EXPECT_TRUE(IsDefault(Best()));
 }
 
