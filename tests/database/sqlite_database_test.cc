@@ -308,24 +308,36 @@ TEST_F(SqliteDatabaseTest, FileWrittenByAKilledWriterIsConsistent) {
   EXPECT_EQ(db->NumRecords().value(), static_cast<int64_t>(all.size()) + 1);
 }
 
+// The reader's connection is open before the writer starts, and the writer waits for the
+// reader's word before its first commit, so the reads overlap the commits even on a loaded
+// machine (once, under a parallel build, the writer finished its 300 commits before the reader
+// had opened the file and read anything).
 TEST_F(SqliteDatabaseTest, ReaderProcessSeesWholeCommitsWhileWriterProcessCommits) {
   Workload w = Open()->CommitWorkload(SmallGmm(16)).value();
   const std::vector<std::string> traces = SomeTraces();
   const std::string path = path_;
   constexpr int kRecords = 300;
+  std::unique_ptr<Database> db = Open();
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
   pid_t child = ForkChild([&]() {
-    absl::StatusOr<std::unique_ptr<Database>> db = OpenSqliteDatabase(path);
-    if (!db.ok()) return 2;
+    close(go[1]);
+    char byte = 0;
+    if (read(go[0], &byte, 1) != 1) return 5;
+    absl::StatusOr<std::unique_ptr<Database>> writer = OpenSqliteDatabase(path);
+    if (!writer.ok()) return 2;
     for (int i = 0; i < kRecords; ++i) {
-      if (!(*db)->CommitRecord(NumberedRecord(w, traces, i)).ok()) return 3;
+      if (!(*writer)->CommitRecord(NumberedRecord(w, traces, i)).ok()) return 3;
     }
     return 0;
   });
+  close(go[0]);
   ASSERT_GT(child, 0);
-  std::unique_ptr<Database> db = Open();
+  ASSERT_EQ(write(go[1], "g", 1), 1);
+  close(go[1]);
   int64_t last = 0, reads = 0;
   int wstatus = 0;
-  while (waitpid(child, &wstatus, WNOHANG) == 0) {
+  do {
     absl::StatusOr<int64_t> n = db->NumRecords();
     ASSERT_TRUE(n.ok()) << n.status();
     EXPECT_GE(*n, last);
@@ -338,10 +350,10 @@ TEST_F(SqliteDatabaseTest, ReaderProcessSeesWholeCommitsWhileWriterProcessCommit
       EXPECT_EQ(r.trace_json, expected.trace_json);
     }
     ++reads;
-  }
+  } while (waitpid(child, &wstatus, WNOHANG) == 0);
   ASSERT_TRUE(WIFEXITED(wstatus)) << wstatus;
   EXPECT_EQ(WEXITSTATUS(wstatus), 0);
-  EXPECT_GT(reads, 0);
+  EXPECT_GT(reads, 1) << "the writer finished before the reader's second read";
   EXPECT_EQ(db->NumRecords().value(), kRecords);
 }
 
