@@ -402,15 +402,12 @@ Tuned TuneTo(const PrimFunc& func, const Target& target, const std::vector<int>&
     for (const Runoff& r : s->tasks[0].runoffs) {
       std::fprintf(stderr,
                    "bench_shapes: seed %lld, %d trials: runoff of record %lld (%.4f ms in the "
-                   "job) against the default's record %lld (%.4f ms): %.4f against %.4f ms, %s "
-                   "(record %lld)\n",
+                   "job) against the default's record %lld (%.4f ms): %.4f against %.4f ms, best "
+                   "after it: %s (record %lld)\n",
                    static_cast<long long>(seed), done, static_cast<long long>(r.fastest_id),
                    r.fastest_secs_before * 1e3, static_cast<long long>(r.default_id),
                    r.default_secs_before * 1e3, r.fastest_secs * 1e3, r.default_secs * 1e3,
-                   r.tuned_kept                    ? "the tuned schedule stays the best"
-                   : r.best_id == r.default_new_id ? "the default is the best"
-                                                   : "another record is the best",
-                   static_cast<long long>(r.best_id));
+                   BestAfter(r), static_cast<long long>(r.best_id));
     }
     // The record ApplyBest compiles with, replayed as it is (ApplyBest's copy carries the
     // "scheduled" attribute, which the default schedule it is compared with does not).

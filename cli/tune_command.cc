@@ -202,9 +202,7 @@ int RunTune(const TuneCommandOptions& o) {
                                   {"fastest_seconds", r.fastest_secs},
                                   {"default_seconds", r.default_secs},
                                   {"records", {r.fastest_new_id, r.default_new_id}},
-                                  {"best", r.tuned_kept                    ? "tuned"
-                                           : r.best_id == r.default_new_id ? "default"
-                                                                           : "other"},
+                                  {"best", BestAfter(r)},
                                   {"best_record", r.best_id}});
       }
       if (!t.runoff_error.empty()) task["runoff_error"] = t.runoff_error;

@@ -72,7 +72,6 @@ class SyncPlanner {
       if (f != nullptr && f->for_kind == ForKind::kThreadBinding) {
         thread_vars_.insert(f->loop_var.get());
         if (IsThreadIdxTag(f->thread_tag)) {
-          thread_idx_vars_.insert(f->loop_var.get());
           const int64_t* extent = AsConstInt(f->extent);
           thread_idx_loops_.emplace(
               f->loop_var.get(),
@@ -92,7 +91,7 @@ class SyncPlanner {
   }
 
   bool UsesThreadIdx(const Expr& e) const {
-    return UsesVar(e, [&](const VarNode* v) { return thread_idx_vars_.count(v) != 0; });
+    return UsesVar(e, [&](const VarNode* v) { return thread_idx_loops_.count(v) != 0; });
   }
   bool OnlyThreadVars(const Expr& e) const {
     return !UsesVar(e, [&](const VarNode* v) { return thread_vars_.count(v) == 0; });
@@ -316,7 +315,6 @@ class SyncPlanner {
 
   int64_t block_[3];
   std::unordered_set<const VarNode*> thread_vars_;
-  std::unordered_set<const VarNode*> thread_idx_vars_;
   struct ThreadLoop {
     Var var;
     int dim;         // 0, 1, 2 for threadIdx.x, y, z

@@ -130,6 +130,11 @@ absl::StatusOr<Runoff> RunOffRound(Database* db, const PrimFunc& func, const Tar
 
 }  // namespace
 
+const char* BestAfter(const Runoff& round) {
+  if (round.tuned_kept) return "tuned";
+  return round.best_id == round.default_new_id ? "default" : "other";
+}
+
 absl::StatusOr<std::vector<Runoff>> RunOff(Database* db, const PrimFunc& func, const Target& target,
                                            bool verified_only, Measurer* measurer) {
   std::vector<Runoff> rounds;

@@ -39,6 +39,9 @@ struct Runoff {
   int64_t best_id = -1;
 };
 
+// Which of the round's records `best` returns after it: "tuned", "default", or "other".
+const char* BestAfter(const Runoff& round);
+
 // Runs the runoff for `func` on `target`: while its fastest record (verified ones only if
 // `verified_only`; each program by its latest record) is neither the default schedule's nor
 // one a round confirmed, that record runs off against the default's, at most 3 rounds. One

@@ -281,8 +281,8 @@ absl::StatusOr<std::string> CompileCudaSource(const std::string& source, const s
   absl::StatusOr<std::string> failure = internal::RunInChildProcess(
       [&]() {
         absl::StatusOr<std::string> compiled = CompileInThisProcess(source, arch, options);
-        const std::string& bytes =
-            compiled.ok() ? *compiled : std::string(compiled.status().message());
+        const absl::string_view bytes =
+            compiled.ok() ? absl::string_view(*compiled) : compiled.status().message();
         reply->code = static_cast<int>(compiled.status().code());
         if (bytes.size() > CompileReply::kMaxBytes) {
           internal::ExitChildWithMessage(
