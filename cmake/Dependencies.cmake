@@ -8,6 +8,7 @@
 #   PostgreSQL::PostgreSQL (libpq)
 #   prometheus-cpp::core prometheus-cpp::pull (the server's /metrics endpoint)
 #   tessera::openblas      (if found; benchmarks only, as the CPU anchor)
+#   DNNL::dnnl             (if found; benchmarks only, oneDNN as the conv/GEMM anchor)
 #   tessera::nvrtc         (if TESSERA_WITH_CUDA) NVRTC, without the libcuda stub
 #   tessera::cuda_headers  (if TESSERA_WITH_CUDA) cuda.h & co.; libcuda itself is dlopen()ed
 # Both CUDA targets carry the compile definition TESSERA_WITH_CUDA=1.
@@ -69,6 +70,22 @@ else()
   set(TESSERA_OPENBLAS_SUMMARY "no (benchmarks without the BLAS anchor)")
 endif()
 
+# oneDNN: only bench_shapes and its anchor test use it. Optional. Its package config requires
+# OpenCL (Debian's oneDNN has the OpenCL GPU runtime) and fails the configure, QUIET or not,
+# where the OpenCL loader's -dev package is missing: look for OpenCL first and leave oneDNN out
+# without it. Found here, at the top, so bench/ and tests/bench/ see the same imported target.
+find_package(OpenCL QUIET)
+if(OpenCL_FOUND)
+  find_package(dnnl CONFIG QUIET)
+endif()
+if(TARGET DNNL::dnnl)
+  set(TESSERA_DNNL_SUMMARY "yes")
+elseif(NOT OpenCL_FOUND)
+  set(TESSERA_DNNL_SUMMARY "no (no OpenCL loader: ocl-icd-opencl-dev)")
+else()
+  set(TESSERA_DNNL_SUMMARY "no (libdnnl-dev)")
+endif()
+
 # CUDA: optional. We need NVRTC (compile kernels, no GPU needed) and the headers (cuda.h);
 # the driver is dlopen("libcuda.so.1")ed at run time, so nothing ever links libcuda.
 find_package(CUDAToolkit QUIET)
@@ -115,4 +132,4 @@ message(STATUS "Tessera dependencies: protobuf ${Protobuf_VERSION}, gRPC ${gRPC_
                "libpq ${PostgreSQL_VERSION_STRING}, GTest ${GTest_VERSION}, "
                "XGBoost ${TESSERA_XGBOOST_VERSION}, OpenMP ${OpenMP_CXX_VERSION}, "
                "nlohmann_json ${nlohmann_json_VERSION}, CLI11 ${CLI11_VERSION}, ONNX ${ONNX_VERSION}, "
-               "OpenBLAS ${TESSERA_OPENBLAS_SUMMARY}; CUDA ${TESSERA_CUDA_SUMMARY}")
+               "OpenBLAS ${TESSERA_OPENBLAS_SUMMARY}, oneDNN ${TESSERA_DNNL_SUMMARY}; CUDA ${TESSERA_CUDA_SUMMARY}")

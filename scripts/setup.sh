@@ -18,6 +18,7 @@ packages=(
   chromium  # renders `tessera report`'s page in its test (tests/report/html_test.cc)
   systemd python3-venv  # systemd-analyze and a venv for kubernetes-validate (tests/deploy)
   libdnnl-dev  # oneDNN 2.6: bench_shapes' conv/GEMM anchor only (bench/anchors/dnnl_anchor.h)
+  ocl-icd-opencl-dev  # oneDNN's CMake config requires OpenCL (only recommended by libdnnl-dev)
 )
 
 missing=()
