@@ -93,12 +93,16 @@ struct Shape {
 };
 
 // Shapes of BERT-base (seq 128, hidden 768), LLaMA-7B (hidden 4096, MLP 11008; decode GEMVs),
-// ResNet-50 and MobileNet convolutions, norms and softmax at model sizes, and odd sizes.
+// ResNet-50 and MobileNet convolutions, norms and softmax at model sizes, and odd sizes. A
+// layer's product by its weight is LINEAR (or DENSE_BIAS_RELU): the weight is constant, as the
+// libraries' anchors treat it (MLAS's initializers, oneDNN's reordered inner-product weights),
+// and Tessera's kernels may read it pre-packed too (docs/cpu-backend.md); odd_gmm stays a GMM of
+// two inputs.
 std::vector<Shape> AllShapes() {
   return {
       {"bert_attn_out",
        "BERT-base attention output 128x768x768",
-       "GMM",
+       "LINEAR",
        {{"M", 128}, {"N", 768}, {"K", 768}},
        Group::kGemm},
       {"bert_ffn1",
@@ -108,12 +112,12 @@ std::vector<Shape> AllShapes() {
        Group::kGemm},
       {"bert_ffn2",
        "BERT-base FFN down 128x768x3072",
-       "GMM",
+       "LINEAR",
        {{"M", 128}, {"N", 768}, {"K", 3072}},
        Group::kGemm},
       {"llama_prefill_qkv",
        "LLaMA-7B prefill 32 tokens 32x4096x4096",
-       "GMM",
+       "LINEAR",
        {{"M", 32}, {"N", 4096}, {"K", 4096}},
        Group::kGemm},
       {"odd_gmm",
@@ -215,7 +219,7 @@ std::vector<float> RandomFloats(int64_t n) {
 // OpenBLAS on the same problem, seconds; 0 when it has no equivalent.
 double OpenBlasSeconds(const Shape& s) {
   auto p = [&](const char* k) { return s.params.at(k); };
-  if (s.workload == "GMM" || s.workload == "DENSE_BIAS_RELU") {
+  if (s.workload == "GMM" || s.workload == "LINEAR" || s.workload == "DENSE_BIAS_RELU") {
     const int64_t m = p("M"), n = p("N"), k = p("K");
     std::vector<float> a = RandomFloats(m * k), b = RandomFloats(k * n), c(m * n);
     const bool transposed = s.workload == "DENSE_BIAS_RELU";  // X . W^T

@@ -51,7 +51,8 @@ nlohmann::json Measurement::ToJson() const {
                         {"latency_seconds", latency_seconds},
                         {"run_secs", run_secs},
                         {"flops", flops},
-                        {"gflops_per_second", gflops_per_second}};
+                        {"gflops_per_second", gflops_per_second},
+                        {"prepacked_weights", prepacked_weights}};
   if (checked) {
     if (check_status.ok()) {
       out["check"] = {{"passed", check.passed},
@@ -67,9 +68,10 @@ nlohmann::json Measurement::ToJson() const {
 }
 
 std::string Measurement::ToText() const {
-  std::string text =
-      absl::StrFormat("latency: %s (median of %zu repeats), %.2f GFLOP/s\n",
-                      FormatSeconds(latency_seconds), run_secs.size(), gflops_per_second);
+  std::string text = absl::StrFormat("latency: %s (median of %zu repeats%s), %.2f GFLOP/s\n",
+                                     FormatSeconds(latency_seconds), run_secs.size(),
+                                     prepacked_weights ? "; the kernel on pre-packed weights" : "",
+                                     gflops_per_second);
   if (checked && check_status.ok()) {
     absl::StrAppendFormat(
         &text, "check: %s against the %s (max abs error %.3g, max rel error %.3g%s)\n",
@@ -109,8 +111,8 @@ absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc
   config.timeout_sec = options.timeout;
   config.seed = static_cast<uint64_t>(options.seed);
   std::unique_ptr<Runner> runner = NewRunner(target);
-  std::vector<RunResult> results =
-      runner->Run({RunInput{built.artifact_path, built.symbol, ArgInfosOf(func)}}, config);
+  const RunInput timed = TimedRunInput(built.artifact_path, built.symbol, func, target);
+  std::vector<RunResult> results = runner->Run({timed}, config);
   if (results.size() != 1 || !results[0].ok()) {
     return absl::InternalError(
         absl::StrCat("run failed: ", results.empty() ? "no result" : results[0].error_msg));
@@ -119,6 +121,7 @@ absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc
   Measurement m;
   m.target = target.ToString();
   m.run_secs = results[0].run_secs;
+  m.prepacked_weights = timed.symbol != built.symbol;
   std::vector<double> secs = m.run_secs;
   std::sort(secs.begin(), secs.end());
   m.latency_seconds = secs.size() % 2 ? secs[secs.size() / 2]

@@ -44,12 +44,15 @@ struct Measurement {
   std::vector<double> run_secs;  // per repeat
   double flops = 0;              // EstimateFlops of the measured function
   double gflops_per_second = 0;
+  // The kernel alone was timed, on its weights packed beforehand (ir/prepack.h); --check ran
+  // the whole function, packing included.
+  bool prepacked_weights = false;
   bool checked = false;       // --check was given
   absl::Status check_status;  // the check could not run (build or run of the reference)
   CheckOutcome check;         // valid when checked && check_status.ok()
 
   // The JSON fields of `tessera run --json` (without "function"): latency_seconds, run_secs,
-  // flops, gflops_per_second, target and, when checked, "check".
+  // flops, gflops_per_second, target, prepacked_weights and, when checked, "check".
   nlohmann::json ToJson() const;
   // "latency: 1.234 ms (median of 5 repeats), 12.34 GFLOP/s" and, when checked, the check line.
   std::string ToText() const;

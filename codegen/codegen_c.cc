@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,7 @@
 #include "codegen/lower_internal.h"
 #include "codegen/partition_loops.h"
 #include "ir/functor.h"
+#include "ir/prepack.h"
 
 namespace tessera {
 namespace {
@@ -247,6 +249,49 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
   int64_t unroll_budget_ = 0;
 };
 
+// Appends `f` as `int32_t <symbol>(void** args)`.
+absl::Status EmitFunction(const PrimFunc& f, const std::string& symbol, std::string* out) {
+  TESSERA_ASSIGN_OR_RETURN(PrimFunc lowered, LowerForCodegen(f));
+  // Padded tilings guard their tails; unguarded full tiles are what the compiler vectorizes.
+  lowered = PartitionGuardedLoops(lowered);
+  *out += "\n";
+  FunctionEmitter emitter(symbol);
+  return emitter.Emit(lowered, out);
+}
+
+// `args[i]` of a split half's argument array, as the whole function's entry passes it.
+std::string ArgText(const PrepackArg& arg) {
+  return arg.packed ? absl::StrCat("packed[", arg.index, "]")
+                    : absl::StrCat("args[", arg.index, "]");
+}
+
+std::string ArgArray(const std::string& name, const std::vector<PrepackArg>& args) {
+  std::string text = absl::StrCat("void* ", name, "[] = {");
+  for (size_t i = 0; i < args.size(); ++i) absl::StrAppend(&text, i ? ", " : "", ArgText(args[i]));
+  return text + "};";
+}
+
+// The whole function as the composition of its halves: the packed weights in fresh buffers,
+// the packing, then the kernel on them (so a check of `<symbol>` checks what was timed).
+void EmitComposition(const PrepackSplit& split, const std::string& symbol, std::string* out) {
+  const size_t n = split.packed.size();
+  absl::StrAppend(out, "\nint32_t ", symbol, "(void** args) {\n");
+  absl::StrAppend(out, "  void* packed[", n, "] = {0};\n");
+  absl::StrAppend(out, "  int32_t status = -1;\n  int ok = 1;\n");
+  for (size_t p = 0; p < n; ++p) {
+    const Buffer& buffer = split.packed[p];
+    absl::StrAppend(out, "  packed[", p, "] = tessera_alloc(",
+                    buffer.NumElements() * buffer.dtype().bytes(), ");  // ", buffer.name(),
+                    "\n  ok = ok && packed[", p, "] != NULL;\n");
+  }
+  absl::StrAppend(out, "  if (ok) {\n    ", ArgArray("prepack_args", split.prepack_args),
+                  "\n    status = ", symbol, "_prepack(prepack_args);\n  }\n");
+  absl::StrAppend(out, "  if (status == 0) {\n    ", ArgArray("kernel_args", split.prepacked_args),
+                  "\n    status = ", symbol, "_prepacked(kernel_args);\n  }\n");
+  absl::StrAppend(out, "  for (int p = 0; p < ", n, "; ++p) free(packed[p]);\n");
+  absl::StrAppend(out, "  return status;\n}\n");
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> GenerateCModule(const std::vector<CFunction>& functions) {
@@ -259,19 +304,28 @@ absl::StatusOr<std::string> GenerateCModule(const std::vector<CFunction>& functi
           "cpu codegen: symbol '", fn.symbol,
           "' is not a usable C identifier (the prefix tessera_ is reserved for helpers)"));
     }
-    if (!symbols.insert(fn.symbol).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cpu codegen: symbol ", fn.symbol, " appears twice in one module"));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<PrepackSplit> split, SplitPrepack(fn.func));
+    std::vector<std::string> own = {fn.symbol};
+    if (split.has_value()) own = {fn.symbol, PrepackSymbol(fn.symbol), PrepackedSymbol(fn.symbol)};
+    for (const std::string& symbol : own) {
+      if (!symbols.insert(symbol).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("cpu codegen: symbol ", symbol, " appears twice in one module"));
+      }
     }
-    TESSERA_ASSIGN_OR_RETURN(PrimFunc lowered, LowerForCodegen(fn.func));
-    // Padded tilings guard their tails; unguarded full tiles are what the compiler vectorizes.
-    lowered = PartitionGuardedLoops(lowered);
-    out += "\n";
-    FunctionEmitter emitter(fn.symbol);
-    TESSERA_RETURN_IF_ERROR(emitter.Emit(lowered, &out));
+    if (!split.has_value()) {
+      TESSERA_RETURN_IF_ERROR(EmitFunction(fn.func, fn.symbol, &out));
+      continue;
+    }
+    TESSERA_RETURN_IF_ERROR(EmitFunction(split->prepack, PrepackSymbol(fn.symbol), &out));
+    TESSERA_RETURN_IF_ERROR(EmitFunction(split->prepacked, PrepackedSymbol(fn.symbol), &out));
+    EmitComposition(*split, fn.symbol, &out);
   }
   return out;
 }
+
+std::string PrepackSymbol(const std::string& symbol) { return symbol + "_prepack"; }
+std::string PrepackedSymbol(const std::string& symbol) { return symbol + "_prepacked"; }
 
 absl::StatusOr<std::string> GenerateC(const PrimFunc& f, const std::string& symbol) {
   return GenerateCModule({CFunction{f, symbol}});

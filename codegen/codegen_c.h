@@ -21,6 +21,13 @@
 // and casts. Intermediate buffers up to 32 KiB live on the stack (64-byte aligned), larger ones
 // on the heap and are freed at the end of their scope; inside a parallel loop every thread
 // gets its own.
+//
+// A function that packs layout-free weights (ir/prepack.h SplitPrepack) gets two more entries
+// with the same ABI: `<symbol>_prepack` (the weights it reads, then the packed buffers it
+// fills, in PrepackSplit::prepack's order) and `<symbol>_prepacked` (the kernel: the
+// parameters it uses, then the packed buffers). A deployment calls the first once per weight
+// and the second per call; measurements time the second. `<symbol>` itself stays the whole
+// function: it allocates the packed buffers, calls both and frees them.
 #ifndef TESSERA_CODEGEN_CODEGEN_C_H_
 #define TESSERA_CODEGEN_CODEGEN_C_H_
 
@@ -44,6 +51,10 @@ struct CFunction {
 // an unsupported dtype, a free variable, an allocation of non-constant size, a symbol that
 // is not a C identifier.
 absl::StatusOr<std::string> GenerateC(const PrimFunc& f, const std::string& symbol);
+
+// The symbols of a split function's halves (see above).
+std::string PrepackSymbol(const std::string& symbol);
+std::string PrepackedSymbol(const std::string& symbol);
 
 // Several functions in one translation unit (one compiler start for many kernels).
 // kInvalidArgument also for a repeated symbol.

@@ -6,14 +6,17 @@
 // 0), and a select with no buffer load counts as the constant 1. Allocations sit at the
 // innermost loop enclosing every access of the buffer (the reference's allocation planning),
 // with the buffer compacted to the largest box any access covers there.
+#include "cost_model/features.h"
+
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
-#include "cost_model/features.h"
 #include "cost_model/features_internal.h"
 #include "ir/arith/analyzer.h"
 #include "ir/functor.h"
+#include "ir/prepack.h"
 
 namespace tessera {
 namespace {
@@ -389,7 +392,10 @@ class Extractor {
 
 absl::StatusOr<FeatureMatrix> ExtractFeatures(const PrimFunc& scheduled, const Target& target) {
   if (!scheduled.defined()) return absl::InvalidArgumentError("feature extraction: no function");
-  return Extractor(target).Run(scheduled);
+  // A function that packs layout-free weights is measured as its kernel alone (ir/prepack.h).
+  absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(scheduled);
+  if (!split.ok()) return split.status();
+  return Extractor(target).Run(split->has_value() ? (*split)->prepacked : scheduled);
 }
 
 }  // namespace tessera

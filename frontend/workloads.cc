@@ -22,10 +22,11 @@ using workloads_internal::WorkloadDef;
 
 // The paper's operators first, in its order, then the extra ones.
 constexpr const char* kOrder[] = {
-    "GMM",        "C1D",      "C2D",       "C3D",        "DEP",
-    "DIL",        "GRP",      "T2D",       "CAP",        "NRM",
-    "SFM",        "CBR",      "TBG",       "GEMV",       "DENSE_BIAS_RELU",
-    "LAYER_NORM", "RMS_NORM", "TRANSPOSE", "REDUCE_SUM", "ELEMENTWISE"};
+    "GMM",        "C1D",        "C2D",      "C3D",       "DEP",
+    "DIL",        "GRP",        "T2D",      "CAP",       "NRM",
+    "SFM",        "CBR",        "TBG",      "GEMV",      "DENSE_BIAS_RELU",
+    "LINEAR",     "LAYER_NORM", "RMS_NORM", "TRANSPOSE", "REDUCE_SUM",
+    "ELEMENTWISE"};
 
 const std::vector<WorkloadDef>& Defs() {
   static const std::vector<WorkloadDef>* defs = [] {

@@ -154,7 +154,8 @@ ConvSpec Conv2dSpec(const std::string& workload, const ShapeMap& s) {
 
 absl::StatusOr<PrimFunc> FinishConv(const ConvSpec& spec, DataType dtype) {
   TESSERA_ASSIGN_OR_RETURN(ConvTensors t, Conv(spec, dtype));
-  return CreatePrimFunc(kFunctionName, {t.input, t.weight, t.output});
+  // The weights of a dense convolution are a layer's: layout-free.
+  return WithLayoutFree(CreatePrimFunc(kFunctionName, {t.input, t.weight, t.output}), {1});
 }
 
 absl::StatusOr<PrimFunc> BuildC1d(const ShapeMap& s, DataType dtype) {

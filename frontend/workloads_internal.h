@@ -37,6 +37,10 @@ std::vector<WorkloadDef> NormWorkloads();
 // The name every workload's function carries (TVM's convention for single functions).
 inline constexpr char kFunctionName[] = "main";
 
+// `f` with the parameters `params` (indices) declared layout-free: a layer's weights, constant
+// between calls, which a schedule may pack once (ir/prepack.h).
+absl::StatusOr<PrimFunc> WithLayoutFree(absl::StatusOr<PrimFunc> f, std::vector<int64_t> params);
+
 }  // namespace workloads_internal
 }  // namespace tessera
 

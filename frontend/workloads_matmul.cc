@@ -1,9 +1,11 @@
-// Matrix-multiply workloads: GMM (batched matmul), TBG (transpose + batched matmul), GEMV
-// and DENSE_BIAS_RELU. float16 versions compute and accumulate in float16 (TOPI's default
-// when out_dtype equals the input dtype); int8 GMM widens to int32 before multiplying and
-// accumulates in int32.
+// Matrix-multiply workloads: GMM (batched matmul), LINEAR (matmul by a constant weight), TBG
+// (transpose + batched matmul), GEMV and DENSE_BIAS_RELU. The weights of LINEAR and
+// DENSE_BIAS_RELU are layout-free (ir/prepack.h): a schedule may pack them once, outside the call.
+// float16 versions compute and accumulate in float16 (TOPI's default when out_dtype equals the
+// input dtype); int8 GMM widens to int32 before multiplying and accumulates in int32.
 #include "frontend/compute.h"
 #include "frontend/workloads_internal.h"
+#include "ir/prepack.h"
 
 namespace tessera {
 namespace workloads_internal {
@@ -26,6 +28,19 @@ absl::StatusOr<PrimFunc> BuildGmm(const ShapeMap& s, DataType dtype) {
                      },
                      "C", {}, {"b", "i", "j"});
   return CreatePrimFunc(kFunctionName, {A, B, C});
+}
+
+absl::StatusOr<PrimFunc> BuildLinear(const ShapeMap& s, DataType dtype) {
+  const int64_t m = s.at("M"), n = s.at("N"), k = s.at("K");
+  Tensor X = Placeholder({m, k}, dtype, "X");
+  Tensor W = Placeholder({k, n}, dtype, "W");
+  IterVar rk = ReduceAxis(k, "k");
+  Tensor Y = Compute({m, n},
+                     [&](const std::vector<Var>& i) {
+                       return Sum(X({i[0], rk.var}) * W({rk.var, i[1]}), {rk});
+                     },
+                     "Y", {}, {"i", "j"});
+  return WithLayoutFree(CreatePrimFunc(kFunctionName, {X, W, Y}), {1});
 }
 
 absl::StatusOr<PrimFunc> BuildTbg(const ShapeMap& s, DataType dtype) {
@@ -87,10 +102,15 @@ absl::StatusOr<PrimFunc> BuildDenseBiasRelu(const ShapeMap& s, DataType dtype) {
                           return Max(add({i[0], i[1]}), Expr(0));
                         },
                         "T_relu", {}, {"i", "j"});
-  return CreatePrimFunc(kFunctionName, {X, W, bias, relu});
+  return WithLayoutFree(CreatePrimFunc(kFunctionName, {X, W, bias, relu}), {1});
 }
 
 }  // namespace
+
+absl::StatusOr<PrimFunc> WithLayoutFree(absl::StatusOr<PrimFunc> f, std::vector<int64_t> params) {
+  if (!f.ok()) return f;
+  return f->WithAttr(kLayoutFreeBuffers, std::move(params));
+}
 
 std::vector<WorkloadDef> MatmulWorkloads() {
   return {
@@ -102,6 +122,14 @@ std::vector<WorkloadDef> MatmulWorkloads() {
          {"K", 512, "reduction length"}},
         {"float32", "float16", "int8"}},
        BuildGmm},
+      {{"LINEAR",
+        "a layer's matmul by its weight Y[i,j] = sum_k X[i,k] * W[k,j] (W [K, N] as ONNX MatMul "
+        "stores it; constant: tuned kernels may read it packed, outside the timed call)",
+        {{"M", 128, "rows of X and Y (tokens)"},
+         {"N", 768, "output features"},
+         {"K", 768, "input features (reduction length)"}},
+        {"float32", "float16"}},
+       BuildLinear},
       {{"TBG",
         "transpose + batched matmul: C[b,h,i,j] = sum_k query[b,i,h,k] * value[b,j,h,k]",
         {{"batch", 1, "batch"},

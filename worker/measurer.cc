@@ -205,9 +205,9 @@ void LocalMeasurer::RunCandidate(const MeasureRequest& request, size_t i, const 
   // One input per call: a crash or time-out of one candidate cannot cost the others.
   const RunnerConfig runner_config = RunnerConfigFor(request.measure_fully ? 0 : *best_secs);
   const auto run_start = std::chrono::steady_clock::now();
-  std::vector<RunResult> ran =
-      runner_->Run({RunInput{built.artifact_path, built.symbol, ArgInfosOf(request.candidates[i])}},
-                   runner_config);
+  std::vector<RunResult> ran = runner_->Run(
+      {TimedRunInput(built.artifact_path, built.symbol, request.candidates[i], target_)},
+      runner_config);
   outcome->run_wall_secs = SecondsSince(run_start);
   if (ran.size() != 1) {
     outcome->error = MeasureError::kRun;

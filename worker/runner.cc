@@ -6,8 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/codegen_c.h"
+#include "ir/prepack.h"
 #include "worker/openmp_env.h"
 #include "worker/runner_internal.h"
 
@@ -245,5 +248,17 @@ absl::StatusOr<RunResult> RunCpuKernel(const std::string& artifact_path, const s
 }
 
 std::unique_ptr<Runner> NewCpuRunner() { return std::make_unique<CpuRunner>(); }
+
+RunInput TimedRunInput(const std::string& artifact_path, const std::string& symbol,
+                       const PrimFunc& func, const Target& target) {
+  if (target.is_cpu()) {
+    // A function that does not split was built whole; one that fails to split did not build.
+    absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(func);
+    if (split.ok() && split->has_value()) {
+      return RunInput{artifact_path, PrepackedSymbol(symbol), ArgInfosOf((*split)->prepacked)};
+    }
+  }
+  return RunInput{artifact_path, symbol, ArgInfosOf(func)};
+}
 
 }  // namespace tessera

@@ -37,6 +37,7 @@
 #include "ir/dtype.h"
 #include "ir/function.h"
 #include "ir/ndarray.h"
+#include "ir/target.h"
 
 namespace tessera {
 
@@ -56,6 +57,13 @@ struct RunInput {
   std::string symbol;
   std::vector<ArgInfo> args;
 };
+
+// What a measurement of `func`, built for `target` into `built`, runs: on the CPU, a function
+// that packs layout-free weights (ir/prepack.h) is timed as its kernel on packed weights,
+// `<symbol>_prepacked` (codegen/codegen_c.h), since a deployment packs them once; any other
+// function as `built.symbol` with its own parameters.
+RunInput TimedRunInput(const std::string& artifact_path, const std::string& symbol,
+                       const PrimFunc& func, const Target& target);
 
 struct RunResult {
   std::vector<double> run_secs;  // per repeat, seconds per run

@@ -24,7 +24,7 @@ int64_t Param(const ShapeParams& p, const std::string& key, int64_t fallback) {
 // Element counts of the arguments, in MakeWorkload's order (output last).
 absl::StatusOr<std::vector<int64_t>> ArgSizes(const std::string& workload, const ShapeParams& p) {
   try {
-    if (workload == "GMM") {
+    if (workload == "GMM" || workload == "LINEAR") {
       const int64_t m = p.at("M"), n = p.at("N"), k = p.at("K");
       return std::vector<int64_t>{m * k, k * n, m * n};
     }
@@ -92,6 +92,37 @@ std::function<void()> PrepareConv(const std::string& workload, const ShapeParams
   };
 }
 
+// LINEAR, Y = X W with a constant W[K, N]: oneDNN's inner product (its layer with a weight),
+// which picks its weight layout ("any"); W is reordered into it here, once, as a deployment
+// does. Inner-product weights are [N, K] logically; W[K, N] is that matrix stored as `ba`.
+std::function<void()> PrepareLinear(const ShapeParams& p, const std::vector<float*>& args) {
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  const int64_t m = p.at("M"), n = p.at("N"), k = p.at("K");
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  memory::desc src_md({m, k}, memory::data_type::f32, tag::ab);
+  memory::desc dst_md({m, n}, memory::data_type::f32, tag::ab);
+  memory::desc user_w_md({n, k}, memory::data_type::f32, tag::ba);
+  memory::desc any_w_md({n, k}, memory::data_type::f32, tag::any);
+  dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, any_w_md,
+                                         dst_md);
+  dnnl::inner_product_forward::primitive_desc pd(desc, engine);
+  dnnl::stream stream(engine);
+  memory user_w(user_w_md, engine, args[1]);
+  memory w_mem = user_w;
+  if (pd.weights_desc() != user_w_md) {
+    w_mem = memory(pd.weights_desc(), engine);
+    dnnl::reorder(user_w, w_mem).execute(stream, user_w, w_mem);
+    stream.wait();
+  }
+  memory src(src_md, engine, args[0]), dst(dst_md, engine, args[2]);
+  dnnl::inner_product_forward product(pd);
+  return [=]() mutable {
+    product.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst}});
+    stream.wait();
+  };
+}
+
 // A callable that runs `workload` on `args` (sizes as ArgSizes says). dnnl_sgemm's status is
 // not looked at: its arguments are valid by construction, and the test compares the results.
 absl::StatusOr<std::function<void()>> Prepare(const std::string& workload, const ShapeParams& p,
@@ -129,6 +160,7 @@ absl::StatusOr<std::function<void()>> Prepare(const std::string& workload, const
     });
   }
   try {
+    if (workload == "LINEAR") return PrepareLinear(p, args);
     return PrepareConv(workload, p, args);
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("oneDNN anchor: ", workload, ": ", e.what()));
@@ -156,8 +188,8 @@ double MedianSecondsPerCall(const std::function<void()>& fn) {
 }  // namespace
 
 bool DnnlSupports(const std::string& workload) {
-  return workload == "GMM" || workload == "DENSE_BIAS_RELU" || workload == "GEMV" ||
-         workload == "C2D" || workload == "DEP";
+  return workload == "GMM" || workload == "LINEAR" || workload == "DENSE_BIAS_RELU" ||
+         workload == "GEMV" || workload == "C2D" || workload == "DEP";
 }
 
 absl::Status DnnlRun(const std::string& workload, const ShapeParams& params,

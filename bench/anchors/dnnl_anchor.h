@@ -1,5 +1,6 @@
 // oneDNN (Debian libdnnl-dev 2.6) as an anchor for bench_shapes (issue #13): convolutions
-// through its convolution primitive, matrix products through dnnl_sgemm, on Tessera's own
+// through its convolution primitive and LINEAR through its inner product (weights reordered
+// once, outside the timed calls), the other matrix products through dnnl_sgemm, on Tessera's own
 // layouts (frontend/workloads: NHWC activations, HWIO / [K,K,C] conv weights, row-major
 // matrices). Only bench_shapes and its test link it; the column says "not built" without it.
 #ifndef TESSERA_BENCH_ANCHORS_DNNL_ANCHOR_H_
@@ -18,7 +19,7 @@ namespace anchors {
 
 using ShapeParams = std::map<std::string, int64_t>;
 
-// Whether oneDNN runs `workload` here: GMM (batch 1), DENSE_BIAS_RELU, GEMV, C2D, DEP.
+// Whether oneDNN runs `workload` here: GMM (batch 1), LINEAR, DENSE_BIAS_RELU, GEMV, C2D, DEP.
 bool DnnlSupports(const std::string& workload);
 
 // Runs `workload` once on `args`, given in the order and layouts of MakeWorkload's parameters

@@ -8,6 +8,7 @@ with onnxruntime's CPU provider, 2 intra-op threads, in the anchors' own virtual
 
 Workloads, as bench_shapes and frontend/workloads define them (fp32):
   GMM M,N,K[,B=1]       MatMul  A[M,K] x B[K,N]
+  LINEAR M,N,K          MatMul  X[M,K] x W[K,N]
   DENSE_BIAS_RELU M,N,K Gemm(X[M,K], W[N,K], bias, transB=1) + Relu (onnxruntime fuses them)
   GEMV M,K              Gemm(x[1,K], A[M,K], transB=1)
   C2D N,H,W,CI,CO,K,stride,padding     Conv, NCHW (the layout ONNX Conv has; with all graph
@@ -80,7 +81,7 @@ def build(workload, p, rng):
     opset = 17
     init = numpy_helper.from_array
     vi = helper.make_tensor_value_info
-    if workload == "GMM":
+    if workload in ("GMM", "LINEAR"):  # LINEAR: X W, the same MatMul with W an initializer
         if p.get("B", 1) != 1:
             return "GMM with batch B > 1 is not modelled"
         m, n, k = p["M"], p["N"], p["K"]

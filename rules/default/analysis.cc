@@ -7,8 +7,10 @@
 #include "base/status_macros.h"
 #include "codegen/verify_gpu.h"
 #include "ir/functor.h"
+#include "ir/prepack.h"
 #include "rules/analysis.h"
 #include "rules/annotations.h"
+#include "schedule/index_map.h"
 #include "schedule/state.h"
 
 namespace tessera {
@@ -307,6 +309,34 @@ std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t
     std::swap(g.groups[kGemmI], g.groups[kGemmJ]);
   }
   return g;
+}
+
+absl::StatusOr<BlockRV> PrepackIntoStrips(Schedule* sch, BlockRV block, int read, int strip_dim,
+                                          int64_t lanes) {
+  TESSERA_ASSIGN_OR_RETURN(Block node, sch->Get(block));
+  if (read < 0 || read >= static_cast<int>(node->reads.size())) {
+    return absl::FailedPreconditionError("prepack: no such read");
+  }
+  const Buffer& weight = node->reads[read].buffer;
+  if (strip_dim < 0 || strip_dim >= weight.ndim() || lanes <= 1) {
+    return absl::FailedPreconditionError("prepack: no such strip dimension");
+  }
+  const auto* extent = weight.shape()[strip_dim].as<IntImmNode>();
+  if (extent == nullptr || extent->value % lanes != 0) {
+    return absl::FailedPreconditionError("prepack: the lanes do not divide the strip dimension");
+  }
+  std::vector<Var> vars;
+  for (int d = 0; d < weight.ndim(); ++d) vars.push_back(Var("d" + std::to_string(d)));
+  std::vector<Expr> strips = {FloorDiv(vars[strip_dim], Expr(lanes))};
+  for (int d = 0; d < weight.ndim(); ++d) {
+    if (d != strip_dim) strips.push_back(vars[d]);
+  }
+  strips.push_back(FloorMod(vars[strip_dim], Expr(lanes)));
+  TESSERA_ASSIGN_OR_RETURN(IndexMap map, IndexMap::Make(vars, strips));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(block, read, "global"));
+  TESSERA_RETURN_IF_ERROR(sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, map));
+  TESSERA_RETURN_IF_ERROR(sch->Annotate(packed, kLayoutRewritePreproc, InstValue::Int(1)));
+  return packed;
 }
 
 absl::StatusOr<GemmLoops> FuseGemmLoops(Schedule* sch, const BlockInfo& main, const GemmMatch& g) {

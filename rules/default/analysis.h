@@ -114,6 +114,18 @@ absl::Status InlineEpilogues(Schedule* sch, BlockRV write_back);
 absl::StatusOr<BlockRV> WriteBackUnder(Schedule* sch, BlockRV block, LoopRV loop,
                                        const std::string& scope);
 
+// Copies the read `read` of `block` (a layout-free parameter, ir/prepack.h, or a padded copy of
+// one that the caller inlines into the packing next: the caller checks) into strips: its
+// dimension `strip_dim` split by `lanes`, the strip index first and the lanes last, the other
+// dimensions between in their order ([K, N] -> [N / 16, K, 16]), in a block directly under the
+// root annotated kLayoutRewritePreproc, which a deployment runs once per weight. A vector of
+// lanes along `strip_dim` then reads its strip contiguously along every other dimension, and the
+// layout does not depend on the tile decisions (a mutated trace keeps reading it well).
+// kFailedPrecondition when `lanes` does not divide the dimension; other errors from the
+// primitives. Returns the packing block.
+absl::StatusOr<BlockRV> PrepackIntoStrips(Schedule* sch, BlockRV block, int read, int strip_dim,
+                                          int64_t lanes);
+
 // The loops of a GEMM block after FuseGemmLoops.
 struct GemmLoops {
   bool has_batch = false;

@@ -126,10 +126,17 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
   const ChannelsLastKind channels_last = ClassifyChannelsLast(block, info);
   if (channels_last == ChannelsLastKind::kBroadcast) {
     absl::StatusOr<ConvTiling> tiling = DefaultConvTiling(info);
-    Schedule tiled = sch->Copy();
-    if (tiling.ok() && TiledConvolution(&tiled, info, spatial, reduction, *tiling).ok()) {
-      *sch = std::move(tiled);
-      return absl::OkStatus();
+    if (tiling.ok()) {
+      // Layout-free weights read from strips packed once; the plain weights where that fails.
+      tiling->prepack_weights = CanPrepackConvWeights(sch->func(), block, info);
+      for (bool prepack : {tiling->prepack_weights, false}) {
+        tiling->prepack_weights = prepack;
+        Schedule tiled = sch->Copy();
+        if (TiledConvolution(&tiled, info, spatial, reduction, *tiling).ok()) {
+          *sch = std::move(tiled);
+          return absl::OkStatus();
+        }
+      }
     }
   }
   if (channels_last != ChannelsLastKind::kNone) {
@@ -174,9 +181,16 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
     info.loops = *loops;
     if (std::optional<GemmMatch> gemm = MatchGemm(*block, info.extents)) {
       Schedule trial = sch.Copy();
-      if (TiledMatmul(&trial, info, *block, *gemm,
-                      DefaultMatmulTiling(info, *gemm, target.Has("cores") ? target.cores() : 0))
-              .ok()) {
+      const int64_t cores = target.Has("cores") ? target.cores() : 0;
+      MatmulTiling tiling =
+          DefaultMatmulTiling(info, *gemm, cores, ReadsLayoutFreeB(sch.func(), *block, *gemm));
+      bool tiled = TiledMatmul(&trial, info, *block, *gemm, tiling).ok();
+      if (!tiled && tiling.layout == MatmulLayout::kPrepacked) {
+        trial = sch.Copy();
+        tiled =
+            TiledMatmul(&trial, info, *block, *gemm, DefaultMatmulTiling(info, *gemm, cores)).ok();
+      }
+      if (tiled) {
         sch = std::move(trial);
         continue;
       }

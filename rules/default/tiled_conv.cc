@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/status_macros.h"
+#include "ir/prepack.h"
 #include "rules/default/tiled_matmul.h"
 
 namespace tessera {
@@ -64,6 +65,20 @@ bool IsPaddingBlock(const Block& block) {
          (is_constant(select->true_value) && is_load(select->false_value));
 }
 
+// The read of `block` that is a layout-free parameter of `func` laid out with the output
+// channels (iteration variable `channels`) last; -1 when there is none.
+int LayoutFreeWeightRead(const PrimFunc& func, const Block& block, int channels) {
+  for (int r = 0; r < static_cast<int>(block->reads.size()); ++r) {
+    const Buffer& buffer = block->reads[r].buffer;
+    if (!IsLayoutFreeParam(func, buffer)) continue;
+    const std::vector<int> iters = AccessIters(block, buffer);
+    if (!iters.empty() && iters.back() == channels) return r;
+  }
+  return -1;
+}
+
+int ChannelIter(const BlockInfo& info) { return static_cast<int>(info.kinds.find_last_of('S')); }
+
 }  // namespace
 
 ChannelsLastKind ClassifyChannelsLast(const Block& block, const BlockInfo& info) {
@@ -121,9 +136,25 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info) {
   return tiling;
 }
 
+bool CanPrepackConvWeights(const PrimFunc& func, const Block& block, const BlockInfo& info) {
+  const int channels = ChannelIter(info);
+  return channels >= 0 && info.extents[channels] % kLanes == 0 &&
+         LayoutFreeWeightRead(func, block, channels) >= 0;
+}
+
 absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
                               const std::vector<LoopRV>& spatial,
                               const std::vector<LoopRV>& reduction, const ConvTiling& tiling) {
+  if (tiling.prepack_weights) {
+    TESSERA_ASSIGN_OR_RETURN(Block block, sch->Get(info.rv));
+    const int weights = LayoutFreeWeightRead(sch->func(), block, ChannelIter(info));
+    if (weights < 0) {
+      return absl::FailedPreconditionError("conv tiling: no layout-free weights to prepack");
+    }
+    const int channels_dim = block->reads[weights].buffer.ndim() - 1;
+    TESSERA_RETURN_IF_ERROR(
+        PrepackIntoStrips(sch, info.rv, weights, channels_dim, kLanes).status());
+  }
   const LoopRV width = spatial[spatial.size() - 2];
   TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> rows,
                            sch->SamplePerfectTile(width, 2, kMaxConvRows, tiling.rows));

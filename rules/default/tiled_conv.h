@@ -36,7 +36,15 @@ struct ConvTiling {
   InstValue columns;
   // Channel blocks innermost of the parallel tile loops (else outermost).
   bool channels_inner = false;
+  // Read the layout-free weights (ir/prepack.h) from strips [C / 16, .., 16] packed once,
+  // outside the call (PrepackIntoStrips), instead of with a stride of C floats per input channel.
+  bool prepack_weights = false;
 };
+
+// True when `block` (a kBroadcast reduction of `info`) reads a layout-free parameter of `func`
+// whose last dimension is the output channels, and 16 lanes divide them: TiledConvolution can
+// prepack its weights.
+bool CanPrepackConvWeights(const PrimFunc& func, const Block& block, const BlockInfo& info);
 
 // The most tile rows TiledConvolution samples.
 constexpr int64_t kMaxConvRows = 14;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/status_macros.h"
+#include "ir/prepack.h"
 #include "schedule/index_map.h"
 
 namespace tessera {
@@ -50,6 +51,27 @@ absl::StatusOr<IndexMap> ColumnsLastMap(const Block& block, const GemmMatch& g) 
   }
   rest.insert(rest.end(), columns.begin(), columns.end());
   return IndexMap::Make(vars, rest);
+}
+
+// The dimension of B that holds J, when B is [.., K, J] or [.., J, K] (batch dimensions first):
+// kPrepacked's strip dimension.
+absl::StatusOr<int> StripDimension(const Block& block, const GemmMatch& g) {
+  const std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
+  auto in = [&](int group, int iter) {
+    return iter >= 0 && std::count(g.groups[group].begin(), g.groups[group].end(), iter) > 0;
+  };
+  int j = -1, k = -1;
+  for (int d = 0; d < static_cast<int>(b.size()); ++d) {
+    if (in(kGemmJ, b[d]) && j < 0) {
+      j = d;
+    } else if (in(kGemmK, b[d]) && k < 0) {
+      k = d;
+    } else if (!in(kGemmS, b[d]) || j >= 0 || k >= 0) {
+      return absl::FailedPreconditionError("prepacked gemm: B is not [.., K, J] or [.., J, K]");
+    }
+  }
+  if (j < 0 || k < 0) return absl::FailedPreconditionError("prepacked gemm: B has no J or K");
+  return j;
 }
 
 std::vector<InstValue> Factors(const std::vector<ExprRV>& rvs) {
@@ -240,7 +262,11 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   Block block = unpadded_block;
   TESSERA_ASSIGN_OR_RETURN(PadCopies pad_copies, PadToTiles(sch, g, &main, &block));
   const bool k_blocked = tiling.layout == MatmulLayout::kPackedKBlocked;
-  const bool pack = tiling.layout != MatmulLayout::kUnpacked;
+  const bool prepack = tiling.layout == MatmulLayout::kPrepacked;
+  const bool pack = tiling.layout == MatmulLayout::kPacked || k_blocked;
+  if (prepack && !ReadsLayoutFreeB(sch->func(), unpadded_block, g)) {
+    return absl::FailedPreconditionError("prepacked gemm: B is not a layout-free parameter");
+  }
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<ExprRV> row_factors,
@@ -273,6 +299,7 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   switch (tiling.layout) {
     case MatmulLayout::kPacked:
     case MatmulLayout::kUnpacked:
+    case MatmulLayout::kPrepacked:
       TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2], j[3]}));
       if (!pack) outer.insert(outer.end(), {i[0], j[1]});
       break;
@@ -295,13 +322,17 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
     TESSERA_RETURN_IF_ERROR(sch->ComputeAt(packed, k_blocked ? k[0] : parallel));
     if (BIsReductionContiguous(block, g)) TESSERA_RETURN_IF_ERROR(TileTransposingCopy(sch, packed));
   }
+  if (prepack) {
+    TESSERA_ASSIGN_OR_RETURN(int strip_dim, StripDimension(block, g));
+    TESSERA_RETURN_IF_ERROR(PrepackIntoStrips(sch, main.rv, g.b, strip_dim, lanes).status());
+  }
   const LoopRV write_at = tiling.layout == MatmulLayout::kPacked ? j[1] : parallel;
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, write_at, "local"));
   if (pad_copies.b.has_value()) {
     // Packed, the padded B is read only by the packing copy, which then pads as it copies;
     // unpacked, it stays a parallel copy (a select inside the FMAs' operand is a branch).
-    TESSERA_RETURN_IF_ERROR(pack ? sch->ComputeInline(*pad_copies.b)
-                                 : ParallelCopy(sch, *pad_copies.b));
+    TESSERA_RETURN_IF_ERROR(pack || prepack ? sch->ComputeInline(*pad_copies.b)
+                                            : ParallelCopy(sch, *pad_copies.b));
   }
   if (pad_copies.out.has_value()) {
     TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(*pad_copies.out, parallel));
@@ -332,7 +363,13 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   return absl::OkStatus();
 }
 
-MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int64_t cores) {
+bool ReadsLayoutFreeB(const PrimFunc& func, const Block& block, const GemmMatch& g) {
+  return g.b >= 0 && g.b < static_cast<int>(block->reads.size()) &&
+         IsLayoutFreeParam(func, block->reads[g.b].buffer);
+}
+
+MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int64_t cores,
+                                 bool b_layout_free) {
   const PaddedGemm padded = PaddedGemmExtents(main, g);
   const int64_t batch = GroupExtent(main, g, kGemmS);
   // Narrower panels (and taller tiles, the same kDefaultRows x kDefaultColumns accumulators)
@@ -368,6 +405,11 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int6
       CeilDiv(padded.j / wide, cores) * wide < CeilDiv(padded.j / width, cores) * width) {
     tiling.rows = InstValue::IntArray({CeilDiv(padded.i, kDefaultRows), kDefaultRows});
     tiling.columns = InstValue::IntArray({padded.j / wide, 1, wide / kLanes});
+  }
+  // Pre-packed strips need no panel copy, so every layout's tiles read B as well from them.
+  if (b_layout_free && lanes == kLanes && padded.j % kLanes == 0 && g.groups[kGemmJ].size() == 1 &&
+      g.groups[kGemmK].size() == 1) {
+    tiling.layout = MatmulLayout::kPrepacked;
   }
   return tiling;
 }

@@ -38,6 +38,11 @@ enum class MatmulLayout {
   kPackedKBlocked,
   // (S, J_o, I_o, J_m | K, I_i, J_i) fused and parallel, B read in place.
   kUnpacked,
+  // kUnpacked's nest reading a layout-free B (ir/prepack.h) that a nest of its own packs once,
+  // outside the call, into [.., J / lanes, K, lanes] strips (MLAS's packed-B layout): each tile
+  // vector reads its strip contiguously along K. The strips do not depend on the tile decisions,
+  // so a mutated trace keeps a layout its loops read well.
+  kPrepacked,
 };
 
 // The decisions of the samplers TiledMatmul records; InstValue() (None) draws one.
@@ -69,7 +74,12 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& bloc
 // With `cores` (the target's, 0 when unknown) a panel of 3 vectors (one 8 x 48 tile) replaces
 // the 32- or 64-column panels where its panels divide J and spread over the cores with a
 // shorter slowest core.
-MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int64_t cores = 0);
+// With `b_layout_free` (ReadsLayoutFreeB) the layout is kPrepacked where its strips divide J.
+MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int64_t cores = 0,
+                                 bool b_layout_free = false);
+
+// True if the GEMM's B (`block` reads it as `g.b`) is a layout-free parameter of `func`.
+bool ReadsLayoutFreeB(const PrimFunc& func, const Block& block, const GemmMatch& g);
 
 }  // namespace dlight
 }  // namespace tessera

@@ -1,8 +1,9 @@
 // PackedPanelGemm (cpu): the design space around the default's register-tiled, packed-panel GEMM
 // (rules/default/tiled_matmul.h, the same function CpuDefault calls with fixed factors). A GEMM
 // block (rules/default/analysis.h MatchGemm) directly under the root with trivial bindings gets
-// three branches, one per loop nest TiledMatmul builds (B packed per panel; packed per K block
-// with the C block carried across K blocks; unpacked), each with its register tile rows, tile
+// a branch per loop nest TiledMatmul builds (B packed per panel; packed per K block with the C
+// block carried across K blocks; unpacked; and, where B is a layout-free weight, read from strips
+// packed once outside the call), each with its register tile rows, tile
 // columns and tiles per panel drawn by SamplePaddedTile (odd extents get padded tiles, as the
 // default's imperfect splits) and, K-blocked, the K block by SamplePerfectTile; plus the block
 // untouched, for MultiLevelTiling. The tiled branches annotate the block schedule_rule = "None"
@@ -65,8 +66,9 @@ absl::StatusOr<ScheduleRulePtr> NewPackedPanelGemm(const Target& target,
   TESSERA_ASSIGN_OR_RETURN(
       RuleParams p, RuleParams::Parse("PackedPanelGemm", params, {"layouts", "keep_untiled"}));
   TESSERA_ASSIGN_OR_RETURN(bool keep_untiled, p.Bool("keep_untiled", true));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names,
-                           p.StringList("layouts", {"packed", "packed_k_blocked", "unpacked"}));
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<std::string> names,
+      p.StringList("layouts", {"packed", "packed_k_blocked", "unpacked", "prepacked"}));
   std::vector<MatmulLayout> layouts;
   for (const std::string& name : names) {
     if (name == "packed") {
@@ -75,8 +77,10 @@ absl::StatusOr<ScheduleRulePtr> NewPackedPanelGemm(const Target& target,
       layouts.push_back(MatmulLayout::kPackedKBlocked);
     } else if (name == "unpacked") {
       layouts.push_back(MatmulLayout::kUnpacked);
+    } else if (name == "prepacked") {
+      layouts.push_back(MatmulLayout::kPrepacked);
     } else {
-      return p.Error("layouts", "must list packed, packed_k_blocked or unpacked");
+      return p.Error("layouts", "must list packed, packed_k_blocked, unpacked or prepacked");
     }
   }
   // The loop nests are CPU ones (parallel loops, a local C tile); on other targets the rule

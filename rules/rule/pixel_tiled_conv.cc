@@ -7,8 +7,9 @@
 // (rows of the output width, up to 14, unrolled; columns of the output channels, up to 64,
 // vectorized), and the block untouched, for MultiLevelTiling. MultiLevelTiling's spaces held
 // nothing as fast as the default's pixel-row tiles (docs/tuning.md), so without this branch the
-// search could only move away from them. The tiled branch annotates the block schedule_rule =
-// "None" so the later rules leave it alone.
+// search could only move away from them. Layout-free weights (a dense convolution's) are read
+// from strips [C / 16, .., 16] packed once outside the call, as in the default. The tiled branch
+// annotates the block schedule_rule = "None" so the later rules leave it alone.
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,12 +47,17 @@ class PixelTiledConv : public ScheduleRule {
       (info->kinds[i] == 'S' ? spatial : reduction).push_back(info->loops[i]);
     }
     std::vector<Schedule> result;
-    Schedule tiled = sch->Copy();
     dlight::ConvTiling tiling;  // rows and columns drawn
     tiling.channels_inner = dlight::ConvChannelsInner(*info);
-    if (dlight::TiledConvolution(&tiled, *info, spatial, reduction, tiling).ok() &&
-        tiled.Annotate(block, attr::kScheduleRule, InstValue::String("None")).ok()) {
-      result.push_back(std::move(tiled));
+    // Layout-free weights are read from strips packed once (as the default does), else plain.
+    for (bool prepack : {dlight::CanPrepackConvWeights(sch->func(), node, *info), false}) {
+      tiling.prepack_weights = prepack;
+      Schedule tiled = sch->Copy();
+      if (dlight::TiledConvolution(&tiled, *info, spatial, reduction, tiling).ok() &&
+          tiled.Annotate(block, attr::kScheduleRule, InstValue::String("None")).ok()) {
+        result.push_back(std::move(tiled));
+        break;
+      }
     }
     if (keep_untiled_ || result.empty()) result.push_back(std::move(*sch));
     return result;

@@ -53,6 +53,8 @@ TEST(DnnlAnchorTest, MatrixProductsMatchTheInterpreter) {
   EXPECT_LT(MaxErrorAgainstInterpreter("GMM", {{"B", 1}, {"M", 7}, {"N", 13}, {"K", 9}}), 1e-4);
   EXPECT_LT(MaxErrorAgainstInterpreter("DENSE_BIAS_RELU", {{"M", 5}, {"N", 11}, {"K", 6}}), 1e-4);
   EXPECT_LT(MaxErrorAgainstInterpreter("GEMV", {{"M", 17}, {"K", 10}}), 1e-4);
+  // The inner product with its weight reordered into oneDNN's own layout first.
+  EXPECT_LT(MaxErrorAgainstInterpreter("LINEAR", {{"M", 7}, {"N", 40}, {"K", 19}}), 1e-4);
 }
 
 TEST(DnnlAnchorTest, ConvolutionsMatchTheInterpreter) {

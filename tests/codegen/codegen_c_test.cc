@@ -9,8 +9,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/test_funcs.h"
+#include "tests/testing/schedule_testing.h"
 
 namespace tessera {
 namespace {
@@ -191,6 +193,41 @@ TEST(CodegenCTest, ModuleHoldsSeveralFunctionsAndRejectsDuplicates) {
   EXPECT_FALSE(GenerateCModule({{Matmul(2, 2, 2), "f"}, {Matmul(2, 2, 2), "f"}}).ok());
   EXPECT_FALSE(GenerateC(Matmul(2, 2, 2), "not an identifier").ok());
   EXPECT_FALSE(GenerateC(Matmul(2, 2, 2), "tessera_alloc").ok());
+}
+
+// A function that packs a layout-free weight (ir/prepack.h): the packing and the kernel get
+// entries of their own, and the function's own entry allocates the packed strips, packs, runs
+// the kernel on them and frees them; a symbol of another function may not take their names.
+TEST(CodegenCTest, PackedWeightsGetPackingAndKernelEntries) {
+  absl::StatusOr<PrimFunc> linear = MakeWorkload("LINEAR", {{"M", 4}, {"N", 32}, {"K", 8}});
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  const PrimFunc packing = testing::LinearWithPackedWeight(*linear);
+  absl::StatusOr<std::string> code = GenerateC(packing, "lin");
+  ASSERT_TRUE(code.ok()) << code.status();
+  const size_t prepack = code->find("int32_t lin_prepack(void** args)");
+  const size_t kernel = code->find("int32_t lin_prepacked(void** args)");
+  const size_t whole = code->find("int32_t lin(void** args)");
+  ASSERT_NE(prepack, std::string::npos) << *code;
+  ASSERT_NE(kernel, std::string::npos) << *code;
+  ASSERT_NE(whole, std::string::npos) << *code;
+  EXPECT_LT(kernel, whole);
+  const std::string composition = code->substr(whole);
+  EXPECT_TRUE(Contains(composition, "packed[0] = tessera_alloc(1024);")) << composition;
+  EXPECT_TRUE(Contains(composition, "void* prepack_args[] = {args[1], packed[0]};")) << composition;
+  EXPECT_TRUE(Contains(composition, "void* kernel_args[] = {args[0], packed[0], args[2]};"))
+      << composition;
+  EXPECT_LT(composition.find("lin_prepack(prepack_args)"),
+            composition.find("lin_prepacked(kernel_args)"));
+  EXPECT_TRUE(Contains(composition, "free(packed[p]);")) << composition;
+  // Without packing, one entry as before.
+  absl::StatusOr<std::string> plain = GenerateC(*linear, "lin");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(Contains(*plain, "lin_prepack"));
+
+  absl::StatusOr<std::string> clash =
+      GenerateCModule({{packing, "lin"}, {Matmul(2, 2, 2), "lin_prepacked"}});
+  ASSERT_FALSE(clash.ok());
+  EXPECT_TRUE(Contains(std::string(clash.status().message()), "lin_prepacked appears twice"));
 }
 
 TEST(CodegenCTest, NamesAreMadeValidAndUnique) {

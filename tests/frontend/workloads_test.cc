@@ -15,10 +15,11 @@ TEST(WorkloadsTest, ListsEveryWorkloadInPaperOrder) {
   std::vector<std::string> names;
   for (const WorkloadInfo& w : all) names.push_back(w.name);
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "GMM",        "C1D",      "C2D",       "C3D",        "DEP",
-                       "DIL",        "GRP",      "T2D",       "CAP",        "NRM",
-                       "SFM",        "CBR",      "TBG",       "GEMV",       "DENSE_BIAS_RELU",
-                       "LAYER_NORM", "RMS_NORM", "TRANSPOSE", "REDUCE_SUM", "ELEMENTWISE"}));
+                       "GMM",        "C1D",        "C2D",      "C3D",       "DEP",
+                       "DIL",        "GRP",        "T2D",      "CAP",       "NRM",
+                       "SFM",        "CBR",        "TBG",      "GEMV",      "DENSE_BIAS_RELU",
+                       "LINEAR",     "LAYER_NORM", "RMS_NORM", "TRANSPOSE", "REDUCE_SUM",
+                       "ELEMENTWISE"}));
   for (const WorkloadInfo& w : all) {
     EXPECT_FALSE(w.description.empty()) << w.name;
     EXPECT_FALSE(w.params.empty()) << w.name;

@@ -112,6 +112,7 @@ TEST(DefaultScheduleRuleTest, RepresentativeWorkloadsGetTheExpectedGpuRule) {
   const std::map<std::string, std::string> expected = {
       {"GMM", "Matmul"},
       {"DENSE_BIAS_RELU", "Matmul"},
+      {"LINEAR", "Matmul"},
       {"TBG", "Matmul"},
       {"GEMV", "GEMV"},
       {"REDUCE_SUM", "Reduction"},

@@ -71,6 +71,7 @@ std::vector<GpuExample> Examples() {
       {"TBG", kTiled, {{"seq_len", 64}, {"n_head", 2}}},
       {"GEMV", kCross, {{"M", 256}}},
       {"DENSE_BIAS_RELU", kTiled, {{"M", 32}, {"N", 64}, {"K", 64}}},
+      {"LINEAR", kTiled, {{"M", 64}, {"N", 64}, {"K", 32}}},
       {"LAYER_NORM", kCross, {}},
       {"RMS_NORM", kCross, {}},
       {"TRANSPOSE", Pattern::kInjective, {}},

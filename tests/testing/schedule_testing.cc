@@ -7,10 +7,12 @@
 #include "ir/analysis.h"
 #include "ir/interpreter.h"
 #include "ir/ndarray.h"
+#include "ir/prepack.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "ir/target.h"
 #include "ir/verify.h"
+#include "schedule/index_map.h"
 #include "schedule/state.h"
 #include "schedule/tensor_intrin.h"
 #include "schedule/trace.h"
@@ -172,6 +174,29 @@ PrimFunc SmallWorkload(const std::string& name, const std::string& dtype) {
     shape = smaller;
   }
   return *MakeWorkload(name, shape, dtype);
+}
+
+PrimFunc LinearWithPackedWeight(const PrimFunc& linear, bool annotate) {
+  Schedule sch = Schedule::Create(linear, 0);
+  absl::StatusOr<BlockRV> y = sch.GetBlock("Y");
+  TESSERA_CHECK(y.ok()) << y.status();
+  absl::StatusOr<Block> node = sch.Get(*y);
+  TESSERA_CHECK(node.ok()) << node.status();
+  int w = 0;
+  while (w < static_cast<int>((*node)->reads.size()) && (*node)->reads[w].buffer.name() != "W") ++w;
+  absl::StatusOr<BlockRV> packed = sch.CacheRead(*y, w, "global");
+  TESSERA_CHECK(packed.ok()) << packed.status();
+  Var k("k"), j("j");
+  absl::StatusOr<IndexMap> strips =
+      IndexMap::Make({k, j}, {FloorDiv(j, Expr(16)), k, FloorMod(j, Expr(16))});
+  TESSERA_CHECK(strips.ok()) << strips.status();
+  absl::Status transformed = sch.TransformLayout(*packed, 0, /*buffer_index_type=*/1, *strips);
+  TESSERA_CHECK(transformed.ok()) << transformed;
+  if (annotate) {
+    absl::Status annotated = sch.Annotate(*packed, kLayoutRewritePreproc, InstValue::Int(1));
+    TESSERA_CHECK(annotated.ok()) << annotated;
+  }
+  return sch.func();
 }
 
 std::string FirstReductionBlock(const PrimFunc& func) {

@@ -47,6 +47,11 @@ PrimFunc SmallWorkload(const std::string& name, const std::string& dtype = "");
 // The name of the first block that has a reduction iteration variable ("" if none).
 std::string FirstReductionBlock(const PrimFunc& func);
 
+// LINEAR (M x K times a weight W[K, N], N a multiple of 16) with W copied into strips
+// W_global[N / 16, K, 16] by a root-level block, annotated as packing (ir/prepack.h) unless
+// `annotate` is false: what TiledMatmul's prepacked layout does, without its tiling.
+PrimFunc LinearWithPackedWeight(const PrimFunc& linear, bool annotate = true);
+
 }  // namespace testing
 }  // namespace tessera
 

@@ -2,7 +2,8 @@
 // a failed allocation, a missing library or a hang is that kernel's result (with the signal,
 // the return code, the path or the time-out) and the next kernel still runs; the time-out
 // covers one step, not the whole measurement; the timing fields follow the config; the kernel
-// runs on private copies of its arguments and what it writes comes back.
+// runs on private copies of its arguments and what it writes comes back; a function that packs
+// layout-free weights is timed as its kernel on packed weights.
 #include "worker/runner.h"
 
 #include <algorithm>
@@ -14,9 +15,11 @@
 #include <memory>
 #include <vector>
 
+#include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/analysis.h"
 #include "tests/codegen/test_funcs.h"
+#include "tests/testing/schedule_testing.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "tests/worker/cpu_backend_testing.h"
 #include "worker/builder.h"
@@ -266,6 +269,35 @@ int32_t where(void** args) {
   ASSERT_TRUE(ran->ok()) << ran->error_msg;
   EXPECT_EQ(static_cast<int64_t*>(args[0].data())[0], 'p')
       << "0: the argument is in no mapping; 's': the kernel ran on shared memory";
+}
+
+// LINEAR with its weight packed by a block of its own: measured as `<symbol>_prepacked` on
+// arguments of the kernel's own shapes (the packed strips in the weight's place), which the
+// built module has and the runner times; unsplit functions and cuda targets keep the whole.
+TEST(TimedRunInputTest, APackingFunctionIsTimedAsItsKernelOnPackedWeights) {
+  absl::StatusOr<PrimFunc> linear = MakeWorkload("LINEAR", {{"M", 4}, {"N", 32}, {"K", 8}});
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  const PrimFunc packing = testing::LinearWithPackedWeight(*linear);
+  absl::StatusOr<Target> cpu = Target::Parse("cpu");
+  absl::StatusOr<Target> cuda = Target::Parse("cuda -arch=sm_80");
+  ASSERT_TRUE(cpu.ok() && cuda.ok());
+
+  const RunInput timed = TimedRunInput("k.so", "k", packing, *cpu);
+  EXPECT_EQ(timed.symbol, "k_prepacked");
+  ASSERT_EQ(timed.args.size(), 3u);
+  EXPECT_EQ(timed.args[0].shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(timed.args[1].shape, (std::vector<int64_t>{2, 8, 16}));
+  EXPECT_EQ(timed.args[2].shape, (std::vector<int64_t>{4, 32}));
+  EXPECT_EQ(TimedRunInput("k.so", "k", *linear, *cpu).symbol, "k");
+  EXPECT_EQ(TimedRunInput("k.so", "k", packing, *cuda).symbol, "k");
+
+  std::unique_ptr<Builder> builder = NewCBuilder();
+  std::vector<BuildResult> built = BuildAll(builder.get(), {packing});
+  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
+  std::vector<RunResult> ran = NewCpuRunner()->Run(
+      {TimedRunInput(built[0].artifact_path, built[0].symbol, packing, *cpu)}, Once());
+  ASSERT_EQ(ran.size(), 1u);
+  EXPECT_TRUE(ran[0].ok()) << ran[0].error_msg;
 }
 
 }  // namespace

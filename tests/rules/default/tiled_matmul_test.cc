@@ -12,6 +12,7 @@
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
+#include "ir/prepack.h"
 #include "ir/printer.h"
 #include "tests/rules/default_schedule_testing.h"
 
@@ -31,6 +32,13 @@ std::vector<int64_t> ShapeOfBuffer(const ScheduleShape& shape, const std::string
     if (b.name() == name) return default_schedule_testing::ConstantShape(b);
   }
   return {};
+}
+
+// `func` without its layout-free parameters: its GEMM packs B per call (the non-weight case).
+PrimFunc WithoutLayoutFree(const PrimFunc& func) {
+  Annotations attrs = func.attrs();
+  attrs.erase(kLayoutFreeBuffers);
+  return PrimFunc::Make(func.name(), func.params(), func.body(), attrs);
 }
 
 // The names of the blocks of the scheduled function.
@@ -75,13 +83,15 @@ TEST(DefaultScheduleRuleTest, CpuMatmulPacksColumnPanelsOfB) {
   ExpectMatchesReference(scheduled, *func);
 }
 
-// DENSE reads its weight as W[J, K]: the packed copy is transposed to [K, J] (in 16 x 16 tiles,
-// the inner loop vectorized), so the register tile reads contiguous vectors of columns instead
-// of a gather. Odd M (13) is padded to whole 8-row tiles (16 rows of X and of the product).
+// DENSE reads its weight as W[J, K] (here not declared layout-free): the packed copy is transposed
+// to [K, J] (in 16 x 16 tiles, the inner loop vectorized), so the register tile reads contiguous
+// vectors of columns instead of a gather. Odd M (13) is padded to whole 8-row tiles (16 rows of X
+// and of the product).
 TEST(DefaultScheduleRuleTest, CpuDenseTransposesPackedWeight) {
   absl::StatusOr<PrimFunc> func =
       MakeWorkload("DENSE_BIAS_RELU", {{"M", 13}, {"N", 256}, {"K", 48}});
   ASSERT_TRUE(func.ok()) << func.status();
+  func = WithoutLayoutFree(*func);
   const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
   EXPECT_EQ(ShapeOfBuffer(shape, "W_global"), (std::vector<int64_t>{48, 256}))
@@ -190,6 +200,41 @@ TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPutsEpiloguesIntoTheCrop) {
   const std::set<std::string> names = BlockNames(scheduled);
   EXPECT_EQ(names.count("T_add"), 0u) << PrintFunc(scheduled);
   EXPECT_EQ(names.count("T_dense_unpad"), 1u) << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, *func);
+}
+
+// A layout-free weight (LINEAR's W[K, N]) is read from strips [N / 16, K, 16] that a nest of its
+// own, annotated as packing, fills: no copy runs per panel, the kernel splits off
+// (ir/prepack.h), and the whole function (packing, then kernel) computes the product.
+TEST(DefaultScheduleRuleTest, CpuLinearReadsItsWeightFromPrepackedStrips) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("LINEAR", {{"M", 16}, {"N", 256}, {"K", 48}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(scheduled), "W_global"), (std::vector<int64_t>{16, 48, 16}))
+      << PrintFunc(scheduled);
+  absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(scheduled);
+  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_TRUE(split->has_value()) << PrintFunc(scheduled);
+  EXPECT_EQ(BlockNames((*split)->prepack), std::set<std::string>({"root", "W_global"}));
+  EXPECT_EQ(BlockNames((*split)->prepacked).count("W_global"), 0u);
+  EXPECT_GT(ParallelExtent((*split)->prepacked), 1) << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, *func);
+}
+
+// DENSE's weight W[N, K] on an odd shape: N = 67 is padded to 80 columns, and the packing pads
+// and transposes as it fills the strips [5, K, 16]; the epilogues still see whole sums.
+TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPacksPaddedStrips) {
+  absl::StatusOr<PrimFunc> func =
+      MakeWorkload("DENSE_BIAS_RELU", {{"M", 13}, {"N", 67}, {"K", 24}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(scheduled);
+  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_TRUE(split->has_value()) << PrintFunc(scheduled);
+  ASSERT_EQ((*split)->packed.size(), 1u);
+  EXPECT_EQ(default_schedule_testing::ConstantShape((*split)->packed[0]),
+            (std::vector<int64_t>{5, 24, 16}))
+      << PrintFunc(scheduled);
   ExpectMatchesReference(scheduled, *func);
 }
 

@@ -1,10 +1,10 @@
 // PackedPanelGemm (rules/rule/packed_panel_gemm.cc) and the TiledMatmul it shares with the CPU
 // default (rules/default/tiled_matmul.h): on round and prime GEMM shapes and on a dense layer
-// with a bias and relu epilogue, every design space (packed, packed with K blocks, unpacked)
-// with fresh samples replays from its trace, computes what the unscheduled program computes in
-// the reference interpreter, and builds with the C backend to the same outputs; prime extents
-// sample tiles that do not divide them; the default schedule is a point of the space whose
-// tile decisions can be changed and replayed.
+// with a bias and relu epilogue, every design space (packed, packed with K blocks, unpacked;
+// prepacked for a layout-free weight) with fresh samples replays from its trace, computes what the
+// unscheduled program computes in the reference interpreter, and builds with the C backend to the
+// same outputs; prime extents sample tiles that do not divide them; the default schedule is a point
+// of the space whose tile decisions can be changed and replayed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "frontend/workloads.h"
+#include "ir/prepack.h"
 #include "rules/annotations.h"
 #include "rules/default/rule_factories.h"
 #include "rules/default/tiled_matmul.h"
@@ -62,12 +63,15 @@ bool LeftToNoRule(const Schedule& sch, const PrimFunc& func) {
 }
 
 // Every space of `func` on a few seeds: correct in the interpreter, replayable, and built by
-// the C backend to the reference's outputs. Returns how many tiled spaces were checked.
+// the C backend to the reference's outputs (a prepacked space through its packing and then its
+// kernel). Returns how many tiled spaces were checked.
 int CheckAllSpaces(const PrimFunc& func, int seeds) {
   int checked = 0;
+  // Packed, packed with K blocks, unpacked, and prepacked where B is a layout-free weight.
+  const size_t tiled = LayoutFreeParamIndices(func).empty() ? 3 : 4;
   for (int64_t seed = 0; seed < seeds; ++seed) {
     std::vector<Schedule> spaces = ApplyRule(Cpu(), func, seed);
-    EXPECT_EQ(spaces.size(), 4u) << "three tiled spaces and the untouched block";
+    EXPECT_EQ(spaces.size(), tiled + 1) << "the tiled spaces and the untouched block";
     for (size_t s = 0; s + 1 < spaces.size(); ++s) {
       const Schedule& sch = spaces[s];
       EXPECT_TRUE(LeftToNoRule(sch, func));
@@ -90,7 +94,14 @@ TEST(PackedPanelGemmTest, PrimeGemmSpacesMatchTheReference) {
 }
 
 TEST(PackedPanelGemmTest, DenseWithEpilogueSpacesMatchTheReference) {
-  EXPECT_EQ(CheckAllSpaces(Workload("DENSE_BIAS_RELU", {{"M", 24}, {"N", 80}, {"K", 40}}), 2), 6);
+  EXPECT_EQ(CheckAllSpaces(Workload("DENSE_BIAS_RELU", {{"M", 24}, {"N", 80}, {"K", 40}}), 2), 8);
+}
+
+// LINEAR's weight is layout-free: a fourth tiled space reads it from pre-packed strips, on round
+// and prime shapes (67 columns padded to 80 in the packing).
+TEST(PackedPanelGemmTest, LinearSpacesIncludingPrepackedMatchTheReference) {
+  EXPECT_EQ(CheckAllSpaces(Workload("LINEAR", {{"M", 32}, {"N", 128}, {"K", 48}}), 2), 8);
+  EXPECT_EQ(CheckAllSpaces(Workload("LINEAR", {{"M", 37}, {"N", 67}, {"K", 23}}), 2), 8);
 }
 
 TEST(PackedPanelGemmTest, PrimeExtentsSampleNonDividingTiles) {
