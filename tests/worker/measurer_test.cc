@@ -1,4 +1,5 @@
-// LocalMeasurer: typed outcomes (build error, wrong output, timeout), checks only of the
+// LocalMeasurer: typed outcomes (build error, wrong output, timeout), packing candidates timed
+// as their kernels and checked whole, checks only of the
 // candidates that beat the best and verified set only by a check that passed, the
 // slow-candidate and cut-off rules, and builds overlapped with runs (BuildOverlap) giving the
 // same outcomes in the same order, without stalling on a failed or timed-out build.
@@ -13,6 +14,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "tests/codegen/test_funcs.h"
+#include "tests/testing/schedule_testing.h"
 #include "worker/host.h"
 
 namespace tessera {
@@ -93,6 +95,23 @@ TEST(LocalMeasurerTest, OutcomesAreTypedAndOnlyAPassedCheckVerifies) {
   ASSERT_TRUE(batch.ok()) << batch.status();
   EXPECT_TRUE(batch->outcomes[0].ok());
   EXPECT_FALSE(batch->outcomes[0].verified);
+}
+
+// A candidate that packs its layout-free weight (ir/prepack.h) is timed as its kernel
+// (TimedRunInput) and checked whole, packing then kernel, against the plain workload.
+TEST(LocalMeasurerTest, APackingCandidateIsTimedAndCheckedWhole) {
+  MeasureConfig config;
+  config.runner.repeat = 2;
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
+  ASSERT_NE(m, nullptr);
+  const PrimFunc linear = *MakeWorkload("LINEAR", {{"M", 8}, {"N", 64}, {"K", 32}});
+  absl::StatusOr<MeasuredBatch> batch =
+      m->Measure(RequestOf(*m, linear, {testing::LinearWithPackedWeight(linear)}));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->outcomes.size(), 1u);
+  EXPECT_TRUE(batch->outcomes[0].ok()) << batch->outcomes[0].error_msg;
+  EXPECT_TRUE(batch->outcomes[0].verified);
+  EXPECT_TRUE(batch->outcomes[0].mean_secs().has_value());
 }
 
 // The default schedule is checked whatever its time (MeasureRequest::check_always): `best` may

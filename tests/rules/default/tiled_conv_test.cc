@@ -1,7 +1,8 @@
 // The CPU default's convolution schedules (rules/default/tiled_conv.cc): the register tile fits
 // the vector registers and divides the shape, a depthwise convolution reads its input through the
-// inlined padding, and on odd widths, channel counts no vector divides and stride 2 both still
-// compute the unscheduled function's result.
+// inlined padding, a dense one's weights are read from strips packed once, and on odd widths,
+// channel counts no vector divides and stride 2 both still compute the unscheduled function's
+// result.
 #include "rules/default/tiled_conv.h"
 
 #include <map>
@@ -13,6 +14,7 @@
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
+#include "ir/prepack.h"
 #include "ir/printer.h"
 #include "rules/default/analysis.h"
 #include "tests/rules/default_schedule_testing.h"
@@ -108,6 +110,31 @@ TEST(TiledConvTest, DenseConvolutionsOnOddShapesMatchReference) {
     absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(hw, ci, co, stride));
     ASSERT_TRUE(func.ok()) << func.status();
     ExpectMatchesReference(ApplyToModule(*func, CpuTarget()).second, *func);
+  }
+}
+
+// A dense convolution's weights are layout-free: the default reads them from strips
+// [CO / 16, 3, 3, CI, 16] that a packing nest of their own fills once (split off as
+// <symbol>_prepack, ir/prepack.h), on round and odd shapes alike; channel counts no vector
+// divides (CO = 20) keep the plain weights. All compute the convolution.
+TEST(TiledConvTest, DenseConvolutionWeightsArePrepackedIntoChannelStrips) {
+  for (const auto& [hw, ci, co, strips] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {14, 32, 64, true}, {9, 5, 48, true}, {6, 16, 20, false}}) {
+    SCOPED_TRACE("HW=" + std::to_string(hw) + " CI=" + std::to_string(ci) +
+                 " CO=" + std::to_string(co));
+    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(hw, ci, co, 1));
+    ASSERT_TRUE(func.ok()) << func.status();
+    const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+    absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(scheduled);
+    ASSERT_TRUE(split.ok()) << split.status();
+    ASSERT_EQ(split->has_value(), strips) << PrintFunc(scheduled);
+    if (strips) {
+      ASSERT_EQ((*split)->packed.size(), 1u);
+      EXPECT_EQ(default_schedule_testing::ConstantShape((*split)->packed[0]),
+                (std::vector<int64_t>{co / 16, 3, 3, ci, 16}))
+          << PrintFunc(scheduled);
+    }
+    ExpectMatchesReference(scheduled, *func);
   }
 }
 
