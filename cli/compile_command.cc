@@ -7,12 +7,15 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "cli/measure.h"
 #include "cli/model.h"
+#include "codegen/codegen_c.h"
 #include "frontend/model_plan.h"
+#include "ir/prepack.h"
 #include "ir/structural_hash.h"
 #include "rules/default/default_rule.h"
 #include "tuner/apply_best.h"
@@ -21,6 +24,24 @@
 namespace tessera {
 namespace cli {
 namespace {
+
+// How `tessera exec` runs a kernel that packs its layout-free weights (docs/models.md): the
+// packing once per call site, then the kernel per inference. An argument is an index into the
+// call's arguments, or -1 - p for packed buffer p.
+nlohmann::json PrepackJson(const PrepackSplit& split, const std::string& symbol) {
+  auto indices = [](const std::vector<PrepackArg>& args) {
+    std::vector<int> out;
+    for (const PrepackArg& a : args) out.push_back(a.packed ? -1 - a.index : a.index);
+    return out;
+  };
+  std::vector<int64_t> bytes;
+  for (const Buffer& b : split.packed) bytes.push_back(b.NumElements() * b.dtype().bytes());
+  return {{"symbol", PrepackSymbol(symbol)},
+          {"args", indices(split.prepack_args)},
+          {"kernel_symbol", PrepackedSymbol(symbol)},
+          {"kernel_args", indices(split.prepacked_args)},
+          {"packed_bytes", bytes}};
+}
 
 struct CompileOptions {
   std::string model;
@@ -104,6 +125,11 @@ int RunCompile(const CompileOptions& o) {
       }
     }
     BuildResult result = built[i];
+    std::optional<PrepackSplit> split;
+    if (result.ok()) {
+      absl::StatusOr<std::optional<PrepackSplit>> s = SplitPrepack(inputs[i].func);
+      if (s.ok()) split = *s;
+    }
     if (!result.ok()) {
       // A schedule that does not build is a bug elsewhere; the model still compiles, slower.
       std::fprintf(stderr,
@@ -126,6 +152,7 @@ int RunCompile(const CompileOptions& o) {
                        {"schedule", how},
                        {"artifact", "kernels/" + artifact.filename().string()},
                        {"symbol", result.symbol}});
+    if (split.has_value()) kernels.back()["prepack"] = PrepackJson(*split, result.symbol);
   }
   ModelPlan plan = PlanModel(m->graph, m->fused, m->tasks);
   nlohmann::json out;

@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -134,7 +137,14 @@ int RunExec(const ExecOptions& o) {
   absl::StatusOr<std::string> weights = ReadAll(o.dir + "/weights.bin");
   if (!weights.ok()) return ReportError(weights.status());
 
-  // Kernels, one per task.
+  // Kernels, one per task; one that packs its layout-free weights also has its packing and its
+  // kernel on packed weights (compile's "prepack", docs/models.md).
+  struct Prepack {
+    KernelFn pack = nullptr, kernel = nullptr;
+    std::vector<int> args, kernel_args;  // call argument i, or -1 - p for packed buffer p
+    std::vector<int64_t> packed_bytes;
+  };
+  std::vector<std::optional<Prepack>> task_prepack;
   std::vector<KernelFn> task_fn;
   std::vector<std::string> task_name, task_schedule;
   std::vector<double> task_flops;
@@ -143,6 +153,23 @@ int RunExec(const ExecOptions& o) {
                                              k.at("symbol").get<std::string>());
     if (!fn.ok()) return ReportError(fn.status());
     task_fn.push_back(*fn);
+    task_prepack.emplace_back();
+    if (k.contains("prepack")) {
+      const nlohmann::json& p = k["prepack"];
+      Prepack prepack;
+      const std::string artifact = o.dir + "/" + k.at("artifact").get<std::string>();
+      absl::StatusOr<KernelFn> pack = LoadKernel(artifact, p.at("symbol").get<std::string>());
+      absl::StatusOr<KernelFn> kernel =
+          LoadKernel(artifact, p.at("kernel_symbol").get<std::string>());
+      if (!pack.ok()) return ReportError(pack.status());
+      if (!kernel.ok()) return ReportError(kernel.status());
+      prepack.pack = *pack;
+      prepack.kernel = *kernel;
+      prepack.args = p.at("args").get<std::vector<int>>();
+      prepack.kernel_args = p.at("kernel_args").get<std::vector<int>>();
+      prepack.packed_bytes = p.at("packed_bytes").get<std::vector<int64_t>>();
+      task_prepack.back() = std::move(prepack);
+    }
     task_name.push_back(k.at("task").get<std::string>());
     task_flops.push_back(k.value("flops", 0.0));
     // "tuned #17", "default CpuDefault" or "unscheduled", from compile's record of the path.
@@ -187,15 +214,66 @@ int RunExec(const ExecOptions& o) {
     if (!s.ok()) return ReportError(s);
   }
 
-  // Run: one warm-up, then timed repeats.
+  // Pack each call's layout-free weights once, as a deployment does when it loads the model.
   const size_t ncalls = plan->calls.size();
+  std::vector<std::vector<std::unique_ptr<void, decltype(&std::free)>>> packed(ncalls);
+  // A split kernel's arguments: the call's own, or its packed buffers.
+  auto split_args = [&](size_t call, const std::vector<int>& which,
+                        const std::vector<void*>& args) -> absl::StatusOr<std::vector<void*>> {
+    std::vector<void*> out;
+    for (int a : which) {
+      if (a >= 0 && static_cast<size_t>(a) < args.size()) {
+        out.push_back(args[a]);
+      } else if (a < 0 && static_cast<size_t>(-1 - a) < packed[call].size()) {
+        out.push_back(packed[call][-1 - a].get());
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            o.dir, "/plan.json: call ", plan->calls[call].function, ": no argument ", a));
+      }
+    }
+    return out;
+  };
+  double packing_secs = 0;
+  int packed_calls = 0;
+  for (size_t c = 0; c < ncalls; ++c) {
+    const std::optional<Prepack>& p = task_prepack[plan->calls[c].task];
+    if (!p.has_value()) continue;
+    for (int64_t bytes : p->packed_bytes) {
+      // 64-byte aligned, as the kernels' own buffers (aligned_alloc wants a multiple).
+      void* buffer = std::aligned_alloc(64, (std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
+      if (buffer == nullptr) {
+        return ReportError(absl::ResourceExhaustedError(
+            absl::StrCat("cannot allocate ", bytes, " bytes of packed weights")));
+      }
+      packed[c].emplace_back(buffer, &std::free);
+    }
+    absl::StatusOr<std::vector<void*>> args = split_args(c, p->args, memory->Args(c));
+    if (!args.ok()) return ReportError(args.status());
+    const auto start = std::chrono::steady_clock::now();
+    if (p->pack(args->data()) != 0) {
+      return ReportError(absl::InternalError(
+          absl::StrCat(plan->calls[c].function, ": packing its weights failed")));
+    }
+    packing_secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++packed_calls;
+  }
+
+  // Run: one warm-up, then timed repeats.
   std::vector<std::vector<double>> call_secs(ncalls);
   std::vector<double> total_secs;
   for (int r = 0; r <= o.repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
     absl::Status s = ExecutePlan(*plan, &*memory, [&](int call, const std::vector<void*>& args) {
+      const std::optional<Prepack>& p = task_prepack[plan->calls[call].task];
+      std::vector<void*> kernel_args = args;
+      if (p.has_value()) {
+        absl::StatusOr<std::vector<void*>> mapped = split_args(call, p->kernel_args, args);
+        if (!mapped.ok()) return mapped.status();
+        kernel_args = *std::move(mapped);
+      }
       auto t0 = std::chrono::steady_clock::now();
-      int32_t rc = task_fn[plan->calls[call].task](const_cast<void**>(args.data()));
+      int32_t rc = p.has_value() ? p->kernel(kernel_args.data())
+                                 : task_fn[plan->calls[call].task](kernel_args.data());
       auto t1 = std::chrono::steady_clock::now();
       if (r > 0) call_secs[call].push_back(std::chrono::duration<double>(t1 - t0).count());
       if (rc != 0) {
@@ -255,6 +333,8 @@ int RunExec(const ExecOptions& o) {
     nlohmann::json out;
     out["latency_seconds"] = total;
     out["run_secs"] = total_secs;
+    out["packed_calls"] = packed_calls;
+    out["packing_seconds"] = packing_secs;
     for (size_t c = 0; c < ncalls; ++c) {
       const int task = plan->calls[c].task;
       out["calls"].push_back({{"function", plan->calls[c].function},
@@ -271,6 +351,10 @@ int RunExec(const ExecOptions& o) {
       "%s: %zu kernels per inference, inputs %s\n", o.dir.c_str(), ncalls,
       files.empty() ? absl::StrCat("random (seed ", o.seed, ")").c_str() : o.inputs.c_str());
   std::printf("latency: %s (median of %d repeats)\n", FormatSeconds(total).c_str(), o.repeat);
+  if (packed_calls > 0) {
+    std::printf("packed weights: %d calls, %s once before the runs\n", packed_calls,
+                FormatSeconds(packing_secs).c_str());
+  }
   std::printf("%-4s %-40s %12s %9s %7s  %s\n", "#", "FUNCTION", "MEDIAN", "GFLOP/s", "SHARE",
               "SCHEDULE");
   double sum = 0;
@@ -301,7 +385,9 @@ Command RegisterExecCommand(CLI::App* root) {
   app->add_flag("--check", o->check,
                 "Compare the outputs with the unfused, unscheduled graph (interpreter, or a "
                 "naive build above 2e8 FLOP; exit status 2 on a mismatch)");
-  app->add_flag("--json", o->json, "Print {latency_seconds, run_secs, calls, check} as JSON");
+  app->add_flag("--json", o->json,
+                "Print {latency_seconds, run_secs, packed_calls, packing_seconds, calls, check} as "
+                "JSON");
   return {app, [o]() { return RunExec(*o); }};
 }
 

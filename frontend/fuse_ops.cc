@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "ir/prepack.h"
 
 namespace tessera {
 namespace {
@@ -96,7 +97,12 @@ absl::StatusOr<FusedFunction> BuildGroup(const Graph& graph, const Group& group,
     return absl::InvalidArgumentError(
         absl::StrCat("node '", last.name, "' (", last.op_type, "): ", func.status().message()));
   }
-  f.func = *func;
+  // A model's initializers are its weights: constant between calls, so layout-free.
+  std::vector<int64_t> weights;
+  for (size_t i = 0; i + 1 < f.args.size(); ++i) {
+    if (graph.values[f.args[i]].is_constant()) weights.push_back(static_cast<int64_t>(i));
+  }
+  f.func = weights.empty() ? *func : func->WithAttr(kLayoutFreeBuffers, weights);
   return f;
 }
 

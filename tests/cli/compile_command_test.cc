@@ -70,6 +70,36 @@ void ExpectCompiledMatchesOnnxRuntime(const std::string& model, double tolerance
   EXPECT_TRUE(cmp->ok()) << model << ": max abs error " << cmp->max_abs_error;
 }
 
+// The encoder's projections multiply by initializers: their default kernels read the weights
+// from strips packed once, and plan.json says how (the packing's symbol and arguments); exec
+// packs them before its runs, says so, and still matches.
+TEST(CompileCommandTest, WeightsArePackedOnceByExecAndTheModelStillMatches) {
+  const std::string dir = TempDir("prepack");
+  Output out = RunTessera("compile " + Data("encoder.onnx") + " -o " + dir + "/out");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  std::FILE* f = std::fopen((dir + "/out/plan.json").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) text.append(buffer, n);
+  std::fclose(f);
+  const nlohmann::json plan = nlohmann::json::parse(text);
+  int prepacked = 0;
+  for (const nlohmann::json& k : plan["kernels"]) {
+    if (!k.contains("prepack")) continue;
+    ++prepacked;
+    EXPECT_EQ(k["prepack"]["symbol"], k["symbol"].get<std::string>() + "_prepack");
+    EXPECT_EQ(k["prepack"]["kernel_symbol"], k["symbol"].get<std::string>() + "_prepacked");
+    EXPECT_FALSE(k["prepack"]["packed_bytes"].empty());
+  }
+  EXPECT_GE(prepacked, 1) << text;
+  out = RunTessera("exec " + dir + "/out --repeat 2 --check --inputs " + Data("encoder.input.npy"));
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_NE(out.text.find("packed weights: "), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("check: PASS"), std::string::npos) << out.text;
+}
+
 TEST(CompileCommandTest, CnnWithDefaultsMatchesOnnxRuntime) {
   ExpectCompiledMatchesOnnxRuntime("cnn");
 }

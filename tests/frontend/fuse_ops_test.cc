@@ -2,6 +2,7 @@
 
 #include "frontend/model_plan.h"
 #include "gtest/gtest.h"
+#include "ir/prepack.h"
 #include "tests/frontend/model_testing.h"
 
 namespace tessera {
@@ -51,6 +52,25 @@ TEST(FuseOpsTest, EncoderFusesEpiloguesAndElementwiseChains) {
   EXPECT_EQ(groups[11], (V{"LayerNormalization"}));
   EXPECT_EQ(groups[13], (V{"Div", "Erf", "Add", "Mul", "Mul"}));  // GELU as one chain
   EXPECT_EQ(groups[14], (V{"MatMul", "Add", "Add"}));
+}
+
+// Initializers are a model's weights: the parameters they are bound to are layout-free
+// (ir/prepack.h), so schedules may pack them once; activations are not.
+TEST(FuseOpsTest, ParametersBoundToInitializersAreLayoutFree) {
+  testing::TestModel m = LoadTestModel("encoder");
+  absl::StatusOr<FusedGraph> fused = FuseGraph(m.graph);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  // q projection + bias: X, W (initializer), bias (initializer), result.
+  const FusedFunction& q = fused->functions[0];
+  ASSERT_EQ(q.args.size(), 4u);
+  EXPECT_EQ(LayoutFreeParamIndices(q.func), (std::vector<int>{1, 2}));
+  // scores / sqrt(d): two activations (the divisor is a scalar immediate).
+  EXPECT_TRUE(LayoutFreeParamIndices(fused->functions[6].func).empty());
+  for (const FusedFunction& f : fused->functions) {
+    for (int i : LayoutFreeParamIndices(f.func)) {
+      EXPECT_TRUE(m.graph.values[f.args[i]].is_constant()) << f.name << " parameter " << i;
+    }
+  }
 }
 
 TEST(FuseOpsTest, NoFuseGivesOneFunctionPerNode) {
