@@ -52,6 +52,34 @@ absl::StatusOr<std::vector<int64_t>> ArgSizes(const std::string& workload, const
   return absl::UnimplementedError(absl::StrCat("oneDNN anchor: no oneDNN call for ", workload));
 }
 
+// A callable that runs the primitive of `pd` on args[0] (source) into args[2] (destination)
+// with the weights args[1], laid out as `user_w_md` and reordered here, once, into the layout
+// the primitive picked (its "any"), as a deployment does.
+template <typename Primitive>
+std::function<void()> WithWeightsReordered(const dnnl::engine& engine,
+                                           const typename Primitive::primitive_desc& pd,
+                                           const dnnl::memory::desc& src_md,
+                                           const dnnl::memory::desc& user_w_md,
+                                           const dnnl::memory::desc& dst_md,
+                                           const std::vector<float*>& args) {
+  using dnnl::memory;
+  dnnl::stream stream(engine);
+  memory user_w(user_w_md, engine, args[1]);
+  memory w_mem = user_w;
+  if (pd.weights_desc() != user_w_md) {
+    w_mem = memory(pd.weights_desc(), engine);
+    dnnl::reorder(user_w, w_mem).execute(stream, user_w, w_mem);
+    stream.wait();
+  }
+  memory src(src_md, engine, args[0]), dst(dst_md, engine, args[2]);
+  Primitive primitive(pd);
+  return [=]() mutable {
+    primitive.execute(stream,
+                      {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst}});
+    stream.wait();
+  };
+}
+
 // A convolution on NHWC activations with Tessera's weights (HWIO, or [K,K,C] depthwise).
 // The primitive picks its weight layout ("any"); the weights are reordered into it here, once.
 std::function<void()> PrepareConv(const std::string& workload, const ShapeParams& p,
@@ -76,25 +104,13 @@ std::function<void()> PrepareConv(const std::string& workload, const ShapeParams
                                        dnnl::algorithm::convolution_auto, src_md, any_w_md, dst_md,
                                        {stride, stride}, {pad, pad}, {pad, pad});
   dnnl::convolution_forward::primitive_desc pd(desc, engine);
-  dnnl::stream stream(engine);
-  memory user_w(user_w_md, engine, args[1]);
-  memory w_mem = user_w;
-  if (pd.weights_desc() != user_w_md) {
-    w_mem = memory(pd.weights_desc(), engine);
-    dnnl::reorder(user_w, w_mem).execute(stream, user_w, w_mem);
-    stream.wait();
-  }
-  memory src(src_md, engine, args[0]), dst(dst_md, engine, args[2]);
-  dnnl::convolution_forward conv(pd);
-  return [=]() mutable {
-    conv.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst}});
-    stream.wait();
-  };
+  return WithWeightsReordered<dnnl::convolution_forward>(engine, pd, src_md, user_w_md, dst_md,
+                                                         args);
 }
 
 // LINEAR, Y = X W with a constant W[K, N]: oneDNN's inner product (its layer with a weight),
-// which picks its weight layout ("any"); W is reordered into it here, once, as a deployment
-// does. Inner-product weights are [N, K] logically; W[K, N] is that matrix stored as `ba`.
+// which picks its weight layout ("any") that W is reordered into once. Inner-product weights
+// are [N, K] logically; W[K, N] is that matrix stored as `ba`.
 std::function<void()> PrepareLinear(const ShapeParams& p, const std::vector<float*>& args) {
   using dnnl::memory;
   using tag = memory::format_tag;
@@ -107,20 +123,8 @@ std::function<void()> PrepareLinear(const ShapeParams& p, const std::vector<floa
   dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, any_w_md,
                                          dst_md);
   dnnl::inner_product_forward::primitive_desc pd(desc, engine);
-  dnnl::stream stream(engine);
-  memory user_w(user_w_md, engine, args[1]);
-  memory w_mem = user_w;
-  if (pd.weights_desc() != user_w_md) {
-    w_mem = memory(pd.weights_desc(), engine);
-    dnnl::reorder(user_w, w_mem).execute(stream, user_w, w_mem);
-    stream.wait();
-  }
-  memory src(src_md, engine, args[0]), dst(dst_md, engine, args[2]);
-  dnnl::inner_product_forward product(pd);
-  return [=]() mutable {
-    product.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dst}});
-    stream.wait();
-  };
+  return WithWeightsReordered<dnnl::inner_product_forward>(engine, pd, src_md, user_w_md, dst_md,
+                                                           args);
 }
 
 // A callable that runs `workload` on `args` (sizes as ArgSizes says). dnnl_sgemm's status is
