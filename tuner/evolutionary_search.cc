@@ -2,8 +2,10 @@
 // of the database's best records and fresh samples, evolves it for genetic_num_iters generations
 // (fitness-proportional parents, mutation with genetic_mutate_prob), keeps the best predicted
 // unmeasured programs in a bounded heap, and fills the batch from them, with an eps_greedy share
-// of random fresh samples. Deviation: while the cost model's scores are random (warm-up) the
-// population is warmup_population_size, not population_size, and no features are extracted.
+// of random fresh samples. Deviations: while the cost model's scores are random (warm-up) the
+// population is warmup_population_size, not population_size, no features are extracted, and a
+// share of the batch (warmup_neighbour_ratio) is single mutations of the task's seeds (the
+// default schedule) and of the best records, the neighbourhood of what is known to be good.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -42,6 +44,12 @@ class EvolutionarySearch : public SearchStrategy {
     proposed_ = 0;
     empty_iters_ = 0;
     target_ = Target::Parse(task_.target).value_or(task_.space->target);
+    seeds_.clear();
+    for (const Trace& seed : task_.seeds) {
+      absl::StatusOr<Schedule> sch = MakeCandidate(task_.workload, seed, task_.space->postprocs,
+                                                   rng_.ForkSeed(), /*erase_decisions=*/false);
+      if (sch.ok()) seeds_.push_back(ToCandidate(*std::move(sch)));
+    }
     return absl::OkStatus();
   }
 
@@ -87,10 +95,21 @@ class EvolutionarySearch : public SearchStrategy {
                           << "); the search space is exhausted";
         return absl::OkStatus();
       }
+      std::vector<MeasureCandidate> neighbours;
+      if (!task_.cost_model->UsesFeatures() && config_.warmup_neighbour_ratio > 0) {
+        std::vector<MeasureCandidate> parents = population;
+        for (const MeasureCandidate& seed : seeds_) parents.push_back(seed);
+        neighbours = Neighbours(
+            parents, static_cast<int>(std::floor(sample_num * config_.warmup_neighbour_ratio)));
+      }
       population.insert(population.end(), unmeasured.begin(), unmeasured.end());
+      const int rest = sample_num - static_cast<int>(neighbours.size());
       TESSERA_ASSIGN_OR_RETURN(std::vector<MeasureCandidate> bests,
-                               EvolveWithCostModel(std::move(population), sample_num));
-      *batch = PickWithEpsGreedy(unmeasured, bests, sample_num);
+                               EvolveWithCostModel(std::move(population), rest));
+      *batch = std::move(neighbours);
+      for (MeasureCandidate& c : PickWithEpsGreedy(unmeasured, bests, rest)) {
+        batch->push_back(std::move(c));
+      }
       if (!batch->empty()) {
         proposed_ += static_cast<int>(batch->size());
         return absl::OkStatus();
@@ -263,6 +282,31 @@ class EvolutionarySearch : public SearchStrategy {
     return out;
   }
 
+  // Up to `num` distinct unmeasured programs, each one mutation of a parent (drawn uniformly),
+  // marked as proposed. Bounded: at most kNeighbourAttempts tries per program.
+  std::vector<MeasureCandidate> Neighbours(const std::vector<MeasureCandidate>& parents, int num) {
+    std::vector<MeasureCandidate> out;
+    const std::vector<WeightedMutator>& mutators = task_.space->mutators;
+    if (parents.empty() || mutators.empty() || num <= 0) return out;
+    std::vector<double> weights;
+    for (const WeightedMutator& m : mutators) weights.push_back(m.weight);
+    for (int attempt = 0; attempt < num * kNeighbourAttempts && static_cast<int>(out.size()) < num;
+         ++attempt) {
+      const MeasureCandidate& parent =
+          parents[rng_.UniformInt(0, static_cast<int64_t>(parents.size()))];
+      const WeightedMutator& m = mutators[rng_.SampleCategorical(weights)];
+      std::optional<Trace> t = m.mutator->Apply(parent.sch.trace(), task_.workload, &rng_);
+      if (!t) continue;
+      absl::StatusOr<Schedule> sch = MakeCandidate(task_.workload, *t, task_.space->postprocs,
+                                                   rng_.ForkSeed(), /*erase_decisions=*/false);
+      if (!sch.ok()) continue;
+      MeasureCandidate c = ToCandidate(*std::move(sch));
+      if (measured_.insert(c.hash).second) out.push_back(std::move(c));
+    }
+    stats_.mutated += static_cast<int64_t>(out.size());
+    return out;
+  }
+
   std::vector<MeasureCandidate> PickWithEpsGreedy(const std::vector<MeasureCandidate>& unmeasured,
                                                   const std::vector<MeasureCandidate>& bests,
                                                   int num) {
@@ -288,6 +332,8 @@ class EvolutionarySearch : public SearchStrategy {
   }
 
   static constexpr int kMaxEmptyIters = 5;
+  static constexpr int kNeighbourAttempts = 8;
+  std::vector<MeasureCandidate> seeds_;  // task_.seeds as programs
   EvolutionaryConfig config_;
   SearchTask task_;
   Target target_;

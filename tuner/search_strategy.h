@@ -44,6 +44,9 @@ struct SearchTask {
   CostModel* cost_model = nullptr;
   // Hashes of programs measured before this run (from the database).
   std::unordered_set<std::string> measured_hashes;
+  // Schedules known to be good before anything is measured (the default schedule's trace):
+  // warm-up batches explore their neighbourhood (EvolutionaryConfig::warmup_neighbour_ratio).
+  std::vector<Trace> seeds;
   int64_t seed = 0;
   int num_threads = 1;
 };
@@ -61,6 +64,11 @@ struct EvolutionaryConfig {
   // than its warm-up samples), at least 2 x the batch: a larger population then only draws
   // more random programs to pick the same batch from at random. <= 0: population_size.
   int warmup_population_size = 64;
+  // While the cost model's scores are random, this share of each batch is single mutations of
+  // the seeds (the default schedule) and of the best measured records, the rest as above: a
+  // random cost model ranks random programs at random, and at 64 trials (one batch) nothing
+  // but such a neighbourhood can find a tile next to a strong default. 0 turns it off.
+  double warmup_neighbour_ratio = 0.25;
 };
 
 // Counters for the progress report and the log.

@@ -410,7 +410,10 @@ class TuningJob::Impl {
     }
     TESSERA_ASSIGN_OR_RETURN(task.default_candidate,
                              DefaultCandidate(task.spec.func, search.measured_hashes));
-    if (task.default_candidate) task.default_hash = task.default_candidate->hash;
+    if (task.default_candidate) {
+      task.default_hash = task.default_candidate->hash;
+      search.seeds.push_back(task.default_candidate->sch.trace());
+    }
     task.strategy = NewStrategy(options_);
     TESSERA_RETURN_IF_ERROR(task.strategy->PreTuning(
         std::move(search), std::max(0, PerTaskBudget() - task.summary.trials),

@@ -1,11 +1,13 @@
 // EvolutionarySearch (tuner/evolutionary_search.cc) without a compiler, driven with a scripted
 // measurer and a scripted cost model: never the same program twice (in a run, or measured in an
-// earlier one), the budget exact, candidates ranked by the cost model once it has samples, and
-// a tiny space exhausted and reported by an empty batch.
+// earlier one), the budget exact, candidates ranked by the cost model once it has samples,
+// warm-up batches partly spent on the seeds' neighbourhood, and a tiny space exhausted and
+// reported by an empty batch.
 #include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -162,6 +164,44 @@ TEST(EvolutionarySearchTest, ProposesBetterPredictedCandidatesThanRandomOnceTheM
     EXPECT_GT(evolved_score, random_score + 0.15);
     for (const MeasureCandidate& c : *evolved) EXPECT_EQ(seen.count(c.hash), 0u) << c.hash;
   }
+}
+
+// Whether `candidate`'s trace is `seed`'s with exactly one decision changed: a single mutation.
+bool IsNeighbour(const Trace& seed, const MeasureCandidate& candidate) {
+  const nlohmann::json a = nlohmann::json::parse(seed.ToJson(/*remove_postproc=*/true));
+  const nlohmann::json b = nlohmann::json::parse(candidate.sch.trace().ToJson(true));
+  if (a[0] != b[0] || a[1].size() != b[1].size()) return false;
+  int differ = 0;
+  for (size_t i = 0; i < a[1].size(); ++i) differ += a[1][i] != b[1][i];
+  return differ == 1;
+}
+
+// While the cost model is random, a share of each batch (warmup_neighbour_ratio) is single
+// mutations of the task's seeds (the tuning job's default schedule); random samples of the
+// space almost never are.
+TEST(EvolutionarySearchTest, WarmUpBatchesExploreTheSeedsNeighbourhood) {
+  std::unique_ptr<SearchSetup> s = SmallGmm();
+  std::unique_ptr<SearchStrategy> sampler = NewReplayTrace();
+  ASSERT_TRUE(sampler->PreTuning(NewSearchTask(*s, 11), 1, 1).ok());
+  absl::StatusOr<std::vector<MeasureCandidate>> sampled = sampler->GenerateCandidates();
+  ASSERT_TRUE(sampled.ok() && sampled->size() == 1u);
+  const Trace seed = (*sampled)[0].sch.trace();
+  auto neighbours = [&](double ratio) {
+    EvolutionaryConfig config = SmallConfig();
+    config.warmup_neighbour_ratio = ratio;
+    SearchTask task = NewSearchTask(*s, 3);
+    task.seeds = {seed};
+    std::unique_ptr<SearchStrategy> search = NewEvolutionarySearch(config);
+    EXPECT_TRUE(search->PreTuning(task, 16, 16).ok());
+    absl::StatusOr<std::vector<MeasureCandidate>> batch = search->GenerateCandidates();
+    EXPECT_TRUE(batch.ok()) << batch.status();
+    EXPECT_EQ(batch->size(), 16u);
+    int n = 0;
+    for (const MeasureCandidate& c : *batch) n += IsNeighbour(seed, c);
+    return n;
+  };
+  EXPECT_GE(neighbours(0.5), 8);
+  EXPECT_LE(neighbours(0), 1);
 }
 
 TEST(EvolutionarySearchTest, ExhaustsATinySpaceAndSaysSoWithAnEmptyBatch) {
