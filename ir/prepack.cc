@@ -109,15 +109,17 @@ absl::StatusOr<std::optional<PrepackSplit>> SplitPrepack(const PrimFunc& f) {
   if (!any_packs) return std::nullopt;
 
   BufferSet params(f.params().begin(), f.params().end());
-  BufferSet written_by_packing;
-  BufferSet read_by_kernel;
+  BufferSet written_by_packing, read_by_packing, read_by_kernel, used_by_kernel;
   std::vector<Stmt> packing, kernel;
   for (const Nest& nest : nests) {
     if (!nest.packs) {
       read_by_kernel.insert(nest.loads.begin(), nest.loads.end());
+      used_by_kernel.insert(nest.loads.begin(), nest.loads.end());
+      used_by_kernel.insert(nest.stores.begin(), nest.stores.end());
       kernel.push_back(nest.stmt);
       continue;
     }
+    read_by_packing.insert(nest.loads.begin(), nest.loads.end());
     const std::string& block = nest.blocks.front()->name;
     for (const Buffer& buffer : nest.loads) {
       if (written_by_packing.count(buffer) || IsLayoutFreeParam(f, buffer)) continue;
@@ -150,16 +152,12 @@ absl::StatusOr<std::optional<PrepackSplit>> SplitPrepack(const PrimFunc& f) {
   bool placed = false;
   for (int i = 0; i < static_cast<int>(f.params().size()); ++i) {
     const Buffer& param = f.params()[i];
-    bool packing_reads = false;
-    for (const Nest& nest : nests) packing_reads |= nest.packs && nest.loads.count(param) > 0;
+    const bool packing_reads = read_by_packing.count(param) > 0;
     if (packing_reads) {
       prepack_params.push_back(param);
       split.prepack_args.push_back({false, i});
     }
-    bool kernel_uses = false;
-    for (const Nest& nest : nests) {
-      kernel_uses |= !nest.packs && (nest.loads.count(param) > 0 || nest.stores.count(param) > 0);
-    }
+    const bool kernel_uses = used_by_kernel.count(param) > 0;
     // The packed buffers take the place of the first weight the kernel no longer reads (a
     // parameter nothing uses stays with the kernel), so the kernel's arguments keep their order.
     if (kernel_uses || !packing_reads) {
