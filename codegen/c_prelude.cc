@@ -79,6 +79,15 @@ TESSERA_MINMAX(u64, uint64_t)
 TESSERA_FLOAT_MINMAX(f32, float, int32_t, 31, INT32_C(0x7fffffff))
 TESSERA_FLOAT_MINMAX(f64, double, int64_t, 63, INT64_C(0x7fffffffffffffff))
 #undef TESSERA_FLOAT_MINMAX
+// Outside vectorized loops: one minss/maxss each, with std::min/std::max's semantics (those of
+// the reference interpreter). The keyed helpers' integer round trip made a chain of them, a row
+// max's reduction across lanes, four times as slow.
+#define TESSERA_FLOAT_MINMAX_SCALAR(sfx, T)                                    \
+  static inline T tessera_min_scalar_##sfx(T a, T b) { return b < a ? b : a; } \
+  static inline T tessera_max_scalar_##sfx(T a, T b) { return a < b ? b : a; }
+TESSERA_FLOAT_MINMAX_SCALAR(f32, float)
+TESSERA_FLOAT_MINMAX_SCALAR(f64, double)
+#undef TESSERA_FLOAT_MINMAX_SCALAR
 
 // bfloat16 is stored as its 16 bits and computed in float; stores round to nearest even.
 static inline float tessera_bf16_to_f32(uint16_t v) {

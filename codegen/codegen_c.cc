@@ -92,8 +92,14 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     return v < 0 ? "(-" + inf + ")" : inf;
   }
 
-  // tessera_<helper>_<f32|f64|i8..i64|u8..u64> (bool uses the i32 helpers).
+  // tessera_<helper>_<f32|f64|i8..i64|u8..u64> (bool uses the i32 helpers). A float min or max
+  // outside a vectorized loop is the scalar helper: one minss/maxss, where the keyed one (made
+  // for vector loops) puts an integer round trip on every step of a chain, such as a row max's
+  // final reduction across lanes (a third of a softmax's time).
   std::string HelperName(const std::string& helper, DataType t) const override {
+    if (t.is_float() && !in_vectorized_ && (helper == "min" || helper == "max")) {
+      return HelperName(helper + "_scalar", t);
+    }
     std::string suffix = t.is_float()  ? (t.bits() == 64 ? "f64" : "f32")
                          : t.is_bool() ? "i32"
                                        : absl::StrCat(t.is_uint() ? "u" : "i", t.bits());
@@ -159,7 +165,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     }
     const int64_t* extent = AsConstInt(op->extent);
     std::string extent_text = StripParens(PrintExpr(op->extent));
-    bool saved_parallel = in_parallel_, saved_simd = in_simd_;
+    bool saved_parallel = in_parallel_, saved_simd = in_simd_, saved_vectorized = in_vectorized_;
     int64_t saved_budget = unroll_budget_;
 
     int collapse = 0;  // loops of this nest under one `omp parallel for`
@@ -174,6 +180,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
                         : "#pragma omp parallel for");
       in_parallel_ = true;
     } else if (op->for_kind == ForKind::kVectorized && !in_simd_) {
+      in_vectorized_ = true;
       if (StoresDependOn(op)) {
         Line("#pragma omp simd");
         in_simd_ = true;
@@ -213,6 +220,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     }
     in_parallel_ = saved_parallel;
     in_simd_ = saved_simd;
+    in_vectorized_ = saved_vectorized;
     unroll_budget_ = saved_budget;
   }
 
@@ -246,6 +254,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
   std::string code_;  // this function's text (the printer's lines go here)
   bool in_parallel_ = false;
   bool in_simd_ = false;
+  bool in_vectorized_ = false;  // inside a loop marked vectorized, `omp simd` or not
   int64_t unroll_budget_ = 0;
 };
 

@@ -10,6 +10,10 @@
 //     `if (n <= B) for v in [0, n): S' else for v in [0, B): S'` (B the least bound), the
 //     full tile keeping its constant extent; otherwise the extent becomes min(n, B);
 //   - the other conjuncts stay as the guard S' of the body.
+// A serial loop of constant extent whose body is then `if (c) S1 else S2` with c linear in its
+// variable alone (the partitioned tiles of an inner loop, `n <= B - o * f`) becomes a loop of S1
+// over the iterations where c holds and one of S2 over the rest; a piece of one iteration is
+// that iteration's body, its extents folded to constants (the tail tile peeled off the loop).
 // A loop whose body is one store of `select(c1 && ... && ck, x, y)` with conjuncts of the form
 // above (PadEinsum's zero padding: `j < extent ? B[..] : 0`) is split at the least bound B:
 // `for v in [0, min(n, B)): store x (or select of the other conjuncts)` then

@@ -64,8 +64,12 @@ struct CBuilderOptions {
   // candidate reading A[i * 4096 + k]) became 16,000 permutes that took cc1 40 s to over a
   // minute. With the cost model such loops stay scalar; of 193 candidates of three tuned shapes
   // only those 4 compiled differently (docs/cpu-backend.md).
-  std::vector<std::string> optimization_flags = {
-      "-O3", "-march=native", "-fno-tree-loop-if-convert", "-fsimd-cost-model=dynamic"};
+  // -freciprocal-math: a division by a loop-invariant value (softmax's row sum, a norm's
+  // deviation) becomes one reciprocal and a multiplication per element, where a vector
+  // division costs several multiplications; at most one more rounding, as the check allows.
+  std::vector<std::string> optimization_flags = {"-O3", "-march=native",
+                                                 "-fno-tree-loop-if-convert",
+                                                 "-fsimd-cost-model=dynamic", "-freciprocal-math"};
   bool openmp = true;                    // -fopenmp; without it the omp pragmas are ignored
   std::vector<std::string> extra_flags;  // appended after all other flags
   // Where sources and shared objects go. Empty: a fresh directory under $TMPDIR (or /tmp),

@@ -31,8 +31,8 @@ absl::Status VectorizeInner(Schedule* sch, BlockRV block, LoopRV loop) {
 
 // A reduction block computed at the row loop: its trailing reduction loops fused, split by the
 // vector width V and factored into V partial results in a local array (rfactor), the lane loop
-// vectorized; the V partials are combined by the original block. Left serial when no V in
-// [4, 16] divides the reduction (a remainder would put a predicate into the lane loop).
+// vectorized; the V partials are combined by the original block. A reduction shorter than two
+// full widths is left serial when no V in [4, 16] divides it.
 // With several rows per iteration the combining loop runs over the lanes outside the rows, so
 // the rows' V-step chains of dependent adds (or maxes) interleave instead of running one after
 // another: softmax's two chains were a third of its time per row.
@@ -45,13 +45,17 @@ absl::Status LanesAtRow(Schedule* sch, BlockRV block, size_t reduction_loops, bo
     TESSERA_ASSIGN_OR_RETURN(r, sch->Fuse(reduction));
   }
   const int64_t extent = LoopExtent(*sch, r);
-  // A power of two if one divides the reduction, else any divisor (77 = 7 x 11: 11 lanes, one
-  // masked AVX-512 vector, 20% faster than the serial sums of softmax's rows of 77).
+  // All the lanes whenever the reduction has two of their widths, the last partial width a
+  // guarded tail (codegen partitions it off, and its loop is one masked vector): softmax's rows
+  // of 77 took 36 us in 11 lanes (77 = 7 x 11) and 27 us in 16 plus a tail of 13. Shorter
+  // reductions take a power of two that divides them, else any divisor.
   int64_t lanes = kMaxLanes;
-  while (lanes >= 4 && extent % lanes != 0) lanes /= 2;
-  if (lanes < 4) {
-    lanes = kMaxLanes;
-    while (lanes >= 4 && extent % lanes != 0) --lanes;
+  if (extent < 2 * kMaxLanes) {
+    while (lanes >= 4 && extent % lanes != 0) lanes /= 2;
+    if (lanes < 4) {
+      lanes = kMaxLanes;
+      while (lanes >= 4 && extent % lanes != 0) --lanes;
+    }
   }
   if (lanes < 4 || extent / lanes < 2) return absl::OkStatus();
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> split,

@@ -530,6 +530,7 @@ absl::StatusOr<BlockRV> Schedule::DecomposeReduction(BlockRV block_rv, LoopRV lo
   std::vector<Stmt> replicated;
   std::vector<Var> replicated_copies;
   std::set<const VarNode*> discarded;
+  VarMap zero_discarded;
   VarMap loop_map;
   for (size_t q = pos; q < loops.size(); ++q) {
     const Var& v = LoopVarOf(loops[q]);
@@ -551,8 +552,15 @@ absl::StatusOr<BlockRV> Schedule::DecomposeReduction(BlockRV block_rv, LoopRV lo
       loop_map[v] = replicated_copies.back();
     } else {
       discarded.insert(v.get());
+      zero_discarded[v] = Expr(0);
     }
   }
+  // In the block, the init ran at the first iteration of the reduction loops (all 0) if the
+  // predicate held there. A conjunct over reduction loops alone holds there (the first
+  // iteration is in range); one over both kinds, such as the tail guard `k_0 * 16 + k_1 < 77`
+  // of a lane split in its rfactor block, guards the init with the reduction loops at 0.
+  arith::Analyzer analyzer;
+  primitive::BindLoopRanges(loops, &analyzer);
   std::set<const VarNode*> replicated_vars;
   for (const Stmt& l : replicated) replicated_vars.insert(LoopVarOf(l).get());
   std::vector<Expr> kept;
@@ -562,8 +570,8 @@ absl::StatusOr<BlockRV> Schedule::DecomposeReduction(BlockRV block_rv, LoopRV lo
     if (!Uses(c, discarded)) {
       kept.push_back(Substitute(c, loop_map));
     } else if (Uses(c, replicated_vars)) {
-      return Invalid(kDecompose, absl::StrCat("the predicate ", PrintExpr(c), " of block ", name,
-                                              " mixes reduction loops with spatial loops"));
+      Expr at_first = Substitute(c, zero_discarded);
+      if (!analyzer.CanProve(at_first)) kept.push_back(Substitute(at_first, loop_map));
     }
   }
 

@@ -67,6 +67,17 @@ int main(void) {
     }
   }
   if (signbit(tessera_max_f32(-0.0f, 0.0f)) || !signbit(tessera_min_f32(0.0f, -0.0f))) return 13;
+  /* The scalar helpers are std::max/std::min: (a < b) ? b : a and (b < a) ? b : a. */
+  for (int i = 0; i < 9; ++i) {
+    for (int j = 0; j < 9; ++j) {
+      if (tessera_max_scalar_f32(f[i], f[j]) != (f[i] < f[j] ? f[j] : f[i])) return 14;
+      if (tessera_min_scalar_f32(f[i], f[j]) != (f[j] < f[i] ? f[j] : f[i])) return 15;
+      if (tessera_max_scalar_f64(f[i], f[j]) != (f[i] < f[j] ? (double)f[j] : (double)f[i]))
+        return 16;
+    }
+  }
+  if (!isnan(tessera_max_scalar_f32(NAN, 1.0f)) || tessera_max_scalar_f32(1.0f, NAN) != 1.0f)
+    return 17;
   return 0;
 }
 )";

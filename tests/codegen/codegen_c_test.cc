@@ -87,6 +87,25 @@ TEST(CodegenCTest, VectorizedExpCallsTheVectorMathLibrary) {
   EXPECT_TRUE(Contains(text, "_ZGVbN4v_expf")) << text;
 }
 
+// A float max in a vectorized loop is the keyed helper (a vector integer max); in a serial loop
+// it is the scalar one (one maxss), which a chain of maxes across lanes waits on less.
+TEST(CodegenCTest, FloatMaxIsKeyedInVectorLoopsAndScalarElsewhere) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {4, 16});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {4, 16});
+  auto relu = [&](const std::vector<Var>& v) {
+    return Max(a.Load({v[0], v[1]}), FloatImm(DataType::Float32(), 0.0));
+  };
+  for (ForKind inner : {ForKind::kVectorized, ForKind::kSerial}) {
+    Stmt s = ElementwiseNest("B", b, {ForKind::kSerial, inner}, relu);
+    absl::StatusOr<std::string> code = GenerateC(MakeFunc("relu", {a, b}, s), "relu");
+    ASSERT_TRUE(code.ok()) << code.status();
+    const std::string body = code->substr(code->find("int32_t relu("));
+    const bool vectorized = inner == ForKind::kVectorized;
+    EXPECT_EQ(Contains(body, "tessera_max_f32("), vectorized) << body;
+    EXPECT_EQ(Contains(body, "tessera_max_scalar_f32("), !vectorized) << body;
+  }
+}
+
 TEST(CodegenCTest, AutoUnrollAnnotationUnrollsSmallInnerLoops) {
   Annotations ann = {{"pragma_auto_unroll_max_step", int64_t{64}}};
   absl::StatusOr<std::string> code =

@@ -89,13 +89,50 @@ INSTANTIATE_TEST_SUITE_P(
         RowCase{"RMS_NORM", {{"M", 6}, {"N", 256}}, 2},
         // max and exp-sum with lanes, the exp row kept local, then the division.
         RowCase{"SFM", {{"M", 20}, {"N", 64}}, 5},
-        // rows of 77: 11 lanes (no power of two divides 77).
+        // rows of 77: 16 lanes, the last 13 a guarded tail.
         RowCase{"SFM", {{"M", 9}, {"N", 77}}, 5},
         // rows of 13 (prime): reductions stay serial, no partials.
         RowCase{"SFM", {{"M", 9}, {"N", 13}}, 3}),
     [](const ::testing::TestParamInfo<RowCase>& info) {
       return info.param.workload + "_" + std::to_string(info.param.shape.at("N"));
     });
+
+// The lanes of every partial-result buffer ("..._rf", lanes last) of the scheduled function.
+std::vector<int64_t> LanesOfPartials(const PrimFunc& func) {
+  std::vector<int64_t> lanes;
+  PostOrderVisitStmts(func->body, [&](const Stmt& st) {
+    const auto* block = st.as<BlockNode>();
+    if (block == nullptr) return;
+    for (const Buffer& b : block->alloc_buffers) {
+      const std::string& name = b.name();
+      if (name.size() < 3 || name.compare(name.size() - 3, 3, "_rf") != 0) continue;
+      const int64_t* last = AsConstInt(b.shape().back());
+      lanes.push_back(last != nullptr ? *last : -1);
+    }
+  });
+  return lanes;
+}
+
+// A reduction of two vector widths or more takes all 16 lanes, a width that does not divide it
+// leaving a guarded tail (rows of 77: 4 x 16 + 13); a shorter one takes a divisor.
+TEST(CpuRowReductionRuleTest, LongReductionsTakeAllLanesWithATail) {
+  struct Case {
+    int64_t n;
+    int64_t lanes;
+  };
+  for (const Case& c : {Case{77, 16}, Case{100, 16}, Case{128, 16}, Case{24, 8}, Case{30, 15}}) {
+    absl::StatusOr<PrimFunc> func = MakeWorkload("SFM", {{"M", 8}, {"N", c.n}});
+    ASSERT_TRUE(func.ok()) << func.status();
+    auto [rule, scheduled] = ApplyToModule(*func, CpuTarget());
+    ASSERT_EQ(rule, "CpuRowReduction");
+    EXPECT_EQ(LanesOfPartials(scheduled), std::vector<int64_t>(2, c.lanes)) << "N=" << c.n << "\n"
+                                                                            << PrintFunc(scheduled);
+    absl::StatusOr<CheckOutcome> check =
+        BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/7, 60);
+    ASSERT_TRUE(check.ok()) << check.status();
+    EXPECT_TRUE(check->passed) << "N=" << c.n << "\n" << PrintFunc(scheduled);
+  }
+}
 
 // out[i, j] = A[i, j] / colsum[j]: the statistic runs along columns, so computing it at the row
 // loop would recompute all of it per row; the rule declines and the result is still right.

@@ -366,6 +366,31 @@ TEST(RFactorTest, SoftmaxMaxRFactorBuildsAndRunsWithTheCBackend) {
   ExpectBuildAndRunMatches(sfm, sch.func());
 }
 
+// Rows of 77 in 16 lanes: the lane split leaves a tail guarded by `k_0 * 16 + k_1 < 77`, which
+// the rfactor block's init, decomposed out of the reduction loop, keeps with k_0 at 0.
+TEST(RFactorTest, LanesWithATailDecomposeBuildAndRunWithTheCBackend) {
+  PrimFunc sfm = *MakeWorkload("SFM", {{"M", 6}, {"N", 77}});
+  Schedule sch = Schedule::Create(sfm, 1);
+  for (const char* name : {"T_softmax_maxelem", "T_softmax_expsum"}) {
+    std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock(name));
+    std::vector<LoopRV> k = *sch.Split(loops[1], {InstValue(), InstValue::Int(16)});
+    absl::StatusOr<BlockRV> rf = sch.RFactor(k[1], -1);
+    ASSERT_TRUE(rf.ok()) << rf.status();
+    std::vector<LoopRV> rf_loops = *sch.GetLoops(*rf);
+    absl::StatusOr<BlockRV> init = sch.DecomposeReduction(*rf, rf_loops[1]);
+    ASSERT_TRUE(init.ok()) << init.status();
+    // The init covers every lane: the guard at k_0 = 0 is k_1 < 77, always true.
+    absl::StatusOr<StmtPath> init_path = FindBlockPath(sch.func(), std::string(name) + "_rf_init");
+    ASSERT_TRUE(init_path.ok()) << init_path.status();
+    EXPECT_TRUE(IsConstInt(init_path->back().as<BlockRealizeNode>()->predicate, 1))
+        << PrintFunc(sch.func());
+  }
+  ExpectCorrect(sch, sfm);
+  ExpectBuildAndRunMatches(sfm, sch.func());
+  absl::Status replay = CheckReplay(sch, sfm);
+  EXPECT_TRUE(replay.ok()) << replay;
+}
+
 TEST(RFactorTest, RejectsASpatialLoop) {
   PrimFunc sum = SmallWorkload("REDUCE_SUM");
   Schedule sch = Schedule::Create(sum, 1);
