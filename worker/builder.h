@@ -2,8 +2,8 @@
 // emits C with codegen/codegen_c.h and compiles every candidate with the host C compiler
 // into its own shared object; with the default options:
 //
-//   cc -O3 -march=native -fno-tree-loop-if-convert -fsimd-cost-model=dynamic -fopenmp -shared
-//      -fPIC -std=gnu11 <extra flags> -o <unique>.so <src>.c -lm
+//   cc -O3 -march=native -fno-tree-loop-if-convert -fsimd-cost-model=dynamic -freciprocal-math
+//      -fopenmp -shared -fPIC -std=gnu11 <extra flags> -o <unique>.so <src>.c -lm
 //
 // Every .so gets a unique path (dlopen caches by path, docs/deps.md T6), the compiler is started
 // with posix_spawnp (no shell, no fork of this possibly threaded process), and the inputs of
