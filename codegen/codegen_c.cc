@@ -194,6 +194,14 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
                  lower_internal::InnerIterations(op->body) >= 0 &&
                  *extent * lower_internal::InnerIterations(op->body) <= unroll_budget_))) {
       Line(absl::StrCat("#pragma GCC unroll ", std::min(*extent, kMaxUnrollPragma)));
+    } else if (extent == nullptr && op->for_kind == ForKind::kUnrolled) {
+      // A clipped tail of an unrolled tile (PartitionGuardedLoops: `15 - rw`): unrolled up to
+      // its largest extent, so that it unrolls in full where the extent becomes a constant
+      // (an unrolled outer loop) and its accumulators stay in registers.
+      const int64_t most = analyzer()->ConstIntBound(op->extent).max;
+      if (most > 1 && most != arith::ConstIntBound::kPosInf) {
+        Line(absl::StrCat("#pragma GCC unroll ", std::min(most, kMaxUnrollPragma)));
+      }
     }
     auto it = op->annotations.find("pragma_auto_unroll_max_step");
     if (it != op->annotations.end()) {

@@ -8,6 +8,7 @@
 #include "ir/arith/linear.h"
 #include "ir/arith/simplify.h"
 #include "ir/functor.h"
+#include "ir/loop_annotations.h"
 
 namespace tessera {
 namespace {
@@ -144,10 +145,72 @@ std::optional<Stmt> PeelByCondition(const ForNode* op, const Stmt& body) {
   return pieces.size() == 1 ? pieces[0] : SeqStmt(std::move(pieces));
 }
 
+bool IsZero(const Expr& e) {
+  if (const auto* f = e.as<FloatImmNode>()) return f->value == 0.0;
+  return IsConstInt(e, 0);
+}
+
+// `select(c, x, 0) * y` or `y * select(c, x, 0)`: sets c and returns x * y.
+std::optional<Expr> ZeroUnless(const Expr& e, Expr* condition) {
+  const auto* mul = e.as<BinaryNode>();
+  if (mul == nullptr || mul->op != BinaryOp::kMul) return std::nullopt;
+  for (const auto& [maybe_select, other] : {std::pair(mul->a, mul->b), std::pair(mul->b, mul->a)}) {
+    const auto* select = maybe_select.as<SelectNode>();
+    if (select != nullptr && IsZero(select->false_value)) {
+      *condition = select->condition;
+      return maybe_select.same_as(mul->a) ? select->true_value * other : other * select->true_value;
+    }
+  }
+  return std::nullopt;
+}
+
+// Under a loop annotated kSkipZeroTerms (ir/loop_annotations.h), a float store
+// `acc = acc + select(c, x, 0) * y` (either order of the operands) as `if (c) acc = acc + x * y`:
+// where c fails the term adds nothing, so its multiply-add is skipped, and the guard moves out
+// of the loops it does not depend on (below). These are the zero-padding taps of a convolution
+// whose padding is inlined into it: 9% of the multiply-adds of a 3x3 convolution over 14 x 14
+// pixels, which oneDNN skips too. The one difference: where c fails and y is infinite or NaN,
+// 0 * y made the sum NaN. Not everywhere: a depthwise convolution's taps, each a test around a
+// vector of channels, lost their accumulators' registers to the tests (74 -> 118 us).
+std::optional<Stmt> GuardZeroTerm(const BufferStoreNode* store) {
+  const auto* add = store->value.as<BinaryNode>();
+  if (add == nullptr || add->op != BinaryOp::kAdd || !store->buffer.dtype().is_float()) {
+    return std::nullopt;
+  }
+  for (const auto& [acc, term] : {std::pair(add->a, add->b), std::pair(add->b, add->a)}) {
+    const auto* load = acc.as<BufferLoadNode>();
+    if (load == nullptr || !load->buffer.same_as(store->buffer) ||
+        load->indices.size() != store->indices.size()) {
+      continue;
+    }
+    bool same_element = true;
+    for (size_t i = 0; i < load->indices.size(); ++i) {
+      same_element = same_element && arith::ExprDeepEqual(load->indices[i], store->indices[i]);
+    }
+    Expr condition;
+    std::optional<Expr> product = same_element ? ZeroUnless(term, &condition) : std::nullopt;
+    if (!product.has_value() || ReadsBuffer(condition)) continue;
+    return IfThenElse(condition, BufferStore(store->buffer, acc + *product, store->indices));
+  }
+  return std::nullopt;
+}
+
 class Partitioner : public IRMutator {
  protected:
+  Stmt VisitStmt_(const BufferStoreNode* op, const Stmt& self) override {
+    if (!skip_zero_terms_) return self;
+    std::optional<Stmt> guarded = GuardZeroTerm(op);
+    return guarded.has_value() ? *guarded : self;
+  }
   Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+    const bool saved_skip = skip_zero_terms_;
+    auto skip = op->annotations.find(kSkipZeroTerms);
+    if (skip != op->annotations.end()) {
+      const auto* value = std::get_if<int64_t>(&skip->second);
+      skip_zero_terms_ = value != nullptr && *value != 0;
+    }
     Stmt body = VisitStmt(op->body);
+    skip_zero_terms_ = saved_skip;
     if (const auto* store = body.as<BufferStoreNode>()) {
       if (std::optional<Stmt> split = PartitionSelectStore(op, store)) return *split;
     }
@@ -192,6 +255,9 @@ class Partitioner : public IRMutator {
     }
     return hoisted.empty() ? loop : IfThenElse(Conjunction(hoisted), loop);
   }
+
+ private:
+  bool skip_zero_terms_ = false;  // under a loop annotated kSkipZeroTerms
 };
 
 }  // namespace

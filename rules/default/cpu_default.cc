@@ -167,7 +167,7 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
 std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
   std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
   if (blocks.has_value()) blocks = TryInline(&sch, *blocks, /*into_reductions=*/false);
-  if (blocks.has_value()) blocks = InlinePaddingIntoPerChannelReductions(&sch, *blocks);
+  if (blocks.has_value()) blocks = InlinePaddingIntoConvolutions(&sch, *blocks);
   if (!blocks.has_value()) return std::nullopt;
   for (const BlockInfo& original : *blocks) {
     // Re-resolve: an earlier block's write-back may have absorbed this one.

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "base/status_macros.h"
+#include "ir/functor.h"
+#include "ir/loop_annotations.h"
 #include "ir/prepack.h"
 #include "rules/default/tiled_matmul.h"
 
@@ -78,6 +80,27 @@ int LayoutFreeWeightRead(const PrimFunc& func, const Block& block, int channels)
 }
 
 int ChannelIter(const BlockInfo& info) { return static_cast<int>(info.kinds.find_last_of('S')); }
+
+// The reduction iteration variables that a load of `block` indexes in one dimension together
+// with iteration variable `width` (the kernel column rw of `inputs[.., w + rw - 1, ..]`).
+std::set<int> ReductionItersBeside(const Block& block, const BlockInfo& info, int width) {
+  std::set<int> found;
+  auto uses = [&](const Expr& index, int iter) {
+    const VarNode* var = block->iter_vars[iter].var.get();
+    return UsesVar(index, [&](const VarNode* v) { return v == var; });
+  };
+  PostOrderVisitExprs(block->body, [&](const Expr& e) {
+    const auto* load = e.as<BufferLoadNode>();
+    if (load == nullptr) return;
+    for (const Expr& index : load->indices) {
+      if (!uses(index, width)) continue;
+      for (size_t i = 0; i < info.kinds.size(); ++i) {
+        if (info.kinds[i] == 'R' && uses(index, static_cast<int>(i))) found.insert(i);
+      }
+    }
+  });
+  return found;
+}
 
 }  // namespace
 
@@ -194,6 +217,20 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
   TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(info.rv, reduction[0]).status());
   TESSERA_RETURN_IF_ERROR(sch->Parallel(tile));
   TESSERA_RETURN_IF_ERROR(sch->Unroll(wi[1]));
+  // With the padding inlined (InlinePaddingIntoConvolutions: tiles of the whole width), a tap's
+  // bounds test on the width (w_i + rw) is a constant in each unrolled copy of the tile's pixels
+  // once the kernel column is unrolled too: code generation guards the padding taps'
+  // multiply-adds (kSkipZeroTerms), the compiler drops them, and the others run free of tests.
+  TESSERA_ASSIGN_OR_RETURN(Block block, sch->Get(info.rv));
+  const int width_iter = static_cast<int>(info.kinds.find_last_of('S', ChannelIter(info) - 1));
+  bool padded = false;
+  PostOrderVisitExprs(block->body, [&](const Expr& e) { padded |= e.as<SelectNode>() != nullptr; });
+  if (padded) {
+    for (int r : ReductionItersBeside(block, info, width_iter)) {
+      TESSERA_RETURN_IF_ERROR(sch->Unroll(info.loops[r]));
+    }
+    TESSERA_RETURN_IF_ERROR(sch->Annotate(tile, kSkipZeroTerms, InstValue::Int(1)));
+  }
   if (lanes.has_value()) {
     TESSERA_RETURN_IF_ERROR(sch->Unroll(ci[1]));
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(*lanes));
@@ -205,27 +242,34 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
   return absl::OkStatus();
 }
 
-std::optional<std::vector<BlockInfo>> InlinePaddingIntoPerChannelReductions(
+std::optional<std::vector<BlockInfo>> InlinePaddingIntoConvolutions(
     Schedule* sch, const std::vector<BlockInfo>& blocks) {
-  std::set<std::string> per_channel;
+  std::set<std::string> convolutions;
   for (const BlockInfo& info : blocks) {
     absl::StatusOr<Block> block = BlockByName(*sch, info.name);
-    if (block.ok() && ClassifyChannelsLast(*block, info) == ChannelsLastKind::kPerChannel) {
-      per_channel.insert(info.name);
+    if (!block.ok()) continue;
+    const ChannelsLastKind kind = ClassifyChannelsLast(*block, info);
+    if (kind == ChannelsLastKind::kPerChannel) convolutions.insert(info.name);
+    // A dense convolution only where its default tile spans the output width: in a tile at a
+    // runtime offset the bounds tests stay tests inside the innermost loop (ResNet 56x56x64,
+    // tiles of 14 pixels: 1.02 -> 1.43 ms).
+    if (kind == ChannelsLastKind::kBroadcast) {
+      absl::StatusOr<ConvTiling> tiling = DefaultConvTiling(info);
+      if (tiling.ok() && tiling->rows.AsIntArray().front() == 1) convolutions.insert(info.name);
     }
   }
-  if (per_channel.empty()) return blocks;
+  if (convolutions.empty()) return blocks;
   for (const BlockInfo& info : blocks) {
     absl::StatusOr<Block> block = BlockByName(*sch, info.name);
     if (!block.ok() || !info.IsInjective() || !IsPaddingBlock(*block)) continue;
     absl::StatusOr<std::vector<BlockRV>> consumers = sch->GetConsumers(info.rv);
     if (!consumers.ok() || consumers->empty()) continue;
-    bool all_per_channel = true;
+    bool all_convolutions = true;
     for (const BlockRV& consumer : *consumers) {
       absl::StatusOr<std::string> name = sch->BlockName(consumer);
-      all_per_channel = all_per_channel && name.ok() && per_channel.count(*name) > 0;
+      all_convolutions = all_convolutions && name.ok() && convolutions.count(*name) > 0;
     }
-    if (!all_per_channel) continue;
+    if (!all_convolutions) continue;
     Schedule trial = sch->Copy();
     if (trial.ComputeInline(info.rv).ok()) *sch = std::move(trial);
   }

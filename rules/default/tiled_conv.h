@@ -69,13 +69,14 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
                               const std::vector<LoopRV>& reduction, const ConvTiling& tiling);
 
 // Inlines every padding block (a store of select(in_bounds, load, constant)) whose consumers are
-// all kPerChannel reductions into them. Such a reduction's innermost loop is over channels, so the
-// bounds test is invariant in it and the vector loop stays a plain load (GCC unswitches it): the
-// separate padding pass wrote and re-read a padded copy of the whole input, a third of a
-// depthwise convolution's time. A dense convolution keeps its padding step: its innermost
-// loops broadcast one input element per pixel, and a bounds test per pixel made it 1.6x slower.
+// all channels-last reductions (convolutions) into them. A depthwise convolution's innermost
+// loop is over channels, so the bounds test is invariant in it and the vector loop stays a plain
+// load (GCC unswitches it): the separate padding pass wrote and re-read a padded copy of the
+// whole input, a third of a depthwise convolution's time. A dense convolution's tile
+// (TiledConvolution) unrolls its pixels and kernel columns, where each tap's bounds test on the
+// width is a constant, and code generation skips the padding taps' multiply-adds.
 // Returns the blocks that remain (NormalizeBlocks), nullopt if the function stops being normal.
-std::optional<std::vector<BlockInfo>> InlinePaddingIntoPerChannelReductions(
+std::optional<std::vector<BlockInfo>> InlinePaddingIntoConvolutions(
     Schedule* sch, const std::vector<BlockInfo>& blocks);
 
 }  // namespace dlight

@@ -119,6 +119,18 @@ TEST(CodegenCTest, AutoUnrollAnnotationUnrollsSmallInnerLoops) {
   EXPECT_FALSE(Contains(*code, "#pragma GCC unroll 4\n  for (int64_t i")) << *code;
 }
 
+// A clipped tail of an unrolled tile has an extent that is not a constant (`5 - i`): it is
+// unrolled up to its largest extent, in full wherever the compiler finds the extent constant.
+TEST(CodegenCTest, UnrolledLoopOfVariableExtentUnrollsUpToItsLargestExtent) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {3, 5});
+  Var i("i"), j("j");
+  Stmt store = BufferStore(a, FloatImm(DataType::Float32(), 1.0), {i, j});
+  Stmt s = For(i, Expr(3), ForKind::kSerial, For(j, Expr(5) - i, ForKind::kUnrolled, store));
+  absl::StatusOr<std::string> code = GenerateC(MakeFunc("tail", {a}, s), "tail");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "#pragma GCC unroll 5\n")) << *code;
+}
+
 TEST(CodegenCTest, VectorizedLoopWithLoopInvariantStoreHasNoSimdPragma) {
   // The reduction loop k vectorized: C[i, j] is stored in every iteration of k.
   PrimFunc f = Matmul(4, 4, 4, DataType::Float32(), DataType::Float32(),

@@ -13,6 +13,7 @@
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
+#include "ir/loop_annotations.h"
 #include "ir/printer.h"
 #include "schedule/schedule.h"
 #include "tests/testing/schedule_testing.h"
@@ -138,6 +139,31 @@ TEST(PartitionGuardedLoopsTest, ZeroPaddingSelectBecomesCopyAndFill) {
   EXPECT_EQ(filled, 1) << PrintStmt(partitioned.body());
   absl::Status built = testing::CheckCBackendMatches(func, sch.func());
   EXPECT_TRUE(built.ok()) << built;
+}
+
+// A depthwise convolution with its padding inlined: under a loop annotated kSkipZeroTerms the
+// sum's term select(in_bounds, x, 0) * w becomes a guarded x * w (the guard then partitions
+// the kernel loops); without the annotation the select stays. Both compute the convolution.
+TEST(PartitionGuardedLoopsTest, ZeroTermsAreGuardedUnderTheAnnotation) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload(
+      "DEP", {{"N", 1}, {"H", 6}, {"W", 5}, {"C", 16}, {"K", 3}, {"stride", 1}, {"padding", 1}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  for (bool annotate : {false, true}) {
+    SCOPED_TRACE(annotate ? "annotated" : "not annotated");
+    Schedule sch = Schedule::Create(*func, 0);
+    ASSERT_TRUE(sch.ComputeInline(*sch.GetBlock("PadInput")).ok());
+    std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("depth_conv2d_nhwc"));
+    if (annotate) ASSERT_TRUE(sch.Annotate(loops[0], kSkipZeroTerms, InstValue::Int(1)).ok());
+    absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    const PrimFunc partitioned = PartitionGuardedLoops(*lowered);
+    int selects = 0;
+    PostOrderVisitExprs(partitioned.body(),
+                        [&](const Expr& e) { selects += e.as<SelectNode>() != nullptr; });
+    EXPECT_EQ(selects == 0, annotate) << PrintStmt(partitioned.body());
+    absl::Status built = testing::CheckCBackendMatches(*func, sch.func());
+    EXPECT_TRUE(built.ok()) << built;
+  }
 }
 
 TEST(PartitionGuardedLoopsTest, FunctionWithoutGuardsIsReturnedUnchanged) {

@@ -14,6 +14,7 @@
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
+#include "ir/loop_annotations.h"
 #include "ir/prepack.h"
 #include "ir/printer.h"
 #include "rules/default/analysis.h"
@@ -138,27 +139,54 @@ TEST(TiledConvTest, DenseConvolutionWeightsArePrepackedIntoChannelStrips) {
   }
 }
 
-// A depthwise convolution has no padding block left (the bounds test moved into its loads), a
-// dense one keeps its own; both compute the convolution.
-TEST(TiledConvTest, DepthwisePaddingIsInlinedDenseIsNot) {
+// The loops of `f` that carry annotation `key`.
+int LoopsAnnotated(const PrimFunc& f, const std::string& key) {
+  int count = 0;
+  PostOrderVisitStmts(f->body, [&](const Stmt& s) {
+    if (const auto* loop = s.as<ForNode>()) count += loop->annotations.count(key) > 0;
+  });
+  return count;
+}
+
+bool HasPaddingBlock(const PrimFunc& f) {
+  bool found = false;
+  PostOrderVisitStmts(f->body, [&](const Stmt& s) {
+    if (const auto* block = s.as<BlockNode>()) found = found || block->name == "PadInput";
+  });
+  return found;
+}
+
+// A depthwise convolution has no padding block left (the bounds test moved into its loads); a
+// dense one whose tile spans the output width neither, its tile skipping the zero terms
+// (kSkipZeroTerms) with the kernel column unrolled; a dense one tiled across the width keeps its
+// padding step. All compute the convolution.
+TEST(TiledConvTest, PaddingIsInlinedWhereTheTestsBecomeConstants) {
   absl::StatusOr<PrimFunc> depthwise = MakeWorkload("DEP", Depthwise(8, 8, 32, 1));
-  absl::StatusOr<PrimFunc> dense = MakeWorkload("C2D", Conv2d(8, 8, 32, 1));
-  ASSERT_TRUE(depthwise.ok() && dense.ok());
-  auto has_padding = [](const PrimFunc& f) {
-    bool found = false;
-    PostOrderVisitStmts(f->body, [&](const Stmt& s) {
-      if (const auto* block = s.as<BlockNode>()) found = found || block->name == "PadInput";
-    });
-    return found;
-  };
-  ASSERT_TRUE(has_padding(*depthwise));
+  absl::StatusOr<PrimFunc> whole_width = MakeWorkload("C2D", Conv2d(8, 8, 32, 1));
+  absl::StatusOr<PrimFunc> tiled_width = MakeWorkload("C2D", Conv2d(28, 8, 32, 1));
+  ASSERT_TRUE(depthwise.ok() && whole_width.ok() && tiled_width.ok());
+  ASSERT_TRUE(HasPaddingBlock(*depthwise));
   const PrimFunc scheduled_depthwise = ApplyToModule(*depthwise, CpuTarget()).second;
-  const PrimFunc scheduled_dense = ApplyToModule(*dense, CpuTarget()).second;
-  EXPECT_FALSE(has_padding(scheduled_depthwise)) << PrintFunc(scheduled_depthwise);
-  EXPECT_TRUE(has_padding(scheduled_dense)) << PrintFunc(scheduled_dense);
+  const PrimFunc scheduled_whole = ApplyToModule(*whole_width, CpuTarget()).second;
+  const PrimFunc scheduled_tiled = ApplyToModule(*tiled_width, CpuTarget()).second;
+  EXPECT_FALSE(HasPaddingBlock(scheduled_depthwise)) << PrintFunc(scheduled_depthwise);
+  EXPECT_FALSE(HasPaddingBlock(scheduled_whole)) << PrintFunc(scheduled_whole);
+  EXPECT_TRUE(HasPaddingBlock(scheduled_tiled)) << PrintFunc(scheduled_tiled);
+  EXPECT_EQ(LoopsAnnotated(scheduled_depthwise, kSkipZeroTerms), 0);
+  EXPECT_EQ(LoopsAnnotated(scheduled_whole, kSkipZeroTerms), 1) << PrintFunc(scheduled_whole);
+  EXPECT_EQ(LoopsAnnotated(scheduled_tiled, kSkipZeroTerms), 0);
+  // The kernel column is unrolled beside the tile's rows.
+  int unrolled_columns = 0;
+  PostOrderVisitStmts(scheduled_whole->body, [&](const Stmt& s) {
+    const auto* loop = s.as<ForNode>();
+    unrolled_columns +=
+        loop != nullptr && loop->loop_var.name() == "rw" && loop->for_kind == ForKind::kUnrolled;
+  });
+  EXPECT_EQ(unrolled_columns, 1) << PrintFunc(scheduled_whole);
   EXPECT_TRUE(ShapeOf(scheduled_depthwise).kinds.count(ForKind::kVectorized));
   ExpectMatchesReference(scheduled_depthwise, *depthwise);
-  ExpectMatchesReference(scheduled_dense, *dense);
+  ExpectMatchesReference(scheduled_whole, *whole_width);
+  ExpectMatchesReference(scheduled_tiled, *tiled_width);
 }
 
 // Depthwise convolutions on odd sizes, channels no vector divides and stride 2.
