@@ -240,16 +240,14 @@ int RunTune(const TuneCommandOptions& o) {
       std::printf("runoff of task %zu failed: %s\n", i, t.runoff_error.c_str());
     }
     for (const Runoff& r : t.runoffs) {
-      const char* verdict = r.tuned_kept ? "the tuned schedule stays the best"
-                            : r.fastest_secs < r.default_secs
-                                ? "the tuned schedule won by less than the timings' noise (3%)"
-                                : "the tuned schedule was not faster";
+      const std::string verdict = RunoffVerdict(r);
       std::printf(
           "runoff of task %zu: the fastest, record %lld (%s in the job), against the default "
           "schedule, record %lld (%s), side by side: %s against %s: %s\n",
           i, static_cast<long long>(r.fastest_id), FormatSeconds(r.fastest_secs_before).c_str(),
           static_cast<long long>(r.default_id), FormatSeconds(r.default_secs_before).c_str(),
-          FormatSeconds(r.fastest_secs).c_str(), FormatSeconds(r.default_secs).c_str(), verdict);
+          FormatSeconds(r.fastest_secs).c_str(), FormatSeconds(r.default_secs).c_str(),
+          verdict.c_str());
     }
   }
   int n = std::max(1, summary->total_trials);

@@ -562,8 +562,7 @@ absl::Status JobManager::RunJob(Job* job) {
                           << " ms in the job) against the default schedule's record "
                           << r.default_id << " (" << r.default_secs_before * 1e3
                           << " ms), side by side " << r.fastest_secs * 1e3 << " against "
-                          << r.default_secs * 1e3 << " ms: the tuned schedule "
-                          << (r.tuned_kept ? "stays the best" : "is not the best");
+                          << r.default_secs * 1e3 << " ms: " << RunoffVerdict(r);
       }
     }
   }

@@ -135,6 +135,17 @@ const char* BestAfter(const Runoff& round) {
   return round.best_id == round.default_new_id ? "default" : "other";
 }
 
+std::string RunoffVerdict(const Runoff& round) {
+  if (round.tuned_kept) return "the tuned schedule stays the best";
+  if (round.best_id != round.default_new_id) {
+    return absl::StrCat("record ", round.best_id, " is the best now");
+  }
+  return round.fastest_secs < round.default_secs
+             ? "the tuned schedule won by less than the timings' noise (3%); the default is the "
+               "best"
+             : "the tuned schedule was not faster; the default is the best";
+}
+
 absl::StatusOr<std::vector<Runoff>> RunOff(Database* db, const PrimFunc& func, const Target& target,
                                            bool verified_only, Measurer* measurer) {
   std::vector<Runoff> rounds;

@@ -42,6 +42,13 @@ struct Runoff {
 // Which of the round's records `best` returns after it: "tuned", "default", or "other".
 const char* BestAfter(const Runoff& round);
 
+// What the round decided, in words: the tuned schedule stays the best; it won by less than the
+// timings' noise or was not faster (the default is the best); or another record is the best
+// now (a faster one that the next round runs off, or an earlier round's winner). Saying "not
+// the best" of a tuned schedule that beat the default side by side, when a faster record was
+// next in line, read as if it had lost.
+std::string RunoffVerdict(const Runoff& round);
+
 // Runs the runoff for `func` on `target`: while its fastest record (verified ones only if
 // `verified_only`; each program by its latest record) is neither the default schedule's nor
 // one a round confirmed, that record runs off against the default's, at most 3 rounds. One

@@ -151,6 +151,7 @@ TEST_F(RunoffTest, ALuckyScheduleLosesItsRunoffAndTheDefaultIsTheBest) {
   EXPECT_DOUBLE_EQ(rounds[0].default_secs, *default_secs_);
   EXPECT_FALSE(rounds[0].tuned_kept);
   EXPECT_EQ(rounds[0].best_id, rounds[0].default_new_id);
+  EXPECT_EQ(RunoffVerdict(rounds[0]), "the tuned schedule was not faster; the default is the best");
   // Each program three times, alternately; both new records are verified like the old ones.
   EXPECT_EQ(TimesMeasured(*slower), 3);
   EXPECT_EQ(TimesMeasured(schedules_->default_schedule), 3);
@@ -172,6 +173,7 @@ TEST_F(RunoffTest, AScheduleThatWinsItsRunoffStaysTheBest) {
   EXPECT_EQ(rounds[0].fastest_id, fastest);
   EXPECT_TRUE(rounds[0].tuned_kept);
   EXPECT_EQ(rounds[0].best_id, rounds[0].fastest_new_id);
+  EXPECT_EQ(RunoffVerdict(rounds[0]), "the tuned schedule stays the best");
   EXPECT_EQ(Best().id, rounds[0].fastest_new_id);
   // A later runoff (the next job's) times them side by side again; the winner stays.
   rounds = Run();
@@ -196,6 +198,7 @@ TEST_F(RunoffTest, LuckySchedulesRunOffInTurn) {
   // After the first round the best is neither of its records: the next lucky one, which the
   // second round runs off.
   EXPECT_EQ(rounds[0].best_id, lucky);
+  EXPECT_EQ(RunoffVerdict(rounds[0]), "record " + std::to_string(lucky) + " is the best now");
   EXPECT_FALSE(rounds[1].tuned_kept);
   EXPECT_EQ(rounds[1].best_id, rounds[1].default_new_id);
   EXPECT_TRUE(IsDefault(Best()));
