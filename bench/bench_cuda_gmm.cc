@@ -34,6 +34,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "base/random.h"
 #include "bench/bench_measure.h"
 #include "database/database.h"
@@ -192,6 +193,7 @@ std::string Ratio(double anchor_secs, double secs) {
 
 int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& dtypes, int trials,
           int rounds, int64_t seed) {
+  const absl::Time start = absl::Now();
   absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
   if (!target.ok()) {
     std::fprintf(stderr, "bench_cuda_gmm: %s\n", std::string(target.status().message()).c_str());
@@ -244,10 +246,12 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
       const TaskSummary& task = summary->tasks[0];
       std::fprintf(stderr,
                    "bench_cuda_gmm: %s %s: %d trials, %d build errors, %d run errors, %d "
-                   "time-outs, %d wrong outputs; in-job best %.4f ms\n",
+                   "time-outs, %d wrong outputs; in-job best %.4f ms; tuning %.1f s (builds %.1f, "
+                   "runs %.1f, checks with the host reference %.1f)\n",
                    dtype.c_str(), s.ToString().c_str(), task.trials, task.build_errors,
                    task.run_errors, task.timeouts, task.wrong_outputs,
-                   task.best_secs.value_or(0) * 1e3);
+                   task.best_secs.value_or(0) * 1e3, summary->times.wall, summary->times.build,
+                   summary->times.run, summary->times.verify);
       // The first message of each kind of failure, to say why candidates failed.
       absl::StatusOr<std::vector<TuningRecord>> records = db->AllRecords();
       std::set<MeasureError> shown;
@@ -266,6 +270,10 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
       const std::optional<PrimFunc> def = DefaultFunc(*func, *target);
       std::vector<double> cublas, cublas32, tuned, def_secs;
       for (int round = 0; round < rounds; ++round) {
+        // Each round's start on stderr: a run cut off at its time limit says where it was.
+        std::fprintf(stderr, "bench_cuda_gmm: %s %s: timing round %d of %d (%.0f s in)\n",
+                     dtype.c_str(), s.ToString().c_str(), round + 1, rounds,
+                     absl::ToDoubleSeconds(absl::Now() - start));
         absl::StatusOr<double> c = CublasSeconds(s, half, /*accumulate_in_float=*/false);
         if (!c.ok()) std::fprintf(stderr, "bench_cuda_gmm: %s\n", c.status().ToString().c_str());
         cublas.push_back(c.value_or(0));

@@ -11,6 +11,12 @@ namespace tessera {
 // constants in the unrolled tile; elsewhere a test per term costs more than the term.
 inline constexpr char kSkipZeroTerms[] = "skip_zero_terms";
 
+// Int 1: the zero padding a convolution reads through selects under this loop is tested once
+// per iteration (codegen/unswitch_borders.h): interior iterations run a copy of the body
+// without the tests. Set on the tile loop of a convolution whose tiles sit at runtime offsets
+// (a depthwise convolution's pixel tiles), where the tests cannot become constants.
+inline constexpr char kUnswitchBorders[] = "unswitch_borders";
+
 }  // namespace tessera
 
 #endif  // TESSERA_IR_LOOP_ANNOTATIONS_H_

@@ -139,6 +139,13 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
       }
     }
   }
+  if (channels_last == ChannelsLastKind::kPerChannel) {
+    Schedule trial = sch->Copy();
+    if (TiledDepthwise(&trial, info, spatial, reduction).ok()) {
+      *sch = std::move(trial);
+      return absl::OkStatus();
+    }
+  }
   if (channels_last != ChannelsLastKind::kNone) {
     Schedule trial = sch->Copy();
     if (VectorizedReduction(&trial, info, spatial, reduction).ok()) {

@@ -242,6 +242,50 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
   return absl::OkStatus();
 }
 
+absl::Status TiledDepthwise(Schedule* sch, const BlockInfo& info,
+                            const std::vector<LoopRV>& spatial,
+                            const std::vector<LoopRV>& reduction) {
+  if (spatial.size() < 2 || reduction.empty()) {
+    return absl::FailedPreconditionError("depthwise tiling: needs a width, channels and taps");
+  }
+  const LoopRV width = spatial[spatial.size() - 2];
+  const int64_t extent = LoopExtent(*sch, width);
+  const int64_t pixels = LargestDivisorAtMost(extent, kMaxDepthwisePixels);
+  if (pixels < 2 || LoopExtent(*sch, spatial.back()) % kLanes != 0) {
+    return absl::FailedPreconditionError("depthwise tiling: no tile of 2.." +
+                                         std::to_string(kMaxDepthwisePixels) +
+                                         " pixels divides the width " + std::to_string(extent) +
+                                         ", or 16 lanes do not divide the channels");
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> rows,
+                           sch->SamplePerfectTile(width, 2, kMaxDepthwisePixels,
+                                                  InstValue::IntArray({extent / pixels, pixels})));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi, sch->Split(width, Factors(rows)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> ci,
+                           sch->Split(spatial.back(), {InstValue(), InstValue::Int(kLanes)}));
+  std::vector<LoopRV> outer(spatial.begin(), spatial.end() - 2);
+  outer.push_back(wi[0]);
+  std::vector<LoopRV> order = outer;
+  order.push_back(ci[0]);
+  order.insert(order.end(), reduction.begin(), reduction.end());
+  order.push_back(wi[1]);
+  order.push_back(ci[1]);
+  TESSERA_RETURN_IF_ERROR(sch->Reorder(order));
+  LoopRV tile = outer[0];
+  if (outer.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(tile, sch->Fuse(outer));
+  }
+  TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, info.rv, ci[0], "local"));
+  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(info.rv, reduction[0]).status());
+  TESSERA_RETURN_IF_ERROR(sch->Parallel(tile));
+  TESSERA_RETURN_IF_ERROR(sch->Unroll(wi[1]));
+  TESSERA_RETURN_IF_ERROR(sch->Vectorize(ci[1]));
+  TESSERA_RETURN_IF_ERROR(sch->Annotate(tile, kUnswitchBorders, InstValue::Int(1)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
+  if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  return absl::OkStatus();
+}
+
 std::optional<std::vector<BlockInfo>> InlinePaddingIntoConvolutions(
     Schedule* sch, const std::vector<BlockInfo>& blocks) {
   std::set<std::string> convolutions;

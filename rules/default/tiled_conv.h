@@ -68,6 +68,21 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
                               const std::vector<LoopRV>& spatial,
                               const std::vector<LoopRV>& reduction, const ConvTiling& tiling);
 
+// The most output pixels a depthwise tile (TiledDepthwise) accumulates: 8 vectors beside the
+// input and weight vectors (7 and 14 ran slower on MobileNet's 56 x 56 x 128).
+constexpr int64_t kMaxDepthwisePixels = 8;
+
+// A kPerChannel reduction (a depthwise convolution, pooling) whose channels 16 lanes divide and
+// whose width (the spatial loop before the channels) has a divisor in [2, kMaxDepthwisePixels]:
+// loops (S.., W_o | C_o | R | W_i, C_lane), the outer ones fused and parallel, per channel
+// vector a local W_i x 16 accumulator written back with the epilogues, the taps (R) as loops
+// over it, W_i unrolled and the lanes vectorized; the tile loop is annotated kUnswitchBorders,
+// so tiles away from the image's border run without the inlined padding's tests. An error when
+// the shape does not fit.
+absl::Status TiledDepthwise(Schedule* sch, const BlockInfo& info,
+                            const std::vector<LoopRV>& spatial,
+                            const std::vector<LoopRV>& reduction);
+
 // Inlines every padding block (a store of select(in_bounds, load, constant)) whose consumers are
 // all channels-last reductions (convolutions) into them. A depthwise convolution's innermost
 // loop is over channels, so the bounds test is invariant in it and the vector loop stays a plain

@@ -189,10 +189,34 @@ TEST(TiledConvTest, PaddingIsInlinedWhereTheTestsBecomeConstants) {
   ExpectMatchesReference(scheduled_tiled, *tiled_width);
 }
 
-// Depthwise convolutions on odd sizes, channels no vector divides and stride 2.
+// A depthwise convolution whose channels 16 lanes divide: tiles of 8 pixels x one channel
+// vector (pixels unrolled, lanes vectorized) in a parallel tile loop annotated kUnswitchBorders,
+// whose interior tiles code generation runs without the padding's tests; it computes the
+// convolution. A width without a divisor in [2, 8] (13) keeps one pixel per iteration.
+TEST(TiledConvTest, DepthwiseTilesPixelsAndUnswitchesTheBorders) {
+  absl::StatusOr<PrimFunc> tiled = MakeWorkload("DEP", Depthwise(10, 16, 32, 1));
+  absl::StatusOr<PrimFunc> prime = MakeWorkload("DEP", Depthwise(13, 13, 32, 1));
+  ASSERT_TRUE(tiled.ok() && prime.ok());
+  const PrimFunc scheduled = ApplyToModule(*tiled, CpuTarget()).second;
+  const PrimFunc scheduled_prime = ApplyToModule(*prime, CpuTarget()).second;
+  EXPECT_EQ(LoopsAnnotated(scheduled, kUnswitchBorders), 1) << PrintFunc(scheduled);
+  EXPECT_EQ(LoopsAnnotated(scheduled_prime, kUnswitchBorders), 0) << PrintFunc(scheduled_prime);
+  int pixel_tiles = 0;
+  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+    const auto* loop = s.as<ForNode>();
+    pixel_tiles += loop != nullptr && loop->for_kind == ForKind::kUnrolled &&
+                   IsConstInt(loop->extent, dlight::kMaxDepthwisePixels);
+  });
+  EXPECT_EQ(pixel_tiles, 1) << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, *tiled);
+  ExpectMatchesReference(scheduled_prime, *prime);
+}
+
+// Depthwise convolutions on odd sizes, channels no vector divides and stride 2 (tiled where the
+// width has a divisor in [2, 8] and 16 lanes divide the channels: the last two).
 TEST(TiledConvTest, DepthwiseOnOddShapesMatchesReference) {
   for (const auto& [h, w, c, stride] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
-           {7, 9, 24, 1}, {13, 5, 3, 2}, {10, 11, 40, 2}}) {
+           {7, 9, 24, 1}, {13, 5, 3, 2}, {10, 11, 40, 2}, {13, 13, 32, 2}, {9, 10, 16, 1}}) {
     SCOPED_TRACE("H=" + std::to_string(h) + " W=" + std::to_string(w) + " C=" + std::to_string(c) +
                  " stride=" + std::to_string(stride));
     absl::StatusOr<PrimFunc> func = MakeWorkload("DEP", Depthwise(h, w, c, stride));
