@@ -15,6 +15,7 @@
 #include "codegen/lower.h"
 #include "codegen/lower_internal.h"
 #include "codegen/partition_loops.h"
+#include "codegen/unrolled_offsets.h"
 #include "codegen/unswitch_borders.h"
 #include "ir/functor.h"
 #include "ir/prepack.h"
@@ -271,8 +272,9 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
 absl::Status EmitFunction(const PrimFunc& f, const std::string& symbol, std::string* out) {
   TESSERA_ASSIGN_OR_RETURN(PrimFunc lowered, LowerForCodegen(f));
   // Padded tilings guard their tails; unguarded full tiles are what the compiler vectorizes.
-  // Interior convolution tiles first get a copy without their padding tests.
-  lowered = PartitionGuardedLoops(UnswitchBorders(lowered));
+  // Interior convolution tiles first get a copy without their padding tests; then the
+  // unrolled copies of an access share one address plus a displacement.
+  lowered = MoveUnrolledTermsLast(PartitionGuardedLoops(UnswitchBorders(lowered)));
   *out += "\n";
   FunctionEmitter emitter(symbol);
   return emitter.Emit(lowered, out);

@@ -18,7 +18,8 @@ bool IsZero(const Expr& e) {
   return IsConstInt(e, 0);
 }
 
-// The loops nested in a body: their variables and constant extents (nullopt: not constant).
+// The variables bound inside a body: its loops' with their constant extents (nullopt: not
+// constant, or a block's iteration variable, whose range is not a loop's).
 struct InnerLoop {
   Var var;
   std::optional<int64_t> extent;
@@ -32,6 +33,8 @@ InnerLoops CollectInnerLoops(const Stmt& body) {
       const int64_t* extent = AsConstInt(loop->extent);
       loops[loop->loop_var.get()] = {
           loop->loop_var, extent != nullptr ? std::optional<int64_t>(*extent) : std::nullopt};
+    } else if (const auto* block = s.as<BlockNode>()) {
+      for (const IterVar& iv : block->iter_vars) loops[iv.var.get()] = {iv.var, std::nullopt};
     }
   });
   return loops;
