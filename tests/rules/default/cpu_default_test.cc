@@ -58,6 +58,32 @@ TEST(DefaultScheduleRuleTest, CpuContiguousSumIsSplitIntoVectorLanes) {
   ExpectMatchesReference(scheduled, *func);
 }
 
+// The unrolled loops of extent `extent` in `f`.
+int UnrolledLoopsOf(const PrimFunc& f, int64_t extent) {
+  int count = 0;
+  PostOrderVisitStmts(f->body, [&](const Stmt& s) {
+    const auto* loop = s.as<ForNode>();
+    count +=
+        loop != nullptr && loop->for_kind == ForKind::kUnrolled && IsConstInt(loop->extent, extent);
+  });
+  return count;
+}
+
+// A GEMV takes its rows four at a time inside the reduction loop (each vector of x loaded once
+// for the four): an unrolled loop of 4 rows in the partial sums and in their init. A row sum
+// reads nothing all rows share and keeps one row per iteration. Both compute the function.
+TEST(DefaultScheduleRuleTest, CpuGemvTakesFourRowsPerIterationARowSumOne) {
+  absl::StatusOr<PrimFunc> gemv = MakeWorkload("GEMV", {{"M", 64}, {"K", 256}});
+  absl::StatusOr<PrimFunc> row_sum = MakeWorkload("REDUCE_SUM", {{"M", 64}, {"N", 256}});
+  ASSERT_TRUE(gemv.ok() && row_sum.ok());
+  const PrimFunc scheduled_gemv = ApplyToModule(*gemv, CpuTarget()).second;
+  const PrimFunc scheduled_sum = ApplyToModule(*row_sum, CpuTarget()).second;
+  EXPECT_EQ(UnrolledLoopsOf(scheduled_gemv, 4), 2) << PrintFunc(scheduled_gemv);
+  EXPECT_EQ(UnrolledLoopsOf(scheduled_sum, 4), 0) << PrintFunc(scheduled_sum);
+  ExpectMatchesReference(scheduled_gemv, *gemv);
+  ExpectMatchesReference(scheduled_sum, *row_sum);
+}
+
 // A row too short for 4 iterations of several accumulator vectors keeps one vector of lanes:
 // 48 = 3 x 16.
 TEST(DefaultScheduleRuleTest, CpuShortContiguousSumKeepsOneVectorOfLanes) {
