@@ -57,20 +57,16 @@ class UnrolledTermsLast : public IRMutator {
     if (unrolled_.empty()) return index;
     std::vector<Summand> terms;
     CollectSummands(index, false, &terms);
-    auto uses_unrolled = [&](const Summand& s) {
-      return UsesVar(s.term, [&](const VarNode* v) { return unrolled_.count(v) > 0; });
+    auto free_of_unrolled = [&](const Summand& s) {
+      return !UsesVar(s.term, [&](const VarNode* v) { return unrolled_.count(v) > 0; });
     };
-    std::vector<Summand> ordered = terms;
-    std::stable_partition(ordered.begin(), ordered.end(),
-                          [&](const Summand& s) { return !uses_unrolled(s); });
-    bool moved = false;
-    for (size_t i = 0; i < terms.size(); ++i)
-      moved = moved || !ordered[i].term.same_as(terms[i].term);
+    if (std::is_partitioned(terms.begin(), terms.end(), free_of_unrolled)) return index;
+    std::stable_partition(terms.begin(), terms.end(), free_of_unrolled);
     // A sum that would start with a subtraction keeps its order (no `0 - x` is introduced).
-    if (!moved || ordered[0].negated) return index;
-    Expr sum = ordered[0].term;
-    for (size_t i = 1; i < ordered.size(); ++i) {
-      sum = MakeBinary(ordered[i].negated ? BinaryOp::kSub : BinaryOp::kAdd, sum, ordered[i].term);
+    if (terms[0].negated) return index;
+    Expr sum = terms[0].term;
+    for (size_t i = 1; i < terms.size(); ++i) {
+      sum = MakeBinary(terms[i].negated ? BinaryOp::kSub : BinaryOp::kAdd, sum, terms[i].term);
     }
     return sum;
   }

@@ -176,6 +176,15 @@ std::vector<int> AccessIters(const Block& block, const Buffer& buffer) {
   return iters;
 }
 
+bool HasReadBroadcastOver(const Block& block, int v) {
+  for (const BufferRegion& read : block->reads) {
+    if (read.buffer.same_as(block->writes[0].buffer)) continue;
+    std::vector<int> iters = AccessIters(block, read.buffer);
+    if (std::find(iters.begin(), iters.end(), v) == iters.end()) return true;
+  }
+  return false;
+}
+
 int DominantRead(const Block& block) {
   int best = -1, best_count = -1;
   for (size_t r = 0; r < block->reads.size(); ++r) {

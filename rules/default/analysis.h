@@ -62,6 +62,11 @@ std::optional<BlockInfo> UntiledRootBlockInfo(Schedule* sch, BlockRV block, cons
 // not, every dimension is -2).
 std::vector<int> AccessIters(const Block& block, const Buffer& buffer);
 
+// True if some read of `block` other than of its output does not use iteration variable `v`:
+// an operand broadcast over v (a convolution's input pixel, read once per output channel
+// vector; GEMV's x, read by every row).
+bool HasReadBroadcastOver(const Block& block, int v);
+
 // The index in block->reads of the read using the most iteration variables (first on ties),
 // -1 if the block reads nothing.
 int DominantRead(const Block& block);

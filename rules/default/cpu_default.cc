@@ -57,18 +57,6 @@ absl::Status VectorizedReduction(Schedule* sch, const BlockInfo& info,
 // loading (GEMV 4096 x 4096, the emitted C on 2 threads: 0.86 -> 0.67 ms from memory, and 24 ->
 // 20 us for 1024 x 1024 in cache, with the A vectors added as vectors rather than as 4 x V
 // scalars; 8 accumulators were slower than 4).
-// True if some read of `block` does not use its last spatial iteration variable (GEMV's x,
-// read by every row). Without one, rows taken together only lengthen each iteration: a row sum
-// of 1024 x 1024 in cache ran 24 -> 28 us four rows at a time.
-bool ReadsOperandSharedByRows(const Block& block, const BlockInfo& info) {
-  const int row = static_cast<int>(info.kinds.find_last_of('S'));
-  for (const BufferRegion& read : block->reads) {
-    std::vector<int> iters = AccessIters(block, read.buffer);
-    if (std::find(iters.begin(), iters.end(), row) == iters.end()) return true;
-  }
-  return false;
-}
-
 absl::Status LaneReduction(Schedule* sch, const BlockInfo& info, const Block& block,
                            const std::vector<LoopRV>& spatial,
                            const std::vector<LoopRV>& reduction) {
@@ -102,12 +90,14 @@ absl::Status LaneReduction(Schedule* sch, const BlockInfo& info, const Block& bl
   }
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> split,
                            sch->Split(r, {InstValue(), InstValue::Int(accumulators * lanes)}));
-  // kRowsPerIteration rows at a time where that leaves enough iterations to share out.
+  // kRowsPerIteration rows at a time where that leaves enough iterations to share out and some
+  // operand is read by every row (GEMV's x). Without one, rows taken together only lengthen
+  // each iteration: a row sum of 1024 x 1024 in cache ran 24 -> 28 us four rows at a time.
   std::vector<LoopRV> outer_loops = spatial;
   std::optional<LoopRV> rows;
   const int64_t row_extent = LoopExtent(*sch, spatial.back());
   if (row_extent % kRowsPerIteration == 0 && row_extent / kRowsPerIteration >= kMinRowTiles &&
-      ReadsOperandSharedByRows(block, info)) {
+      HasReadBroadcastOver(block, static_cast<int>(info.kinds.find_last_of('S')))) {
     TESSERA_ASSIGN_OR_RETURN(
         std::vector<LoopRV> by_rows,
         sch->Split(spatial.back(), {InstValue(), InstValue::Int(kRowsPerIteration)}));

@@ -27,17 +27,6 @@ constexpr int64_t kMaxAccumulators = 28;
 // blocks of its pixel tiles (half of the 2 MiB L2 of the development machine).
 constexpr int64_t kMaxInnerChannelWeightBytes = int64_t{1} << 20;
 
-// True if some read of `block` does not use iteration variable `v`: an operand broadcast over
-// the output columns (a convolution's input pixel, read once per output channel vector).
-bool HasReadBroadcastOver(const Block& block, int v) {
-  for (const BufferRegion& read : block->reads) {
-    if (read.buffer.same_as(block->writes[0].buffer)) continue;
-    std::vector<int> iters = AccessIters(block, read.buffer);
-    if (std::find(iters.begin(), iters.end(), v) == iters.end()) return true;
-  }
-  return false;
-}
-
 std::vector<InstValue> Factors(const std::vector<ExprRV>& rvs) {
   std::vector<InstValue> factors;
   for (ExprRV rv : rvs) factors.push_back(InstValue::Of(rv));
