@@ -74,6 +74,8 @@ std::string JobStateName(v1::JobState state) {
       return "failed";
     case v1::JOB_CANCELLED:
       return "cancelled";
+    case v1::JOB_CANCELLING:
+      return "cancelling";
     default:
       return "unknown";
   }

@@ -1,10 +1,21 @@
 // `tessera`: the command-line front door (see docs/cli.md).
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "base/version.h"
 #include "cli/commands.h"
 #include "worker/openmp_env.h"
+
+namespace {
+
+// "submit " when `app`'s subcommand `submit` was reached, "" otherwise.
+std::string SubcommandPath(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return sub->get_name() + " ";
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // libgomp (linked through XGBoost) has read its wait policy already; the kernels this
@@ -45,7 +56,16 @@ int main(int argc, char** argv) {
   };
   // clang-format on
   commands.push_back(tessera::cli::RegisterReportCommand(&app));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end parsing with exit code 0: CLI11 prints them.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    // Any other usage error is one line, as every other error of the command is, and exit 1.
+    std::fprintf(stderr, "tessera: error: %s (tessera %s--help says more)\n", e.what(),
+                 SubcommandPath(app).c_str());
+    return 1;
+  }
   for (const Command& command : commands) {
     if (command.app->parsed()) return command.run();
   }

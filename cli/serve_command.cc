@@ -1,6 +1,7 @@
 // `tessera serve`: runs the tuning server (server/server.h) until SIGTERM or SIGINT. Prints
 // "listening on HOST:PORT" on stdout once it accepts calls (with --listen HOST:0 the port is
-// the one picked; with --metrics-listen a second line, "metrics on http://HOST:PORT/metrics"),
+// the one picked; with --health-listen a line "health on HOST:PORT", then with --metrics-listen
+// "metrics on http://HOST:PORT/metrics"),
 // logs with job and worker ids on stderr, and on a signal shuts down
 // gracefully: no new calls or leases, running commits finish, state stays in the state
 // database for the next start, exit code 0.
@@ -30,6 +31,7 @@ struct ServeOptions {
   int max_attempts = 3;
   int search_threads = 0;
   double claim_seconds = 30;
+  JobManagerOptions limits;  // only its max_* fields are read
   std::vector<std::string> client_tokens;
   std::vector<std::string> worker_tokens;
   std::vector<std::string> client_token_files;
@@ -40,11 +42,19 @@ struct ServeOptions {
   bool quiet = false;
 };
 
-absl::Status AddTokenFiles(const std::vector<std::string>& files, std::vector<std::string>* out) {
-  for (const std::string& f : files) {
-    absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(f);
+// The tokens of the flags and then of the files; TuningServer::Start checks the whole set.
+absl::Status CollectTokens(const ServeOptions& o, ServerOptions* options) {
+  options->client_tokens = o.client_tokens;
+  for (const std::string& t : o.worker_tokens) options->worker_tokens.push_back(WorkerToken{t, {}});
+  for (const std::string& f : o.client_token_files) {
+    absl::StatusOr<std::vector<std::string>> tokens = ReadClientTokenFile(f);
     if (!tokens.ok()) return tokens.status();
-    out->insert(out->end(), tokens->begin(), tokens->end());
+    options->client_tokens.insert(options->client_tokens.end(), tokens->begin(), tokens->end());
+  }
+  for (const std::string& f : o.worker_token_files) {
+    absl::StatusOr<std::vector<WorkerToken>> tokens = ReadWorkerTokenFile(f);
+    if (!tokens.ok()) return tokens.status();
+    options->worker_tokens.insert(options->worker_tokens.end(), tokens->begin(), tokens->end());
   }
   return absl::OkStatus();
 }
@@ -65,11 +75,10 @@ int RunServe(const ServeOptions& o) {
   options.dispatcher.max_attempts = o.max_attempts;
   options.jobs.search_threads = o.search_threads;
   options.jobs.claim_seconds = o.claim_seconds;
-  options.client_tokens = o.client_tokens;
-  options.worker_tokens = o.worker_tokens;
-  absl::Status read = AddTokenFiles(o.client_token_files, &options.client_tokens);
-  if (read.ok()) read = AddTokenFiles(o.worker_token_files, &options.worker_tokens);
-  if (!read.ok()) return ReportError(read);
+  options.jobs.max_trials = o.limits.max_trials;
+  options.jobs.max_workloads = o.limits.max_workloads;
+  options.jobs.max_buffer_bytes = o.limits.max_buffer_bytes;
+  if (absl::Status read = CollectTokens(o, &options); !read.ok()) return ReportError(read);
   options.tls_cert_file = o.tls_cert;
   options.tls_key_file = o.tls_key;
   options.tls_client_ca_file = o.tls_client_ca;
@@ -85,6 +94,10 @@ int RunServe(const ServeOptions& o) {
   absl::StatusOr<std::unique_ptr<TuningServer>> server = TuningServer::Start(options);
   if (!server.ok()) return ReportError(server.status());
   std::printf("listening on %s\n", (*server)->address().c_str());
+  if (!o.health_listen.empty()) {
+    const std::string& h = o.health_listen;
+    std::printf("health on %s:%d\n", h.substr(0, h.rfind(':')).c_str(), (*server)->health_port());
+  }
   if (!o.metrics_listen.empty()) {
     const std::string& m = o.metrics_listen;
     std::printf("metrics on http://%s:%d/metrics\n", m.substr(0, m.rfind(':')).c_str(),
@@ -144,16 +157,34 @@ Command RegisterServeCommand(CLI::App* root) {
                   "Expired leases before a candidate is quarantined as worker_lost")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  app->add_option("--max-job-trials", o->limits.max_trials,
+                  "Largest trial budget one job may ask for")
+      ->check(CLI::Range(1, 1 << 30))
+      ->capture_default_str();
+  app->add_option("--max-job-workloads", o->limits.max_workloads,
+                  "Most workloads (tasks) in one job")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app->add_option("--max-buffer-bytes", o->limits.max_buffer_bytes,
+                  "Most bytes a workload's argument buffers may take together (a worker "
+                  "allocates them for every candidate)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))
+      ->capture_default_str();
   app->add_option("--search-threads", o->search_threads,
                   "Search threads of each job (default: hardware threads)");
   app->add_option("--client-token", o->client_tokens,
-                  "A client-scope bearer token (repeatable; prefer --client-token-file)");
+                  "A client-scope bearer token, at least 16 characters (repeatable; prefer "
+                  "--client-token-file)");
   app->add_option("--worker-token", o->worker_tokens,
-                  "A worker-scope bearer token (repeatable; prefer --worker-token-file)");
+                  "A worker-scope bearer token, at least 16 characters, for workers of any target "
+                  "(repeatable; prefer --worker-token-file)");
   app->add_option("--client-token-file", o->client_token_files,
-                  "File of client tokens, one a line (repeatable)");
+                  "File of client tokens, one a line (repeatable; a file without a token is an "
+                  "error)");
   app->add_option("--worker-token-file", o->worker_token_files,
-                  "File of worker tokens, one a line (repeatable)");
+                  "File of worker tokens, one a line, each optionally followed by the targets its "
+                  "workers may serve: \"TOKEN cpu -cores=8 -vector_bits=512; cuda\" (repeatable; "
+                  "docs/service.md)");
   app->add_option("--tls-cert", o->tls_cert, "Server certificate chain (PEM): serve TLS");
   app->add_option("--tls-key", o->tls_key, "Server private key (PEM)");
   app->add_option("--tls-client-ca", o->tls_client_ca,

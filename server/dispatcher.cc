@@ -11,6 +11,7 @@
 #include "base/logging.h"
 #include "base/status_macros.h"
 #include "server/metrics.h"
+#include "worker/host.h"
 
 namespace tessera {
 
@@ -161,9 +162,9 @@ std::string Dispatcher::WaitingFor(const std::string& target) const {
   return NoWorkerServes("", target, others);
 }
 
-std::optional<std::string> Dispatcher::TargetForKind(const std::string& kind) const {
-  if (shared_ != nullptr) return SharedTargetForKind(kind);
-  return LocalTargetForKind(kind);
+std::optional<std::string> Dispatcher::TargetFor(const std::string& wanted) const {
+  if (shared_ != nullptr) return SharedTargetFor(wanted);
+  return LocalTargetFor(wanted);
 }
 
 bool Dispatcher::LocalWorkerServes(const std::string& target, std::set<std::string>* others) const {
@@ -175,13 +176,13 @@ bool Dispatcher::LocalWorkerServes(const std::string& target, std::set<std::stri
   return false;
 }
 
-std::optional<std::string> Dispatcher::LocalTargetForKind(const std::string& kind) const {
+std::optional<std::string> Dispatcher::LocalTargetFor(const std::string& wanted) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const std::string& id : worker_order_) {
     auto it = workers_.find(id);
     if (it == workers_.end()) continue;
     for (const DeviceSpec& d : it->second.info.devices) {
-      if (KindOf(d.target) == kind) return d.target;
+      if (d.verified && TargetDescribes(wanted, d.target)) return d.target;
     }
   }
   return std::nullopt;
@@ -194,10 +195,6 @@ std::string Dispatcher::NoWorkerServes(const std::string& whom, const std::strin
     absl::StrAppend(&msg, " (workers serve: ", absl::StrJoin(others, "; "), ")");
   }
   return msg;
-}
-
-std::string Dispatcher::KindOf(const std::string& target) {
-  return target.substr(0, target.find(' '));
 }
 
 absl::StatusOr<Dispatcher::WorkerState*> Dispatcher::SeenWorker(const std::string& worker_id) {

@@ -95,6 +95,9 @@ struct DeviceSpec {
   std::string name;
   int64_t memory_bytes = 0;
   int ordinal = -1;
+  // The worker's token names this target in full (or the server has no tokens): only such
+  // targets complete a job's partial target (TargetFor; server/auth.h).
+  bool verified = true;
 };
 
 struct WorkerInfo {
@@ -148,9 +151,10 @@ class Dispatcher {
   std::pair<int, int> JobCounts(const std::string& job_id) const;
   // Why a job on `target` cannot progress, or "" when a live worker serves it.
   std::string WaitingFor(const std::string& target) const;
-  // The target string of the first registered live worker device of kind `kind` ("cpu",
-  // "cuda"), or nullopt.
-  std::optional<std::string> TargetForKind(const std::string& kind) const;
+  // The target string of the first registered live worker device whose target is verified
+  // (DeviceSpec::verified) and described by the partial target `wanted` ("cpu",
+  // "cuda -arch=sm_90": TargetDescribes in worker/host.h), or nullopt.
+  std::optional<std::string> TargetFor(const std::string& wanted) const;
 
   // --- Workers (called by the worker service) ---
   // kInvalidArgument when a device's target is empty.
@@ -220,13 +224,11 @@ class Dispatcher {
   bool LocalWorkerServes(const std::string& target, std::set<std::string>* others) const;
   // The target of the first device of kind `kind` of a worker registered here, in
   // registration order.
-  std::optional<std::string> LocalTargetForKind(const std::string& kind) const;
+  std::optional<std::string> LocalTargetFor(const std::string& wanted) const;
   // "no live worker <whom>serves target T (workers serve: A; B)": what a job on `target` waits
   // for, listing `others`.
   static std::string NoWorkerServes(const std::string& whom, const std::string& target,
                                     const std::set<std::string>& others);
-  // "cpu" of "cpu -cores=2 ...".
-  static std::string KindOf(const std::string& target);
   std::optional<Lease> TryLease(WorkerState* worker, int max_candidates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Requeues the lease's unreported candidates; with `count_attempt`, quarantines those that
@@ -246,7 +248,7 @@ class Dispatcher {
                                  const std::vector<std::string>& leases);
   void SharedSweep();
   std::string SharedWaitingFor(const std::string& target) const;
-  std::optional<std::string> SharedTargetForKind(const std::string& kind) const;
+  std::optional<std::string> SharedTargetFor(const std::string& wanted) const;
   static double WallTime(Clock::time_point t);
 
   const DispatcherOptions options_;

@@ -11,11 +11,14 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/logging.h"
 #include "base/status_macros.h"
 #include "server/dispatcher.h"
 #include "server/metrics.h"
+#include "worker/host.h"
 
 namespace tessera {
 namespace {
@@ -27,6 +30,9 @@ constexpr double kSharedPollSeconds = 0.05;
 // kTargetStaleSeconds (its server died, or its workers left) no longer counts.
 constexpr double kPublishSeconds = 1;
 constexpr double kTargetStaleSeconds = 10;
+// Appended to a published target whose worker's token does not name it: other servers count it
+// as served but never complete a bare kind from it (DeviceSpec::verified).
+constexpr char kUnverifiedMark[] = " #unverified";
 
 std::string ContextToJson(const BatchContext& c) {
   json j;
@@ -327,7 +333,9 @@ void Dispatcher::SharedSweep() {
     shared_published_ = now;
     std::set<std::string> unique;
     for (const auto& [id, w] : workers_) {
-      for (const DeviceSpec& d : w.info.devices) unique.insert(d.target);
+      for (const DeviceSpec& d : w.info.devices) {
+        unique.insert(d.verified ? d.target : d.target + kUnverifiedMark);
+      }
     }
     targets.assign(unique.begin(), unique.end());
   }
@@ -340,7 +348,8 @@ std::string Dispatcher::SharedWaitingFor(const std::string& target) const {
   absl::StatusOr<std::vector<std::string>> live =
       shared_->LiveWorkerTargets(WallNow() - kTargetStaleSeconds);
   if (live.ok()) {
-    for (const std::string& t : *live) {
+    for (const std::string& published : *live) {
+      const std::string t(absl::StripSuffix(published, kUnverifiedMark));
       if (t == target) return "";  // a worker of another server serves it
       others.insert(t);
     }
@@ -348,13 +357,13 @@ std::string Dispatcher::SharedWaitingFor(const std::string& target) const {
   return NoWorkerServes("of any server ", target, others);
 }
 
-std::optional<std::string> Dispatcher::SharedTargetForKind(const std::string& kind) const {
-  if (std::optional<std::string> local = LocalTargetForKind(kind)) return local;
+std::optional<std::string> Dispatcher::SharedTargetFor(const std::string& wanted) const {
+  if (std::optional<std::string> local = LocalTargetFor(wanted)) return local;
   absl::StatusOr<std::vector<std::string>> live =
       shared_->LiveWorkerTargets(WallNow() - kTargetStaleSeconds);
   if (!live.ok()) return std::nullopt;
   for (const std::string& t : *live) {
-    if (KindOf(t) == kind) return t;
+    if (!absl::EndsWith(t, kUnverifiedMark) && TargetDescribes(wanted, t)) return t;
   }
   return std::nullopt;
 }

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/logging.h"
 #include "base/status_macros.h"
 #include "frontend/workload_spec.h"
@@ -26,7 +28,6 @@
 namespace tessera {
 namespace {
 
-constexpr size_t kMaxWorkloads = 256;
 constexpr size_t kMaxNameLength = 256;
 constexpr int kMaxTrialsPerIter = 4096;
 
@@ -38,19 +39,41 @@ absl::Status Field(const std::string& field, const std::string& message) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
 }
 
+// The bytes of `func`'s argument buffers together, in floating point: extents up to 2^31 each
+// must not overflow. A shape that is not constant counts as unbounded.
+double BufferBytes(const PrimFunc& func) {
+  double total = 0;
+  for (const Buffer& b : func.params()) {
+    double bytes = b->dtype.bytes();
+    for (const Expr& extent : b->shape) {
+      const int64_t* v = AsConstInt(extent);
+      bytes *= v == nullptr ? std::numeric_limits<double>::infinity() : static_cast<double>(*v);
+    }
+    total += bytes;
+  }
+  return total;
+}
+
 absl::Status ValidateSpec(JobSpec* spec, const JobManagerOptions& options) {
   if (spec->workloads.empty()) return Field("workloads", "give at least one workload");
-  if (spec->workloads.size() > kMaxWorkloads) {
-    return Field("workloads", absl::StrCat("at most ", kMaxWorkloads, " per job"));
+  if (spec->workloads.size() > static_cast<size_t>(options.max_workloads)) {
+    return Field("workloads", absl::StrCat("at most ", options.max_workloads,
+                                           " per job (the server's --max-job-workloads)"));
   }
   if (spec->target.empty()) return Field("target", "give a target (cpu, cuda, or a full string)");
   absl::StatusOr<Target> target = Target::Parse(spec->target);
   if (!target.ok()) return Field("target", std::string(target.status().message()));
   if (spec->max_trials <= 0) return Field("max_trials", "must be > 0");
   if (spec->max_trials > options.max_trials) {
-    return Field("max_trials", absl::StrCat("at most ", options.max_trials));
+    return Field("max_trials",
+                 absl::StrCat("at most ", options.max_trials, " (the server's --max-job-trials)"));
   }
   if (spec->max_trials_per_task < 0) return Field("max_trials_per_task", "must be >= 0");
+  if (spec->max_trials_per_task > spec->max_trials) {
+    return Field("max_trials_per_task",
+                 absl::StrCat(spec->max_trials_per_task, " is more than the job's max_trials ",
+                              spec->max_trials));
+  }
   if (spec->trials_per_iter < 0 || spec->trials_per_iter > kMaxTrialsPerIter) {
     return Field("trials_per_iter", absl::StrCat("must be in [0, ", kMaxTrialsPerIter, "]"));
   }
@@ -83,14 +106,6 @@ absl::Status ValidateSpec(JobSpec* spec, const JobManagerOptions& options) {
     if (!rules.ok()) return Field("rule_params", std::string(rules.status().message()));
   }
   return absl::OkStatus();
-}
-
-// The kind of a bare target ("cpu", "cuda") that a registered worker completes; empty when the
-// string gives keys of its own (used as written).
-std::string BareKind(const std::string& target) {
-  if (!GivenTargetKeys(target).empty()) return "";
-  size_t start = target.find_first_not_of(' ');
-  return target.substr(start, target.find(' ', start) - start);
 }
 
 // The runoff's measurements (tuner/runoff.h) go to the workers as a batch of the search does:
@@ -301,7 +316,16 @@ absl::Status JobManager::ResumeAll() {
 absl::StatusOr<std::string> JobManager::Submit(JobSpec spec) {
   if (stopping()) return absl::UnavailableError("the server is shutting down");
   TESSERA_RETURN_IF_ERROR(ValidateSpec(&spec, options_));
-  TESSERA_RETURN_IF_ERROR(ParseJobTasks(spec.workloads).status());
+  TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, ParseJobTasks(spec.workloads));
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const double bytes = BufferBytes(tasks[i].func);
+    if (bytes > static_cast<double>(options_.max_buffer_bytes)) {
+      return Field(absl::StrCat("workloads[", i, "]"),
+                   absl::StrCat("its buffers need ", absl::StrFormat("%.4g", bytes),
+                                " bytes, more than the server's limit of ",
+                                options_.max_buffer_bytes, " (--max-buffer-bytes)"));
+    }
+  }
   TESSERA_ASSIGN_OR_RETURN(JobRow row, store_->CreateJob(spec, Now()));
   TESSERA_LOG(INFO) << "job " << row.id << ": submitted, " << spec.workloads.size()
                     << " workload(s) on " << spec.target << ", " << spec.max_trials
@@ -347,19 +371,19 @@ absl::Status JobManager::ResolveTarget(Job* job) {
     if (!job->snapshot.row.target.empty()) return absl::OkStatus();
     target = job->snapshot.row.spec.target;
   }
-  std::string kind = BareKind(target);
   std::string resolved;
-  if (kind.empty()) {
+  if (IsCompleteTarget(target)) {
     TESSERA_ASSIGN_OR_RETURN(Target parsed, Target::Parse(target));
     resolved = parsed.ToString();
   } else {
-    // A bare kind is completed from the first registered worker of that kind.
+    // A partial target ("cpu", "cpu -cores=2") is completed from the first verified worker
+    // target it describes: the defaults of the keys left out are no machine's.
     {
       std::lock_guard<std::mutex> lock(job->mu);
-      job->unresolved_kind = kind;
+      job->unresolved_target = target;
     }
     while (true) {
-      if (std::optional<std::string> t = dispatcher_->TargetForKind(kind)) {
+      if (std::optional<std::string> t = dispatcher_->TargetFor(target)) {
         resolved = *t;
         break;
       }
@@ -373,7 +397,7 @@ absl::Status JobManager::ResolveTarget(Job* job) {
   UpdateRow(job, [&](JobRow* row) { row->target = resolved; });
   {
     std::lock_guard<std::mutex> lock(job->mu);
-    job->unresolved_kind.clear();
+    job->unresolved_target.clear();
   }
   TESSERA_LOG(INFO) << "job " << job->id << ": target " << resolved;
   return absl::OkStatus();
@@ -618,15 +642,15 @@ void JobManager::Run(Job* job) {
 
 JobSnapshot JobManager::Decorate(Job* job) {
   JobSnapshot snap;
-  std::string kind;
+  std::string unresolved;
   {
     std::lock_guard<std::mutex> lock(job->mu);
     snap = job->snapshot;
-    kind = job->unresolved_kind;
+    unresolved = job->unresolved_target;
   }
   if (!IsFinal(snap.row.state)) {
-    if (!kind.empty()) {
-      snap.waiting_for = absl::StrCat("no worker of kind ", kind, " has registered");
+    if (!unresolved.empty()) {
+      snap.waiting_for = absl::StrCat("no worker for target '", unresolved, "' has registered");
     } else if (!snap.row.target.empty()) {
       snap.waiting_for = dispatcher_->WaitingFor(snap.row.target);
     }

@@ -49,7 +49,13 @@ struct JobManagerOptions {
   RunnerConfig runner;     // how workers time candidates (the seed is the job's)
   double build_timeout_sec = 60;
   int max_events = 256;       // events kept per job for WatchJob
+  // Limits on one job (SubmitJob answers INVALID_ARGUMENT naming the limit); `tessera serve`
+  // sets them from --max-job-trials, --max-job-workloads and --max-buffer-bytes.
   int max_trials = 1 << 20;   // upper bound of a job's budget
+  int max_workloads = 256;    // workloads (tasks) in one job
+  // Bytes of a workload's argument buffers together: a worker allocates them (and the
+  // reference's) for every candidate.
+  int64_t max_buffer_bytes = int64_t{4} << 30;
   double claim_seconds = 30;  // shared store: how long a job's claim lasts unless renewed
   std::string owner;          // shared store: this server's name in claims (empty: generated)
   JobManagerOptions() {
@@ -138,7 +144,8 @@ class JobManager {
     std::deque<JobEvent> events;
     uint64_t next_seq = 1;
     bool ended = false;
-    std::string unresolved_kind;  // waiting for a worker of this kind to resolve the target
+    // The partial target waiting for a verified worker target it describes (TargetFor).
+    std::string unresolved_target;
   };
 
   void StartThread(std::shared_ptr<Job> job);

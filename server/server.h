@@ -38,8 +38,9 @@ struct ServerOptions {
   std::string metrics_listen;
   DispatcherOptions dispatcher;
   JobManagerOptions jobs;
+  // Checked by TokenAuth::Create (server/auth.h): at least 16 characters, no token in both.
   std::vector<std::string> client_tokens;
-  std::vector<std::string> worker_tokens;
+  std::vector<WorkerToken> worker_tokens;
   // PEM files; TLS when tls_cert_file is set. With tls_client_ca_file, clients must present a
   // certificate signed by that CA.
   std::string tls_cert_file;

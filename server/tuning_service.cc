@@ -32,9 +32,18 @@ constexpr int kMaxListLimit = 1000;
 constexpr int kMaxTopK = 1000;
 constexpr int64_t kMaxImportLines = 1000000;
 constexpr double kWatchPollSeconds = 1.0;
+constexpr size_t kMaxJobIdLength = 256;
 
 grpc::Status Invalid(const std::string& field, const std::string& message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat(field, ": ", message));
+}
+
+grpc::Status CheckJobId(const std::string& id) {
+  if (id.empty()) return Invalid("job_id", "empty");
+  if (id.size() > kMaxJobIdLength) {
+    return Invalid("job_id", absl::StrCat("longer than ", kMaxJobIdLength, " characters"));
+  }
+  return grpc::Status::OK;
 }
 
 double Now() {
@@ -83,9 +92,9 @@ absl::StatusOr<TuneTaskSpec> ParseOne(const std::string& field, const std::strin
   return std::move(tasks->front());
 }
 
-// The target string a query means: a full target string as written (canonical), or for a bare
-// kind the target of the newest record of that kind among `funcs`, else the first registered
-// worker's of that kind, else the kind's defaults (cpu: this host).
+// The target string a query means: a full target string as written (canonical), or for a
+// partial one the newest record's target among `funcs` that it describes, else the first
+// verified worker target it describes, else its defaults (cpu: this host).
 absl::StatusOr<std::string> QueryTarget(const std::string& text, const std::vector<PrimFunc>& funcs,
                                         Database* db, Dispatcher* dispatcher) {
   if (text.empty()) return absl::InvalidArgumentError("target: empty");
@@ -93,8 +102,7 @@ absl::StatusOr<std::string> QueryTarget(const std::string& text, const std::vect
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("target: ", parsed.status().message()));
   }
-  if (!GivenTargetKeys(text).empty()) return parsed->ToString();
-  const std::string kind = parsed->kind_name();
+  if (IsCompleteTarget(text)) return parsed->ToString();
   std::set<int64_t> ids;
   for (const PrimFunc& f : funcs) {
     TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> w, db->FindWorkload(f));
@@ -103,21 +111,19 @@ absl::StatusOr<std::string> QueryTarget(const std::string& text, const std::vect
   if (!ids.empty()) {
     TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records, db->AllRecords());
     for (auto it = records.rbegin(); it != records.rend(); ++it) {
-      if (ids.count(it->workload_id) && it->target.substr(0, it->target.find(' ')) == kind) {
-        return it->target;
-      }
+      if (ids.count(it->workload_id) && TargetDescribes(text, it->target)) return it->target;
     }
   }
-  if (std::optional<std::string> t = dispatcher->TargetForKind(kind)) return *t;
+  if (std::optional<std::string> t = dispatcher->TargetFor(text)) return *t;
   TESSERA_ASSIGN_OR_RETURN(Target resolved, ResolveTarget(text));
   return resolved.ToString();
 }
 
 // The event that ends a watch of a job in final `state`.
 v1::JobEvent::Kind FinalEventKind(JobState state) {
-  return state == JobState::kSucceeded   ? v1::JobEvent::JOB_FINISHED
-         : state == JobState::kCancelled ? v1::JobEvent::JOB_CANCELLED
-                                         : v1::JobEvent::JOB_FAILED;
+  return state == JobState::kSucceeded   ? v1::JobEvent::EVENT_JOB_FINISHED
+         : state == JobState::kCancelled ? v1::JobEvent::EVENT_JOB_CANCELLED
+                                         : v1::JobEvent::EVENT_JOB_FAILED;
 }
 
 }  // namespace
@@ -197,6 +203,17 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
   spec.runoff = !request->has_runoff() || request->runoff();
   spec.name = request->name();
   spec.rule_params = request->rule_params();
+  // With tokens, a bare kind is completed only from targets that a worker token names in full
+  // (server/auth.h); where no token names one, such a job could only wait for ever.
+  if (absl::StatusOr<Target> t = Target::Parse(spec.target);
+      t.ok() && !IsCompleteTarget(spec.target) && !auth_->CanVerifyKind(t->kind_name())) {
+    return Invalid("target", absl::StrCat("a partial '", spec.target,
+                                          "' is completed only from a target that a worker "
+                                          "token names, and no worker token here names a ",
+                                          t->kind_name(),
+                                          " target: give the full target string (each "
+                                          "`tessera worker` logs it: \"serving cpu -cores=...\")"));
+  }
   absl::StatusOr<std::string> id = jobs_->Submit(std::move(spec));
   if (!id.ok()) return ToGrpcStatus(id.status());
   response->set_job_id(*id);
@@ -206,7 +223,7 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
 grpc::Status TuningServiceImpl::GetJob(grpc::ServerContext* context, const v1::JobRef* request,
                                        v1::JobStatus* response) {
   TESSERA_CHECK_SCOPE(context, Scope::kClient);
-  if (request->job_id().empty()) return Invalid("job_id", "empty");
+  if (grpc::Status s = CheckJobId(request->job_id()); !s.ok()) return s;
   absl::StatusOr<JobSnapshot> snap = jobs_->Get(request->job_id());
   if (!snap.ok()) return ToGrpcStatus(snap.status());
   ToProto(*snap, response);
@@ -236,7 +253,7 @@ grpc::Status TuningServiceImpl::ListJobs(grpc::ServerContext* context,
 grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* context, const v1::JobRef* request,
                                          grpc::ServerWriter<v1::JobEvent>* writer) {
   TESSERA_CHECK_SCOPE(context, Scope::kClient);
-  if (request->job_id().empty()) return Invalid("job_id", "empty");
+  if (grpc::Status s = CheckJobId(request->job_id()); !s.ok()) return s;
   const std::string& id = request->job_id();
   // Events already logged are history: the snapshot covers them.
   bool ended = false;
@@ -246,7 +263,7 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* context, const v1:
   absl::StatusOr<JobSnapshot> snap = jobs_->Get(id);
   if (!snap.ok()) return ToGrpcStatus(snap.status());
   v1::JobEvent first;
-  first.set_kind(v1::JobEvent::SNAPSHOT);
+  first.set_kind(v1::JobEvent::EVENT_SNAPSHOT);
   first.set_task(-1);
   first.set_time(Now());
   ToProto(*snap, first.mutable_status());
@@ -312,7 +329,7 @@ grpc::Status TuningServiceImpl::WatchRows(grpc::ServerContext* context, const st
     }
     if (snap->row.trials != trials) {
       trials = snap->row.trials;
-      out.set_kind(v1::JobEvent::BATCH_DONE);
+      out.set_kind(v1::JobEvent::EVENT_BATCH_DONE);
       if (!writer->Write(out)) return grpc::Status::OK;
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(kWatchPollSeconds));
@@ -325,10 +342,12 @@ grpc::Status TuningServiceImpl::WatchRows(grpc::ServerContext* context, const st
 grpc::Status TuningServiceImpl::CancelJob(grpc::ServerContext* context, const v1::JobRef* request,
                                           v1::JobStatus* response) {
   TESSERA_CHECK_SCOPE(context, Scope::kClient);
-  if (request->job_id().empty()) return Invalid("job_id", "empty");
+  if (grpc::Status s = CheckJobId(request->job_id()); !s.ok()) return s;
   absl::StatusOr<JobSnapshot> snap = jobs_->Cancel(request->job_id());
   if (!snap.ok()) return ToGrpcStatus(snap.status());
   ToProto(*snap, response);
+  // A job that ended otherwise keeps its final state; one still stopping says so, never QUEUED.
+  if (!IsFinal(snap->row.state)) response->set_state(v1::JOB_CANCELLING);
   return grpc::Status::OK;
 }
 

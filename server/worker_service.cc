@@ -77,8 +77,16 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* context,
     absl::StatusOr<Target> target = Target::Parse(d.target());
     if (!target.ok()) return Invalid(field, std::string(target.status().message()));
     if (d.memory_bytes() < 0) return Invalid(absl::StrCat("devices[", i, "].memory_bytes"), "< 0");
+    const std::string canonical = target->ToString();
+    const TargetPermission permission = auth_->PermitTarget(*context, canonical);
+    if (!permission.allowed) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          absl::StrCat(field, ": this worker token may not serve ", canonical,
+                                       " (the targets a token allows are named in its line of "
+                                       "--worker-token-file)"));
+    }
     info.devices.push_back(
-        DeviceSpec{target->ToString(), Cut(d.name()), d.memory_bytes(), d.ordinal()});
+        DeviceSpec{canonical, Cut(d.name()), d.memory_bytes(), d.ordinal(), permission.verified});
   }
   const v1::Provenance& p = request->software();
   info.software.tessera_version = Cut(p.tessera_version());

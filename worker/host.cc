@@ -49,6 +49,26 @@ std::set<std::string> GivenTargetKeys(const std::string& text) {
   return keys;
 }
 
+bool IsCompleteTarget(const std::string& text) {
+  absl::StatusOr<Target> parsed = Target::Parse(text);
+  if (!parsed.ok()) return false;
+  const std::set<std::string> given = GivenTargetKeys(text);
+  for (const auto& [key, value] : parsed->attrs()) {
+    if (given.count(key) == 0) return false;
+  }
+  return true;
+}
+
+bool TargetDescribes(const std::string& wanted, const std::string& target) {
+  absl::StatusOr<Target> w = Target::Parse(wanted);
+  absl::StatusOr<Target> t = Target::Parse(target);
+  if (!w.ok() || !t.ok() || w->kind() != t->kind()) return false;
+  for (const std::string& key : GivenTargetKeys(wanted)) {
+    if (!t->Has(key) || w->attrs().at(key) != t->attrs().at(key)) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<Target> ResolveTarget(const std::string& text) {
   TESSERA_ASSIGN_OR_RETURN(Target target, Target::Parse(text));
   if (!target.is_cpu()) return target;

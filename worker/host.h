@@ -19,6 +19,15 @@ absl::StatusOr<Target> ResolveTarget(const std::string& text);
 // "cuda -arch=sm_90 --sm_count=132" (leading dashes dropped; the kind word is not a key).
 std::set<std::string> GivenTargetKeys(const std::string& text);
 
+// Whether `text` gives every key of its kind, so that it is used as written; a partial target
+// ("cpu", "cpu -cores=2", "cuda -arch=sm_90") is completed from a worker's target by the
+// server (TargetDescribes), from this machine by ResolveTarget. False when it does not parse.
+bool IsCompleteTarget(const std::string& text);
+
+// Whether the target string `target` is one that `wanted` describes: the same kind and, for
+// every key `wanted` gives, the same value. False when either does not parse.
+bool TargetDescribes(const std::string& wanted, const std::string& target);
+
 // The "model name" of /proc/cpuinfo, or "unknown cpu".
 std::string HostCpuName();
 

@@ -1,7 +1,8 @@
 // Tests of cli/client.cc called in process, without a server: the token file (trimmed, empty
 // refused), the options Connect checks before anything is sent (no address, half a client
 // certificate, unreadable files named), the deadline and bearer token on a call, and
-// workloads sent as file contents or as the spec given.
+// workloads sent as file contents (text only: a model or binary file is refused) or as the spec
+// given.
 #include "cli/client.h"
 
 #include <grpcpp/grpcpp.h>
@@ -73,6 +74,21 @@ TEST(CliClientTest, PrepareSetsTheDeadline) {
 TEST(CliClientTest, WorkloadsAreFileContentsOrTheSpecAsGiven) {
   EXPECT_EQ(*WorkloadForServer("GMM:M=128,N=128,K=128"), "GMM:M=128,N=128,K=128");
   EXPECT_EQ(*WorkloadForServer(WriteFile("func.ir", "@prim_func ...")), "@prim_func ...");
+  EXPECT_EQ(*WorkloadForServer(WriteFile("utf8.ir", "# caf\xc3\xa9 \xe2\x82\xac\n@prim_func")),
+            "# caf\xc3\xa9 \xe2\x82\xac\n@prim_func");
+}
+
+TEST(CliClientTest, AModelOrABinaryFileIsRefusedInOneLine) {
+  // Sent as a string field, an ONNX model's bytes made protobuf log an error and the server
+  // answer INTERNAL with no message.
+  absl::StatusOr<std::string> model = WorkloadForServer(WriteFile("net.onnx", "\x08\x07"));
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(model.status().message().find("tessera tune"), std::string::npos) << model.status();
+  for (const char* bytes : {"\xff\xfe", "ok\xc3", "\xe2\x82x"}) {
+    absl::StatusOr<std::string> binary = WorkloadForServer(WriteFile("blob.bin", bytes));
+    EXPECT_EQ(binary.status().code(), absl::StatusCode::kInvalidArgument) << bytes;
+    EXPECT_NE(binary.status().message().find("not text"), std::string::npos) << binary.status();
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // a bad option (a missing token file, a busy address) is a one-line error and exit 1.
 #include <fstream>
 
+#include "absl/strings/numbers.h"
 #include "tests/cli/service_test_util.h"
 
 namespace tessera {
@@ -40,6 +41,27 @@ TEST_F(ServeCommandTest, ABadOptionIsAOneLineErrorAndExitOne) {
   EXPECT_EQ(busy.exit_code, 1) << busy.out << busy.err;
   EXPECT_NE(busy.err.find("tessera: error: "), std::string::npos) << busy.err;
   EXPECT_NE(busy.err.find(cluster_->address()), std::string::npos) << busy.err;
+}
+
+TEST_F(ServeCommandTest, AParseErrorIsOneLineAndExitOne) {
+  // CLI11 alone printed two lines and exited 104 (its code for a conversion error).
+  ExpectOneLineError(
+      cluster_->Run(
+          {"submit", "GMM:M=64,N=64,K=64", "--server", cluster_->address(), "--trials", "abc"}, 30),
+      "--trials", "--trials abc");
+  ExpectOneLineError(
+      cluster_->Run({"serve", "--db", cluster_->dir() + "/other.db", "--no-such-flag"}, 30),
+      "--no-such-flag", "unknown flag");
+}
+
+TEST_F(ServeCommandTest, TheHealthPortPickedIsPrinted) {
+  ASSERT_TRUE(cluster_->StopServer().ok());
+  ASSERT_TRUE(cluster_->StartServer({"--health-listen", "127.0.0.1:0"}).ok()) << cluster_->Logs();
+  absl::StatusOr<std::string> line = cluster_->server()->WaitForLine("health on 127.0.0.1:", 10);
+  ASSERT_TRUE(line.ok()) << line.status() << cluster_->server()->Stdout();
+  int port = 0;
+  EXPECT_TRUE(absl::SimpleAtoi(*line, &port)) << *line;
+  EXPECT_GT(port, 0) << *line;
 }
 
 }  // namespace

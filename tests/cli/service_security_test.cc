@@ -3,12 +3,15 @@
 // (random field values and random bytes, bounded count, fixed seed) that must leave the
 // server alive and its SQLite files sound.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
 #include <future>
 #include <random>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/dynamic_message.h"
 #include "google/protobuf/message.h"
@@ -18,6 +21,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "proto/tessera.grpc.pb.h"
 #include "tests/cli/service_test_util.h"
+#include "worker/host.h"
 
 namespace tessera {
 namespace testing {
@@ -56,9 +60,13 @@ std::chrono::system_clock::time_point In(double seconds) {
 TEST_F(ServiceSecurityTest, TokensHaveTwoScopes) {
   std::string client_token = WriteFile("client.token", "client-secret-0123456789\n");
   std::string worker_token = WriteFile("worker.token", "worker-secret-0123456789\n");
+  // The server's worker token line names the target its workers serve, so that a bare
+  // `--target cpu` job may be completed from it.
+  std::string worker_tokens = WriteFile(
+      "worker.tokens", "worker-secret-0123456789 " + ResolveTarget("cpu")->ToString() + "\n");
   ASSERT_TRUE(
       cluster_
-          ->StartServer({"--client-token-file", client_token, "--worker-token-file", worker_token})
+          ->StartServer({"--client-token-file", client_token, "--worker-token-file", worker_tokens})
           .ok())
       << cluster_->Logs();
   CommandResult r = cluster_->RunClient({"jobs"});
@@ -440,6 +448,113 @@ TEST_F(ServiceSecurityTest, FuzzedRequestsLeaveTheServerAliveAndTheDatabaseSound
   for (const StoredRecord& r : *records) {
     if (r.ok) EXPECT_TRUE(std::isfinite(r.mean_secs) && r.mean_secs > 0) << "record " << r.id;
   }
+}
+
+TEST_F(ServiceSecurityTest, ServeRefusesTokenSetsThatWouldWeakenIt) {
+  const std::string db = cluster_->dir() + "/refused.db";
+  const std::string good = "client-secret-0123456789";
+  struct Case {
+    std::vector<std::string> flags;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      // A failed secret mount leaves an empty or comment-only file.
+      {{"--client-token-file", WriteFile("empty.tok", "")}, "no token"},
+      {{"--worker-token-file", WriteFile("comments.tok", "# mounted later\n\n")}, "no token"},
+      {{"--client-token", "x"}, "at least 16 characters"},
+      {{"--client-token", good, "--worker-token", good}, "also a client token"},
+      {{"--worker-token-file", WriteFile("fake.tok", "worker-secret-0123456789 tpu\n")}, "target"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"serve", "--db", db, "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    CommandResult r = cluster_->Run(args, 30);
+    const std::string what = absl::StrJoin(c.flags, " ");
+    ExpectOneLineError(r, c.says, what);
+    EXPECT_EQ(r.err.find(good), std::string::npos) << what << ": echoes a token";
+  }
+  EXPECT_NE(access(db.c_str(), F_OK), 0) << "a refused token set must not create the database";
+}
+
+int64_t ResidentKib(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, "VmRSS:")) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
+TEST_F(ServiceSecurityTest, UnauthenticatedFuzzedCallsAreRefusedQuietlyAndCheaply) {
+  const std::string client = "client-secret-0123456789";
+  ASSERT_TRUE(
+      cluster_
+          ->StartServer({"--client-token", client, "--worker-token", "worker-secret-0123456789"})
+          .ok())
+      << cluster_->Logs();
+  auto channel = grpc::CreateChannel(cluster_->address(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  // Warm up (the first calls allocate gRPC's pools), then measure what refusals cost.
+  for (int i = 0; i < 20; ++i) CallRaw(&generic, "/tessera.v1.TuningService/GetVersion", "", 5);
+  const pid_t pid = cluster_->server()->pid();
+  const int64_t rss_before = ResidentKib(pid);
+  const int log_before = CountLines(cluster_->server()->Stderr());
+
+  std::mt19937_64 rng(20261128);
+  KnownIds ids;
+  const google::protobuf::FileDescriptor* file = pb::SubmitJobRequest::descriptor()->file();
+  int calls = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (int s = 0; s < file->service_count(); ++s) {
+      const google::protobuf::ServiceDescriptor* service = file->service(s);
+      for (int m = 0; m < service->method_count(); ++m) {
+        const google::protobuf::MethodDescriptor* method = service->method(m);
+        const std::string path = absl::StrCat("/", service->full_name(), "/", method->name());
+        const Message* prototype =
+            google::protobuf::MessageFactory::generated_factory()->GetPrototype(
+                method->input_type());
+        std::unique_ptr<Message> request(prototype->New());
+        FillRandom(request.get(), rng, ids, 0);
+        std::string bytes(rng() % 512, '\0');
+        for (char& c : bytes) c = static_cast<char>(rng() % 256);
+        // Field 1 as a string that is not UTF-8: protobuf refuses (and would log) it.
+        const std::string not_utf8("\x0a\x02\xff\xfe", 4);
+        for (const std::string& body : {request->SerializeAsString(), bytes, not_utf8}) {
+          grpc::Status got = CallRaw(&generic, path, body, 5);
+          EXPECT_EQ(got.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+              << path << ": " << got.error_code() << " " << got.error_message();
+          ++calls;
+        }
+      }
+    }
+  }
+  EXPECT_GE(calls, 1000);
+  ASSERT_TRUE(cluster_->server()->Running()) << cluster_->Logs();
+  const int64_t rss_after = ResidentKib(pid);
+  EXPECT_LT(rss_after - rss_before, 64 * 1024)
+      << "resident KiB " << rss_before << " -> " << rss_after << " after " << calls << " calls";
+  EXPECT_LT(CountLines(cluster_->server()->Stderr()) - log_before, 10)
+      << "a log line per refused call:\n"
+      << cluster_->server()->Stderr();
+
+  // With a valid token, a body that does not parse is the caller's error, not the server's.
+  grpc::GenericStub authed(channel);
+  grpc::Slice slice(std::string("\x0a\x02\xff\xfe", 4));
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + client);
+  context.set_deadline(In(10));
+  std::promise<grpc::Status> done;
+  authed.UnaryCall(&context, "/tessera.v1.TuningService/GetJob", grpc::StubOptions(), &request,
+                   &response, [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  grpc::Status got = done.get_future().get();
+  EXPECT_EQ(got.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << got.error_message();
+  EXPECT_LT(CountLines(cluster_->server()->Stderr()) - log_before, 10)
+      << cluster_->server()->Stderr();
+  EXPECT_EQ(cluster_->StopServer(30).value_or(-1), 0) << cluster_->Logs();
+  EXPECT_EQ(IntegrityCheck(cluster_->db_path()), "ok");
+  EXPECT_EQ(IntegrityCheck(cluster_->db_path() + ".state"), "ok");
 }
 
 }  // namespace

@@ -120,14 +120,14 @@ TEST_F(DispatcherSharedTest, ABatchQueuedByOneServerIsMeasuredThroughTheOther) {
 }
 
 TEST_F(DispatcherSharedTest, AnotherServersWorkersResolveBareKinds) {
-  EXPECT_FALSE(a_->TargetForKind("cpu").has_value());
+  EXPECT_FALSE(a_->TargetFor("cpu").has_value());
   EXPECT_NE(a_->WaitingFor(kTarget), "") << "no worker anywhere yet";
   ASSERT_TRUE(b_->RegisterWorker(CpuWorker()).ok());
   // b publishes its workers' targets on its sweep (every second at most).
-  ASSERT_TRUE(WaitUntil([&] { return a_->TargetForKind("cpu").has_value(); }));
-  EXPECT_EQ(*a_->TargetForKind("cpu"), kTarget);
+  ASSERT_TRUE(WaitUntil([&] { return a_->TargetFor("cpu").has_value(); }));
+  EXPECT_EQ(*a_->TargetFor("cpu"), kTarget);
   EXPECT_EQ(a_->WaitingFor(kTarget), "");
-  EXPECT_FALSE(a_->TargetForKind("cuda").has_value());
+  EXPECT_FALSE(a_->TargetFor("cuda").has_value());
   EXPECT_NE(a_->WaitingFor("cuda -arch=sm_80"), "");
 }
 

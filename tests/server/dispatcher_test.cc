@@ -155,11 +155,27 @@ TEST(DispatcherTest, WorkersGetOnlyTheirTargetsWork) {
   ASSERT_TRUE(d.SubmitBatch("a", 0, Context(), Items({1}), {}).ok());
   EXPECT_FALSE(d.PullWork(other, 0, 0).value().has_value());
   EXPECT_NE(d.WaitingFor(kTarget).find("no live worker serves target"), std::string::npos);
-  EXPECT_EQ(d.TargetForKind("cpu"), "cpu -cores=64 -vector_bits=512");
-  EXPECT_FALSE(d.TargetForKind("cuda").has_value());
+  EXPECT_EQ(d.TargetFor("cpu"), "cpu -cores=64 -vector_bits=512");
+  EXPECT_FALSE(d.TargetFor("cuda").has_value());
   std::string right = d.RegisterWorker(Worker()).value();
   EXPECT_EQ(d.WaitingFor(kTarget), "");
   EXPECT_TRUE(d.PullWork(right, 0, 0).value().has_value());
+}
+
+TEST(DispatcherTest, APartialTargetIsCompletedOnlyFromAVerifiedTargetItDescribes) {
+  Dispatcher d(nullptr, FastOptions());
+  WorkerInfo forged = Worker("cpu -cores=2 -vector_bits=256");
+  forged.devices[0].verified = false;  // its token does not name it
+  ASSERT_TRUE(d.RegisterWorker(forged).ok());
+  EXPECT_FALSE(d.TargetFor("cpu").has_value()) << "an unverified target completes nothing";
+  ASSERT_TRUE(d.RegisterWorker(Worker("cpu -cores=2 -vector_bits=512")).ok());
+  ASSERT_TRUE(d.RegisterWorker(Worker("cpu -cores=64 -vector_bits=512")).ok());
+  EXPECT_EQ(d.TargetFor("cpu"), "cpu -cores=2 -vector_bits=512");
+  // The keys given choose among the workers; those left out come from the worker, not from
+  // the kind's defaults (which would make -vector_bits=256 here).
+  EXPECT_EQ(d.TargetFor("cpu -cores=64"), "cpu -cores=64 -vector_bits=512");
+  EXPECT_EQ(d.TargetFor("cpu -cores=2"), "cpu -cores=2 -vector_bits=512");
+  EXPECT_FALSE(d.TargetFor("cpu -cores=8").has_value());
 }
 
 TEST(DispatcherTest, HeartbeatRenewsLeasesAndForgetsNothingLive) {

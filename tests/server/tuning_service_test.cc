@@ -157,10 +157,10 @@ TEST_F(TuningServiceTest, JobRunsWatchedToTheEndAndItsRecordsAnswerQueries) {
   ASSERT_TRUE(watch->Finish().ok());
   worker.Stop();
   ASSERT_GE(events.size(), 3u);
-  EXPECT_EQ(events.front().kind(), v1::JobEvent::SNAPSHOT);
-  EXPECT_EQ(events.back().kind(), v1::JobEvent::JOB_FINISHED);
+  EXPECT_EQ(events.front().kind(), v1::JobEvent::EVENT_SNAPSHOT);
+  EXPECT_EQ(events.back().kind(), v1::JobEvent::EVENT_JOB_FINISHED);
   int batches = 0;
-  for (const v1::JobEvent& e : events) batches += e.kind() == v1::JobEvent::BATCH_DONE;
+  for (const v1::JobEvent& e : events) batches += e.kind() == v1::JobEvent::EVENT_BATCH_DONE;
   EXPECT_EQ(batches, 2);
 
   v1::JobStatus status = GetJob(stub_.get(), id);
@@ -289,7 +289,8 @@ TEST_F(TuningServiceTest, JobWithoutAWorkerSaysWhatItWaitsFor) {
   EXPECT_NE(a.waiting_for().find("no live worker serves target cpu -cores=64"), std::string::npos)
       << a.waiting_for();
   EXPECT_NE(a.waiting_for().find("cpu -cores=1"), std::string::npos) << a.waiting_for();
-  EXPECT_NE(b.waiting_for().find("no worker of kind cuda"), std::string::npos) << b.waiting_for();
+  EXPECT_NE(b.waiting_for().find("no worker for target 'cuda'"), std::string::npos)
+      << b.waiting_for();
   EXPECT_EQ(b.state(), v1::JOB_QUEUED);
 
   v1::JobRef ref;
@@ -359,19 +360,19 @@ TEST(SharedWatchTest, AnotherServerWatchesAJobToTheEnd) {
   int measured = 0;
   for (int i = 0; i < 60 && measured < 4; ++i) measured += worker.RunOnce(4, 1).value_or(0);
   ASSERT_EQ(measured, 4);
-  for (int i = 0; i < 100 && count(v1::JobEvent::BATCH_DONE) == 0; ++i) {
+  for (int i = 0; i < 100 && count(v1::JobEvent::EVENT_BATCH_DONE) == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(count(v1::JobEvent::BATCH_DONE), 1);
+  EXPECT_EQ(count(v1::JobEvent::EVENT_BATCH_DONE), 1);
   worker.Start(/*max_candidates=*/4);
   watcher.join();
   worker.Stop();
   ASSERT_TRUE(finished.ok()) << finished.error_message();
   ASSERT_GE(events.size(), 3u);
-  EXPECT_EQ(events.front().kind(), v1::JobEvent::SNAPSHOT);
-  EXPECT_EQ(events[1].kind(), v1::JobEvent::BATCH_DONE);
+  EXPECT_EQ(events.front().kind(), v1::JobEvent::EVENT_SNAPSHOT);
+  EXPECT_EQ(events[1].kind(), v1::JobEvent::EVENT_BATCH_DONE);
   EXPECT_EQ(events[1].status().trials(), 4);
-  EXPECT_EQ(events.back().kind(), v1::JobEvent::JOB_FINISHED);
+  EXPECT_EQ(events.back().kind(), v1::JobEvent::EVENT_JOB_FINISHED);
   EXPECT_EQ(events.back().status().trials(), 8);
   EXPECT_EQ(events.back().status().state(), v1::JOB_SUCCEEDED);
 }

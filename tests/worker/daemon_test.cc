@@ -178,7 +178,7 @@ TEST(WorkerDaemonTest, AnUnreachableServerIsRetriedUntilStop) {
 TEST(WorkerDaemonTest, ARefusedTokenEndsRunWithTheServersCode) {
   TempDir dir;
   ServerOptions options = testing::TestServerOptions(dir);
-  options.worker_tokens = {"the-worker-token"};
+  options.worker_tokens = {{"the-worker-token", {}}};
   auto server = TuningServer::Start(options).value();
   WorkerDaemonOptions o = FastOptions(dir);
   o.token = "not-the-token";
