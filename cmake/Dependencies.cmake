@@ -3,12 +3,14 @@
 #
 # Targets for the rest of the build:
 #   protobuf::libprotobuf  gRPC::grpc++  gRPC::grpc_cpp_plugin   absl::status absl::statusor ...
-#   SQLite::SQLite3  GTest::gtest_main  Threads::Threads  OpenMP::OpenMP_C  OpenMP::OpenMP_CXX
+#   SQLite::SQLite3  Threads::Threads  OpenMP::OpenMP_C  OpenMP::OpenMP_CXX
+#   GTest::gtest_main      (with TESSERA_BUILD_TESTS, the default; tests and benchmarks only)
 #   nlohmann_json::nlohmann_json  CLI11::CLI11  xgboost::xgboost  onnx_proto
 #   PostgreSQL::PostgreSQL (libpq)
 #   prometheus-cpp::core prometheus-cpp::pull (the server's /metrics endpoint)
-#   tessera::openblas      (if found; benchmarks only, as the CPU anchor)
-#   DNNL::dnnl             (if found; benchmarks only, oneDNN as the conv/GEMM anchor)
+#   tessera::openblas      (if found, with TESSERA_BUILD_TESTS; benchmarks only, the CPU anchor)
+#   DNNL::dnnl             (if found, with TESSERA_BUILD_TESTS; benchmarks only, oneDNN as the
+#                           conv/GEMM anchor)
 #   tessera::nvrtc         (if TESSERA_WITH_CUDA) NVRTC, without the libcuda stub
 #   tessera::cuda_headers  (if TESSERA_WITH_CUDA) cuda.h & co.; libcuda itself is dlopen()ed
 # Both CUDA targets carry the compile definition TESSERA_WITH_CUDA=1.
@@ -24,7 +26,13 @@ find_package(SQLite3 REQUIRED)
 # libpq (libpq-dev) for the PostgreSQL records database; the server binaries (postgresql) are
 # only for its tests, found at run time.
 find_package(PostgreSQL REQUIRED)
-find_package(GTest REQUIRED)
+# GoogleTest (libgtest-dev, scripts/packages-test.txt) only for tests/ and the benchmarks.
+if(TESSERA_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+  set(TESSERA_GTEST_SUMMARY "${GTest_VERSION}")
+else()
+  set(TESSERA_GTEST_SUMMARY "not needed (TESSERA_BUILD_TESTS=OFF)")
+endif()
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS C CXX)
 find_package(nlohmann_json 3 CONFIG REQUIRED)
@@ -55,35 +63,41 @@ if(EXISTS "${XGBOOST_INCLUDE_DIR}/xgboost/version_config.h")
          TESSERA_XGBOOST_VERSION "${_xgb_ver}")
 endif()
 
-# OpenBLAS: only the benchmarks use it, as the anchor for CPU matmul. Optional.
-find_library(OPENBLAS_LIBRARY openblas)
-find_path(OPENBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas)
-if(OPENBLAS_LIBRARY AND OPENBLAS_INCLUDE_DIR)
-  if(NOT TARGET tessera::openblas)
-    add_library(tessera::openblas UNKNOWN IMPORTED)
-    set_target_properties(tessera::openblas PROPERTIES
-      IMPORTED_LOCATION "${OPENBLAS_LIBRARY}"
-      INTERFACE_INCLUDE_DIRECTORIES "${OPENBLAS_INCLUDE_DIR}")
+# The benchmarks' anchors (scripts/packages-test.txt), looked for only with TESSERA_BUILD_TESTS.
+if(TESSERA_BUILD_TESTS)
+  # OpenBLAS: only the benchmarks use it, as the anchor for CPU matmul. Optional.
+  find_library(OPENBLAS_LIBRARY openblas)
+  find_path(OPENBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas)
+  if(OPENBLAS_LIBRARY AND OPENBLAS_INCLUDE_DIR)
+    if(NOT TARGET tessera::openblas)
+      add_library(tessera::openblas UNKNOWN IMPORTED)
+      set_target_properties(tessera::openblas PROPERTIES
+        IMPORTED_LOCATION "${OPENBLAS_LIBRARY}"
+        INTERFACE_INCLUDE_DIRECTORIES "${OPENBLAS_INCLUDE_DIR}")
+    endif()
+    set(TESSERA_OPENBLAS_SUMMARY "yes")
+  else()
+    set(TESSERA_OPENBLAS_SUMMARY "no (benchmarks without the BLAS anchor)")
   endif()
-  set(TESSERA_OPENBLAS_SUMMARY "yes")
-else()
-  set(TESSERA_OPENBLAS_SUMMARY "no (benchmarks without the BLAS anchor)")
-endif()
 
-# oneDNN: only bench_shapes and its anchor test use it. Optional. Its package config requires
-# OpenCL (Debian's oneDNN has the OpenCL GPU runtime) and fails the configure, QUIET or not,
-# where the OpenCL loader's -dev package is missing: look for OpenCL first and leave oneDNN out
-# without it. Found here, at the top, so bench/ and tests/bench/ see the same imported target.
-find_package(OpenCL QUIET)
-if(OpenCL_FOUND)
-  find_package(dnnl CONFIG QUIET)
-endif()
-if(TARGET DNNL::dnnl)
-  set(TESSERA_DNNL_SUMMARY "yes")
-elseif(NOT OpenCL_FOUND)
-  set(TESSERA_DNNL_SUMMARY "no (no OpenCL loader: ocl-icd-opencl-dev)")
+  # oneDNN: only bench_shapes and its anchor test use it. Optional. Its package config requires
+  # OpenCL (Debian's oneDNN has the OpenCL GPU runtime) and fails the configure, QUIET or not,
+  # where the OpenCL loader's -dev package is missing: look for OpenCL first and leave oneDNN out
+  # without it. Found here, at the top, so bench/ and tests/bench/ see the same imported target.
+  find_package(OpenCL QUIET)
+  if(OpenCL_FOUND)
+    find_package(dnnl CONFIG QUIET)
+  endif()
+  if(TARGET DNNL::dnnl)
+    set(TESSERA_DNNL_SUMMARY "yes")
+  elseif(NOT OpenCL_FOUND)
+    set(TESSERA_DNNL_SUMMARY "no (no OpenCL loader: ocl-icd-opencl-dev)")
+  else()
+    set(TESSERA_DNNL_SUMMARY "no (libdnnl-dev)")
+  endif()
 else()
-  set(TESSERA_DNNL_SUMMARY "no (libdnnl-dev)")
+  set(TESSERA_OPENBLAS_SUMMARY "not looked for (TESSERA_BUILD_TESTS=OFF)")
+  set(TESSERA_DNNL_SUMMARY "not looked for (TESSERA_BUILD_TESTS=OFF)")
 endif()
 
 # CUDA: optional. We need NVRTC (compile kernels, no GPU needed) and the headers (cuda.h);
@@ -129,7 +143,7 @@ endif()
 
 message(STATUS "Tessera dependencies: protobuf ${Protobuf_VERSION}, gRPC ${gRPC_VERSION}, "
                "abseil ${absl_VERSION}, SQLite ${SQLite3_VERSION}, "
-               "libpq ${PostgreSQL_VERSION_STRING}, GTest ${GTest_VERSION}, "
+               "libpq ${PostgreSQL_VERSION_STRING}, GTest ${TESSERA_GTEST_SUMMARY}, "
                "XGBoost ${TESSERA_XGBOOST_VERSION}, OpenMP ${OpenMP_CXX_VERSION}, "
                "nlohmann_json ${nlohmann_json_VERSION}, CLI11 ${CLI11_VERSION}, ONNX ${ONNX_VERSION}, "
                "OpenBLAS ${TESSERA_OPENBLAS_SUMMARY}, oneDNN ${TESSERA_DNNL_SUMMARY}; CUDA ${TESSERA_CUDA_SUMMARY}")

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Set up (install what is missing, build), then the main job through the tuning service on
-# loopback: a server (`tessera serve`, records in build/demo/tessera.db) and one CPU worker
-# (`tessera worker --target cpu`), a short tuning job of GMM 256^3 submitted and watched (its
-# runoff of the fastest schedule against the default one included), the best record found, and the tuned program applied by the server, then built, timed and checked
-# here against the unscheduled one. Both processes are stopped cleanly at the end (SIGTERM), and
-# on any error. Logs: build/demo/serve.log, build/demo/worker.log. docs/service.md explains it.
+# Set up what `tessera` needs (scripts/setup.sh --main: install what is missing, configure, build
+# the `tessera` target only), then the main job through the tuning service on loopback: a server
+# (`tessera serve`, records in build/demo/tessera.db) and one CPU worker (`tessera worker --target
+# cpu`), a short tuning job of GMM 256^3 submitted and watched (its runoff of the fastest schedule
+# against the default one included), the best record found, and the tuned program applied by the
+# server, then built, timed and checked here against the unscheduled one. Both processes are
+# stopped cleanly at the end (SIGTERM), and on any error. Logs: build/demo/serve.log,
+# build/demo/worker.log. docs/service.md explains it. Prints its total time at the end (the
+# set-up's and the job's). The test suite is scripts/test.sh (it sets up the rest).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bash scripts/setup.sh
+start=$SECONDS
+mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+bash scripts/setup.sh --main
+setup_s=$((SECONDS - start))
 if [[ ! -x build/bin/tessera ]]; then
   echo "[demo] build/bin/tessera was not built (is cli/ there?)" >&2
   exit 1
@@ -57,3 +63,4 @@ run "$tessera" apply "$workload" --server "$address" --target cpu --run --check
 stop
 trap - EXIT
 echo "[demo] stopped the worker and the server"
+echo "[demo] done in $(mmss $((SECONDS - start))) (set-up $(mmss "${setup_s}"), the job $(mmss $((SECONDS - start - setup_s))))"
