@@ -1,7 +1,9 @@
 // `tessera tune`: tunes one or more workloads on a target with the in-process loop
 // (tuner/tune.h), storing every measured candidate in the database. Prints a live progress
-// line, then a table per task; a per-task log goes to the work dir. Running it again on the
-// same database continues where it stopped.
+// line, then a table per task (trials, the default schedule's latency, the best, the gain), the
+// job's warnings (a budget too small for every task, tasks without a valid candidate) and a
+// model's latency estimate; a per-task log goes to the work dir. Running it again on the same
+// database continues where it stopped.
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/commands.h"
 #include "cli/measure.h"
 #include "cli/model.h"
@@ -148,14 +151,19 @@ int RunTune(const TuneCommandOptions& o) {
 
   // A model's latency estimate: sum over its tasks of weight x best latency (the job's
   // objective); kernels run back to back, so `tessera exec` measures close to it.
+  // The same sum over the default schedules gives the model's gain.
   struct ModelEstimate {
     std::string path;
     double seconds = 0;
     int missing = 0;  // tasks without a best yet
+    std::vector<std::string> missing_names;
+    double default_seconds = 0;
+    int default_missing = 0;  // tasks whose default schedule has no latency
   };
   std::vector<ModelEstimate> estimates;
   for (const ModelRange& m : models) {
-    ModelEstimate e{m.path};
+    ModelEstimate e;
+    e.path = m.path;
     for (size_t i = m.begin; i < m.end; ++i) {
       const TuneTaskSpec& spec = model_tasks[i];
       const TaskSummary* found = nullptr;
@@ -164,8 +172,14 @@ int RunTune(const TuneCommandOptions& o) {
       }
       if (found == nullptr || !found->best_secs) {
         ++e.missing;
+        e.missing_names.push_back(spec.name);
       } else {
         e.seconds += spec.weight * *found->best_secs;
+      }
+      if (found == nullptr || !found->default_secs) {
+        ++e.default_missing;
+      } else {
+        e.default_seconds += spec.weight * *found->default_secs;
       }
     }
     estimates.push_back(e);
@@ -176,6 +190,8 @@ int RunTune(const TuneCommandOptions& o) {
     nlohmann::json out;
     out["target"] = target->ToString();
     out["trials"] = summary->total_trials;
+    out["batch_sizes"] = {{"warmup", summary->warmup_batch_size}, {"later", summary->batch_size}};
+    out["warnings"] = summary->warnings;
     for (const TaskSummary& t : summary->tasks) {
       nlohmann::json task = {{"name", t.name},
                              {"trials", t.trials},
@@ -193,6 +209,9 @@ int RunTune(const TuneCommandOptions& o) {
         task["best_seconds"] = *t.best_secs;
         task["best_record"] = t.best_record_id;
       }
+      task["default_seconds"] = t.default_secs ? nlohmann::json(*t.default_secs) : nlohmann::json();
+      task["gain"] = t.gain() ? nlohmann::json(*t.gain()) : nlohmann::json();
+      if (!t.default_error.empty()) task["default_error"] = t.default_error;
       task["runoff"] = nlohmann::json::array();
       for (const Runoff& r : t.runoffs) {
         task["runoff"].push_back({{"fastest_record", r.fastest_id},
@@ -218,22 +237,31 @@ int RunTune(const TuneCommandOptions& o) {
                       {"build_per_candidate_median", times.build_median},
                       {"build_per_candidate_p99", times.build_p99}};
     for (const ModelEstimate& e : estimates) {
+      const bool complete = !e.missing && !e.default_missing;
       out["models"].push_back(
           {{"model", e.path},
            {"estimated_seconds", e.missing ? nlohmann::json() : nlohmann::json(e.seconds)},
-           {"tasks_without_best", e.missing}});
+           {"tasks_without_best", e.missing},
+           {"default_estimated_seconds",
+            e.default_missing ? nlohmann::json() : nlohmann::json(e.default_seconds)},
+           {"gain", complete && e.seconds > 0 ? nlohmann::json(e.default_seconds / e.seconds)
+                                              : nlohmann::json()}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  std::printf("%-4s %-44s %7s %12s %10s %9s %7s\n", "ID", "task", "trials", "best", "GFLOP/s",
-              "verified", "errors");
+  // default: the default schedule's latency; gain: default / best.
+  std::printf("%-4s %-40s %6s %11s %11s %7s %9s %8s %6s\n", "ID", "task", "trials", "default",
+              "best", "gain", "GFLOP/s", "verified", "errors");
   for (size_t i = 0; i < summary->tasks.size(); ++i) {
     const TaskSummary& t = summary->tasks[i];
-    std::printf("%-4zu %-44s %7d %12s %10.2f %9s %7d\n", i, t.name.c_str(), t.trials,
-                t.best_secs ? FormatSeconds(*t.best_secs).c_str() : "-", t.gflops(),
+    std::printf("%-4zu %-40s %6d %11s %11s %7s %9.2f %8s %6d\n", i, t.name.c_str(), t.trials,
+                t.default_secs ? FormatSeconds(*t.default_secs).c_str() : "-",
+                t.best_secs ? FormatSeconds(*t.best_secs).c_str() : "-",
+                t.gain() ? absl::StrFormat("%.2fx", *t.gain()).c_str() : "-", t.gflops(),
                 t.best_verified ? "yes" : "no", t.errors());
   }
+  for (const std::string& w : summary->warnings) std::printf("warning: %s\n", w.c_str());
   for (size_t i = 0; i < summary->tasks.size(); ++i) {
     const TaskSummary& t = summary->tasks[i];
     if (!t.runoff_error.empty()) {
@@ -258,13 +286,21 @@ int RunTune(const TuneCommandOptions& o) {
       summary->total_trials, times.wall, times.wall / n, times.build, times.run, times.verify,
       times.overhead(), 100 * times.overhead() / std::max(times.wall, 1e-9), times.build_median,
       times.build_p99);
+  std::printf("batches: %d candidate(s) per task in the warm-up, then %d\n",
+              summary->warmup_batch_size, summary->batch_size);
   for (const ModelEstimate& e : estimates) {
     if (e.missing) {
-      std::printf("%s: no estimate yet (%d task(s) without a valid candidate)\n", e.path.c_str(),
-                  e.missing);
-    } else {
+      std::printf("%s: no estimate yet (%d task(s) without a valid candidate: %s)\n",
+                  e.path.c_str(), e.missing, absl::StrJoin(e.missing_names, ", ").c_str());
+    } else if (e.default_missing || e.seconds <= 0) {
       std::printf("%s: estimated latency %s (sum of weight x best over its tasks)\n",
                   e.path.c_str(), FormatSeconds(e.seconds).c_str());
+    } else {
+      std::printf(
+          "%s: estimated latency %s (sum of weight x best over its tasks); with the default "
+          "schedules %s: gain %.2fx\n",
+          e.path.c_str(), FormatSeconds(e.seconds).c_str(),
+          FormatSeconds(e.default_seconds).c_str(), e.default_seconds / e.seconds);
     }
   }
   return 0;

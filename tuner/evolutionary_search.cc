@@ -53,6 +53,10 @@ class EvolutionarySearch : public SearchStrategy {
     return absl::OkStatus();
   }
 
+  void SetBatchSize(int num_trials_per_iter) override {
+    per_iter_ = std::max(1, num_trials_per_iter);
+  }
+
   absl::StatusOr<std::vector<MeasureCandidate>> GenerateCandidates() override {
     auto start = std::chrono::steady_clock::now();
     std::vector<MeasureCandidate> batch;

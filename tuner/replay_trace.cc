@@ -1,5 +1,6 @@
-// ReplayTrace: every batch is num_trials_per_iter independent samples of the design spaces
-// (docs/reference/metaschedule.md §5.6), minus programs already measured.
+// ReplayTrace: every batch is num_trials_per_iter (or SetBatchSize) independent samples of the
+// design spaces (docs/reference/metaschedule.md §5.6), minus programs already measured.
+#include <algorithm>
 #include <chrono>
 
 #include "tuner/search_strategy.h"
@@ -23,6 +24,10 @@ class ReplayTrace : public SearchStrategy {
     per_iter_ = num_trials_per_iter;
     proposed_ = 0;
     return absl::OkStatus();
+  }
+
+  void SetBatchSize(int num_trials_per_iter) override {
+    per_iter_ = std::max(1, num_trials_per_iter);
   }
 
   absl::StatusOr<std::vector<MeasureCandidate>> GenerateCandidates() override {

@@ -84,8 +84,11 @@ class SearchStrategy {
   virtual ~SearchStrategy() = default;
   // Called once before the first batch. `max_trials` bounds the candidates this task proposes.
   virtual absl::Status PreTuning(SearchTask task, int max_trials, int num_trials_per_iter) = 0;
-  // The next batch (at most num_trials_per_iter); empty when the task is finished (budget
-  // spent, or the space exhausted).
+  // The size of the following batches, instead of PreTuning's num_trials_per_iter (the tuning
+  // job's batches adapt to its budget, tuner/tuning_job.h). Values below 1 count as 1.
+  virtual void SetBatchSize(int num_trials_per_iter) = 0;
+  // The next batch (at most the batch size); empty when the task is finished (budget spent, or
+  // the space exhausted).
   virtual absl::StatusOr<std::vector<MeasureCandidate>> GenerateCandidates() = 0;
   // The results of the last batch, in order.
   virtual void NotifyResults(const std::vector<MeasureCandidate>& candidates,

@@ -34,17 +34,27 @@ class GradientScheduler : public TaskScheduler {
 
   int NextTaskId(const std::vector<TaskProgress>& tasks) override {
     int n = static_cast<int>(tasks.size());
-    // Warm-up: one batch for every task, in order.
+    // Warm-up: one batch for every task, in order; a task with a batch already (a resumed
+    // job) has had its warm-up.
     while (warmup_next_ < n) {
       int id = warmup_next_++;
-      if (!tasks[id].terminated) return id;
+      if (!tasks[id].terminated && tasks[id].best_latency_history.empty()) return id;
+    }
+    // The lowest throughput (FLOPs per ms) a task reached: the estimate for tasks without a
+    // valid latency.
+    double slowest = 0;
+    for (const TaskProgress& t : tasks) {
+      const std::vector<double>& h = t.best_latency_history;
+      if (h.empty() || h.back() >= kNoLatency || t.flops <= 0) continue;
+      const double throughput = t.flops / h.back();
+      if (slowest == 0 || throughput < slowest) slowest = throughput;
     }
     std::vector<int> alive;
     std::vector<double> grads;
     for (int i = 0; i < n; ++i) {
       if (tasks[i].terminated) continue;
       alive.push_back(i);
-      grads.push_back(Gradient(tasks[i]));
+      grads.push_back(Gradient(tasks[i], slowest));
     }
     if (alive.empty()) return -1;
     size_t best = 0;
@@ -58,12 +68,23 @@ class GradientScheduler : public TaskScheduler {
   }
 
  private:
-  double Gradient(const TaskProgress& task) const {
+  // `slowest`: the lowest throughput (FLOPs per ms) of the tasks with a valid latency, 0 if
+  // none.
+  double Gradient(const TaskProgress& task, double slowest) const {
     const std::vector<double>& h = task.best_latency_history;
     int len = static_cast<int>(h.size());
-    if (len == 0 || h.back() >= kNoLatency) return -1e9;
+    if (len == 0) return -1e9;
+    if (h.back() >= kNoLatency) {
+      // No valid candidate yet: as slow as the slowest task, per FLOP; 1 / batches decays it.
+      if (slowest <= 0 || task.flops <= 0) return -1e9;
+      return task.flops / slowest / len * (1 - alpha_) * task.weight;
+    }
     double best = h.back();
-    double backward = len >= 1 + window_ ? (h[len - 1 - window_] - best) / window_ : 0;
+    // No backward gradient from a batch without a valid latency (1e9 - best would give the
+    // task every batch until that one leaves the window).
+    double backward = len >= 1 + window_ && h[len - 1 - window_] < kNoLatency
+                          ? (h[len - 1 - window_] - best) / window_
+                          : 0;
     double forward = best / len;
     return (alpha_ * backward + (1 - alpha_) * forward) * task.weight;
   }

@@ -69,12 +69,23 @@ struct TaskSummary {
   std::optional<double> best_secs;
   bool best_verified = false;
   int64_t best_record_id = -1;
+  // Mean seconds per run of the task's default schedule (rules/default/), measured in this job's
+  // first batch of the task or before; nullopt while it has not run successfully (see
+  // default_error).
+  std::optional<double> default_secs;
+  std::string default_error;  // why the default schedule failed, e.g. "run_error: ..."; or empty
   // With TuneOptions::runoff: its rounds (none when the fastest record was the default's), or
   // why it failed. best_secs and best_record_id stay the job's figures.
   std::vector<Runoff> runoffs;
   std::string runoff_error;
   int errors() const { return build_errors + run_errors + timeouts + wrong_outputs + workers_lost; }
   double gflops() const { return best_secs ? flops / *best_secs / 1e9 : 0; }
+  // What the tuning gained over the default schedule: default_secs / best_secs (1 when the best
+  // is the default); nullopt unless both are known.
+  std::optional<double> gain() const {
+    if (!default_secs || !best_secs || *best_secs <= 0) return std::nullopt;
+    return *default_secs / *best_secs;
+  }
 };
 
 // Where the time went (seconds).
@@ -97,6 +108,14 @@ struct TuneSummary {
   std::vector<TaskSummary> tasks;
   int total_trials = 0;
   TuneTimes times;
+  // Candidates per batch (tuner/tuning_job.h): each task's first batch (the warm-up, its default
+  // schedule included), then the batches the task scheduler gives out after it.
+  int warmup_batch_size = 0;
+  int batch_size = 0;
+  // For people, one line each: a budget too small to measure every task once (with the
+  // minimum), tasks left without a valid candidate or never measured, default schedules that
+  // failed.
+  std::vector<std::string> warnings;
 };
 
 // A progress line after each batch.

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/logging.h"
 #include "base/status_macros.h"
 #include "cost_model/cost_model.h"
@@ -55,8 +56,9 @@ struct TaskRun {
   // The default schedule, when it was never measured here: it leads the task's first batch,
   // so a tuned best is never slower than what `tessera default` gives.
   std::optional<MeasureCandidate> default_candidate;
-  // Its structural hash: the batch holding it asks for its check whatever its time, since
-  // `best` may return it (tuner/best_record.h) and shows verified records only.
+  // The default schedule's structural hash (measured before or not): the batch holding it asks
+  // for its check whatever its time, since `best` may return it (tuner/best_record.h) and shows
+  // verified records only; its outcomes give TaskSummary::default_secs.
   std::string default_hash;
   std::ofstream log;
 };
@@ -167,6 +169,7 @@ class TuningJob::Impl {
     for (size_t i = 0; i < specs.size(); ++i) {
       TESSERA_RETURN_IF_ERROR(InitTask(std::move(specs[i]), static_cast<int>(i), &history));
     }
+    ChooseBatchSizes();
     const Clock::time_point update_start = Clock::now();
     absl::Status updated = history.empty() ? absl::OkStatus() : cost_model_->Update(history);
     times_.cost_model += SecondsSince(update_start);
@@ -186,11 +189,20 @@ class TuningJob::Impl {
         task.progress.terminated = true;
         continue;
       }
-      const Clock::time_point search_start = Clock::now();
-      TESSERA_ASSIGN_OR_RETURN(std::vector<MeasureCandidate> candidates,
-                               task.strategy->GenerateCandidates());
-      // Every generation counts, also an empty one (the next batch pays for it).
-      unclaimed_search_secs_ += SecondsSince(search_start);
+      // The task's first batch in this job is its warm-up batch (ChooseBatchSizes).
+      const int size =
+          std::min({task.progress.best_latency_history.empty() ? warmup_batch_ : batch_,
+                    options_.max_trials_global - trials_, task_room});
+      // The default schedule takes a place of the first batch; the search fills the others.
+      const int search_size = size - (task.default_candidate ? 1 : 0);
+      std::vector<MeasureCandidate> candidates;
+      if (search_size > 0) {
+        const Clock::time_point search_start = Clock::now();
+        task.strategy->SetBatchSize(search_size);
+        TESSERA_ASSIGN_OR_RETURN(candidates, task.strategy->GenerateCandidates());
+        // Every generation counts, also an empty one (the next batch pays for it).
+        unclaimed_search_secs_ += SecondsSince(search_start);
+      }
       if (task.default_candidate) {
         const std::string& hash = task.default_candidate->hash;
         candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
@@ -198,12 +210,10 @@ class TuningJob::Impl {
                          candidates.end());
         candidates.insert(candidates.begin(), *std::move(task.default_candidate));
         task.default_candidate.reset();
-        if (static_cast<int>(candidates.size()) > options_.num_trials_per_iter) {
-          candidates.pop_back();  // the batch size stays what was asked
-        }
       }
-      size_t room = static_cast<size_t>(std::min(options_.max_trials_global - trials_, task_room));
-      if (candidates.size() > room) candidates.erase(candidates.begin() + room, candidates.end());
+      if (static_cast<int>(candidates.size()) > size) {
+        candidates.erase(candidates.begin() + size, candidates.end());
+      }
       if (candidates.empty()) {
         task.progress.terminated = true;
         continue;
@@ -245,6 +255,11 @@ class TuningJob::Impl {
                                                      " candidates"));
     }
     TaskRun& task = tasks_[batch.task];
+    for (size_t i = 0; i < batch.candidates.size(); ++i) {
+      if (task.default_hash.empty() || batch.candidates[i].hash != task.default_hash) continue;
+      NoteDefaultOutcome(measured.outcomes[i].ok(), measured.outcomes[i].mean_secs(),
+                         measured.outcomes[i].error, measured.outcomes[i].error_msg, &task.summary);
+    }
     times_.build += measured.build_seconds;
     times_.run += measured.run_seconds;
     times_.verify += measured.verify_seconds;
@@ -288,6 +303,23 @@ class TuningJob::Impl {
     TuneSummary summary;
     for (const TaskRun& t : tasks_) summary.tasks.push_back(t.summary);
     summary.total_trials = trials_;
+    summary.warmup_batch_size = warmup_batch_;
+    summary.batch_size = batch_;
+    summary.warnings = budget_warnings_;
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      const TaskSummary& t = tasks_[i].summary;
+      const std::string task = absl::StrCat("task ", i, " (", t.name, "): ");
+      if (!t.default_error.empty()) {
+        summary.warnings.push_back(
+            absl::StrCat(task, "the default schedule failed: ", t.default_error));
+      }
+      if (t.trials == 0) {
+        if (finished_) summary.warnings.push_back(absl::StrCat(task, "not measured"));
+      } else if (!t.best_secs) {
+        summary.warnings.push_back(
+            absl::StrCat(task, "no valid candidate in ", t.trials, " trial(s)", ErrorCounts(t)));
+      }
+    }
     summary.times = times_;
     summary.times.search = 0;
     for (const TaskRun& t : tasks_) summary.times.search += t.strategy->stats().search_seconds;
@@ -318,6 +350,54 @@ class TuningJob::Impl {
                                             : options_.max_trials_global;
   }
 
+  // Batch sizes that let the budget reach every task (docs/tuning.md, "Sharing the budget"):
+  // later batches hold at most budget / tasks candidates, and each task's first batch (the
+  // warm-up: its default schedule and a first search) at most budget / (2 x tasks), so that
+  // with two or more tasks at least half the budget is left for the scheduler to give where the
+  // weighted latency falls most. A budget of at least 2 x tasks x num_trials_per_iter keeps
+  // num_trials_per_iter throughout, as MetaSchedule does.
+  void ChooseBatchSizes() {
+    const int64_t n = static_cast<int64_t>(tasks_.size());
+    const int64_t budget = std::min<int64_t>(options_.max_trials_global, n * PerTaskBudget());
+    batch_ = static_cast<int>(
+        std::min<int64_t>(options_.num_trials_per_iter, std::max<int64_t>(1, budget / n)));
+    warmup_batch_ =
+        n >= 2 ? static_cast<int>(std::min<int64_t>(batch_, std::max<int64_t>(1, budget / (2 * n))))
+               : batch_;
+    if (options_.max_trials_global < n) {
+      budget_warnings_.push_back(absl::StrCat(
+          "a budget of ", options_.max_trials_global, " trial(s) cannot measure each of the ", n,
+          " tasks once: the minimum is ", n, " (one trial per task, its default schedule)"));
+      TESSERA_LOG(WARNING) << "tune: " << budget_warnings_.back();
+    }
+  }
+
+  // Records how the task's default schedule fared (the latest measurement counts).
+  static void NoteDefaultOutcome(bool ok, std::optional<double> secs, MeasureError error,
+                                 const std::string& error_msg, TaskSummary* summary) {
+    if (ok && secs) {
+      summary->default_secs = *secs;
+      summary->default_error.clear();
+    } else {
+      summary->default_secs.reset();
+      summary->default_error = absl::StrCat(MeasureErrorName(error), ": ", error_msg);
+    }
+  }
+
+  // ": 3 build_error, 5 run_error" for the error kinds a task has; empty if none.
+  static std::string ErrorCounts(const TaskSummary& t) {
+    std::vector<std::string> parts;
+    for (const auto& [count, kind] :
+         std::vector<std::pair<int, MeasureError>>{{t.build_errors, MeasureError::kBuild},
+                                                   {t.run_errors, MeasureError::kRun},
+                                                   {t.timeouts, MeasureError::kTimeout},
+                                                   {t.wrong_outputs, MeasureError::kWrongOutput},
+                                                   {t.workers_lost, MeasureError::kWorkerLost}}) {
+      if (count > 0) parts.push_back(absl::StrCat(count, " ", MeasureErrorName(kind)));
+    }
+    return parts.empty() ? "" : absl::StrCat(": ", absl::StrJoin(parts, ", "));
+  }
+
   // Cost-model samples from stored records (warm start), the hashes of measured programs, and,
   // for a resumed job, what its own records already count.
   absl::Status LoadHistory(TaskRun* task, std::unordered_set<std::string>* measured,
@@ -338,7 +418,13 @@ class TuningJob::Impl {
                              << " does not replay: " << sch.status();
         continue;
       }
-      measured->insert(StructuralHashHex(sch->func()));
+      const std::string hash = StructuralHashHex(sch->func());
+      measured->insert(hash);
+      if (!task->default_hash.empty() && hash == task->default_hash) {
+        NoteDefaultOutcome(record.ok(),
+                           record.ok() ? std::optional<double>(record.mean_secs()) : std::nullopt,
+                           record.error, record.error_msg, &task->summary);
+      }
       if (record.error == MeasureError::kBuild) continue;
       absl::StatusOr<FeatureMatrix> features = ExtractFeatures(sch->func(), options_.target);
       if (!features.ok() || features->rows == 0) continue;
@@ -352,16 +438,12 @@ class TuningJob::Impl {
     return absl::OkStatus();
   }
 
-  // The schedule of the first default rule that applies to `func`, unless it was measured
-  // before; nullopt when no rule applies.
-  absl::StatusOr<std::optional<MeasureCandidate>> DefaultCandidate(
-      const PrimFunc& func, const std::unordered_set<std::string>& measured) const {
+  // The schedule of the first default rule that applies to `func`; nullopt when none applies.
+  absl::StatusOr<std::optional<MeasureCandidate>> DefaultSchedule(const PrimFunc& func) const {
     for (const DefaultRulePtr& rule : DefaultRulesFor(options_.target)) {
       TESSERA_ASSIGN_OR_RETURN(std::optional<Schedule> sch, rule->Apply(func, options_.target));
       if (!sch) continue;
-      MeasureCandidate candidate = ToCandidate(*std::move(sch));
-      if (measured.count(candidate.hash)) return std::optional<MeasureCandidate>();
-      return std::optional<MeasureCandidate>(std::move(candidate));
+      return std::optional<MeasureCandidate>(ToCandidate(*std::move(sch)));
     }
     return std::optional<MeasureCandidate>();
   }
@@ -374,6 +456,7 @@ class TuningJob::Impl {
     task.summary.weight = task.spec.weight;
     task.summary.flops = std::max(1.0, EstimateFlops(task.spec.func));
     task.progress.weight = task.spec.weight;
+    task.progress.flops = task.summary.flops;
     const std::string target = options_.target.ToString();
     {
       ScopedTimer timer(&times_.database);
@@ -400,6 +483,9 @@ class TuningJob::Impl {
                              ? options_.num_threads
                              : std::max(1u, std::thread::hardware_concurrency());
     const size_t samples_before = history->size();
+    TESSERA_ASSIGN_OR_RETURN(std::optional<MeasureCandidate> default_schedule,
+                             DefaultSchedule(task.spec.func));
+    if (default_schedule) task.default_hash = default_schedule->hash;
     TESSERA_RETURN_IF_ERROR(LoadHistory(&task, &search.measured_hashes, history));
     TESSERA_ASSIGN_OR_RETURN(std::vector<Schedule> spaces,
                              GenerateDesignSpaces(task.spec.func, space_, search.seed));
@@ -408,11 +494,10 @@ class TuningJob::Impl {
       return absl::InternalError(
           absl::StrCat("tune: task ", task.spec.name, " has no design space"));
     }
-    TESSERA_ASSIGN_OR_RETURN(task.default_candidate,
-                             DefaultCandidate(task.spec.func, search.measured_hashes));
-    if (task.default_candidate) {
-      task.default_hash = task.default_candidate->hash;
-      search.seeds.push_back(task.default_candidate->sch.trace());
+    // Measured before: the database seeds the population with it if it is good.
+    if (default_schedule && !search.measured_hashes.count(default_schedule->hash)) {
+      search.seeds.push_back(default_schedule->sch.trace());
+      task.default_candidate = std::move(default_schedule);
     }
     task.strategy = NewStrategy(options_);
     TESSERA_RETURN_IF_ERROR(task.strategy->PreTuning(
@@ -535,6 +620,9 @@ class TuningJob::Impl {
   std::vector<TaskRun> tasks_;
   int trials_ = 0;
   bool finished_ = false;
+  int warmup_batch_ = 1;  // candidates in each task's first batch (ChooseBatchSizes)
+  int batch_ = 1;         // ... in the later ones
+  std::vector<std::string> budget_warnings_;
   TuneTimes times_;
   std::vector<double> build_secs_;  // per candidate measured this run
   // Search and cost-model time not yet given to a batch (JobBatch::search_seconds).

@@ -17,6 +17,14 @@
 // default` gives) unless it was measured before: it is measured and checked like any candidate
 // and seeds the population through the database, so a tuned best is never slower than it.
 //
+// Batch sizes adapt to the budget so that it reaches every task: a task's first batch (its
+// warm-up) holds at most budget / (2 x tasks) candidates with two or more tasks, later batches
+// at most budget / tasks, never more than num_trials_per_iter nor fewer than 1 (so a budget of
+// tasks x 8 gives every task 4 trials in the warm-up, and the task scheduler the other half).
+// The gradient scheduler gives every task its first batch before any task gets a second.
+// Summary() says per task the trials, the default schedule's and the best latency, and warns
+// of a budget below one trial per task and of tasks left without a valid candidate.
+//
 // Determinism (P4): with the same seed and the same measurements, NextBatch proposes the same
 // candidates whatever the number of search threads.
 #ifndef TESSERA_TUNER_TUNING_JOB_H_

@@ -1,6 +1,8 @@
 // `tessera tune` (cli/tune_command.cc) run as a user runs it: a small GMM tuned into a fresh
 // SQLite file with the JSON summary checked field by field, a second run that continues on the
-// same database without measuring anything again, and one-line errors for bad input.
+// same database without measuring anything again, a model whose budget reaches every task
+// (per-task trials, default latency and gain) or warns when it cannot, and one-line errors for
+// bad input.
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -99,6 +101,61 @@ TEST(TuneCommandTest, TheRunoffIsInTheSummaryAndBestReturnsItsWinner) {
     EXPECT_EQ(last["best_record"], last["records"][last["best"] == "tuned" ? 0 : 1]) << last;
   }
   EXPECT_EQ(best["records"][0]["id"], last["best_record"]) << best << "\n" << summary;
+}
+
+// A model's tasks (docs/models.md), from the frontend's test data.
+std::string Model(const std::string& name) {
+  return std::string(TESSERA_SOURCE_DIR) + "/tests/frontend/data/" + name;
+}
+
+// Issue 32: a model's budget reaches every task. cnn.onnx has 5 tasks; 10 trials with the
+// default 64 per batch give each task a warm-up batch of 1 (its default schedule), then batches
+// of 2. The summary says per task the trials, the default and best latencies and the gain.
+TEST(TuneCommandTest, AModelsBudgetReachesEveryTaskAndTheSummarySaysTheGains) {
+  const std::string db = ScratchDir("tune_model") + "/model.db";
+  nlohmann::json summary =
+      RunTesseraJson("tune " + Model("cnn.onnx") + " --db " + db +
+                     " --trials 10 --threads 1 --no-runoff --json " + kQuickRuns);
+  ASSERT_TRUE(summary.is_object()) << summary;
+  EXPECT_EQ(summary["trials"], 10);
+  EXPECT_EQ(summary["batch_sizes"]["warmup"], 1) << summary;
+  EXPECT_EQ(summary["batch_sizes"]["later"], 2) << summary;
+  ASSERT_TRUE(summary["warnings"].is_array()) << summary;
+  EXPECT_TRUE(summary["warnings"].empty()) << summary["warnings"];
+  ASSERT_EQ(summary["tasks"].size(), 5u) << summary;
+  for (const nlohmann::json& task : summary["tasks"]) {
+    EXPECT_GE(task["trials"].get<int>(), 1) << task;
+    ASSERT_TRUE(task["default_seconds"].is_number()) << task;
+    ASSERT_TRUE(task["best_seconds"].is_number()) << task;
+    ASSERT_TRUE(task["gain"].is_number()) << task;
+    EXPECT_DOUBLE_EQ(task["gain"].get<double>(),
+                     task["default_seconds"].get<double>() / task["best_seconds"].get<double>())
+        << task;
+  }
+  ASSERT_EQ(summary["models"].size(), 1u) << summary;
+  const nlohmann::json& model = summary["models"][0];
+  EXPECT_EQ(model["tasks_without_best"], 0) << model;
+  EXPECT_TRUE(model["estimated_seconds"].is_number()) << model;
+  EXPECT_TRUE(model["default_estimated_seconds"].is_number()) << model;
+  EXPECT_GE(model["gain"].get<double>(), 1) << model;
+}
+
+// A budget below one trial per task is a warning that says the minimum, not an error: what it
+// measures is kept, and the next run on the database continues.
+TEST(TuneCommandTest, ABudgetBelowOneTrialPerTaskIsAWarningWithTheMinimum) {
+  const std::string db = ScratchDir("tune_small_budget") + "/model.db";
+  Output out = RunTessera("tune " + Model("cnn.onnx") + " --db " + db +
+                          " --trials 3 --threads 1 --no-runoff " + kQuickRuns);
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("warning: a budget of 3 trial(s) cannot measure each of the 5 "
+                                 "tasks once: the minimum is 5"),
+            std::string::npos)
+      << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("): not measured"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("cnn.onnx: no estimate yet (2 task(s) without a valid "
+                                 "candidate: "),
+            std::string::npos)
+      << out.stdout_text;
 }
 
 TEST(TuneCommandTest, BadInputIsAOneLineErrorAndANonzeroExit) {

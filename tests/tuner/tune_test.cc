@@ -1,7 +1,8 @@
 // End-to-end tuning on the CPU (issue #6): a small GMM and a small C2D tuned for 32 trials
 // each into a SQLite file; the best is verified, faster than the unscheduled program, and
-// ApplyBest reproduces it; a second run on the same database measures no duplicate; a cost
-// model trained on one run's records ranks held-out candidates better than chance.
+// ApplyBest reproduces it; a second run on the same database measures no duplicate. (Whether a
+// cost model learns from one run's records is tested on a modelled machine in
+// tests/tuner/tuning_job_test.cc, where the load of this one cannot decide it.)
 #include "tuner/tune.h"
 
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <set>
 
 #include "base/status_macros.h"
-#include "cost_model/cost_model.h"
-#include "cost_model/features.h"
 #include "database/database.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
@@ -172,60 +171,6 @@ TEST(TuneTest, TunesGmmAndC2dIntoSqliteAndApplyBestReproducesTheBest) {
 
   std::filesystem::remove_all(work_dir);
   std::filesystem::remove(db_path);
-}
-
-double KendallTau(const std::vector<double>& a, const std::vector<double>& b) {
-  int concordant = 0, discordant = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    for (size_t j = i + 1; j < a.size(); ++j) {
-      double s = (a[i] - a[j]) * (b[i] - b[j]);
-      if (s > 0) ++concordant;
-      if (s < 0) ++discordant;
-    }
-  }
-  int pairs = concordant + discordant;
-  return pairs == 0 ? 0 : static_cast<double>(concordant - discordant) / pairs;
-}
-
-TEST(TuneTest, CostModelTrainedOnOneRunRanksHeldOutCandidatesBetterThanChance) {
-  std::unique_ptr<Database> db = NewMemoryDatabase();
-  TuneOptions options = SmallOptions(96);
-  options.strategy = "replay";  // unbiased samples of the space
-  options.verify = false;
-  PrimFunc gmm = SmallGmm();
-  ASSERT_TRUE(Tune({{"gmm", gmm, 1}}, db.get(), options).ok());
-
-  Workload w = *db->CommitWorkload(gmm);
-  std::vector<FeatureMatrix> features;
-  std::vector<double> costs;
-  absl::StatusOr<std::vector<TuningRecord>> records = db->AllRecords(w, options.target.ToString());
-  ASSERT_TRUE(records.ok()) << records.status();
-  for (const TuningRecord& r : *records) {
-    if (!r.ok()) continue;
-    absl::StatusOr<PrimFunc> program = Replayed(gmm, r.trace_json);
-    ASSERT_TRUE(program.ok()) << program.status();
-    features.push_back(*ExtractFeatures(*program, options.target));
-    // The fastest repeat, not the mean: it carries less of other processes' time slices. On an
-    // oversubscribed machine parallel candidates still wait out slices of milliseconds and the
-    // costs become noise no model can rank (seen with 3 builds beside it); ctest runs this
-    // test alone (SERIAL).
-    costs.push_back(*std::min_element(r.run_secs.begin(), r.run_secs.end()));
-  }
-  ASSERT_GE(features.size(), 80u);
-  size_t train = features.size() * 3 / 4;
-  XGBoostConfig config;
-  config.num_warmup_samples = 0;
-  std::unique_ptr<CostModel> model = NewXGBoostModel(config);
-  std::vector<CostSample> samples;
-  for (size_t i = 0; i < train; ++i) samples.push_back({w.hash, features[i], costs[i]});
-  ASSERT_TRUE(model->Update(samples).ok());
-  std::vector<FeatureMatrix> held_out(features.begin() + train, features.end());
-  std::vector<double> predicted = *model->Predict(held_out);
-  std::vector<double> speed;  // higher = faster, like the prediction
-  for (size_t i = train; i < costs.size(); ++i) speed.push_back(1 / costs[i]);
-  double tau = KendallTau(predicted, speed);
-  std::printf("cost model on %zu held-out candidates: Kendall tau %.3f\n", held_out.size(), tau);
-  EXPECT_GT(tau, 0);
 }
 
 // The default schedule leads the first batch: with a budget too small to find anything better,
