@@ -81,8 +81,14 @@ struct TuningRecord {
   bool verified = false;    // its outputs were checked against the reference and matched
   std::string job_id;       // the service job that measured it; empty in a local `tune`
   StageSeconds stage_secs;  // where the time went (0s for records from before schema 3)
+  // The record whose program this one times again (a runoff's re-measurement, tuner/runoff.h):
+  // its id, or 0 when that record is not in this database (its link was dropped on import);
+  // -1 for a measurement of its own (a trial), as every record stored before schema 4 is.
+  int64_t retimes = -1;
 
   bool ok() const { return error == MeasureError::kNone && !run_secs.empty(); }
+  // A re-measurement of another record's program rather than a trial of its own.
+  bool is_retiming() const { return retimes >= 0; }
   // Mean of run_secs; 1e10 for a failed record (MetaSchedule's convention, internal only:
   // what users see says "failed" instead).
   double mean_secs() const;
@@ -112,6 +118,9 @@ class Database {
                                                                const std::string& target) = 0;
   // Every record in the database, in commit order.
   virtual absl::StatusOr<std::vector<TuningRecord>> AllRecords() = 0;
+  // The records whose id is above `after_id`, in commit order, at most `limit` (>= 0) of them:
+  // a page of AllRecords().
+  virtual absl::StatusOr<std::vector<TuningRecord>> RecordsAfter(int64_t after_id, int limit) = 0;
   virtual absl::StatusOr<int64_t> NumRecords() = 0;
 };
 
@@ -143,9 +152,15 @@ absl::StatusOr<std::optional<TuningRecord>> BestRecord(Database* db, const PrimF
 absl::StatusOr<int64_t> ExportJsonLines(Database* db, const std::string& path);
 struct ImportStats {
   int64_t imported = 0;
-  int64_t duplicates = 0;  // same workload, target and trace as a stored record: skipped
+  // The same measurement (workload, target, trace, timestamp and run times) as a stored record
+  // or an earlier line: skipped.
+  int64_t duplicates = 0;
+  // Re-measurements whose re-timed record was neither in the import nor stored already: stored
+  // with `retimes` 0 (a record not in this database).
+  int64_t links_dropped = 0;
 };
-// Errors name the file and line.
+// Checks every line (as the service's ImportRecords does, record_json.h CheckImportedRecord)
+// before committing any; errors name the file and line.
 absl::StatusOr<ImportStats> ImportJsonLines(Database* db, const std::string& path);
 
 }  // namespace tessera

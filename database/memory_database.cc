@@ -103,6 +103,18 @@ class MemoryDatabase final : public Database {
     return records_;
   }
 
+  absl::StatusOr<std::vector<TuningRecord>> RecordsAfter(int64_t after_id, int limit) override {
+    if (limit < 0)
+      return absl::InvalidArgumentError(absl::StrCat("records: limit ", limit, " < 0"));
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<TuningRecord> out;
+    for (size_t i = static_cast<size_t>(std::max<int64_t>(after_id, 0));
+         i < records_.size() && static_cast<int>(out.size()) < limit; ++i) {
+      out.push_back(records_[i]);
+    }
+    return out;
+  }
+
   absl::StatusOr<int64_t> NumRecords() override {
     std::lock_guard<std::mutex> lock(mu_);
     return static_cast<int64_t>(records_.size());

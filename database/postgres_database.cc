@@ -52,7 +52,8 @@ constexpr int kSchemaLock = 1;
 
 // Migration i builds schema version i from version i - 1. Version numbers are the SQLite
 // schema's: 1 is the first layout, 2 added records.error_kind and records.job_id, 3 the stage
-// times (records.build_secs, run_wall_secs, verify_secs, search_secs; 0 for older records).
+// times (records.build_secs, run_wall_secs, verify_secs, search_secs; 0 for older records), 4
+// records.retimes (the record a runoff's re-measurement times again; NULL for older records).
 struct Migration {
   int64_t to;
   const char* sql;
@@ -98,12 +99,16 @@ ALTER TABLE records ADD COLUMN verify_secs DOUBLE PRECISION NOT NULL DEFAULT 0;
 ALTER TABLE records ADD COLUMN search_secs DOUBLE PRECISION NOT NULL DEFAULT 0;
 INSERT INTO schema_version (version) VALUES (3);
 )sql"},
+    {4, R"sql(
+ALTER TABLE records ADD COLUMN retimes BIGINT;
+INSERT INTO schema_version (version) VALUES (4);
+)sql"},
 };
-constexpr int64_t kSchemaVersion = 3;
+constexpr int64_t kSchemaVersion = 4;
 
 constexpr const char* kRecordColumns =
     "id, workload_id, target, trace_json, run_secs, error_msg, args, timestamp, provenance, "
-    "verified, error_kind, job_id, build_secs, run_wall_secs, verify_secs, search_secs";
+    "verified, error_kind, job_id, build_secs, run_wall_secs, verify_secs, search_secs, retimes";
 
 // SQLSTATE classes: https://www.postgresql.org/docs/15/errcodes-appendix.html
 absl::StatusCode CodeOfSqlState(const std::string& state) {
@@ -190,15 +195,16 @@ class PostgresDatabase final : public Database {
     absl::StatusOr<PgResult> inserted = Query(
         "INSERT INTO records (workload_id, target, trace_json, run_secs, mean_secs, ok, "
         "error_msg, args, timestamp, provenance, verified, error_kind, job_id, build_secs, "
-        "run_wall_secs, verify_secs, search_secs) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-        "$10, $11, $12, $13, $14, $15, $16, $17) RETURNING id",
+        "run_wall_secs, verify_secs, search_secs, retimes) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+        "$8, $9, $10, $11, $12, $13, $14, $15, $16, $17, NULLIF($18::BIGINT, -1)) RETURNING id",
         {std::to_string(record.workload_id), record.target, record.trace_json,
          RunSecsToJson(record.run_secs).dump(), FormatDouble(record.mean_secs()),
          record.ok() ? "true" : "false", record.error_msg, ArgInfosToJson(record.args).dump(),
          FormatDouble(record.timestamp), ProvenanceToJson(record.provenance).dump(),
          record.verified ? "true" : "false", MeasureErrorName(record.error), record.job_id,
          FormatDouble(record.stage_secs.build), FormatDouble(record.stage_secs.run),
-         FormatDouble(record.stage_secs.verify), FormatDouble(record.stage_secs.search)});
+         FormatDouble(record.stage_secs.verify), FormatDouble(record.stage_secs.search),
+         std::to_string(record.is_retiming() ? record.retimes : -1)});
     if (!inserted.ok() && inserted.status().code() == absl::StatusCode::kNotFound) {
       return absl::NotFoundError(absl::StrCat(
           "database '", name_, "': commit record: unknown workload id ", record.workload_id));
@@ -247,6 +253,16 @@ class PostgresDatabase final : public Database {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     return ReadRecords(absl::StrCat("SELECT ", kRecordColumns, " FROM records ORDER BY id"), {});
+  }
+
+  absl::StatusOr<std::vector<TuningRecord>> RecordsAfter(int64_t after_id, int limit) override {
+    if (limit < 0)
+      return absl::InvalidArgumentError(absl::StrCat("records: limit ", limit, " < 0"));
+    std::lock_guard<std::mutex> lock(mu_);
+    TESSERA_RETURN_IF_ERROR(Reconnect());
+    return ReadRecords(
+        absl::StrCat("SELECT ", kRecordColumns, " FROM records WHERE id > $1 ORDER BY id LIMIT $2"),
+        {std::to_string(after_id), std::to_string(limit)});
   }
 
   absl::StatusOr<int64_t> NumRecords() override {
@@ -410,6 +426,7 @@ class PostgresDatabase final : public Database {
     r->job_id = rows.Text(i, 11);
     r->stage_secs = StageSeconds{rows.Double(i, 12), rows.Double(i, 13), rows.Double(i, 14),
                                  rows.Double(i, 15)};
+    r->retimes = rows.IsNull(i, 16) ? -1 : rows.Int(i, 16);
     auto parse = [](const std::string& text, const char* column) -> absl::StatusOr<nlohmann::json> {
       nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded()) return absl::DataLossError(absl::StrCat(column, ": malformed JSON"));

@@ -1,16 +1,23 @@
 // The shared JSON encoding of tuning-record fields (record_json.h).
 #include "database/record_json.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "ir/dtype.h"
 #include "ir/serialize_json.h"
+#include "ir/target.h"
+#include "ir/verify.h"
+#include "schedule/schedule.h"
 #include "schedule/trace.h"
 
 namespace tessera {
@@ -178,6 +185,10 @@ absl::Status ValidateRecord(const TuningRecord& record) {
                         absl::StrCat("expected a finite time >= 0, got ", secs));
     }
   }
+  if (record.retimes < -1) {
+    return FieldError("retimes",
+                      absl::StrCat("expected a record id, 0 or -1, got ", record.retimes));
+  }
   if (record.error != MeasureError::kNone && record.error_msg.empty()) {
     return FieldError(
         "error", absl::StrCat("a ", MeasureErrorName(record.error), " record needs a message"));
@@ -186,38 +197,104 @@ absl::Status ValidateRecord(const TuningRecord& record) {
 }
 
 json RecordToJsonLine(const Workload& workload, const TuningRecord& record) {
-  return json{{"workload", {{"hash", workload.hash}, {"func", ToJson(workload.func)}}},
-              {"target", record.target},
-              {"trace", json::parse(record.trace_json)},
-              {"run_secs", RunSecsToJson(record.run_secs)},
-              {"error_kind", MeasureErrorName(record.error)},
-              {"error", record.error_msg},
-              {"args", ArgInfosToJson(record.args)},
-              {"timestamp", record.timestamp},
-              {"provenance", ProvenanceToJson(record.provenance)},
-              {"verified", record.verified},
-              {"job_id", record.job_id},
-              {"stage_secs", StageSecondsToJson(record.stage_secs)}};
+  json line{{"workload_hash", workload.hash},
+            {"workload_func", ToJson(workload.func)},
+            {"target", record.target},
+            {"trace_json", record.trace_json},
+            {"run_seconds", RunSecsToJson(record.run_secs)},
+            {"error_kind", MeasureErrorName(record.error)},
+            {"error_msg", record.error_msg},
+            {"args", ArgInfosToJson(record.args)},
+            {"timestamp", record.timestamp},
+            {"provenance", ProvenanceToJson(record.provenance)},
+            {"verified", record.verified},
+            {"job_id", record.job_id},
+            {"mean_seconds", record.ok() ? record.mean_secs() : 0.0},
+            {"stage_seconds", StageSecondsToJson(record.stage_secs)}};
+  if (record.id >= 1) line["id"] = record.id;  // every stored record has one
+  if (record.is_retiming()) line["retimes_record_id"] = record.retimes;
+  return line;
 }
+
+namespace {
+
+// The names a line's fields had before they followed the service's Record (files written
+// before then): "workload": {"hash", "func"}, "trace" as JSON, "run_secs", "error",
+// "stage_secs".
+struct FieldNames {
+  const char* run_secs;
+  const char* error;
+  const char* stages;
+};
+constexpr FieldNames kRecordNames{"run_seconds", "error_msg", "stage_seconds"};
+constexpr FieldNames kLegacyNames{"run_secs", "error", "stage_secs"};
+
+absl::StatusOr<int64_t> IdField(const json& j, const char* key, int64_t min) {
+  const json* member = FindMember(j, key);
+  if (member == nullptr) return int64_t{-1};
+  if (!member->is_number_integer() || member->get<int64_t>() < min) {
+    return FieldError(key, absl::StrCat("expected an integer >= ", min));
+  }
+  return member->get<int64_t>();
+}
+
+// "stage_secs.build: ..." -> "stage_seconds.build: ..." (and run_secs, error, trace) for a line
+// that uses Record's names: errors name the fields as the line does.
+absl::Status Renamed(const absl::Status& status, const FieldNames& names) {
+  if (status.ok() || names.stages == kLegacyNames.stages) return status;
+  std::string message(status.message());
+  for (auto [from, to] : {std::pair<std::string, std::string>{"stage_secs", "stage_seconds"},
+                          {"run_secs", "run_seconds"},
+                          {"error", "error_msg"},
+                          {"trace", "trace_json"}}) {
+    if (message.rfind(from, 0) == 0 && message.size() > from.size() &&
+        std::string(":[.").find(message[from.size()]) != std::string::npos) {
+      message = absl::StrCat(to, message.substr(from.size()));
+      break;
+    }
+  }
+  return absl::Status(status.code(), message);
+}
+
+}  // namespace
 
 absl::StatusOr<JsonLineRecord> RecordFromJsonLine(const json& j) {
   if (!j.is_object()) return absl::InvalidArgumentError("expected a JSON object");
   JsonLineRecord out;
-  TESSERA_ASSIGN_OR_RETURN(const json* workload, RequireMember(j, "workload"));
-  if (!workload->is_object()) return FieldError("workload", "expected an object");
-  const json* func = FindMember(*workload, "func");
-  if (func == nullptr) return FieldError("workload.func", "missing");
-  absl::StatusOr<PrimFunc> f = PrimFuncFromJson(*func);
-  if (!f.ok()) return InField("workload.func", f.status());
-  out.func = *std::move(f);
-
   TuningRecord& r = out.record;
+  const bool legacy = j.contains("workload");
+  const FieldNames names = legacy ? kLegacyNames : kRecordNames;
+  if (legacy) {
+    const json& workload = j["workload"];
+    if (!workload.is_object()) return FieldError("workload", "expected an object");
+    const json* func = FindMember(workload, "func");
+    if (func == nullptr) return FieldError("workload.func", "missing");
+    absl::StatusOr<PrimFunc> f = PrimFuncFromJson(*func);
+    if (!f.ok()) return InField("workload.func", f.status());
+    out.func = *std::move(f);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(const json* func, RequireMember(j, "workload_func"));
+    absl::StatusOr<PrimFunc> f = PrimFuncFromJson(*func);
+    if (!f.ok()) return InField("workload_func", f.status());
+    out.func = *std::move(f);
+    TESSERA_ASSIGN_OR_RETURN(std::string hash, StringField(j, "workload_hash", false));
+    (void)hash;  // informational: the importer finds the workload by structural equality
+  }
+
+  TESSERA_ASSIGN_OR_RETURN(r.id, IdField(j, "id", 1));
+  TESSERA_ASSIGN_OR_RETURN(r.retimes, IdField(j, "retimes_record_id", 0));
   TESSERA_ASSIGN_OR_RETURN(r.target, StringField(j, "target", /*required=*/true));
-  TESSERA_ASSIGN_OR_RETURN(const json* trace, RequireMember(j, "trace"));
-  r.trace_json = trace->dump();
-  TESSERA_ASSIGN_OR_RETURN(const json* run_secs, RequireMember(j, "run_secs"));
-  TESSERA_ASSIGN_OR_RETURN(r.run_secs, RunSecsFromJson(*run_secs));
-  TESSERA_ASSIGN_OR_RETURN(r.error_msg, StringField(j, "error", /*required=*/false));
+  if (legacy) {
+    TESSERA_ASSIGN_OR_RETURN(const json* trace, RequireMember(j, "trace"));
+    r.trace_json = trace->dump();
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(r.trace_json, StringField(j, "trace_json", /*required=*/true));
+  }
+  TESSERA_ASSIGN_OR_RETURN(const json* run_secs, RequireMember(j, names.run_secs));
+  absl::StatusOr<std::vector<double>> secs = RunSecsFromJson(*run_secs);
+  TESSERA_RETURN_IF_ERROR(Renamed(secs.status(), names));
+  r.run_secs = *std::move(secs);
+  TESSERA_ASSIGN_OR_RETURN(r.error_msg, StringField(j, names.error, /*required=*/false));
   TESSERA_ASSIGN_OR_RETURN(std::string error_kind, StringField(j, "error_kind", false));
   if (error_kind.empty() && !r.error_msg.empty()) {
     r.error = ErrorKindOfLegacyMessage(r.error_msg);  // files written before error kinds
@@ -241,11 +318,163 @@ absl::StatusOr<JsonLineRecord> RecordFromJsonLine(const json& j) {
     if (!verified->is_boolean()) return FieldError("verified", "expected true or false");
     r.verified = verified->get<bool>();
   }
-  if (const json* stages = FindMember(j, "stage_secs")) {
-    TESSERA_ASSIGN_OR_RETURN(r.stage_secs, StageSecondsFromJson(*stages));
+  if (const json* mean = FindMember(j, "mean_seconds")) {
+    // Informational: the mean of run_seconds, recomputed from them.
+    if (!mean->is_number()) return FieldError("mean_seconds", "expected a number");
   }
-  TESSERA_RETURN_IF_ERROR(ValidateRecord(r));
+  if (const json* stages = FindMember(j, names.stages)) {
+    absl::StatusOr<StageSeconds> parsed = StageSecondsFromJson(*stages);
+    TESSERA_RETURN_IF_ERROR(Renamed(parsed.status(), names));
+    r.stage_secs = *parsed;
+  }
+  TESSERA_RETURN_IF_ERROR(Renamed(ValidateRecord(r), names));
   return out;
+}
+
+namespace {
+
+// 2020-01-01T00:00:00Z: no Tessera record is older.
+constexpr double kEarliestTimestamp = 1577836800;
+constexpr double kLatestAheadSeconds = 86400;
+constexpr size_t kMaxProvenanceChars = 1024;
+constexpr size_t kMaxErrorMessageBytes = 64 * 1024;
+
+std::string UtcDate(double timestamp) {
+  if (!std::isfinite(timestamp) || std::fabs(timestamp) > 1e12) return "far off";
+  std::time_t t = static_cast<std::time_t>(timestamp);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
+  return buf;
+}
+
+// True if `s` is valid UTF-8 (no overlong forms or surrogates); `printable` also refuses ASCII
+// control characters.
+bool IsUtf8(const std::string& s, bool printable) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (printable && (c < 0x20 || c == 0x7f)) return false;
+      ++i;
+      continue;
+    }
+    // Continuation bytes after the lead byte.
+    const size_t n = c >= 0xc2 && c <= 0xdf   ? 1
+                     : c >= 0xe0 && c <= 0xef ? 2
+                     : c >= 0xf0 && c <= 0xf4 ? 3
+                                              : 0;
+    if (n == 0 || i + n >= s.size()) return false;
+    uint32_t cp = c & (0x3f >> n);
+    for (size_t k = 1; k <= n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (n == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
+      return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+absl::Status CheckText(const std::string& field, const std::string& value, size_t max_bytes,
+                       bool printable) {
+  if (value.size() > max_bytes) {
+    return FieldError(field, absl::StrCat(value.size(), " bytes, more than ", max_bytes));
+  }
+  if (!IsUtf8(value, printable)) {
+    return FieldError(field, printable ? "not printable UTF-8 text" : "not UTF-8 text");
+  }
+  return absl::OkStatus();
+}
+
+// "0.1.0", "1.2.3-rc1", "0.1.0+g1234abc": digits.digits.digits, then [-+.] and [0-9A-Za-z.-].
+bool IsVersion(const std::string& v) {
+  size_t i = 0;
+  for (int part = 0; part < 3; ++part) {
+    if (part > 0) {
+      if (i >= v.size() || v[i] != '.') return false;
+      ++i;
+    }
+    const size_t start = i;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+    if (i == start) return false;
+  }
+  if (i == v.size()) return true;
+  if (v[i] != '-' && v[i] != '+' && v[i] != '.') return false;
+  for (++i; i < v.size(); ++i) {
+    const char c = v[i];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '+') {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status CheckImportedRecord(const JsonLineRecord& entry, double now) {
+  const TuningRecord& r = entry.record;
+  absl::Status well_formed = VerifyWellFormed(entry.func);
+  if (well_formed.ok()) well_formed = VerifyAccessesInBounds(entry.func);
+  if (!well_formed.ok()) return InField("workload_func", well_formed);
+  absl::StatusOr<Target> target = Target::Parse(r.target);
+  if (!target.ok()) return InField("target", target.status());
+  if (!r.args.empty()) {
+    const std::vector<ArgInfo> params = ArgInfosOf(entry.func);
+    bool same = params.size() == r.args.size();
+    for (size_t i = 0; same && i < params.size(); ++i) {
+      same = params[i].dtype == r.args[i].dtype && params[i].shape == r.args[i].shape;
+    }
+    if (!same) {
+      return FieldError("args", absl::StrCat("do not match the parameters of workload_func (",
+                                             ArgInfosToJson(params).dump(), ")"));
+    }
+  }
+  {
+    absl::StatusOr<Trace> trace = Trace::FromJson(r.trace_json);
+    if (!trace.ok()) return InField("trace_json", trace.status());
+    Schedule sch = Schedule::Create(entry.func, /*seed=*/0);
+    absl::Status replayed = trace->ApplyTo(&sch, /*remove_postproc=*/false);
+    if (!replayed.ok()) {
+      return FieldError("trace_json",
+                        absl::StrCat("does not replay on workload_func: ", replayed.message()));
+    }
+  }
+  if (!(r.timestamp >= kEarliestTimestamp)) {
+    return FieldError("timestamp", absl::StrFormat("%.15g (%s) is before 2020-01-01", r.timestamp,
+                                                   UtcDate(r.timestamp)));
+  }
+  if (r.timestamp > now + kLatestAheadSeconds) {
+    return FieldError("timestamp",
+                      absl::StrFormat("%.15g (%s) is more than a day ahead of this clock",
+                                      r.timestamp, UtcDate(r.timestamp)));
+  }
+  const Provenance& p = r.provenance;
+  for (auto [key, value] :
+       {std::pair<const char*, const std::string*>{"tessera_version", &p.tessera_version},
+        {"compiler", &p.compiler},
+        {"device", &p.device},
+        {"driver", &p.driver},
+        {"worker_id", &p.worker_id}}) {
+    TESSERA_RETURN_IF_ERROR(CheckText(absl::StrCat("provenance.", key), *value, kMaxProvenanceChars,
+                                      /*printable=*/true));
+  }
+  if (!p.tessera_version.empty() && !IsVersion(p.tessera_version)) {
+    return FieldError("provenance.tessera_version",
+                      absl::StrCat("'", p.tessera_version, "' is not a version like 0.1.0"));
+  }
+  TESSERA_RETURN_IF_ERROR(CheckText("job_id", r.job_id, kMaxProvenanceChars, /*printable=*/true));
+  TESSERA_RETURN_IF_ERROR(
+      CheckText("error_msg", r.error_msg, kMaxErrorMessageBytes, /*printable=*/false));
+  if (r.retimes >= 0 && r.id >= 0 && r.retimes >= r.id) {
+    return FieldError("retimes_record_id",
+                      absl::StrCat(r.retimes, " is not an earlier record than id ", r.id));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tessera

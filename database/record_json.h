@@ -8,6 +8,8 @@
 #ifndef TESSERA_DATABASE_RECORD_JSON_H_
 #define TESSERA_DATABASE_RECORD_JSON_H_
 
+#include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -46,19 +48,50 @@ absl::Status ValidateRecord(const TuningRecord& record);
 // "error_kind"): from its message's "build:" / "run: timed out" / "run:" prefix.
 MeasureError ErrorKindOfLegacyMessage(const std::string& error_msg);
 
-// One JSON-lines object: {"workload": {"hash", "func"}, "target", "trace", "run_secs",
-// "error", "args", "timestamp", "provenance", "verified", "job_id", "stage_secs"}. The trace is
-// embedded as JSON (not as a string). Requires record.trace_json to be valid JSON (ValidateRecord).
+// One JSON-lines object: the fields of the service's `Record` (proto/tessera.proto) under the
+// same names — "id", "workload_hash", "target", "trace_json" (the trace's JSON text, as a
+// string), "run_seconds", "error_kind", "error_msg", "verified", "timestamp", "provenance",
+// "job_id", "mean_seconds", "stage_seconds" and, for a re-measurement only,
+// "retimes_record_id" — plus what Record leaves out: "workload_func" (the function's IR JSON
+// document) and "args". docs/formats.md, "JSON lines".
 nlohmann::json RecordToJsonLine(const Workload& workload, const TuningRecord& record);
 
-// The inverse of RecordToJsonLine: the workload's function (rebuilt from its IR JSON; the
-// stored hash is informational and not trusted) and the record, whose id and workload_id are
-// left unset. The record passes ValidateRecord.
+// The inverse of RecordToJsonLine, which also reads the lines of files written before the
+// names followed Record ("workload": {"hash", "func"}, "trace" as JSON, "run_secs", "error",
+// "stage_secs"): the workload's function (rebuilt from its IR JSON; the stored hash is
+// informational and not trusted) and the record. The record's id is the line's "id" (-1
+// without one) and its `retimes` the line's "retimes_record_id" (-1 without one): ids of the
+// database that wrote the line, which an import maps to its own. workload_id is left unset.
+// The record passes ValidateRecord.
 struct JsonLineRecord {
   PrimFunc func;
   TuningRecord record;
 };
 absl::StatusOr<JsonLineRecord> RecordFromJsonLine(const nlohmann::json& j);
+
+// What an import checks of a line beyond RecordFromJsonLine, as strictly as SubmitJob checks a
+// workload: the function is well-formed and its accesses stay inside its buffers
+// (ir/verify.h), the trace replays on it, args (when given) are the function's parameters, the
+// target parses, the timestamp lies in [2020-01-01, `now` + 1 day], provenance strings and the
+// job id are at most 1024 characters of printable UTF-8 (the version like "0.1.0"), the message
+// at most 64 KiB, and ids are positive. kInvalidArgument names the field: "timestamp:
+// 170000000 (1975-05-23) is before 2020-01-01".
+absl::Status CheckImportedRecord(const JsonLineRecord& entry, double now);
+
+// Imports parsed lines into `db`: checks every one (CheckImportedRecord) before committing any,
+// then commits them in order, skipping duplicates (the same measurement as a stored record or
+// an earlier line: workload, target, trace compared as JSON, timestamp and run times) and
+// mapping each "retimes_record_id" to the id, here, of the record it names by its "id" in the
+// import (or of the stored record that line duplicated); a link to a record found nowhere
+// becomes 0 (ImportStats::links_dropped). `where(i)` names line i in errors ("file.jsonl:3",
+// "line 3"); `check` false skips CheckImportedRecord (records read back from a server).
+struct NumberedLine {
+  int64_t number;  // 1-based
+  JsonLineRecord entry;
+};
+absl::StatusOr<ImportStats> ImportRecordLines(Database* db, std::vector<NumberedLine> lines,
+                                              const std::function<std::string(int64_t)>& where,
+                                              bool check = true);
 
 }  // namespace tessera
 

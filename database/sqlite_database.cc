@@ -37,8 +37,9 @@ namespace {
 // Bumped whenever the schema changes meaning; a database with a newer version is refused.
 // Version 2 added records.error_kind and records.job_id (migrated in place from 1); version 3
 // the stage times records.build_secs, run_wall_secs, verify_secs and search_secs (migrated in
-// place from 2, old records reading 0).
-constexpr int64_t kSchemaVersion = 3;
+// place from 2, old records reading 0); version 4 records.retimes, the record a runoff's
+// re-measurement times again (NULL: a measurement of its own, as every older record is).
+constexpr int64_t kSchemaVersion = 4;
 constexpr int kBusyTimeoutMs = 30000;
 
 constexpr const char* kCreateSchema = R"sql(
@@ -66,13 +67,14 @@ CREATE TABLE records (
   build_secs REAL NOT NULL DEFAULT 0,
   run_wall_secs REAL NOT NULL DEFAULT 0,
   verify_secs REAL NOT NULL DEFAULT 0,
-  search_secs REAL NOT NULL DEFAULT 0);
+  search_secs REAL NOT NULL DEFAULT 0,
+  retimes INTEGER);
 CREATE INDEX records_by_speed ON records (workload_id, target, ok, mean_secs, id);
 )sql";
 
 constexpr const char* kRecordColumns =
     "id, workload_id, target, trace_json, run_secs, error_msg, args, timestamp, provenance, "
-    "verified, error_kind, job_id, build_secs, run_wall_secs, verify_secs, search_secs";
+    "verified, error_kind, job_id, build_secs, run_wall_secs, verify_secs, search_secs, retimes";
 
 absl::StatusCode CodeOf(int rc) {
   switch (rc & 0xff) {
@@ -209,8 +211,8 @@ class SqliteDatabase final : public Database {
       TESSERA_RETURN_IF_ERROR(Prepare(
           "INSERT INTO records (workload_id, target, trace_json, run_secs, mean_secs, ok, "
           "error_msg, args, timestamp, provenance, verified, error_kind, job_id, build_secs, "
-          "run_wall_secs, verify_secs, search_secs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-          "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+          "run_wall_secs, verify_secs, search_secs, retimes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+          "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
           &insert));
       insert.Bind(1, record.workload_id);
       insert.Bind(2, record.target);
@@ -229,6 +231,7 @@ class SqliteDatabase final : public Database {
       insert.Bind(15, record.stage_secs.run);
       insert.Bind(16, record.stage_secs.verify);
       insert.Bind(17, record.stage_secs.search);
+      if (record.is_retiming()) insert.Bind(18, record.retimes);  // else NULL
       TESSERA_RETURN_IF_ERROR(Step(&insert).status());
       return sqlite3_last_insert_rowid(db_);
     }();
@@ -285,6 +288,19 @@ class SqliteDatabase final : public Database {
     Statement select;
     TESSERA_RETURN_IF_ERROR(
         Prepare(absl::StrCat("SELECT ", kRecordColumns, " FROM records ORDER BY id"), &select));
+    return ReadRecords(&select);
+  }
+
+  absl::StatusOr<std::vector<TuningRecord>> RecordsAfter(int64_t after_id, int limit) override {
+    if (limit < 0)
+      return absl::InvalidArgumentError(absl::StrCat("records: limit ", limit, " < 0"));
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement select;
+    TESSERA_RETURN_IF_ERROR(Prepare(
+        absl::StrCat("SELECT ", kRecordColumns, " FROM records WHERE id > ?1 ORDER BY id LIMIT ?2"),
+        &select));
+    select.Bind(1, after_id);
+    select.Bind(2, static_cast<int64_t>(limit));
     return ReadRecords(&select);
   }
 
@@ -371,6 +387,7 @@ class SqliteDatabase final : public Database {
     }
     if (v == 1) TESSERA_RETURN_IF_ERROR(MigrateFrom1());
     if (v <= 2) TESSERA_RETURN_IF_ERROR(MigrateFrom2());
+    if (v <= 3) TESSERA_RETURN_IF_ERROR(MigrateFrom3());
     return absl::OkStatus();
   }
 
@@ -409,6 +426,22 @@ INSERT INTO schema_version (version) VALUES (3);
       return absl::Status(
           status.code(),
           absl::StrCat("database '", path_, "': migrating schema 2 to 3: ", status.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  // Schema 3 -> 4: which record a runoff's re-measurement times again; NULL (a measurement of
+  // its own) for the records already stored, whose runoffs did not say. Runs inside Init's
+  // transaction, as MigrateFrom1.
+  absl::Status MigrateFrom3() {
+    absl::Status status = Exec(R"sql(
+ALTER TABLE records ADD COLUMN retimes INTEGER;
+INSERT INTO schema_version (version) VALUES (4);
+)sql");
+    if (!status.ok()) {
+      return absl::Status(
+          status.code(),
+          absl::StrCat("database '", path_, "': migrating schema 3 to 4: ", status.message()));
     }
     return absl::OkStatus();
   }
@@ -457,6 +490,7 @@ INSERT INTO schema_version (version) VALUES (3);
     TESSERA_ASSIGN_OR_RETURN(r->error, ParseMeasureError(row.Text(10)));
     r->job_id = row.Text(11);
     r->stage_secs = StageSeconds{row.Double(12), row.Double(13), row.Double(14), row.Double(15)};
+    r->retimes = sqlite3_column_type(row.get(), 16) == SQLITE_NULL ? -1 : row.Int(16);
     auto parse = [](const std::string& text, const char* column) -> absl::StatusOr<nlohmann::json> {
       nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded()) return absl::DataLossError(absl::StrCat(column, ": malformed JSON"));

@@ -3,6 +3,11 @@
 // boundary, and to collect each block's own buffer accesses).
 #include "ir/verify.h"
 
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -11,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ir/arith/analyzer.h"
+#include "ir/arith/linear.h"
 #include "ir/functor.h"
 
 namespace tessera {
@@ -446,11 +452,297 @@ class Verifier {
   std::vector<BlockFrame> blocks_;
 };
 
+// The bounds check (VerifyAccessesInBounds): one walk that keeps the constant range of every
+// loop and iteration variable in scope, narrowed inside conditions that bound single
+// variables, and a count of the enclosing conditions that do not (accesses under them are not
+// judged).
+class BoundsChecker {
+ public:
+  explicit BoundsChecker(const PrimFunc& f) : f_(f) {}
+
+  absl::Status Run() { return VisitStmt(f_->body); }
+
+ private:
+  struct Interval {
+    int64_t lo;
+    int64_t hi;  // inclusive
+  };
+  using Ranges = std::unordered_map<const VarNode*, Interval>;
+
+  absl::Status Error(const std::string& message) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("verify ", f_->name, ": ",
+                     block_.empty() ? "" : absl::StrCat("block \"", block_, "\": "), message));
+  }
+
+  // The values `e` takes when it is affine, with constant coefficients, in variables of known
+  // ranges; nullopt otherwise.
+  std::optional<Interval> BoundOf(const Expr& e) const {
+    std::vector<Var> vars;
+    bool unknown = false;
+    PostOrderVisitExprs(e, [&](const Expr& x) {
+      if (const auto* v = x.as<VarNode>()) {
+        if (ranges_.count(v) == 0) unknown = true;
+        bool seen = false;
+        for (const Var& known : vars) seen = seen || known.get() == v;
+        if (!seen) vars.push_back(Var(std::static_pointer_cast<const VarNode>(x.node_ptr())));
+      } else if (x.kind() == ExprKind::kBufferLoad || x.kind() == ExprKind::kCall) {
+        unknown = true;
+      }
+    });
+    if (unknown) return std::nullopt;
+    std::optional<arith::LinearEquation> linear = arith::DetectLinearEquation(e, vars);
+    if (!linear.has_value()) return std::nullopt;
+    const int64_t* base = AsConstInt(linear->base);
+    if (base == nullptr) return std::nullopt;
+    __int128 lo = *base, hi = *base;
+    for (size_t i = 0; i < vars.size(); ++i) {
+      const int64_t* c = AsConstInt(linear->coeffs[i]);
+      if (c == nullptr) return std::nullopt;
+      const Interval r = ranges_.at(vars[i].get());
+      const __int128 a = static_cast<__int128>(*c) * r.lo, b = static_cast<__int128>(*c) * r.hi;
+      lo += std::min(a, b);
+      hi += std::max(a, b);
+    }
+    constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
+    if (lo < -kMax || hi > kMax) return std::nullopt;
+    return Interval{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+  }
+
+  // Narrows ranges_ by `cond` (a conjunction of comparisons of one variable, with coefficient
+  // +-1, against constants); false when some part of it does not narrow so.
+  bool Narrow(const Expr& cond) {
+    const auto* op = cond.as<BinaryNode>();
+    if (op == nullptr) return false;
+    if (op->op == BinaryOp::kAnd) {
+      const bool a = Narrow(op->a);
+      return Narrow(op->b) && a;
+    }
+    if (!BinaryOpIsComparison(op->op) || op->op == BinaryOp::kNE) return false;
+    if (!op->a.dtype().is_integer() || op->a.dtype() != op->b.dtype()) return false;
+    // lhs - rhs = c * v + base, compared with 0.
+    const Expr diff = op->a - op->b;
+    std::vector<Var> vars;
+    bool other = false;
+    PostOrderVisitExprs(diff, [&](const Expr& x) {
+      if (const auto* v = x.as<VarNode>()) {
+        bool seen = false;
+        for (const Var& known : vars) seen = seen || known.get() == v;
+        if (!seen) vars.push_back(Var(std::static_pointer_cast<const VarNode>(x.node_ptr())));
+      } else if (x.kind() == ExprKind::kBufferLoad || x.kind() == ExprKind::kCall) {
+        other = true;
+      }
+    });
+    if (other || vars.size() != 1 || ranges_.count(vars[0].get()) == 0) return false;
+    std::optional<arith::LinearEquation> linear = arith::DetectLinearEquation(diff, vars);
+    if (!linear.has_value()) return false;
+    const int64_t* c = AsConstInt(linear->coeffs[0]);
+    const int64_t* base = AsConstInt(linear->base);
+    if (c == nullptr || base == nullptr || (*c != 1 && *c != -1)) return false;
+    // c * v + base OP 0; with c = -1 the comparison turns around: v OP' base.
+    BinaryOp cmp = op->op;
+    int64_t bound = -*base;  // v OP bound when c = 1
+    if (*c == -1) {
+      bound = *base;
+      cmp = cmp == BinaryOp::kLT   ? BinaryOp::kGT
+            : cmp == BinaryOp::kLE ? BinaryOp::kGE
+            : cmp == BinaryOp::kGT ? BinaryOp::kLT
+            : cmp == BinaryOp::kGE ? BinaryOp::kLE
+                                   : cmp;
+    }
+    Interval& r = ranges_[vars[0].get()];
+    switch (cmp) {
+      case BinaryOp::kLT:
+        r.hi = std::min(r.hi, bound - 1);
+        break;
+      case BinaryOp::kLE:
+        r.hi = std::min(r.hi, bound);
+        break;
+      case BinaryOp::kGT:
+        r.lo = std::max(r.lo, bound + 1);
+        break;
+      case BinaryOp::kGE:
+        r.lo = std::max(r.lo, bound);
+        break;
+      case BinaryOp::kEQ:
+        r.lo = std::max(r.lo, bound);
+        r.hi = std::min(r.hi, bound);
+        break;
+      default:
+        return false;
+    }
+    return true;
+  }
+
+  // Visits `body` under `cond`: with ranges_ narrowed by it, or not judged when it does not
+  // narrow them (or leaves a variable without values: dead code).
+  template <typename Visit>
+  absl::Status Under(const Expr& cond, const Visit& visit) {
+    const Ranges saved = ranges_;
+    bool usable = Narrow(cond);
+    for (const auto& [v, r] : ranges_) usable = usable && r.lo <= r.hi;
+    if (!usable) ++unjudged_;
+    absl::Status status = visit();
+    if (!usable) --unjudged_;
+    ranges_ = saved;
+    return status;
+  }
+
+  absl::Status Unjudged(const std::function<absl::Status()>& visit) {
+    ++unjudged_;
+    absl::Status status = visit();
+    --unjudged_;
+    return status;
+  }
+
+  absl::Status CheckAccess(const Buffer& buffer, const std::vector<Expr>& indices,
+                           const char* access) {
+    if (unjudged_ > 0) return absl::OkStatus();
+    for (size_t d = 0; d < indices.size() && d < buffer.shape().size(); ++d) {
+      const int64_t* extent = AsConstInt(buffer.shape()[d]);
+      if (extent == nullptr) continue;
+      std::optional<Interval> values = BoundOf(indices[d]);
+      if (!values.has_value() || (values->lo >= 0 && values->hi < *extent)) continue;
+      return Error(absl::StrCat(access, " of ", buffer.name(), ": index ", d, " takes values ",
+                                values->lo, "..", values->hi, ", outside its extent ", *extent));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VisitExpr(const Expr& e) {
+    if (!e.defined()) return absl::OkStatus();
+    switch (e.kind()) {
+      case ExprKind::kBinary: {
+        const auto* op = e.as<BinaryNode>();
+        TESSERA_RETURN_IF_ERROR(VisitExpr(op->a));
+        return VisitExpr(op->b);
+      }
+      case ExprKind::kNot:
+        return VisitExpr(e.as<NotNode>()->a);
+      case ExprKind::kSelect: {
+        const auto* op = e.as<SelectNode>();
+        TESSERA_RETURN_IF_ERROR(VisitExpr(op->condition));
+        TESSERA_RETURN_IF_ERROR(Under(op->condition, [&] { return VisitExpr(op->true_value); }));
+        return Unjudged([&] { return VisitExpr(op->false_value); });
+      }
+      case ExprKind::kCast:
+        return VisitExpr(e.as<CastNode>()->value);
+      case ExprKind::kBufferLoad: {
+        const auto* op = e.as<BufferLoadNode>();
+        for (const Expr& index : op->indices) TESSERA_RETURN_IF_ERROR(VisitExpr(index));
+        return CheckAccess(op->buffer, op->indices, "load");
+      }
+      case ExprKind::kCall: {
+        // An extern call's load arguments stand for addresses of tiles: not judged.
+        const auto* op = e.as<CallNode>();
+        if (op->op == CallOp::kExtern) return absl::OkStatus();
+        for (const Expr& arg : op->args) TESSERA_RETURN_IF_ERROR(VisitExpr(arg));
+        return absl::OkStatus();
+      }
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  absl::Status VisitStmt(const Stmt& s) {
+    if (!s.defined()) return absl::OkStatus();
+    switch (s.kind()) {
+      case StmtKind::kBufferStore: {
+        const auto* op = s.as<BufferStoreNode>();
+        for (const Expr& index : op->indices) TESSERA_RETURN_IF_ERROR(VisitExpr(index));
+        TESSERA_RETURN_IF_ERROR(VisitExpr(op->value));
+        return CheckAccess(op->buffer, op->indices, "store");
+      }
+      case StmtKind::kSeq:
+        for (const Stmt& child : s.as<SeqStmtNode>()->seq) {
+          TESSERA_RETURN_IF_ERROR(VisitStmt(child));
+        }
+        return absl::OkStatus();
+      case StmtKind::kIfThenElse: {
+        const auto* op = s.as<IfThenElseNode>();
+        TESSERA_RETURN_IF_ERROR(VisitExpr(op->condition));
+        TESSERA_RETURN_IF_ERROR(Under(op->condition, [&] { return VisitStmt(op->then_case); }));
+        return Unjudged([&] { return VisitStmt(op->else_case); });
+      }
+      case StmtKind::kEvaluate:
+        return VisitExpr(s.as<EvaluateNode>()->value);
+      case StmtKind::kFor: {
+        const auto* op = s.as<ForNode>();
+        const int64_t* extent = AsConstInt(op->extent);
+        if (extent != nullptr && *extent > 0) {
+          ranges_[op->loop_var.get()] = Interval{0, *extent - 1};
+        }
+        absl::Status status = VisitStmt(op->body);
+        ranges_.erase(op->loop_var.get());
+        return status;
+      }
+      case StmtKind::kBlockRealize:
+        return VisitRealize(s.as<BlockRealizeNode>());
+      case StmtKind::kBlock:
+        return VisitBlock(s.as<BlockNode>());
+      case StmtKind::kAllocate:
+        return VisitStmt(s.as<AllocateNode>()->body);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status VisitRealize(const BlockRealizeNode* op) {
+    const BlockNode* block = op->block.get();
+    if (block == nullptr) return absl::OkStatus();
+    const int64_t* predicate = AsConstInt(op->predicate);
+    const bool judged =
+        unjudged_ == 0 && (!op->predicate.defined() || (predicate != nullptr && *predicate != 0));
+    for (size_t i = 0; judged && i < op->iter_values.size() && i < block->iter_vars.size(); ++i) {
+      const IterVar& iv = block->iter_vars[i];
+      const int64_t* min = AsConstInt(iv.dom.min);
+      const int64_t* extent = AsConstInt(iv.dom.extent);
+      if (min == nullptr || extent == nullptr) continue;
+      std::optional<Interval> values = BoundOf(op->iter_values[i]);
+      if (!values.has_value() || (values->lo >= *min && values->hi < *min + *extent)) continue;
+      const std::string outer = block_;
+      block_ = block->name;
+      absl::Status error = Error(
+          absl::StrCat("iteration variable ", iv.var.name(), " is bound to values ", values->lo,
+                       "..", values->hi, ", outside its domain ", *min, "..", *min + *extent - 1));
+      block_ = outer;
+      return error;
+    }
+    return VisitBlock(block);
+  }
+
+  absl::Status VisitBlock(const BlockNode* block) {
+    const std::string outer = block_;
+    block_ = block->name;
+    for (const IterVar& iv : block->iter_vars) {
+      const int64_t* min = AsConstInt(iv.dom.min);
+      const int64_t* extent = AsConstInt(iv.dom.extent);
+      if (min != nullptr && extent != nullptr && *extent > 0) {
+        ranges_[iv.var.get()] = Interval{*min, *min + *extent - 1};
+      }
+    }
+    absl::Status status = VisitStmt(block->init);
+    if (status.ok()) status = VisitStmt(block->body);
+    for (const IterVar& iv : block->iter_vars) ranges_.erase(iv.var.get());
+    block_ = outer;
+    return status;
+  }
+
+  const PrimFunc& f_;
+  Ranges ranges_;
+  int unjudged_ = 0;
+  std::string block_;
+};
+
 }  // namespace
 
 absl::Status VerifyWellFormed(const PrimFunc& f) {
   if (!f.defined()) return absl::InvalidArgumentError("verify: the function is null");
   return Verifier(f).Run();
+}
+
+absl::Status VerifyAccessesInBounds(const PrimFunc& f) {
+  if (!f.defined()) return absl::InvalidArgumentError("verify: the function is null");
+  return BoundsChecker(f).Run();
 }
 
 }  // namespace tessera

@@ -32,6 +32,20 @@ namespace tessera {
 //  - a block with an init statement has a reduction iteration variable.
 absl::Status VerifyWellFormed(const PrimFunc& f);
 
+// OK unless some buffer access of `f` provably leaves its buffer, or some block's binding
+// provably leaves its iteration domain: what a function whose buffer shapes contradict its loops
+// does (`A: Buffer((1, 2, 4))` indexed by a loop of 4). An index counts when it is affine in
+// loop and iteration variables of constant extents and the buffer's extent is constant; its
+// values are those variables' ranges, narrowed by the conditions of enclosing selects and ifs
+// of the form `v < c`, `v >= c`, `v + c <= d`, ... joined by `&&` (so padding reads guarded by
+// `select(3 <= h && h < 227, A[h - 3], 0)` pass). Accesses under a condition that does not
+// narrow so (an else branch, `floormod(h, 2) == 0`) and bindings under a predicate are not
+// judged: the check refuses only what is out of bounds for sure. kInvalidArgument names the
+// block, the buffer, the index and its range: `verify main: block "C": load of A: index 1
+// takes values 0..3, outside its extent 2`. Call VerifyWellFormed first: this check assumes a
+// well-formed function.
+absl::Status VerifyAccessesInBounds(const PrimFunc& f);
+
 }  // namespace tessera
 
 #endif  // TESSERA_IR_VERIFY_H_

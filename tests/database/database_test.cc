@@ -5,8 +5,10 @@
 // (postgres_cluster.h) and skips, saying why, where the server binaries are missing.
 #include "database/database.h"
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -129,6 +131,21 @@ TYPED_TEST(DatabaseTest, DifferentShapesAreDifferentWorkloads) {
   EXPECT_TRUE(StructuralEqual(all[1].func, SmallGmm(32)));
 }
 
+// Commits, into `db`, records on GMM 16 and GMM 32: some failed, one verified, two targets.
+void FillSample(Database* db) {
+  Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
+  Workload w32 = db->CommitWorkload(SmallGmm(32)).value();
+  TuningRecord verified = MakeRecord(w16, CpuTarget(), TileTrace(16, 1, 4), {2e-4, 2.5e-4});
+  verified.verified = true;
+  for (const TuningRecord& r :
+       {verified, MakeRecord(w16, CpuTarget(), TileTrace(16, 2, 4), {1e-4}),
+        MakeFailedRecord(w16, CpuTarget(), TileTrace(16, 3, 4), "run: timeout after 10 s"),
+        MakeRecord(w32, Sm80Target(), TileTrace(32, 1, 8), {3e-5}),
+        MakeRecord(w32, CpuTarget(), TileTrace(32, 1, 8), {7e-4})}) {
+    ASSERT_TRUE(db->CommitRecord(r).ok());
+  }
+}
+
 TYPED_TEST(DatabaseTest, RecordsKeepEveryField) {
   Workload w = this->Commit(SmallGmm(16));
   TuningRecord record = MakeRecord(w, Sm80Target(), TileTrace(16, 1, 4), {1e-4, 1.2e-4});
@@ -143,7 +160,48 @@ TYPED_TEST(DatabaseTest, RecordsKeepEveryField) {
   ASSERT_EQ(all[0].args.size(), 3u);
   EXPECT_EQ(all[0].args[2].shape, (std::vector<int64_t>{1, 16, 16}));
   EXPECT_DOUBLE_EQ(all[0].mean_secs(), 1.1e-4);
+  EXPECT_EQ(all[0].retimes, -1) << "a measurement of its own";
   EXPECT_EQ(this->db_->NumRecords().value(), 1);
+
+  // A runoff's re-measurement of the same program says which record it times again.
+  TuningRecord again = MakeRecord(w, Sm80Target(), TileTrace(16, 1, 4), {1.3e-4});
+  again.retimes = id;
+  const int64_t again_id = this->Commit(again);
+  TuningRecord orphan = MakeRecord(w, Sm80Target(), TileTrace(16, 1, 4), {1.4e-4});
+  orphan.retimes = 0;  // re-times a record of another database
+  this->Commit(orphan);
+  all = this->db_->AllRecords().value();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[1].id, again_id);
+  EXPECT_EQ(all[1].retimes, id);
+  EXPECT_TRUE(all[1].is_retiming());
+  EXPECT_EQ(all[2].retimes, 0);
+  EXPECT_TRUE(all[2].is_retiming());
+  EXPECT_FALSE(all[0].is_retiming());
+  EXPECT_EQ(this->db_->TopK(w, Sm80Target(), 5).value()[1].retimes, id);
+  orphan.retimes = -2;
+  EXPECT_EQ(this->db_->CommitRecord(orphan).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TYPED_TEST(DatabaseTest, RecordsAfterAnIdArePagesInCommitOrder) {
+  FillSample(this->db_.get());
+  std::vector<TuningRecord> all = this->db_->AllRecords().value();
+  ASSERT_EQ(all.size(), 5u);
+  std::vector<int64_t> paged;
+  for (int64_t after = 0;;) {
+    std::vector<TuningRecord> page = this->db_->RecordsAfter(after, 2).value();
+    if (page.empty()) break;
+    EXPECT_LE(page.size(), 2u);
+    for (const TuningRecord& r : page) paged.push_back(r.id);
+    ExpectSameRecord(page.front(), all[paged.size() - page.size()]);
+    after = page.back().id;
+  }
+  std::vector<int64_t> ids;
+  for (const TuningRecord& r : all) ids.push_back(r.id);
+  EXPECT_EQ(paged, ids);
+  EXPECT_TRUE(this->db_->RecordsAfter(ids.back(), 10).value().empty());
+  EXPECT_TRUE(this->db_->RecordsAfter(0, 0).value().empty());
+  EXPECT_EQ(this->db_->RecordsAfter(0, -1).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TYPED_TEST(DatabaseTest, TopKIsFastestFirstWithOlderFirstOnTies) {
@@ -252,51 +310,63 @@ TYPED_TEST(DatabaseTest, CommitRecordRejectsBadRecords) {
   EXPECT_EQ(this->db_->NumRecords().value(), 0);
 }
 
-// Commits, into `db`, records on GMM 16 and GMM 32: some failed, one verified, two targets.
-void FillSample(Database* db) {
-  Workload w16 = db->CommitWorkload(SmallGmm(16)).value();
-  Workload w32 = db->CommitWorkload(SmallGmm(32)).value();
-  TuningRecord verified = MakeRecord(w16, CpuTarget(), TileTrace(16, 1, 4), {2e-4, 2.5e-4});
-  verified.verified = true;
-  for (const TuningRecord& r :
-       {verified, MakeRecord(w16, CpuTarget(), TileTrace(16, 2, 4), {1e-4}),
-        MakeFailedRecord(w16, CpuTarget(), TileTrace(16, 3, 4), "run: timeout after 10 s"),
-        MakeRecord(w32, Sm80Target(), TileTrace(32, 1, 8), {3e-5}),
-        MakeRecord(w32, CpuTarget(), TileTrace(32, 1, 8), {7e-4})}) {
-    ASSERT_TRUE(db->CommitRecord(r).ok());
-  }
+// The file's content.
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 TYPED_TEST(DatabaseTest, ExportImportRoundTripsEveryRecord) {
   FillSample(this->db_.get());
+  // A runoff's re-measurement of the first record: the same trace, timed again.
+  std::vector<TuningRecord> stored = this->db_->AllRecords().value();
+  TuningRecord again = stored[0];
+  again.run_secs = {2.2e-4};
+  again.timestamp += 100;
+  again.retimes = stored[0].id;
+  this->Commit(again);
   const std::string path = this->dir_.Path("records.jsonl");
-  EXPECT_EQ(ExportJsonLines(this->db_.get(), path).value(), 5);
+  EXPECT_EQ(ExportJsonLines(this->db_.get(), path).value(), 6);
 
   std::ifstream in(path);
   std::string first;
   std::getline(in, first);
   nlohmann::json line = nlohmann::json::parse(first);
-  EXPECT_TRUE(line["trace"].is_array()) << "the trace is embedded as JSON, not as a string";
-  EXPECT_TRUE(line["workload"]["func"].is_object());
+  EXPECT_EQ(line["trace_json"], stored[0].trace_json) << "the trace's text, as Record has it";
+  EXPECT_TRUE(line["workload_func"].is_object());
+  EXPECT_EQ(line["id"], stored[0].id);
   EXPECT_EQ(line["args"][0], nlohmann::json::parse(R"(["TENSOR", "float32", [1, 16, 16]])"));
 
   std::unique_ptr<Database> copy = this->OpenOther("copy");
   ImportStats stats = ImportJsonLines(copy.get(), path).value();
-  EXPECT_EQ(stats.imported, 5);
+  EXPECT_EQ(stats.imported, 6) << "the re-measurement is a measurement of its own";
   EXPECT_EQ(stats.duplicates, 0);
+  EXPECT_EQ(stats.links_dropped, 0);
   std::vector<TuningRecord> a = this->db_->AllRecords().value();
   std::vector<TuningRecord> b = copy->AllRecords().value();
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) ExpectSameRecord(a[i], b[i]);
+  EXPECT_EQ(b.back().retimes, b.front().id) << "linked to the record it re-times, here";
   std::vector<Workload> wa = this->db_->AllWorkloads().value();
   std::vector<Workload> wb = copy->AllWorkloads().value();
   ASSERT_EQ(wa.size(), wb.size());
   for (size_t i = 0; i < wa.size(); ++i) EXPECT_TRUE(StructuralEqual(wa[i].func, wb[i].func));
+
+  // Export -> import -> export gives the same file, byte for byte.
+  const std::string again_path = this->dir_.Path("again.jsonl");
+  EXPECT_EQ(ExportJsonLines(copy.get(), again_path).value(), 6);
+  EXPECT_EQ(ReadFile(again_path), ReadFile(path));
+  // And importing it again finds every measurement stored.
+  stats = ImportJsonLines(copy.get(), again_path).value();
+  EXPECT_EQ(stats.imported, 0);
+  EXPECT_EQ(stats.duplicates, 6);
 }
 
-TYPED_TEST(DatabaseTest, ImportMergesOverlappingDatabasesWithoutDuplicates) {
-  // `other` shares one record with db_ (same workload, target, trace; different timing),
-  // has the same trace on another target, and one new record.
+// A merge keeps every measurement: a record of the same program timed at another time is
+// another measurement (a runoff's re-measurement is one), and only the same measurement is a
+// duplicate. A re-measurement's link follows the record it re-times into the merged database,
+// through a duplicate too; one whose record is in neither is kept, with its link dropped.
+TYPED_TEST(DatabaseTest, ImportMergesOverlappingDatabasesKeepingEveryMeasurement) {
   FillSample(this->db_.get());
   std::unique_ptr<Database> other = this->OpenOther("other");
   Workload w16 = other->CommitWorkload(RenamedGmm(16)).value();
@@ -313,17 +383,52 @@ TYPED_TEST(DatabaseTest, ImportMergesOverlappingDatabasesWithoutDuplicates) {
   ImportStats first = ImportJsonLines(merged.get(), mine).value();
   EXPECT_EQ(first.imported, 5);
   ImportStats second = ImportJsonLines(merged.get(), theirs).value();
-  EXPECT_EQ(second.imported, 2);
-  EXPECT_EQ(second.duplicates, 1);
+  EXPECT_EQ(second.imported, 3) << "the same trace timed at another time is kept";
+  EXPECT_EQ(second.duplicates, 0);
   ImportStats again = ImportJsonLines(merged.get(), mine).value();
   EXPECT_EQ(again.imported, 0);
   EXPECT_EQ(again.duplicates, 5);
-  EXPECT_EQ(merged->NumRecords().value(), 7);
+  EXPECT_EQ(merged->NumRecords().value(), 8);
   EXPECT_EQ(merged->AllWorkloads().value().size(), 2u);
   Workload w = merged->FindWorkload(SmallGmm(16)).value().value();
   EXPECT_EQ(BestRecord(merged.get(), SmallGmm(16), Sm90Target(), false).value()->run_secs,
             std::vector<double>{4e-6});
   EXPECT_EQ(merged->TopK(w, CpuTarget(), 1).value()[0].run_secs, std::vector<double>{9e-5});
+
+  // A re-measurement of mine's second record, exported with and without that record.
+  std::vector<TuningRecord> stored = this->db_->AllRecords().value();
+  TuningRecord remeasured = stored[1];
+  remeasured.timestamp += 50;
+  remeasured.run_secs = {1.4e-4};
+  remeasured.retimes = stored[1].id;
+  this->Commit(remeasured);
+  const std::string all = this->dir_.Path("all.jsonl");
+  ASSERT_TRUE(ExportJsonLines(this->db_.get(), all).ok());
+  ImportStats linked = ImportJsonLines(merged.get(), all).value();
+  EXPECT_EQ(linked.imported, 1);
+  EXPECT_EQ(linked.duplicates, 5);
+  EXPECT_EQ(linked.links_dropped, 0);
+  std::vector<TuningRecord> here = merged->AllRecords().value();
+  const TuningRecord& imported = here.back();
+  ASSERT_EQ(imported.run_secs, std::vector<double>{1.4e-4});
+  ASSERT_GE(imported.retimes, 1);
+  auto target = std::find_if(here.begin(), here.end(),
+                             [&](const TuningRecord& r) { return r.id == imported.retimes; });
+  ASSERT_NE(target, here.end());
+  EXPECT_EQ(target->run_secs, stored[1].run_secs)
+      << "linked to the merged database's copy of the record it re-times";
+  EXPECT_EQ(target->trace_json, imported.trace_json);
+
+  std::ifstream in(all);
+  std::string last;
+  for (std::string line; std::getline(in, line);) last = line;
+  const std::string alone = this->dir_.Path("alone.jsonl");
+  std::ofstream(alone) << last << "\n";
+  std::unique_ptr<Database> fresh = this->OpenOther("fresh");
+  ImportStats orphan = ImportJsonLines(fresh.get(), alone).value();
+  EXPECT_EQ(orphan.imported, 1);
+  EXPECT_EQ(orphan.links_dropped, 1);
+  EXPECT_EQ(fresh->AllRecords().value()[0].retimes, 0) << "re-times a record not held here";
 }
 
 TYPED_TEST(DatabaseTest, ImportErrorsNameFileAndLineAndChangeNothing) {
@@ -339,11 +444,23 @@ TYPED_TEST(DatabaseTest, ImportErrorsNameFileAndLineAndChangeNothing) {
     std::string expected;
   };
   nlohmann::json bad_trace = nlohmann::json::parse(line1);
-  bad_trace["trace"] = nlohmann::json::parse(R"([[["Nope", [], [], []]], []])");
+  bad_trace["trace_json"] = R"([[["Nope", [], [], []]], []])";
   nlohmann::json bad_args = nlohmann::json::parse(line1);
   bad_args["args"] = nlohmann::json::parse(R"([["TENSOR", "float99", [1]]])");
+  nlohmann::json old = nlohmann::json::parse(line1);
+  old["timestamp"] = 1.7e8;  // 1975
+  nlohmann::json small = nlohmann::json::parse(line1);
+  std::string func = small["workload_func"].dump();
+  func.replace(func.find("[1,16,16]"), 9, "[1,16,4]");  // A read over 16 columns
+  small["workload_func"] = nlohmann::json::parse(func);
+  small.erase("args");
+  nlohmann::json forged = nlohmann::json::parse(line1);
+  forged["provenance"]["compiler"] = std::string(4096, 'c');
   for (const Case& c : {Case{"{not json", "malformed JSON"}, Case{R"({"workload": 3})", "workload"},
-                        Case{bad_trace.dump(), "trace"}, Case{bad_args.dump(), "args[0][1]"}}) {
+                        Case{bad_trace.dump(), "trace_json"}, Case{bad_args.dump(), "args[0][1]"},
+                        Case{old.dump(), "timestamp: 170000000 (1975-05-22) is before 2020-01-01"},
+                        Case{small.dump(), "outside its extent 4"},
+                        Case{forged.dump(), "provenance.compiler: 4096 bytes"}}) {
     const std::string path = this->dir_.Path("bad.jsonl");
     std::ofstream(path) << line1 << "\n\n" << c.second_line << "\n";
     std::unique_ptr<Database> target = this->OpenOther("target");

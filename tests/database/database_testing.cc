@@ -99,6 +99,33 @@ void ExpectSchemaTwoMigratesInPlace(const std::function<std::unique_ptr<Database
   EXPECT_GT(all[1].stage_secs.build, 0);
 }
 
+void ExpectSchemaThreeMigratesInPlace(const std::function<std::unique_ptr<Database>()>& open,
+                                      const std::function<void()>& downgrade_to_schema_three) {
+  int64_t old_id = -1;
+  {
+    std::unique_ptr<Database> db = open();
+    ASSERT_NE(db, nullptr);
+    Workload w = db->CommitWorkload(SmallGmm(16)).value();
+    old_id = db->CommitRecord(MakeRecord(w, CpuTarget(), TileTrace(16, 1, 2), {1e-4})).value();
+  }
+  downgrade_to_schema_three();
+  std::unique_ptr<Database> db = open();
+  ASSERT_NE(db, nullptr);
+  std::vector<TuningRecord> all = db->AllRecords().value();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].retimes, -1);
+  EXPECT_GT(all[0].stage_secs.build, 0) << "the stage times stay";
+  Workload w = db->CommitWorkload(SmallGmm(16)).value();
+  TuningRecord again = MakeRecord(w, CpuTarget(), TileTrace(16, 1, 2), {1.1e-4});
+  again.retimes = old_id;
+  db->CommitRecord(again).value();
+  db.reset();
+  all = open()->AllRecords().value();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].retimes, -1);
+  EXPECT_EQ(all[1].retimes, old_id);
+}
+
 void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b) {
   EXPECT_EQ(a.workload_id, b.workload_id);
   EXPECT_EQ(a.target, b.target);

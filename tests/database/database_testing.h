@@ -49,6 +49,13 @@ void ExpectSameRecord(const TuningRecord& a, const TuningRecord& b);
 void ExpectSchemaTwoMigratesInPlace(const std::function<std::unique_ptr<Database>()>& open,
                                     const std::function<void()>& downgrade_to_schema_two);
 
+// The schema 3 -> 4 migration of a backend: commits a record through `open`, lets
+// `downgrade_to_schema_three` remove the retimes column and the version row 4, then checks that
+// `open` migrates it in place: the old record is a measurement of its own (retimes -1), and a
+// new re-measurement keeps its link.
+void ExpectSchemaThreeMigratesInPlace(const std::function<std::unique_ptr<Database>()>& open,
+                                      const std::function<void()>& downgrade_to_schema_three);
+
 // A fresh directory, removed with its contents when it goes out of scope (kept when the test
 // failed).
 using TempDir = ScopedTempDir;

@@ -1,7 +1,8 @@
 // Tests of database/json_lines.cc, on the in-memory database (the typed suite in
 // database_test.cc runs export and import on every kind): one line per record, duplicates
-// found by value (a trace re-indented or with its keys reordered is the same trace, and so is
-// an earlier line of the same file), blank lines skipped, and errors that name the file.
+// found by value (the same measurement of a trace re-indented or with its keys reordered is the
+// same measurement, and so is an earlier line of the same file; another timing of the same
+// trace is not), blank lines skipped, and errors that name the file.
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -47,7 +48,7 @@ TEST(JsonLinesTest, ExportWritesOneObjectPerLine) {
   for (const std::string& line : lines) {
     json j = json::parse(line);
     EXPECT_EQ(j["target"], CpuTarget());
-    EXPECT_TRUE(j["workload"]["func"].is_object());
+    EXPECT_TRUE(j["workload_func"].is_object());
   }
   EXPECT_EQ(ExportJsonLines(NewMemoryDatabase().get(), path).value(), 0);
   EXPECT_TRUE(Lines(path).empty()) << "export replaces the file";
@@ -56,9 +57,10 @@ TEST(JsonLinesTest, ExportWritesOneObjectPerLine) {
 TEST(JsonLinesTest, TracesCompareAsJsonValuesNotAsText) {
   TempDir dir;
   const std::string path = dir.Path("records.jsonl");
-  ASSERT_TRUE(ExportJsonLines(TwoRecords().get(), path).ok());
-  // The stored records hold the same traces as indented text, the file's lines as compact
-  // JSON; blank lines in the file are skipped.
+  std::unique_ptr<Database> source = TwoRecords();
+  ASSERT_TRUE(ExportJsonLines(source.get(), path).ok());
+  // The stored records are the same measurements with their traces as indented text; blank
+  // lines in the file are skipped.
   std::vector<std::string> lines = Lines(path);
   {
     std::ofstream out(path, std::ios::trunc);
@@ -66,15 +68,32 @@ TEST(JsonLinesTest, TracesCompareAsJsonValuesNotAsText) {
   }
   std::unique_ptr<Database> db = NewMemoryDatabase();
   Workload w = db->CommitWorkload(SmallGmm(16)).value();
-  for (int loop : {1, 2}) {
-    const std::string indented = json::parse(TileTrace(16, loop, 4)).dump(2);
-    ASSERT_NE(indented, TileTrace(16, loop, 4));
-    ASSERT_TRUE(db->CommitRecord(MakeRecord(w, CpuTarget(), indented, {3e-4})).ok());
+  std::vector<TuningRecord> records = source->AllRecords().value();
+  for (TuningRecord r : records) {
+    const std::string indented = json::parse(r.trace_json).dump(2);
+    ASSERT_NE(indented, r.trace_json);
+    r.trace_json = indented;
+    r.workload_id = w.id;
+    ASSERT_TRUE(db->CommitRecord(r).ok());
   }
   ImportStats stats = ImportJsonLines(db.get(), path).value();
   EXPECT_EQ(stats.imported, 0);
   EXPECT_EQ(stats.duplicates, 2);
   EXPECT_EQ(db->NumRecords().value(), 2);
+}
+
+// The same program timed again (a runoff's re-measurement) is another measurement.
+TEST(JsonLinesTest, AnotherTimingOfTheSameTraceIsNoDuplicate) {
+  TempDir dir;
+  const std::string path = dir.Path("records.jsonl");
+  std::unique_ptr<Database> source = TwoRecords();
+  ASSERT_TRUE(ExportJsonLines(source.get(), path).ok());
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  Workload w = db->CommitWorkload(SmallGmm(16)).value();
+  ASSERT_TRUE(db->CommitRecord(MakeRecord(w, CpuTarget(), TileTrace(16, 1, 4), {1e-4})).ok());
+  ImportStats stats = ImportJsonLines(db.get(), path).value();
+  EXPECT_EQ(stats.imported, 2) << "another timestamp: another measurement";
+  EXPECT_EQ(stats.duplicates, 0);
 }
 
 TEST(JsonLinesTest, AnEarlierLineOfTheSameFileMakesADuplicate) {

@@ -1,6 +1,6 @@
 // What only the PostgreSQL database has: URLs (OpenDatabase picks the backend, passwords never
 // reach messages), a server that may be unreachable, schema versions and the migrations from
-// schemas 1 and 2, and several processes committing to one database at once. Runs on the test
+// schemas 1, 2 and 3, and several processes committing to one database at once. Runs on the test
 // process's throw-away cluster (postgres_cluster.h); skips, saying why, without the server
 // binaries. The Database contract itself is checked by the typed suite in database_test.cc.
 #include <libpq-fe.h>
@@ -24,6 +24,7 @@ namespace {
 
 using ::tessera::testing::CpuTarget;
 using ::tessera::testing::ExpectSameRecord;
+using ::tessera::testing::ExpectSchemaThreeMigratesInPlace;
 using ::tessera::testing::ExpectSchemaTwoMigratesInPlace;
 using ::tessera::testing::MakeFailedRecord;
 using ::tessera::testing::MakeRecord;
@@ -43,9 +44,11 @@ void RawExec(const std::string& url, const std::string& sql) {
   PQfinish(conn);
 }
 
-// Makes the records table what schema 2 had: no stage times.
+// Makes the records table what schema 3 had: no re-timing links.
+constexpr const char* kDropRetimesColumn = "ALTER TABLE records DROP COLUMN retimes; ";
+// Makes the records table what schema 2 had: no stage times (nor links).
 constexpr const char* kDropStageColumns =
-    "ALTER TABLE records DROP COLUMN build_secs, DROP COLUMN run_wall_secs, "
+    "ALTER TABLE records DROP COLUMN retimes, DROP COLUMN build_secs, DROP COLUMN run_wall_secs, "
     "DROP COLUMN verify_secs, DROP COLUMN search_secs; ";
 
 class PostgresDatabaseTest : public ::testing::Test {
@@ -166,6 +169,19 @@ TEST_F(PostgresDatabaseTest, MigratesSchemaTwoInPlace) {
                 absl::StrCat(kDropStageColumns,
                              "DELETE FROM schema_version; INSERT INTO schema_version (version) "
                              "VALUES (1), (2)"));
+      });
+}
+
+// A schema 3 database (no re-timing links) opens: its records are measurements of their own,
+// and new records keep their links.
+TEST_F(PostgresDatabaseTest, MigratesSchemaThreeInPlace) {
+  ExpectSchemaThreeMigratesInPlace(
+      [&] { return Open(); },
+      [&] {
+        RawExec(url_,
+                absl::StrCat(kDropRetimesColumn,
+                             "DELETE FROM schema_version; INSERT INTO schema_version (version) "
+                             "VALUES (1), (2), (3)"));
       });
 }
 

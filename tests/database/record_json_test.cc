@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "ir/serialize_json.h"
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
 #include "tests/database/database_testing.h"
@@ -174,23 +175,36 @@ TEST(RecordJsonTest, ValidateRecordAcceptsRealRecordsAndNamesTheBadField) {
 TEST(RecordJsonTest, JsonLineRoundTripsEveryField) {
   Workload w = GmmWorkload(16);
   TuningRecord record = MakeRecord(w, CpuTarget(), TileTrace(16, 3, 2), {3e-4, 1e-4});
+  record.id = 12;
   record.verified = true;
   record.job_id = "job-42";
+  record.retimes = 7;
   json line = RecordToJsonLine(w, record);
 
-  EXPECT_EQ(line["workload"]["hash"], w.hash);
-  EXPECT_TRUE(line["trace"].is_array() || line["trace"].is_object())
-      << "the trace is embedded as JSON, not as a string";
+  // The service's Record names (proto/tessera.proto), and what Record leaves out.
+  EXPECT_EQ(line["id"], 12);
+  EXPECT_EQ(line["workload_hash"], w.hash);
+  EXPECT_TRUE(line["workload_func"].is_object());
+  EXPECT_EQ(line["trace_json"], record.trace_json) << "the trace's text, as Record carries it";
+  EXPECT_EQ(line["run_seconds"], json::parse("[3e-4, 1e-4]"));
   EXPECT_EQ(line["error_kind"], "");
+  EXPECT_EQ(line["error_msg"], "");
   EXPECT_EQ(line["job_id"], "job-42");
+  EXPECT_DOUBLE_EQ(line["mean_seconds"].get<double>(), 2e-4);
+  EXPECT_EQ(line["stage_seconds"]["build"], record.stage_secs.build);
+  EXPECT_EQ(line["retimes_record_id"], 7);
+  for (const char* legacy : {"workload", "trace", "run_secs", "error", "stage_secs"}) {
+    EXPECT_FALSE(line.contains(legacy)) << legacy;
+  }
 
   // Through text, as a JSON-lines file carries it.
   absl::StatusOr<JsonLineRecord> back = RecordFromJsonLine(json::parse(line.dump()));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(StructuralEqual(back->func, w.func));
-  EXPECT_EQ(back->record.id, -1);
+  EXPECT_EQ(back->record.id, 12) << "the id of the database that wrote the line";
+  EXPECT_EQ(back->record.retimes, 7);
   EXPECT_EQ(back->record.workload_id, -1);
-  EXPECT_EQ(json::parse(back->record.trace_json), json::parse(record.trace_json));
+  EXPECT_EQ(back->record.trace_json, record.trace_json) << "the very text";
   EXPECT_EQ(back->record.target, record.target);
   EXPECT_EQ(back->record.run_secs, record.run_secs);
   EXPECT_EQ(back->record.error, MeasureError::kNone);
@@ -199,11 +213,40 @@ TEST(RecordJsonTest, JsonLineRoundTripsEveryField) {
   EXPECT_EQ(back->record.provenance.compiler, record.provenance.compiler);
   EXPECT_TRUE(back->record.verified);
   EXPECT_EQ(back->record.job_id, "job-42");
-  EXPECT_EQ(line["stage_secs"]["build"], record.stage_secs.build);
   EXPECT_EQ(back->record.stage_secs.build, record.stage_secs.build);
   EXPECT_EQ(back->record.stage_secs.run, record.stage_secs.run);
   EXPECT_EQ(back->record.stage_secs.verify, record.stage_secs.verify);
   EXPECT_EQ(back->record.stage_secs.search, record.stage_secs.search);
+  // A measurement of its own carries no link at all.
+  record.retimes = -1;
+  EXPECT_FALSE(RecordToJsonLine(w, record).contains("retimes_record_id"));
+  EXPECT_EQ(RecordFromJsonLine(RecordToJsonLine(w, record))->record.retimes, -1);
+}
+
+// Files written before the names followed Record still import.
+TEST(RecordJsonTest, JsonLineWithTheOldNamesIsRead) {
+  Workload w = GmmWorkload(16);
+  const TuningRecord record =
+      MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 8), "build: cc exited with 1");
+  const json legacy = {{"workload", {{"hash", w.hash}, {"func", ToJson(w.func)}}},
+                       {"target", record.target},
+                       {"trace", json::parse(record.trace_json)},
+                       {"run_secs", json::array()},
+                       {"error", record.error_msg},
+                       {"args", ArgInfosToJson(record.args)},
+                       {"timestamp", record.timestamp},
+                       {"provenance", ProvenanceToJson(record.provenance)},
+                       {"verified", false},
+                       {"stage_secs", {{"build", 0.5}}}};
+  absl::StatusOr<JsonLineRecord> back = RecordFromJsonLine(legacy);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(StructuralEqual(back->func, w.func));
+  EXPECT_EQ(json::parse(back->record.trace_json), json::parse(record.trace_json));
+  EXPECT_EQ(back->record.error, MeasureError::kBuild);
+  EXPECT_EQ(back->record.error_msg, "build: cc exited with 1");
+  EXPECT_EQ(back->record.stage_secs.build, 0.5);
+  EXPECT_EQ(back->record.id, -1);
+  EXPECT_EQ(back->record.retimes, -1);
 }
 
 TEST(RecordJsonTest, JsonLineOfAFailedRecordKeepsItsKind) {
@@ -212,6 +255,7 @@ TEST(RecordJsonTest, JsonLineOfAFailedRecordKeepsItsKind) {
   failed.error = MeasureError::kWrongOutput;
   json line = RecordToJsonLine(w, failed);
   EXPECT_EQ(line["error_kind"], "wrong_output");
+  EXPECT_EQ(line["mean_seconds"], 0.0) << "as Record: 0 when failed";
   absl::StatusOr<JsonLineRecord> back = RecordFromJsonLine(line);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->record.error, MeasureError::kWrongOutput);
@@ -224,7 +268,8 @@ TEST(RecordJsonTest, JsonLineWithoutErrorKindTakesItFromTheLegacyMessage) {
       w, MakeFailedRecord(w, CpuTarget(), TileTrace(16, 1, 8), "run: timed out after 1s"));
   line.erase("error_kind");
   line.erase("job_id");
-  line.erase("stage_secs");
+  line.erase("stage_seconds");
+  line.erase("id");
   absl::StatusOr<JsonLineRecord> back = RecordFromJsonLine(line);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->record.error, MeasureError::kTimeout);
@@ -238,11 +283,8 @@ TEST(RecordJsonTest, JsonLineErrorsNameTheField) {
 
   ExpectInvalid(RecordFromJsonLine(json::parse("[1]")).status(), "expected a JSON object");
   json j = good;
-  j.erase("workload");
-  ExpectInvalid(RecordFromJsonLine(j).status(), "workload: missing");
-  j = good;
-  j["workload"].erase("func");
-  ExpectInvalid(RecordFromJsonLine(j).status(), "workload.func: missing");
+  j.erase("workload_func");
+  ExpectInvalid(RecordFromJsonLine(j).status(), "workload_func: missing");
   j = good;
   j.erase("target");
   ExpectInvalid(RecordFromJsonLine(j).status(), "target: missing");
@@ -250,11 +292,15 @@ TEST(RecordJsonTest, JsonLineErrorsNameTheField) {
   j["target"] = 7;
   ExpectInvalid(RecordFromJsonLine(j).status(), "target: expected a string");
   j = good;
-  j.erase("trace");
-  ExpectInvalid(RecordFromJsonLine(j).status(), "trace: missing");
+  j.erase("trace_json");
+  ExpectInvalid(RecordFromJsonLine(j).status(), "trace_json: missing");
   j = good;
-  j["run_secs"] = json::array({1e-4, nullptr});
-  ExpectInvalid(RecordFromJsonLine(j).status(), "run_secs[1]: expected a number");
+  j["trace_json"] = "not json";
+  absl::Status trace = RecordFromJsonLine(j).status();
+  EXPECT_EQ(trace.message().rfind("trace_json: ", 0), 0u) << trace;
+  j = good;
+  j["run_seconds"] = json::array({1e-4, nullptr});
+  ExpectInvalid(RecordFromJsonLine(j).status(), "run_seconds[1]: expected a number");
   j = good;
   j["timestamp"] = "yesterday";
   ExpectInvalid(RecordFromJsonLine(j).status(), "timestamp: expected a number");
@@ -262,13 +308,92 @@ TEST(RecordJsonTest, JsonLineErrorsNameTheField) {
   j["verified"] = 1;
   ExpectInvalid(RecordFromJsonLine(j).status(), "verified: expected true or false");
   j = good;
+  j["id"] = 0;
+  ExpectInvalid(RecordFromJsonLine(j).status(), "id: expected an integer >= 1");
+  j = good;
+  j["retimes_record_id"] = "3";
+  ExpectInvalid(RecordFromJsonLine(j).status(), "retimes_record_id: expected an integer >= 0");
+  j = good;
   j["error_kind"] = "melted";
   absl::Status kind = RecordFromJsonLine(j).status();
   EXPECT_EQ(kind.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(kind.message().rfind("error_kind: ", 0), 0u) << kind;
   j = good;
-  j["run_secs"] = json::array({-2.0});
-  ExpectInvalid(RecordFromJsonLine(j).status(), "run_secs[0]: expected a finite time >= 0, got -2");
+  j["run_seconds"] = json::array({-2.0});
+  ExpectInvalid(RecordFromJsonLine(j).status(),
+                "run_seconds[0]: expected a finite time >= 0, got -2");
+  j = good;
+  j["error_kind"] = "timeout";
+  ExpectInvalid(RecordFromJsonLine(j).status(), "error_msg: a timeout record needs a message");
+}
+
+// An import checks each line as strictly as SubmitJob checks a workload, and names the field.
+TEST(RecordJsonTest, ImportChecksRefuseWhatNoTesseraWrote) {
+  Workload w = GmmWorkload(16);
+  const TuningRecord record = MakeRecord(w, CpuTarget(), TileTrace(16, 1, 4), {1e-4});
+  const double now = record.timestamp + 3600;
+  auto check = [&](const json& line) {
+    absl::StatusOr<JsonLineRecord> entry = RecordFromJsonLine(line);
+    return entry.ok() ? CheckImportedRecord(*entry, now) : entry.status();
+  };
+  auto expect_refused = [&](const json& line, const std::string& prefix) {
+    absl::Status s = check(line);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << prefix;
+    EXPECT_EQ(s.message().rfind(prefix, 0), 0u) << "expected \"" << prefix << "...\", got " << s;
+  };
+  const json good = RecordToJsonLine(w, record);
+  EXPECT_TRUE(check(good).ok()) << check(good);
+
+  // A workload whose buffer shapes contradict its loops: A of 1x8x16 read over 16 rows.
+  std::string func_text = good["workload_func"].dump();
+  const std::string shape = "[1,16,16]";
+  ASSERT_NE(func_text.find(shape), std::string::npos) << func_text;
+  func_text.replace(func_text.find(shape), shape.size(), "[1,8,16]");
+  json j = good;
+  j["workload_func"] = json::parse(func_text);
+  j.erase("args");
+  expect_refused(j, "workload_func: verify ");
+  EXPECT_NE(check(j).message().find("outside its extent 8"), std::string::npos) << check(j);
+
+  j = good;
+  j["timestamp"] = 170000000.0;  // 1975
+  expect_refused(j, "timestamp: 170000000 (1975-05-22) is before 2020-01-01");
+  j = good;
+  j["timestamp"] = now + 3 * 86400;
+  expect_refused(j, "timestamp: ");
+  j = good;
+  j.erase("timestamp");
+  expect_refused(j, "timestamp: 0 (1970-01-01) is before 2020-01-01");
+
+  j = good;
+  j["provenance"]["device"] = std::string(5000, 'x');
+  expect_refused(j, "provenance.device: 5000 bytes, more than 1024");
+  j = good;
+  j["provenance"]["worker_id"] = "worker-1\nINFO forged log line";
+  expect_refused(j, "provenance.worker_id: not printable UTF-8 text");
+  j = good;
+  j["provenance"]["tessera_version"] = "latest; rm -rf /";
+  expect_refused(j, "provenance.tessera_version: 'latest; rm -rf /' is not a version");
+  j = good;
+  j["job_id"] = std::string(2000, 'j');
+  expect_refused(j, "job_id: 2000 bytes");
+
+  j = good;
+  j["args"][0][2] = json::array({1, 4, 4});
+  expect_refused(j, "args: do not match the parameters of workload_func");
+  j = good;
+  j["target"] = "tpu -cores=3";
+  expect_refused(j, "target: ");
+  j = good;
+  std::string trace = record.trace_json;  // a trace of another function: no block "D" here
+  ASSERT_NE(trace.find("\"C\""), std::string::npos) << trace;
+  trace.replace(trace.find("\"C\""), 3, "\"D\"");
+  j["trace_json"] = trace;
+  expect_refused(j, "trace_json: does not replay on workload_func: ");
+  j = good;
+  j["id"] = 3;
+  j["retimes_record_id"] = 5;
+  expect_refused(j, "retimes_record_id: 5 is not an earlier record than id 3");
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ namespace {
 
 using ::tessera::testing::CpuTarget;
 using ::tessera::testing::ExpectSameRecord;
+using ::tessera::testing::ExpectSchemaThreeMigratesInPlace;
 using ::tessera::testing::ExpectSchemaTwoMigratesInPlace;
 using ::tessera::testing::MakeFailedRecord;
 using ::tessera::testing::MakeRecord;
@@ -100,8 +101,11 @@ class SqliteDatabaseTest : public ::testing::Test {
     return db.ok() ? *std::move(db) : nullptr;
   }
 
-  // Makes the file's records table what schema 2 had: no stage times.
+  // Makes the file's records table what schema 3 had: no re-timing links.
+  void DropRetimesColumn() { RawExec(path_, "ALTER TABLE records DROP COLUMN retimes"); }
+  // Makes the file's records table what schema 2 had: no stage times (nor links).
   void DropStageColumns() {
+    DropRetimesColumn();
     for (const char* column : {"build_secs", "run_wall_secs", "verify_secs", "search_secs"}) {
       RawExec(path_, std::string("ALTER TABLE records DROP COLUMN ") + column);
     }
@@ -216,7 +220,20 @@ TEST_F(SqliteDatabaseTest, MigratesSchemaTwoInPlace) {
                                    RawExec(path_,
                                            "INSERT INTO schema_version (version) VALUES (2)");
                                  });
-  EXPECT_EQ(RawQueryInt(path_, "SELECT MAX(version) FROM schema_version"), 3);
+  EXPECT_EQ(RawQueryInt(path_, "SELECT MAX(version) FROM schema_version"), 4);
+}
+
+// A schema 3 file (no re-timing links) opens: its records are measurements of their own, and
+// new records keep their links.
+TEST_F(SqliteDatabaseTest, MigratesSchemaThreeInPlace) {
+  ExpectSchemaThreeMigratesInPlace([&] { return Open(); },
+                                   [&] {
+                                     DropRetimesColumn();
+                                     RawExec(path_, "DELETE FROM schema_version");
+                                     RawExec(path_,
+                                             "INSERT INTO schema_version (version) VALUES (3)");
+                                   });
+  EXPECT_EQ(RawQueryInt(path_, "SELECT MAX(version) FROM schema_version"), 4);
 }
 
 TEST_F(SqliteDatabaseTest, RejectsFilesThatAreNotTesseraDatabases) {

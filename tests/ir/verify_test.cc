@@ -1,8 +1,14 @@
 // Tests of the well-formedness verifier: it accepts the hand-built functions and every
-// workload, and rejects each kind of malformed function with a message naming the culprit.
+// workload, and rejects each kind of malformed function with a message naming the culprit. And
+// of the bounds check: every workload passes (padding reads guarded by selects included), and a
+// function whose buffer shapes contradict its loops is refused, naming the block, buffer and
+// index.
 #include "ir/verify.h"
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
@@ -219,6 +225,88 @@ TEST(VerifyTest, RejectsNullPieces) {
   s.block.body = Stmt();
   ExpectRejected(s.Func(), "block \"B\": a statement is null");
   EXPECT_EQ(VerifyWellFormed(PrimFunc()).code(), absl::StatusCode::kInvalidArgument);
+}
+
+void ExpectOutOfBounds(const PrimFunc& f, const std::string& fragment) {
+  ASSERT_TRUE(VerifyWellFormed(f).ok()) << VerifyWellFormed(f);
+  absl::Status s = VerifyAccessesInBounds(f);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << fragment;
+  EXPECT_NE(s.message().find(fragment), std::string::npos)
+      << "expected \"" << fragment << "\" in: " << s.message();
+}
+
+TEST(VerifyBoundsTest, AcceptsEveryWorkloadAndTheHandBuiltFunctions) {
+  for (const WorkloadInfo& info : ListWorkloads()) {
+    absl::StatusOr<PrimFunc> f = MakeWorkload(info.name, {}, info.dtypes.front());
+    ASSERT_TRUE(f.ok()) << info.name << ": " << f.status();
+    EXPECT_TRUE(VerifyAccessesInBounds(*f).ok()) << info.name << ": " << VerifyAccessesInBounds(*f);
+  }
+  // Odd shapes: padding wider than the kernel's reach, strides, dilations, groups.
+  for (const auto& [name, params] :
+       std::vector<std::pair<std::string, std::map<std::string, int64_t>>>{
+           {"C2D", {{"H", 7}, {"W", 9}, {"K", 3}, {"stride", 3}, {"padding", 2}}},
+           {"DIL", {{"H", 12}, {"W", 12}, {"K", 3}, {"padding", 2}, {"dilation", 3}}},
+           {"T2D", {{"H", 5}, {"W", 3}, {"K", 3}, {"stride", 2}, {"padding", 2}}},
+           {"C1D", {{"L", 17}, {"K", 5}, {"stride", 2}, {"padding", 2}}},
+           {"GRP", {{"H", 9}, {"W", 9}, {"CI", 8}, {"CO", 8}, {"groups", 2}}},
+           {"GMM", {{"M", 3}, {"N", 5}, {"K", 7}}}}) {
+    absl::StatusOr<PrimFunc> f = MakeWorkload(name, params, "float32");
+    ASSERT_TRUE(f.ok()) << name << ": " << f.status();
+    EXPECT_TRUE(VerifyAccessesInBounds(*f).ok()) << name << ": " << VerifyAccessesInBounds(*f);
+  }
+  for (const PrimFunc& f : testing::HandBuiltFunctions()) {
+    EXPECT_TRUE(VerifyAccessesInBounds(f).ok()) << f.name() << ": " << VerifyAccessesInBounds(f);
+  }
+  EXPECT_TRUE(VerifyAccessesInBounds(Simple().Func()).ok());
+}
+
+// A buffer of 4 elements read over an iteration domain of 8: the shape contradicts the loops.
+TEST(VerifyBoundsTest, RejectsABufferSmallerThanItsLoopsReach) {
+  Simple s;
+  s.a = Buffer::Make("A", DataType::Float32(), {4});
+  s.block.reads = {BufferRegion{s.a, {Range{s.vi, 1}}}};
+  s.block.body = BufferStore(s.b, s.a.Load({s.vi}) + 1, {s.vi});
+  ExpectOutOfBounds(s.Func(),
+                    "verify simple: block \"B\": load of A: index 0 takes values 0..7, "
+                    "outside its extent 4");
+  // The same for a store, and for an offset that reaches past the end.
+  Simple t;
+  t.block.body = BufferStore(t.b, t.a.Load({t.vi}), {t.vi + 1});
+  t.block.writes = {BufferRegion{t.b, {Range{t.vi + 1, 1}}}};
+  ExpectOutOfBounds(t.Func(), "store of B: index 0 takes values 1..8, outside its extent 8");
+}
+
+// A loop of 16 bound to an iteration variable of domain 8.
+TEST(VerifyBoundsTest, RejectsABindingOutsideItsDomain) {
+  Simple s;
+  ExpectOutOfBounds(s.Func(s.Loop(Realize({s.i}, True(), s.block), 16)),
+                    "block \"B\": iteration variable vi is bound to values 0..15, outside its "
+                    "domain 0..7");
+}
+
+// Padding: B[vi] = select(2 <= vi && vi < 10, A[vi - 2], 0) over 12 values of vi, A of 8. The
+// guarded read stays in bounds; without its guard, or with a guard that does not keep it
+// inside, it does not.
+TEST(VerifyBoundsTest, AcceptsAReadGuardedByItsCondition) {
+  Simple s;
+  s.b = Buffer::Make("B", DataType::Float32(), {12});
+  s.block.iter_vars = {{s.vi, Range{0, 12}, IterKind::kSpatial}};
+  s.block.reads = {BufferRegion{s.a, {Range{s.vi - 2, 1}}}};
+  s.block.writes = {BufferRegion{s.b, {Range{s.vi, 1}}}};
+  const Expr zero = FloatImm(DataType::Float32(), 0);
+  auto with = [&](const Expr& guard) {
+    s.block.body = BufferStore(s.b, Select(guard, s.a.Load({s.vi - 2}), zero), {s.vi});
+    return s.Func(s.Loop(Realize({s.i}, True(), s.block), 12));
+  };
+  EXPECT_TRUE(VerifyAccessesInBounds(with(And(LE(Expr(2), s.vi), LT(s.vi, 10)))).ok());
+  EXPECT_TRUE(VerifyAccessesInBounds(with(And(GE(s.vi - 2, 0), GT(Expr(10), s.vi)))).ok());
+  ExpectOutOfBounds(with(LT(s.vi, 10)), "load of A: index 0 takes values -2..7");
+  ExpectOutOfBounds(with(And(GE(s.vi, 2), LT(s.vi, 11))), "load of A: index 0 takes values 0..8");
+  // A condition that does not bound vi alone is not judged: it may keep the read inside.
+  EXPECT_TRUE(VerifyAccessesInBounds(with(EQ(FloorMod(s.vi, 3), 0))).ok());
+  // Nor is the other branch of a select.
+  s.block.body = BufferStore(s.b, Select(LT(s.vi, 2), zero, s.a.Load({s.vi - 2})), {s.vi});
+  EXPECT_TRUE(VerifyAccessesInBounds(s.Func(s.Loop(Realize({s.i}, True(), s.block), 12))).ok());
 }
 
 }  // namespace
