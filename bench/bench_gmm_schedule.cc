@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "base/median.h"
 #include "base/random.h"
 #include "frontend/workloads.h"
 #include "ir/analysis.h"
@@ -34,12 +35,6 @@ constexpr double kTargetSpeedup = 10;
 int Fail(const std::string& message) {
   std::fprintf(stderr, "bench_gmm_schedule: error: %s\n", message.c_str());
   return 1;
-}
-
-double Median(std::vector<double> secs) {
-  std::sort(secs.begin(), secs.end());
-  const size_t n = secs.size();
-  return n % 2 ? secs[n / 2] : (secs[n / 2 - 1] + secs[n / 2]) / 2;
 }
 
 int Bench(int64_t size, const std::string& trace_path, int repeat) {

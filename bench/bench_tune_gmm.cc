@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "base/median.h"
 #include "base/random.h"
 #include "database/database.h"
 #include "frontend/workloads.h"
@@ -95,12 +96,6 @@ std::vector<Checkpoint> TuneTo(int64_t n, const std::vector<int>& budgets,
     out.push_back(total);
   }
   return out;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int Bench(const std::vector<int64_t>& sizes, const std::vector<int>& budgets, int64_t first_seed,

@@ -211,6 +211,7 @@ int RunTune(const TuneCommandOptions& o) {
       }
       task["default_seconds"] = t.default_secs ? nlohmann::json(*t.default_secs) : nlohmann::json();
       task["gain"] = t.gain() ? nlohmann::json(*t.gain()) : nlohmann::json();
+      task["disturbed"] = t.disturbed;
       if (!t.default_error.empty()) task["default_error"] = t.default_error;
       task["runoff"] = nlohmann::json::array();
       for (const Runoff& r : t.runoffs) {

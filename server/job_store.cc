@@ -30,6 +30,8 @@ std::string ReportedOutcomeToJson(const ReportedOutcome& r) {
   j["build_secs"] = r.outcome.build_secs;
   j["run_wall_secs"] = r.outcome.run_wall_secs;
   j["verify_secs"] = r.outcome.verify_secs;
+  j["process_medians"] = RunSecsToJson(r.outcome.process_medians);
+  j["disturbed"] = r.outcome.disturbed;
   j["provenance"] = ProvenanceToJson(r.provenance);
   j["worker_id"] = r.provenance.worker_id;
   return j.dump();
@@ -48,6 +50,10 @@ absl::StatusOr<ReportedOutcome> ReportedOutcomeFromJson(const std::string& text)
   r.outcome.build_secs = j.value("build_secs", 0.0);
   r.outcome.run_wall_secs = j.value("run_wall_secs", 0.0);
   r.outcome.verify_secs = j.value("verify_secs", 0.0);
+  if (j.contains("process_medians")) {
+    TESSERA_ASSIGN_OR_RETURN(r.outcome.process_medians, RunSecsFromJson(j["process_medians"]));
+  }
+  r.outcome.disturbed = j.value("disturbed", false);
   if (j.contains("provenance")) {
     TESSERA_ASSIGN_OR_RETURN(r.provenance, ProvenanceFromJson(j["provenance"]));
   }

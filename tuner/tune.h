@@ -64,6 +64,8 @@ struct TaskSummary {
   int timeouts = 0;
   int wrong_outputs = 0;  // new bests whose check failed
   int workers_lost = 0;   // quarantined by the service after killing workers
+  // Candidates whose processes still disagreed beyond the noise (MeasureOutcome::disturbed).
+  int disturbed = 0;
   // Mean seconds per run of the task's best record (this run or earlier): a verified one when
   // the job verifies, else the fastest that ran; nullopt while there is none.
   std::optional<double> best_secs;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/logging.h"
+#include "base/median.h"
 #include "base/status_macros.h"
 #include "cost_model/cost_model.h"
 #include "cost_model/features.h"
@@ -97,12 +98,6 @@ void CountError(MeasureError error, TaskSummary* summary) {
       ++summary->workers_lost;
       break;
   }
-}
-
-double Median(std::vector<double> s) {
-  std::sort(s.begin(), s.end());
-  size_t n = s.size();
-  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 // The cost model's label of a measurement: the median run (robust to one noisy repeat); failed
@@ -313,6 +308,12 @@ class TuningJob::Impl {
         summary.warnings.push_back(
             absl::StrCat(task, "the default schedule failed: ", t.default_error));
       }
+      if (t.disturbed > 0) {
+        summary.warnings.push_back(absl::StrCat(
+            task, t.disturbed, " of ", t.trials,
+            " candidate(s) timed differently in each process beyond the noise: another program "
+            "was likely using the cores, and their times may be off"));
+      }
       if (t.trials == 0) {
         if (finished_) summary.warnings.push_back(absl::StrCat(task, "not measured"));
       } else if (!t.best_secs) {
@@ -405,7 +406,8 @@ class TuningJob::Impl {
     TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records,
                              db_->AllRecords(task->workload, options_.target.ToString()));
     for (const TuningRecord& record : records) {
-      if (!job_id_.empty() && record.job_id == job_id_) {
+      // A runoff's re-measurements (TuningRecord::retimes) are not trials of the job.
+      if (!job_id_.empty() && record.job_id == job_id_ && !record.is_retiming()) {
         ++task->summary.trials;
         CountError(record.error, &task->summary);
         if (record.ok()) {
@@ -546,6 +548,7 @@ class TuningJob::Impl {
       TESSERA_ASSIGN_OR_RETURN(int64_t id, db_->CommitRecord(record));
       ids.push_back(id);
       CountError(r.error, &task.summary);
+      if (r.ok() && r.disturbed) ++task.summary.disturbed;
       if (r.ok()) task.best_this_run_ms = std::min(task.best_this_run_ms, *r.mean_secs() * 1e3);
     }
     return ids;

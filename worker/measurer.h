@@ -59,6 +59,17 @@ struct MeasureConfig {
   double min_slow_run_secs = 0.05;  // ... and at >= this (a first run's start-up noise is ~1 ms)
   double cutoff_ratio = 20;         // run steps killed beyond cutoff_ratio x best (<= 0: never)
   double min_timeout_sec = 0.25;    // floor of the cut-off time-out
+  // CPU: each candidate that ran is timed again in this many processes in all, one pass over
+  // the batch each (odd passes in reverse order), and keeps the repeats of the process with the
+  // lowest median. A kernel's time is a property of the process it ran in as much as of the
+  // kernel: on a 2-core VM a transpose of 2 KB ran 0.65 us in one process and 1.6 us in the
+  // next, every repeat of each alike, and the tuner's timings of small kernels were 2-5x off a
+  // re-timing (docs/tuning.md, "Measurements that agree with themselves"). 1: one process.
+  int processes_per_candidate = 2;
+  // When the processes' medians differ by more than this fraction, one more process (up to
+  // max_processes_per_candidate); if they still differ, the outcome is `disturbed`.
+  double process_disagreement = 0.15;
+  int max_processes_per_candidate = 3;
   int build_parallelism = 0;        // concurrent compilations; <= 0: hardware threads
   double build_timeout_sec = 60;
   BuildOverlap overlap_builds = BuildOverlap::kAuto;
@@ -70,6 +81,13 @@ struct MeasureOutcome {
   MeasureError error = MeasureError::kNone;
   std::string error_msg;         // for people: "build: ...", "run: ...", "check: ..."
   std::vector<double> run_secs;  // seconds per run, one per repeat; empty unless it ran
+  // The median seconds per run of each process it was timed in (MeasureConfig::
+  // processes_per_candidate); run_secs are the repeats of the lowest. Empty when it did not
+  // run, or ran once as a slow candidate.
+  std::vector<double> process_medians;
+  // Its processes still disagreed by more than MeasureConfig::process_disagreement after the
+  // extra ones: another program was likely using the cores. Ranked by its lowest process.
+  bool disturbed = false;
   bool verified = false;         // a check ran and passed (never set without a check)
   double build_secs = 0;         // wall time of its code generation and compilation
   double run_wall_secs = 0;      // wall time of its run steps (load, warm-up, repeats)
@@ -157,6 +175,10 @@ class LocalMeasurer : public Measurer {
                     double* best_secs, MeasureOutcome* outcome);
   void CheckNewBests(const MeasureRequest& request, const std::vector<BuildResult>& builds,
                      MeasuredBatch* batch);
+  // The later processes of every candidate that ran (MeasureConfig::processes_per_candidate):
+  // sets each outcome's run_secs, process_medians and disturbed.
+  void TimeInMoreProcesses(const MeasureRequest& request, const std::vector<BuildResult>& builds,
+                           MeasuredBatch* batch);
 
   Target target_;
   MeasureConfig config_;

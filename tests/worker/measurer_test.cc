@@ -5,10 +5,12 @@
 // same outcomes in the same order, without stalling on a failed or timed-out build.
 #include "worker/measurer.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/median.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
@@ -271,6 +273,50 @@ TEST(LocalMeasurerTest, FarSlowerCandidatesGetOneRunAndAnEarlierCutoff) {
             std::string::npos)
       << cut->outcomes[0].error_msg;
   EXPECT_LT(cut->run_seconds, 5);
+}
+
+// The processes a candidate is timed in (MeasureConfig::processes_per_candidate): how many,
+// which one's repeats it keeps, when one more runs and when it is flagged. The bound decides,
+// not the machine: a bound below zero calls any two processes disagreeing, a huge one none.
+TEST(LocalMeasurerTest, EachCandidateIsTimedInSeveralProcessesAndKeepsTheLowest) {
+  MeasureConfig config;
+  config.runner.repeat = 2;
+  config.runner.min_repeat_ms = 1;
+  const PrimFunc good = SmallElementwise();
+  auto measure = [&](const MeasureConfig& c) {
+    std::unique_ptr<LocalMeasurer> m = CpuMeasurer(c);
+    MeasureRequest request = RequestOf(*m, good, {good, good});
+    request.verify = false;
+    absl::StatusOr<MeasuredBatch> batch = m->Measure(request);
+    EXPECT_TRUE(batch.ok()) << batch.status();
+    return batch.ok() ? *batch : MeasuredBatch();
+  };
+  config.process_disagreement = 1e9;
+  MeasuredBatch agreed = measure(config);
+  ASSERT_EQ(agreed.outcomes.size(), 2u);
+  for (const MeasureOutcome& o : agreed.outcomes) {
+    ASSERT_TRUE(o.ok()) << o.error_msg;
+    EXPECT_EQ(o.process_medians.size(), 2u) << "two processes by default, no third";
+    EXPECT_FALSE(o.disturbed);
+    EXPECT_EQ(o.run_secs.size(), 2u);
+    EXPECT_DOUBLE_EQ(Median(o.run_secs),
+                     *std::min_element(o.process_medians.begin(), o.process_medians.end()))
+        << "the repeats kept are the lowest process's";
+  }
+  config.process_disagreement = -1;
+  MeasuredBatch disagreed = measure(config);
+  for (const MeasureOutcome& o : disagreed.outcomes) {
+    ASSERT_TRUE(o.ok()) << o.error_msg;
+    EXPECT_EQ(o.process_medians.size(), 3u) << "one more process where they disagree";
+    EXPECT_TRUE(o.disturbed) << "and flagged when they still do";
+  }
+  config.processes_per_candidate = 1;
+  MeasuredBatch once = measure(config);
+  for (const MeasureOutcome& o : once.outcomes) {
+    ASSERT_TRUE(o.ok()) << o.error_msg;
+    EXPECT_EQ(o.process_medians.size(), 1u);
+    EXPECT_FALSE(o.disturbed);
+  }
 }
 
 // Outcomes that do not depend on timing noise: the error kind, its message for build errors,
