@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/tessera.grpc.pb.h"
 
@@ -92,25 +93,64 @@ std::string ToJson(const google::protobuf::Message& message) {
   return out;
 }
 
-void PrintJobStatus(const v1::JobStatus& job) {
-  std::printf("job %s%s: %s, %d/%d trials, priority %d, on %s\n", job.job_id().c_str(),
-              job.name().empty() ? "" : absl::StrCat(" (", job.name(), ")").c_str(),
-              JobStateName(job.state()).c_str(), job.trials(), job.max_trials(), job.priority(),
-              job.target().c_str());
-  if (job.queued() > 0 || job.in_flight() > 0) {
-    std::printf("candidates: %d queued, %d in flight\n", job.queued(), job.in_flight());
+std::string JobStatusText(const v1::JobStatus& job) {
+  std::string out = absl::StrFormat(
+      "job %s%s: %s, %d/%d trials, priority %d, on %s\n", job.job_id(),
+      job.name().empty() ? "" : absl::StrCat(" (", job.name(), ")"), JobStateName(job.state()),
+      job.trials(), job.max_trials(), job.priority(), job.target());
+  if (job.runoff_records() > 0) {
+    absl::StrAppendFormat(&out, "records: %d trials and %d re-measurements by the runoff\n",
+                          job.trials(), job.runoff_records());
   }
-  if (!job.waiting_for().empty()) std::printf("waiting for: %s\n", job.waiting_for().c_str());
-  if (!job.error().empty()) std::printf("error: %s\n", job.error().c_str());
-  std::printf("%-4s %-44s %7s %12s %10s %9s %7s\n", "ID", "task", "trials", "best", "GFLOP/s",
-              "verified", "errors");
+  if (job.queued() > 0 || job.in_flight() > 0) {
+    absl::StrAppendFormat(&out, "candidates: %d queued, %d in flight\n", job.queued(),
+                          job.in_flight());
+  }
+  if (!job.waiting_for().empty()) absl::StrAppend(&out, "waiting for: ", job.waiting_for(), "\n");
+  if (!job.error().empty()) absl::StrAppend(&out, "error: ", job.error(), "\n");
+  absl::StrAppendFormat(&out, "%-4s %-44s %7s %12s %10s %9s %7s\n", "ID", "task", "trials", "best",
+                        "GFLOP/s", "verified", "errors");
   for (int i = 0; i < job.tasks_size(); ++i) {
     const v1::TaskStatus& t = job.tasks(i);
-    std::printf("%-4d %-44s %7d %12s %10.2f %9s %7d\n", i, t.name().c_str(), t.trials(),
-                t.has_best() ? FormatSeconds(t.best_seconds()).c_str() : "-",
-                t.has_best() ? t.best_gflops() : 0.0, t.has_best() ? "yes" : "no", ErrorCount(t));
+    absl::StrAppendFormat(&out, "%-4d %-44s %7d %12s %10.2f %9s %7d\n", i, t.name(), t.trials(),
+                          t.has_best() ? FormatSeconds(t.best_seconds()) : "-",
+                          t.has_best() ? t.best_gflops() : 0.0, t.has_best() ? "yes" : "no",
+                          ErrorCount(t));
   }
+  // What `best` returns per task, and what the runoff did to it.
+  for (int i = 0; i < job.tasks_size(); ++i) {
+    const v1::TaskStatus& t = job.tasks(i);
+    if (t.has_best()) {
+      absl::StrAppendFormat(&out, "task %d: best is record %d%s", i, t.best_record_id(),
+                            t.best_job_id() == job.job_id() ? ""
+                            : t.best_job_id().empty()
+                                ? " (a local tune's)"
+                                : absl::StrCat(" (of job ", t.best_job_id(), ")"));
+      if (t.passed_over_record_id() > 0) {
+        absl::StrAppendFormat(&out,
+                              ", the default schedule's: record %d was faster by less than 3%%",
+                              t.passed_over_record_id());
+      }
+      absl::StrAppend(&out, "\n");
+    }
+    if (t.runoff_records() > 0 || !t.runoff().empty()) {
+      absl::StrAppendFormat(&out, "task %d: runoff (%d re-measurements):", i, t.runoff_records());
+      for (absl::string_view line : absl::StrSplit(t.runoff(), '\n', absl::SkipEmpty())) {
+        absl::StrAppend(&out, "\n  ", line);
+      }
+      absl::StrAppend(&out, "\n");
+    }
+    if (t.best_changed_by_runoff()) {
+      absl::StrAppendFormat(&out,
+                            "task %d: the runoff changed the best: record %d before, %s now\n", i,
+                            t.best_record_id_before_runoff(),
+                            t.has_best() ? absl::StrCat("record ", t.best_record_id()) : "none");
+    }
+  }
+  return out;
 }
+
+void PrintJobStatus(const v1::JobStatus& job) { std::printf("%s", JobStatusText(job).c_str()); }
 
 int WatchUntilDone(const Client& client, const std::string& job_id, bool json,
                    double reconnect_sec) {

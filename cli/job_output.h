@@ -18,7 +18,12 @@ std::string JobStateName(v1::JobState state);
 // A message as JSON (proto field names, every field printed).
 std::string ToJson(const google::protobuf::Message& message);
 
-// The job's header line and a table of its tasks (as `tessera tune` prints them).
+// The job's header line and a table of its tasks (as `tessera tune` prints them), then per task
+// its best record (the one `best` returns: its id and job, the record passed over for the
+// default schedule's), its runoff's re-measurements and what the runoff did, and whether it
+// changed the best.
+std::string JobStatusText(const v1::JobStatus& job);
+// Prints JobStatusText to stdout.
 void PrintJobStatus(const v1::JobStatus& job);
 
 // Follows `job_id` with WatchJob until it ends, printing a progress line per event to stderr

@@ -23,13 +23,13 @@ struct RecordsOptions {
   std::string target = "cpu";
   std::string db_path;
   ClientOptions client;  // --server: ask a tuning server instead of --db
-  int k = 1;
+  int k = 10;
   bool all = false;  // unverified records too
   bool json = false;
   bool trace = false;
 };
 
-nlohmann::json RecordJson(const TuningRecord& r, double flops) {
+nlohmann::json RecordJson(const TuningRecord& r, double flops, bool best) {
   nlohmann::json j = {{"id", r.id},
                       {"mean_seconds", r.mean_secs()},
                       {"gflops_per_second", flops / r.mean_secs() / 1e9},
@@ -43,6 +43,8 @@ nlohmann::json RecordJson(const TuningRecord& r, double flops) {
                         {"driver", r.provenance.driver}}}};
   j["stage_secs"] = StageSecondsToJson(r.stage_secs);
   j["trace"] = nlohmann::json::parse(r.trace_json, nullptr, false);
+  j["best"] = best;
+  if (r.is_retiming()) j["retimes_record_id"] = r.retimes;
   return j;
 }
 
@@ -77,8 +79,14 @@ int RunRecords(const RecordsOptions& o, bool topk) {
   }
   absl::StatusOr<std::vector<TuningRecord>> records = std::vector<TuningRecord>();
   std::optional<TuningRecord> passed_over;
+  int64_t best_id = -1;
   if (topk) {
-    records = (*db)->TopK(**workload, target->ToString(), o.k, /*verified_only=*/!o.all);
+    // best's record first, then each other program by its latest record (tuner/best_record.h).
+    absl::StatusOr<TopRecords> top =
+        TopRecordsWithBest(db->get(), *func, *target, /*verified_only=*/!o.all, o.k);
+    if (!top.ok()) return ReportError(top.status());
+    records = top->records;
+    if (top->best) best_id = top->best->record.id;
   } else {
     absl::StatusOr<std::optional<ChosenRecord>> chosen =
         BestRecordOrDefault(db->get(), *func, *target, /*verified_only=*/!o.all);
@@ -97,18 +105,21 @@ int RunRecords(const RecordsOptions& o, bool topk) {
   double flops = std::max(1.0, EstimateFlops(*func));
   if (o.json) {
     nlohmann::json out = {{"function", label}, {"target", target->ToString()}};
-    for (const TuningRecord& r : *records) out["records"].push_back(RecordJson(r, flops));
-    if (passed_over) out["passed_over"] = RecordJson(*passed_over, flops);
+    for (const TuningRecord& r : *records) {
+      out["records"].push_back(RecordJson(r, flops, !topk || r.id == best_id));
+    }
+    if (passed_over) out["passed_over"] = RecordJson(*passed_over, flops, false);
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
   std::printf("%s on %s\n", label.c_str(), target->ToString().c_str());
   for (size_t i = 0; i < records->size(); ++i) {
     const TuningRecord& r = (*records)[i];
-    std::printf("#%zu record %lld: %s, %.2f GFLOP/s%s (%s, %s)\n", i + 1,
-                static_cast<long long>(r.id), FormatSeconds(r.mean_secs()).c_str(),
-                flops / r.mean_secs() / 1e9, r.verified ? ", verified" : ", NOT verified",
-                r.provenance.device.c_str(), r.provenance.compiler.c_str());
+    const std::string head = RecordHead(i + 1, r.id, topk && r.id == best_id, r.retimes);
+    std::printf("%s: %s, %.2f GFLOP/s%s (%s, %s)\n", head.c_str(),
+                FormatSeconds(r.mean_secs()).c_str(), flops / r.mean_secs() / 1e9,
+                r.verified ? ", verified" : ", NOT verified", r.provenance.device.c_str(),
+                r.provenance.compiler.c_str());
     if (o.trace) std::printf("%s\n", r.trace_json.c_str());
   }
   if (passed_over) {
@@ -125,7 +136,11 @@ Command Register(CLI::App* root, const std::string& name, const std::string& hel
       ->capture_default_str();
   app->add_option("--db", o->db_path, "Tuning database: a SQLite file or a postgresql:// URL");
   o->client.AddOptions(app, /*server_optional=*/true);
-  if (topk) app->add_option("-k", o->k, "Number of records")->capture_default_str();
+  if (topk) {
+    app->add_option("-k", o->k,
+                    "Number of records: best's first, then each other program by its latest record")
+        ->capture_default_str();
+  }
   app->add_flag("--all", o->all, "Include records that were not verified");
   app->add_flag("--trace", o->trace, "Print each record's trace (JSON)");
   app->add_flag("--json", o->json, "Print machine-readable JSON (traces included)");

@@ -26,7 +26,7 @@ absl::StatusOr<std::string> ServerWorkload(const std::string& spec, const std::s
   return spec;
 }
 
-nlohmann::json RecordJson(const v1::Record& r, double flops) {
+nlohmann::json RecordJson(const v1::Record& r, double flops, bool best) {
   double mean = r.mean_seconds();
   nlohmann::json j = {
       {"id", r.id()},
@@ -47,10 +47,20 @@ nlohmann::json RecordJson(const v1::Record& r, double flops) {
                      {"verify", r.stage_seconds().verify()},
                      {"search", r.stage_seconds().search()}};
   j["trace"] = nlohmann::json::parse(r.trace_json(), nullptr, false);
+  j["best"] = best;
+  if (r.has_retimes_record_id()) j["retimes_record_id"] = r.retimes_record_id();
   return j;
 }
 
 }  // namespace
+
+std::string RecordHead(size_t rank, int64_t id, bool best, int64_t retimes) {
+  std::string head = absl::StrCat("#", rank, " record ", id);
+  if (best) absl::StrAppend(&head, " (best)");
+  if (retimes > 0) absl::StrAppend(&head, " (re-measures record ", retimes, ")");
+  if (retimes == 0) absl::StrAppend(&head, " (a re-measurement)");
+  return head;
+}
 
 int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q) {
   std::string label;
@@ -68,6 +78,7 @@ int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q
   client->Prepare(&context);
   std::vector<v1::Record> records;
   std::optional<v1::Record> passed_over;
+  int64_t best_id = -1;
   if (q.topk) {
     v1::GetTopKRequest request;
     request.set_workload(*workload);
@@ -78,6 +89,7 @@ int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q
     grpc::Status s = stub->GetTopK(&context, request, &response);
     if (!s.ok()) return ReportRpcError(s, absl::StrCat("topk ", label));
     records.assign(response.records().begin(), response.records().end());
+    if (response.best_record_id() > 0) best_id = response.best_record_id();
   } else {
     v1::GetBestRequest request;
     request.set_workload(*workload);
@@ -98,16 +110,20 @@ int RunRecordsOnServer(const ClientOptions& options, const RemoteRecordsQuery& q
   double flops = std::max(1.0, EstimateFlops(*func));
   if (q.json) {
     nlohmann::json out = {{"function", label}, {"target", target}, {"server", options.server}};
-    for (const v1::Record& r : records) out["records"].push_back(RecordJson(r, flops));
-    if (passed_over) out["passed_over"] = RecordJson(*passed_over, flops);
+    for (const v1::Record& r : records) {
+      out["records"].push_back(RecordJson(r, flops, !q.topk || r.id() == best_id));
+    }
+    if (passed_over) out["passed_over"] = RecordJson(*passed_over, flops, false);
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
   std::printf("%s on %s\n", label.c_str(), target.c_str());
   for (size_t i = 0; i < records.size(); ++i) {
     const v1::Record& r = records[i];
-    std::printf("#%zu record %lld: %s, %.2f GFLOP/s%s (%s, %s; job %s, worker %s)\n", i + 1,
-                static_cast<long long>(r.id()), FormatSeconds(r.mean_seconds()).c_str(),
+    const std::string head = RecordHead(i + 1, r.id(), q.topk && r.id() == best_id,
+                                        r.has_retimes_record_id() ? r.retimes_record_id() : -1);
+    std::printf("%s: %s, %.2f GFLOP/s%s (%s, %s; job %s, worker %s)\n", head.c_str(),
+                FormatSeconds(r.mean_seconds()).c_str(),
                 r.mean_seconds() > 0 ? flops / r.mean_seconds() / 1e9 : 0.0,
                 r.verified() ? ", verified" : ", NOT verified", r.provenance().device().c_str(),
                 r.provenance().compiler().c_str(), r.job_id().empty() ? "-" : r.job_id().c_str(),

@@ -16,13 +16,18 @@ namespace cli {
 struct RemoteRecordsQuery {
   FunctionSource source;
   std::string target;  // as given: a bare kind is resolved by the server
-  int k = 1;
+  int k = 10;
   bool topk = false;  // GetTopK instead of GetBest
   bool all = false;   // unverified records too
   bool trace = false;
   bool json = false;
 };
 int RunRecordsOnServer(const ClientOptions& client, const RemoteRecordsQuery& query);
+
+// The head of a record's line in `best` and `topk`: "#1 record 12", with " (best)" for the
+// record `best` returns in a topk list and " (re-measures record 9)" for a runoff's record
+// (`retimes` >= 0; 0: a record not in this database).
+std::string RecordHead(size_t rank, int64_t id, bool best, int64_t retimes);
 
 // What `best` prints under the record it shows when that is the default schedule's and a record
 // measured faster by less than the timings' noise was passed over (tuner/best_record.h).

@@ -17,8 +17,10 @@
 #include "cli/commands.h"
 #include "cli/model.h"
 #include "database/record_json.h"
+#include "ir/target.h"
 #include "proto/tessera.grpc.pb.h"
 #include "report/report.h"
+#include "tuner/best_record.h"
 
 namespace tessera {
 namespace cli {
@@ -45,11 +47,13 @@ std::string NowUtc() {
   return buf;
 }
 
-// Every record of the server (ExportRecords), in its order, into an in-memory database.
-// Errors name the call and its gRPC code, or the line that does not parse.
+// Every record of the server (ExportRecords), in its order, into an in-memory database, with
+// the runoffs' links to the records they re-time. Errors name the call and its gRPC code, or
+// the line that does not parse.
 absl::StatusOr<std::unique_ptr<Database>> FetchServerRecords(const ClientOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Client client, Connect(options));
   std::unique_ptr<Database> db = NewMemoryDatabase();
+  std::vector<NumberedLine> lines;
   auto stub = v1::TuningService::NewStub(client.channel);
   grpc::ClientContext context;
   client.Prepare(&context, /*timeout_override=*/0);  // a stream as long as the records
@@ -65,14 +69,21 @@ absl::StatusOr<std::unique_ptr<Database>> FetchServerRecords(const ClientOptions
       return absl::InvalidArgumentError(absl::StrCat(
           "report: record line ", n, " from ", options.server, ": ", entry.status().message()));
     }
-    TESSERA_ASSIGN_OR_RETURN(Workload workload, db->CommitWorkload(entry->func));
-    entry->record.workload_id = workload.id;
-    TESSERA_RETURN_IF_ERROR(db->CommitRecord(entry->record).status());
+    lines.push_back({n, *std::move(entry)});
   }
   grpc::Status status = reader->Finish();
   if (!status.ok()) {
     return FromGrpcStatus(status, absl::StrCat("ExportRecords from ", options.server));
   }
+  // The server's records as they are: what the server stored is not judged again here.
+  TESSERA_RETURN_IF_ERROR(ImportRecordLines(
+                              db.get(), std::move(lines),
+                              [&](int64_t n) {
+                                return absl::StrCat("report: record line ", n, " from ",
+                                                    options.server);
+                              },
+                              /*check=*/false)
+                              .status());
   return db;
 }
 
@@ -126,6 +137,28 @@ int RunReport(const ReportCommandOptions& o) {
   }
   absl::StatusOr<std::vector<ReportTask>> tasks = SummarizeTasks(db->get());
   if (!tasks.ok()) return ReportError(tasks.status());
+  // Each task's best as `tessera best` shows it (verified, else any), and what a runoff changed.
+  absl::Status chosen = ApplyChosenRecords(
+      [&](const ReportTask& t) -> absl::StatusOr<ChosenRecords> {
+        ChosenRecords out;
+        absl::StatusOr<Target> target = Target::Parse(t.target);
+        if (!target.ok()) return out;  // a target this tessera cannot read: the fastest stands
+        for (bool verified_only : {true, false}) {
+          TESSERA_ASSIGN_OR_RETURN(
+              BestAndRunoff best,
+              BestRecordAndRunoff(db->get(), t.workload.func, *target, verified_only));
+          if (!best.best) continue;
+          out.chosen = best.best->record;
+          out.passed_over = best.best->passed_over;
+          if (best.changed_by_runoff() && best.before_runoff) {
+            out.before_runoff = best.before_runoff->record;
+          }
+          break;
+        }
+        return out;
+      },
+      &*tasks);
+  if (!chosen.ok()) return ReportError(chosen);
   ApplyRooflines(rooflines, &*tasks);
   if (!o.anchors.empty()) {
     absl::StatusOr<std::vector<std::pair<PrimFunc, Anchor>>> anchors = ReadAnchors(o.anchors);

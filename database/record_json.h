@@ -73,9 +73,9 @@ absl::StatusOr<JsonLineRecord> RecordFromJsonLine(const nlohmann::json& j);
 // workload: the function is well-formed and its accesses stay inside its buffers
 // (ir/verify.h), the trace replays on it, args (when given) are the function's parameters, the
 // target parses, the timestamp lies in [2020-01-01, `now` + 1 day], provenance strings and the
-// job id are at most 1024 characters of printable UTF-8 (the version like "0.1.0"), the message
-// at most 64 KiB, and ids are positive. kInvalidArgument names the field: "timestamp:
-// 170000000 (1975-05-23) is before 2020-01-01".
+// job id are at most 1024 bytes of printable UTF-8 (what RegisterWorker accepts of a worker),
+// the message at most 128 KiB of UTF-8, and a re-measurement's link names an earlier record.
+// kInvalidArgument names the field: "timestamp: 170000000 (1975-05-22) is before 2020-01-01".
 absl::Status CheckImportedRecord(const JsonLineRecord& entry, double now);
 
 // Imports parsed lines into `db`: checks every one (CheckImportedRecord) before committing any,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,7 +117,7 @@ std::string Chart(const ReportTask& t, bool by_time) {
   constexpr double kWidth = 500, kHeight = 250, kLeft = 58, kRight = 14, kTop = 30, kBottom = 42;
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
   const std::vector<CurvePoint>& pts = t.curve;
-  double x_max = static_cast<double>(pts.back().trial);
+  double x_max = pts.empty() ? 0 : static_cast<double>(pts.back().trial);
   if (by_time) {
     x_max = 0;
     for (const CurvePoint& p : pts) x_max = std::max(x_max, p.seconds);
@@ -354,6 +355,12 @@ void AppendStages(const ReportTask& t, std::string* h) {
   }
 }
 
+// The work per second of `r`: GFLOP/s, or calls per second for a function without arithmetic
+// (the curves' unit).
+double Rate(const ReportTask& t, const TuningRecord& r) {
+  return t.flops > 0 ? t.flops / r.mean_secs() / 1e9 : 1 / r.mean_secs();
+}
+
 std::string TaskSection(const ReportTask& t, size_t index) {
   std::string h = absl::StrFormat("<section class=\"task\" id=\"task-%d\">", index + 1);
   absl::StrAppend(
@@ -369,11 +376,32 @@ std::string TaskSection(const ReportTask& t, size_t index) {
   absl::StrAppend(&h, "<div class=\"charts\">", Chart(t, /*by_time=*/false),
                   Chart(t, /*by_time=*/true), "</div>");
 
-  if (t.best.has_value()) {
-    const TuningRecord& b = *t.best;
+  if (const std::optional<TuningRecord>& shown = t.chosen ? t.chosen : t.best; shown) {
+    const TuningRecord& b = *shown;
+    const double best_rate = Rate(t, b);
     absl::StrAppend(&h, "<h3>Best schedule</h3><table>");
     AppendRow(&h, "latency", Seconds(b.mean_secs()));
-    AppendRow(&h, t.unit, Number(t.curve.back().best_gflops));
+    AppendRow(&h, t.unit, Number(best_rate));
+    if (t.chosen) {
+      AppendRow(&h, "chosen",
+                t.passed_over
+                    ? absl::StrCat("the default schedule: record ", t.passed_over->id, " (",
+                                   Seconds(t.passed_over->mean_secs()),
+                                   ") was measured faster by less than 3%, within the timings' "
+                                   "noise")
+                    : std::string("the fastest (what tessera best returns)"));
+    }
+    if (t.before_runoff) {
+      AppendRow(&h, "runoff",
+                absl::StrCat("a runoff changed the best: record ", t.before_runoff->id, " (",
+                             Seconds(t.before_runoff->mean_secs()),
+                             ") was the best before its program was timed again"));
+    }
+    if (b.is_retiming()) {
+      AppendRow(&h, "timed by",
+                b.retimes > 0 ? absl::StrCat("a runoff, re-measuring record ", b.retimes)
+                              : std::string("a runoff"));
+    }
     if (t.roofline_gflops > 0) {
       AppendRow(
           &h, "roofline",
@@ -383,12 +411,12 @@ std::string TaskSection(const ReportTask& t, size_t index) {
                                                            "compulsory traffic",
                                                            t.flops / t.bytes)
                                          : std::string("compute-bound"),
-                          t.roofline_source, 100 * t.curve.back().best_gflops / t.roofline_gflops));
+                          t.roofline_source, 100 * best_rate / t.roofline_gflops));
     }
     for (const ReportTask::Anchor& a : t.anchors) {
       AppendRow(&h, "anchor",
                 absl::StrFormat("%s: %s %s; the best runs at %.2fx its speed", a.name,
-                                Number(a.gflops), t.unit, t.curve.back().best_gflops / a.gflops));
+                                Number(a.gflops), t.unit, best_rate / a.gflops));
     }
     AppendRow(&h, "verified", b.verified ? "yes: outputs matched the reference" : "no");
     AppendRow(&h, "record", absl::StrCat(b.id, ", measured ", UtcTime(b.timestamp)));
@@ -507,10 +535,10 @@ std::string RenderReportHtml(const std::vector<ReportTask>& tasks, const ReportO
       absl::StrAppendFormat(
           &h, "<tr><td><a href=\"#task-%d\">%s</a></td><td>%s</td><td class=\"num\">%d</td>", i + 1,
           Escape(t.label), Escape(t.target), t.trials);
-      if (t.best.has_value()) {
-        absl::StrAppend(&h, "<td class=\"num\">", Seconds(t.best->mean_secs()),
-                        "</td><td class=\"num\">", Number(t.curve.back().best_gflops), " ", t.unit,
-                        "</td><td>", t.best->verified ? "yes" : "no", "</td></tr>");
+      if (const std::optional<TuningRecord>& shown = t.chosen ? t.chosen : t.best; shown) {
+        absl::StrAppend(&h, "<td class=\"num\">", Seconds(shown->mean_secs()),
+                        "</td><td class=\"num\">", Number(Rate(t, *shown)), " ", t.unit,
+                        "</td><td>", shown->verified ? "yes" : "no", "</td></tr>");
       } else {
         absl::StrAppend(&h, "<td>&mdash;</td><td>&mdash;</td><td>&mdash;</td></tr>");
       }

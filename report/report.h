@@ -12,6 +12,7 @@
 #define TESSERA_REPORT_REPORT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,10 +50,18 @@ struct ReportTask {
   int64_t succeeded = 0;
   int64_t verified = 0;
   // Records of programs measured before (the runoff, tuner/runoff.h, times the fastest and the
-  // default again): counted here only, not in the trials, the curve or the best.
+  // default again; its records say so, TuningRecord::retimes): counted here only, not in the
+  // trials or the curve.
   int64_t remeasured = 0;
   std::vector<CurvePoint> curve;     // one per trial, in commit order
-  std::optional<TuningRecord> best;  // the fastest successful record (verified or not)
+  std::optional<TuningRecord> best;  // the fastest successful trial (verified or not)
+  // The record `tessera best` returns (the default schedule's within 3% of the fastest, each
+  // program timed by its latest record, a runoff's included), which the page shows as the best
+  // schedule in place of `best` when set. Set by the caller (ApplyChosenRecords), which can
+  // replay records: report/ stays below tuner/.
+  std::optional<TuningRecord> chosen;
+  std::optional<TuningRecord> passed_over;    // the faster record `chosen` was preferred to
+  std::optional<TuningRecord> before_runoff;  // the best before a runoff changed it
   // Time, from the records: the span from the first to the last timestamp, and the kernel time
   // measured (sum of every run_secs).
   double span_seconds = 0;
@@ -135,6 +144,19 @@ absl::StatusOr<std::vector<ReportModel>> SummarizeModel(Database* db, const std:
                                                         const std::vector<ModelKernel>& kernels,
                                                         const std::vector<ReportTask>& tasks,
                                                         const std::string& default_target);
+
+// What `tessera best` returns for a task: the chosen record, the one passed over for it, and
+// the best before a runoff when a runoff changed it.
+struct ChosenRecords {
+  std::optional<TuningRecord> chosen;
+  std::optional<TuningRecord> passed_over;
+  std::optional<TuningRecord> before_runoff;
+};
+// Sets each task's chosen records to what `choose(task)` says (cli/report_command.cc passes
+// tuner/best_record.h's BestRecordAndRunoff), so that the page's best is `best`'s.
+absl::Status ApplyChosenRecords(
+    const std::function<absl::StatusOr<ChosenRecords>(const ReportTask&)>& choose,
+    std::vector<ReportTask>* tasks);
 
 // Every task with at least one record, ordered by workload id then target.
 absl::StatusOr<std::vector<ReportTask>> SummarizeTasks(Database* db);

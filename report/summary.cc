@@ -33,11 +33,12 @@ std::string TaskLabel(const PrimFunc& func) {
 ReportTask Summarize(const Workload& workload, const std::string& target,
                      const std::vector<const TuningRecord*>& all_records) {
   ReportTask t;
-  // The search measures a program once; a later record of the same trace is a re-measurement.
+  // The search measures a program once; a runoff's record says it re-measures another, and a
+  // later record of the same trace (stored before records said so) is one too.
   std::vector<const TuningRecord*> records;
   std::set<std::string> traces;
   for (const TuningRecord* r : all_records) {
-    if (traces.insert(r->trace_json).second) {
+    if (!r->is_retiming() && traces.insert(r->trace_json).second) {
       records.push_back(r);
     } else {
       ++t.remeasured;
@@ -54,6 +55,7 @@ ReportTask Summarize(const Workload& workload, const std::string& target,
   }
   if (t.flops <= 0) t.unit = "calls/s";
   t.trials = static_cast<int64_t>(records.size());
+  if (records.empty()) return t;  // only re-measurements (of records imported without them)
   double first = records.front()->timestamp, last = first;
   for (const TuningRecord* r : records) {
     first = std::min(first, r->timestamp);
@@ -117,6 +119,18 @@ absl::StatusOr<std::vector<ReportTask>> SummarizeTasks(Database* db) {
     out.push_back(Summarize(*by_id[key.first], key.second, task_records));
   }
   return out;
+}
+
+absl::Status ApplyChosenRecords(
+    const std::function<absl::StatusOr<ChosenRecords>(const ReportTask&)>& choose,
+    std::vector<ReportTask>* tasks) {
+  for (ReportTask& t : *tasks) {
+    TESSERA_ASSIGN_OR_RETURN(ChosenRecords chosen, choose(t));
+    t.chosen = std::move(chosen.chosen);
+    t.passed_over = std::move(chosen.passed_over);
+    t.before_runoff = std::move(chosen.before_runoff);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Roofline> ParseRoofline(const std::string& text) {

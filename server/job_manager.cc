@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/logging.h"
 #include "base/status_macros.h"
 #include "frontend/workload_spec.h"
@@ -19,8 +20,10 @@
 #include "ir/serialize.h"
 #include "ir/structural_hash.h"
 #include "ir/target.h"
+#include "ir/verify.h"
 #include "rules/registry.h"
 #include "server/remote_measurer.h"
+#include "tuner/best_record.h"
 #include "tuner/runoff.h"
 #include "tuner/tuning_job.h"
 #include "worker/host.h"
@@ -137,6 +140,53 @@ class StoredRunoffMeasurer : public Measurer {
   Measurer* remote_;
 };
 
+// Sets `t`'s best to the record GetBest returns for `func` on `target` (verified ones only when
+// the job verifies) and says what `job_id`'s runoff changed: status and GetBest agree.
+absl::Status SetTaskBest(Database* db, const PrimFunc& func, const Target& target, bool verify,
+                         const std::string& job_id, TaskSnapshot* t) {
+  TESSERA_ASSIGN_OR_RETURN(BestAndRunoff best,
+                           BestRecordAndRunoff(db, func, target, verify, job_id));
+  TaskSummary& s = t->summary;
+  s.best_secs.reset();
+  s.best_verified = false;
+  s.best_record_id = -1;
+  t->best_job_id.clear();
+  t->passed_over_record_id = -1;
+  if (best.best) {
+    s.best_secs = best.best->record.mean_secs();
+    s.best_verified = best.best->record.verified;
+    s.best_record_id = best.best->record.id;
+    t->best_job_id = best.best->record.job_id;
+    if (best.best->passed_over) t->passed_over_record_id = best.best->passed_over->id;
+  }
+  t->runoff_records = best.runoff_records;
+  t->best_changed_by_runoff = best.changed_by_runoff();
+  t->best_record_id_before_runoff = best.before_runoff ? best.before_runoff->record.id : -1;
+  return absl::OkStatus();
+}
+
+// Copies the fields SetTaskBest and the runoff set from `from` into `to`.
+void CopyBestFields(const TaskSnapshot& from, TaskSnapshot* to) {
+  to->summary.best_secs = from.summary.best_secs;
+  to->summary.best_verified = from.summary.best_verified;
+  to->summary.best_record_id = from.summary.best_record_id;
+  to->best_job_id = from.best_job_id;
+  to->passed_over_record_id = from.passed_over_record_id;
+  to->runoff_records = from.runoff_records;
+  to->best_changed_by_runoff = from.best_changed_by_runoff;
+  to->best_record_id_before_runoff = from.best_record_id_before_runoff;
+  to->runoff = from.runoff;
+}
+
+// One round of a runoff, as the log and the status say it.
+std::string RunoffLine(const Runoff& r) {
+  return absl::StrFormat(
+      "record %d (%.4g ms in the job) against the default schedule's record %d (%.4g ms), side "
+      "by side %.4g against %.4g ms: %s",
+      r.fastest_id, r.fastest_secs_before * 1e3, r.default_id, r.default_secs_before * 1e3,
+      r.fastest_secs * 1e3, r.default_secs * 1e3, RunoffVerdict(r));
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<TuneTaskSpec>> ParseJobTasks(const std::vector<std::string>& workloads) {
@@ -145,8 +195,11 @@ absl::StatusOr<std::vector<TuneTaskSpec>> ParseJobTasks(const std::vector<std::s
   std::map<std::string, int> used;
   for (size_t i = 0; i < workloads.size(); ++i) {
     absl::StatusOr<SpecFunction> f = ParseWorkloadText(workloads[i]);
-    if (!f.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("workloads[", i, "]: ", f.status().message()));
+    absl::Status well_formed = f.ok() ? VerifyWellFormed(f->func) : f.status();
+    if (well_formed.ok()) well_formed = VerifyAccessesInBounds(f->func);
+    if (!well_formed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workloads[", i, "]: ", well_formed.message()));
     }
     std::string hash = StructuralHashHex(f->func);
     auto same = std::find(hashes.begin(), hashes.end(), hash);
@@ -438,6 +491,16 @@ absl::Status JobManager::RunJob(Job* job) {
 
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<TuningJob> tuning,
                            TuningJob::Start(tasks, db_, options, job->id));
+  // Per task, the record GetBest returns and what the runoff did (SetTaskBest), recomputed for
+  // a task whenever its records change: the status's best is GetBest's.
+  std::vector<TaskSnapshot> bests(tasks.size());
+  auto update_best = [&](size_t i) {
+    absl::Status s = SetTaskBest(db_, tasks[i].func, target, spec.verify, job->id, &bests[i]);
+    if (!s.ok()) {
+      TESSERA_LOG(WARNING) << "job " << job->id << ": the best record of task " << i << ": " << s;
+    }
+  };
+  for (size_t i = 0; i < tasks.size(); ++i) update_best(i);
   auto refresh = [&] {
     TuneSummary summary = tuning->Summary();
     std::lock_guard<std::mutex> lock(job->mu);
@@ -446,6 +509,7 @@ absl::Status JobManager::RunJob(Job* job) {
       TaskSnapshot& t = job->snapshot.tasks[i];
       t.workload_hash = i < hashes.size() ? hashes[i] : "";
       t.summary = summary.tasks[i];
+      if (i < bests.size()) CopyBestFields(bests[i], &t);
       t.finished = t.summary.trials >= per_task || tuning->finished();
     }
     job->snapshot.row.trials = tuning->trials();
@@ -541,6 +605,7 @@ absl::Status JobManager::RunJob(Job* job) {
     int task = batch->task;
     batch.reset();
     restored = false;
+    if (task >= 0 && task < static_cast<int>(bests.size())) update_best(task);
 
     bool was_finished;
     {
@@ -571,24 +636,26 @@ absl::Status JobManager::RunJob(Job* job) {
     for (size_t i = 0; i < tuning->tasks().size(); ++i) {
       StoredRunoffMeasurer runoff_measurer(job->id, static_cast<int>(i), store_, &measurer);
       absl::StatusOr<std::vector<Runoff>> rounds =
-          RunOff(db_, tuning->tasks()[i].func, target, spec.verify, &runoff_measurer);
+          RunOff(db_, tuning->tasks()[i].func, target, spec.verify, &runoff_measurer, job->id);
       if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));
       if (stopping()) return absl::UnavailableError("the server is shutting down");
+      std::vector<std::string> lines;
       if (!rounds.ok()) {
         // The search's records stand; only the check of its best against the default failed.
         TESSERA_LOG(WARNING) << "job " << job->id << ": runoff of task " << i << ": "
                              << rounds.status();
-        continue;
+        lines.push_back(absl::StrCat("failed: ", rounds.status().message()));
+      } else {
+        for (const Runoff& r : *rounds) {
+          lines.push_back(RunoffLine(r));
+          TESSERA_LOG(INFO) << "job " << job->id << ": runoff of task " << i << ": "
+                            << lines.back();
+        }
       }
-      for (const Runoff& r : *rounds) {
-        TESSERA_LOG(INFO) << "job " << job->id << ": runoff of task " << i << ": record "
-                          << r.fastest_id << " (" << r.fastest_secs_before * 1e3
-                          << " ms in the job) against the default schedule's record "
-                          << r.default_id << " (" << r.default_secs_before * 1e3
-                          << " ms), side by side " << r.fastest_secs * 1e3 << " against "
-                          << r.default_secs * 1e3 << " ms: " << RunoffVerdict(r);
-      }
+      update_best(i);
+      bests[i].runoff = absl::StrJoin(lines, "\n");
     }
+    refresh();
   }
   return absl::OkStatus();
 }
@@ -678,7 +745,8 @@ absl::StatusOr<JobSnapshot> JobManager::StoredSnapshot(const std::string& id) {
       TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records,
                                db_->AllRecords(*workload, snap.row.target));
       for (const TuningRecord& r : records) {
-        if (r.job_id != id) continue;
+        // A runoff's re-measurements are counted by SetTaskBest, not as trials.
+        if (r.job_id != id || r.is_retiming()) continue;
         ++t.summary.trials;
         switch (r.error) {
           case MeasureError::kNone:
@@ -699,11 +767,16 @@ absl::StatusOr<JobSnapshot> JobManager::StoredSnapshot(const std::string& id) {
             ++t.summary.workers_lost;
             break;
         }
-        if (!r.ok() || (snap.row.spec.verify && !r.verified)) continue;
-        if (!t.summary.best_secs || r.mean_secs() < *t.summary.best_secs) {
-          t.summary.best_secs = r.mean_secs();
-          t.summary.best_verified = r.verified;
-          t.summary.best_record_id = r.id;
+      }
+      absl::StatusOr<Target> target = Target::Parse(snap.row.target);
+      if (target.ok()) {
+        TESSERA_RETURN_IF_ERROR(SetTaskBest(db_, spec.func, *target, snap.row.spec.verify, id, &t));
+        if (t.runoff_records > 0) {
+          t.runoff = absl::StrCat(
+              t.runoff_records / 2, " round(s); ",
+              t.best_changed_by_runoff
+                  ? absl::StrCat("the best was record ", t.best_record_id_before_runoff, " before")
+                  : std::string("the best is the program it was before"));
         }
       }
     }

@@ -67,8 +67,17 @@ struct JobManagerOptions {
 
 struct TaskSnapshot {
   std::string workload_hash;
+  // The search's figures (TuningJob::Summary: trials, errors), but for best_secs, best_verified
+  // and best_record_id: those of the record GetBest returns for the task (BestRecordOrDefault on
+  // the job's target, verified only when the job verifies), whichever job measured it.
   TaskSummary summary;
   bool finished = false;
+  std::string best_job_id;             // the job that measured the best record
+  int64_t passed_over_record_id = -1;  // a faster record within the margin of the default's
+  int runoff_records = 0;              // re-measurements by this job's runoff: not trials
+  bool best_changed_by_runoff = false;
+  int64_t best_record_id_before_runoff = -1;
+  std::string runoff;  // what this job's runoff did, one line per round, or why it failed
 };
 
 struct JobSnapshot {
@@ -98,8 +107,9 @@ struct JobEvent {
 };
 
 // The tasks of a job from its workload strings: specs, IR text or IR JSON. Entries naming the
-// same function (structurally) merge into one task whose weight counts them. kInvalidArgument
-// names the entry: "workloads[1]: ...".
+// same function (structurally) merge into one task whose weight counts them. Each function must
+// be well-formed with its accesses inside its buffers (ir/verify.h), as an imported record's
+// workload must. kInvalidArgument names the entry: "workloads[1]: ...".
 absl::StatusOr<std::vector<TuneTaskSpec>> ParseJobTasks(const std::vector<std::string>& workloads);
 
 class JobManager {

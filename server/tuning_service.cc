@@ -4,11 +4,13 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "base/status_macros.h"
@@ -30,6 +32,8 @@ using json = nlohmann::json;
 
 constexpr int kMaxListLimit = 1000;
 constexpr int kMaxTopK = 1000;
+constexpr int kDefaultTopK = 10;
+constexpr int kMaxExportPage = 100000;
 constexpr int64_t kMaxImportLines = 1000000;
 constexpr double kWatchPollSeconds = 1.0;
 constexpr size_t kMaxJobIdLength = 256;
@@ -75,6 +79,7 @@ void ToProto(const TuningRecord& r, const std::string& workload_hash, v1::Record
   stages->set_run(r.stage_secs.run);
   stages->set_verify(r.stage_secs.verify);
   stages->set_search(r.stage_secs.search);
+  if (r.is_retiming()) out->set_retimes_record_id(r.retimes);
 }
 
 // One function from a workload field (spec, IR text or JSON), named as jobs name it so that the
@@ -156,8 +161,17 @@ void ToProto(const JobSnapshot& s, v1::JobStatus* out) {
       task->set_best_seconds(*t.summary.best_secs);
       task->set_best_gflops(t.summary.gflops());
       task->set_best_record_id(t.summary.best_record_id);
+      task->set_best_job_id(t.best_job_id);
+      if (t.passed_over_record_id >= 0) task->set_passed_over_record_id(t.passed_over_record_id);
     }
     task->set_finished(t.finished);
+    task->set_runoff_records(t.runoff_records);
+    task->set_best_changed_by_runoff(t.best_changed_by_runoff);
+    if (t.best_changed_by_runoff && t.best_record_id_before_runoff >= 0) {
+      task->set_best_record_id_before_runoff(t.best_record_id_before_runoff);
+    }
+    task->set_runoff(t.runoff);
+    out->set_runoff_records(out->runoff_records() + t.runoff_records);
   }
   out->set_error(s.row.error);
   out->set_waiting_for(s.waiting_for);
@@ -389,13 +403,16 @@ grpc::Status TuningServiceImpl::GetTopK(grpc::ServerContext* context,
   absl::StatusOr<std::string> target =
       QueryTarget(request->target(), {task->func}, db_, dispatcher_);
   if (!target.ok()) return ToGrpcStatus(target.status());
-  absl::StatusOr<std::optional<Workload>> workload = db_->FindWorkload(task->func);
-  if (!workload.ok()) return ToGrpcStatus(workload.status());
-  if (!workload->has_value()) return grpc::Status::OK;
-  absl::StatusOr<std::vector<TuningRecord>> records = db_->TopK(
-      **workload, *target, request->k() == 0 ? 5 : request->k(), !request->include_unverified());
-  if (!records.ok()) return ToGrpcStatus(records.status());
-  for (const TuningRecord& r : *records) ToProto(r, (*workload)->hash, response->add_records());
+  absl::StatusOr<Target> parsed_target = Target::Parse(*target);
+  if (!parsed_target.ok()) return ToGrpcStatus(parsed_target.status());
+  // GetBest's record first, then each other program by its latest record: topk's first is best.
+  absl::StatusOr<TopRecords> top =
+      TopRecordsWithBest(db_, task->func, *parsed_target, !request->include_unverified(),
+                         request->k() == 0 ? kDefaultTopK : request->k());
+  if (!top.ok()) return ToGrpcStatus(top.status());
+  const std::string hash = StructuralHashHex(task->func);
+  for (const TuningRecord& r : top->records) ToProto(r, hash, response->add_records());
+  if (top->best) response->set_best_record_id(top->best->record.id);
   return grpc::Status::OK;
 }
 
@@ -452,21 +469,51 @@ grpc::Status TuningServiceImpl::ExportRecords(grpc::ServerContext* context,
                                               const v1::ExportRecordsRequest* request,
                                               grpc::ServerWriter<v1::RecordLine>* writer) {
   TESSERA_CHECK_SCOPE(context, Scope::kClient);
+  if (request->page_size() < 0 || request->page_size() > kMaxExportPage) {
+    return Invalid("page_size", absl::StrCat("must be in [0, ", kMaxExportPage, "]"));
+  }
+  // A page token is the id of the last record of the previous page: records are exported in
+  // commit order, so the next page starts after it.
+  int64_t after = 0;
+  if (!request->page_token().empty() &&
+      (!absl::SimpleAtoi(request->page_token(), &after) || after < 0)) {
+    return Invalid("page_token", "not a next_page_token of ExportRecords");
+  }
   std::set<std::string> only(request->workload_hashes().begin(), request->workload_hashes().end());
   absl::StatusOr<std::vector<Workload>> workloads = db_->AllWorkloads();
   if (!workloads.ok()) return ToGrpcStatus(workloads.status());
   std::map<int64_t, const Workload*> by_id;
   for (const Workload& w : *workloads) by_id[w.id] = &w;
-  absl::StatusOr<std::vector<TuningRecord>> records = db_->AllRecords();
-  if (!records.ok()) return ToGrpcStatus(records.status());
-  for (const TuningRecord& r : *records) {
-    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-    auto it = by_id.find(r.workload_id);
-    if (it == by_id.end() || (!only.empty() && !only.count(it->second->hash))) continue;
-    v1::RecordLine line;
-    line.set_json(RecordToJsonLine(*it->second, r).dump());
-    if (!writer->Write(line)) return grpc::Status::OK;
+  const int64_t page_size = request->page_size() == 0 ? -1 : request->page_size();
+  // One line is held back until the next is known, so the page's last line can carry the token.
+  std::optional<v1::RecordLine> pending;
+  int64_t sent = 0;
+  constexpr int kChunk = 512;
+  while (true) {
+    absl::StatusOr<std::vector<TuningRecord>> records = db_->RecordsAfter(after, kChunk);
+    if (!records.ok()) return ToGrpcStatus(records.status());
+    for (const TuningRecord& r : *records) {
+      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+      auto it = by_id.find(r.workload_id);
+      if (it == by_id.end() || (!only.empty() && !only.count(it->second->hash))) {
+        after = r.id;
+        continue;
+      }
+      if (page_size >= 0 && sent == page_size) {
+        // A record follows the page: its last line says where the next page starts.
+        pending->set_next_page_token(std::to_string(after));
+        writer->Write(*pending);
+        return grpc::Status::OK;
+      }
+      if (pending && !writer->Write(*pending)) return grpc::Status::OK;
+      pending.emplace();
+      pending->set_json(RecordToJsonLine(*it->second, r).dump());
+      ++sent;
+      after = r.id;
+    }
+    if (static_cast<int>(records->size()) < kChunk) break;
   }
+  if (pending) writer->Write(*pending);
   return grpc::Status::OK;
 }
 
@@ -475,7 +522,7 @@ grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* context,
                                               v1::ImportRecordsResponse* response) {
   TESSERA_CHECK_SCOPE(context, Scope::kClient);
   // Every line is read and checked before anything is committed: a bad line imports nothing.
-  std::vector<JsonLineRecord> entries;
+  std::vector<NumberedLine> lines;
   v1::RecordLine line;
   for (int64_t n = 1; reader->Read(&line); ++n) {
     if (n > kMaxImportLines) {
@@ -485,40 +532,19 @@ grpc::Status TuningServiceImpl::ImportRecords(grpc::ServerContext* context,
     json j = json::parse(line.json(), nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return Invalid(absl::StrCat("line ", n), "malformed JSON");
     absl::StatusOr<JsonLineRecord> entry = RecordFromJsonLine(j);
-    if (!entry.ok())
+    if (!entry.ok()) {
       return Invalid(absl::StrCat("line ", n), std::string(entry.status().message()));
-    entries.push_back(*std::move(entry));
-  }
-  std::map<std::pair<int64_t, std::string>, std::set<std::string>> seen;
-  auto canonical = [](const std::string& trace) {
-    json j = json::parse(trace, nullptr, /*allow_exceptions=*/false);
-    return j.is_discarded() ? trace : j.dump();
-  };
-  int64_t imported = 0, duplicates = 0;
-  for (JsonLineRecord& entry : entries) {
-    absl::StatusOr<Workload> workload = db_->CommitWorkload(entry.func);
-    if (!workload.ok()) return ToGrpcStatus(workload.status());
-    TuningRecord& record = entry.record;
-    record.workload_id = workload->id;
-    auto key = std::make_pair(workload->id, record.target);
-    auto it = seen.find(key);
-    if (it == seen.end()) {
-      absl::StatusOr<std::vector<TuningRecord>> stored = db_->AllRecords(*workload, record.target);
-      if (!stored.ok()) return ToGrpcStatus(stored.status());
-      it = seen.emplace(key, std::set<std::string>()).first;
-      for (const TuningRecord& r : *stored) it->second.insert(canonical(r.trace_json));
     }
-    if (!it->second.insert(canonical(record.trace_json)).second) {
-      ++duplicates;
-      continue;
-    }
-    absl::StatusOr<int64_t> id = db_->CommitRecord(record);
-    if (!id.ok()) return ToGrpcStatus(id.status());
-    ++imported;
+    lines.push_back({n, *std::move(entry)});
   }
-  TESSERA_LOG(INFO) << "import: " << imported << " records, " << duplicates << " duplicates";
-  response->set_imported(imported);
-  response->set_duplicates(duplicates);
+  absl::StatusOr<ImportStats> stats =
+      ImportRecordLines(db_, std::move(lines), [](int64_t n) { return absl::StrCat("line ", n); });
+  if (!stats.ok()) return ToGrpcStatus(stats.status());
+  TESSERA_LOG(INFO) << "import: " << stats->imported << " records, " << stats->duplicates
+                    << " duplicates, " << stats->links_dropped << " re-timing links dropped";
+  response->set_imported(stats->imported);
+  response->set_duplicates(stats->duplicates);
+  response->set_links_dropped(stats->links_dropped);
   return grpc::Status::OK;
 }
 

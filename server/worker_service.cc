@@ -29,6 +29,22 @@ grpc::Status Invalid(const std::string& field, const std::string& message) {
 
 bool FiniteNonNegative(double v) { return std::isfinite(v) && v >= 0; }
 
+// What a worker says of its device and software becomes the provenance of every record it
+// measures, which ImportRecords checks (database/record_json.h CheckImportedRecord): at most
+// this many bytes, no control characters.
+constexpr size_t kMaxProvenanceField = 1024;
+
+grpc::Status CheckProvenanceText(const std::string& field, const std::string& value) {
+  if (value.size() > kMaxProvenanceField) {
+    return Invalid(field, absl::StrCat("longer than ", kMaxProvenanceField, " bytes"));
+  }
+  for (char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return Invalid(field, "holds a control character");
+  }
+  return grpc::Status::OK;
+}
+
 std::string Cut(const std::string& s) {
   return s.size() <= kMaxStringField ? s : s.substr(0, kMaxStringField) + "...";
 }
@@ -89,6 +105,19 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* context,
         DeviceSpec{canonical, Cut(d.name()), d.memory_bytes(), d.ordinal(), permission.verified});
   }
   const v1::Provenance& p = request->software();
+  for (int i = 0; i < request->devices_size(); ++i) {
+    grpc::Status s =
+        CheckProvenanceText(absl::StrCat("devices[", i, "].name"), request->devices(i).name());
+    if (!s.ok()) return s;
+  }
+  for (const auto& [field, value] : {std::pair<const char*, const std::string*>{
+                                         "software.tessera_version", &p.tessera_version()},
+                                     {"software.compiler", &p.compiler()},
+                                     {"software.device", &p.device()},
+                                     {"software.driver", &p.driver()}}) {
+    grpc::Status s = CheckProvenanceText(field, *value);
+    if (!s.ok()) return s;
+  }
   info.software.tessera_version = Cut(p.tessera_version());
   info.software.compiler = Cut(p.compiler());
   info.software.device = Cut(p.device().empty() ? request->devices(0).name() : p.device());
@@ -221,6 +250,15 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
     if (!FiniteNonNegative(r.verify_seconds())) {
       return Invalid(field + ".verify_seconds", "must be finite and >= 0");
     }
+    if (r.process_median_seconds_size() > kMaxRepeats) {
+      return Invalid(field + ".process_median_seconds",
+                     absl::StrCat("at most ", kMaxRepeats, " entries"));
+    }
+    for (double s : r.process_median_seconds()) {
+      if (!FiniteNonNegative(s)) {
+        return Invalid(field + ".process_median_seconds", "must be finite and >= 0");
+      }
+    }
     CandidateReport report;
     report.candidate_id = *id;
     report.outcome.error = *kind;
@@ -232,6 +270,9 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
     report.outcome.build_secs = r.build_seconds();
     report.outcome.run_wall_secs = r.run_wall_seconds();
     report.outcome.verify_secs = r.verify_seconds();
+    report.outcome.process_medians.assign(r.process_median_seconds().begin(),
+                                          r.process_median_seconds().end());
+    report.outcome.disturbed = r.disturbed();
     reports.push_back(std::move(report));
   }
   absl::StatusOr<int> accepted =

@@ -7,7 +7,9 @@
 // schedule replaces the default only when it wins by more than the timings' noise.
 //
 // A program measured more than once (the runoff, tuner/runoff.h, times the fastest and the
-// default again side by side) is timed by its latest record: its earlier ones are history.
+// default again side by side) is timed by its latest record, by timestamp (then commit order,
+// so that history imported later from another database orders by when it was measured): its
+// earlier ones are history.
 #ifndef TESSERA_TUNER_BEST_RECORD_H_
 #define TESSERA_TUNER_BEST_RECORD_H_
 
@@ -41,11 +43,46 @@ absl::StatusOr<std::optional<ChosenRecord>> BestRecordOrDefault(
     double margin = kDefaultScheduleMargin);
 
 // The latest successful record of each program (trace) of `workload` on `target` (verified
-// ones only if `verified_only`), fastest first.
+// ones only if `verified_only`), fastest first (ties: older first).
 absl::StatusOr<std::vector<TuningRecord>> LatestRecordPerProgram(Database* db,
                                                                  const Workload& workload,
                                                                  const std::string& target,
                                                                  bool verified_only);
+// The same of `records` (all of one workload and target): the latest of each trace by
+// timestamp, then commit order; failed ones (and unverified ones if `verified_only`) left out.
+std::vector<TuningRecord> LatestRecordPerProgram(std::vector<TuningRecord> records,
+                                                 bool verified_only);
+
+// BestRecordOrDefault's choice among `latest` (LatestRecordPerProgram's answer for `func`).
+absl::StatusOr<std::optional<ChosenRecord>> ChooseBestRecord(
+    const PrimFunc& func, const Target& target, const std::vector<TuningRecord>& latest,
+    double margin = kDefaultScheduleMargin);
+
+// What the best record is, and what it would be without the runoffs' re-measurements (records
+// with TuningRecord::retimes set), so that `status`, `best` and the report can say when a
+// runoff changed it.
+struct BestAndRunoff {
+  std::optional<ChosenRecord> best;           // BestRecordOrDefault's answer
+  std::optional<ChosenRecord> before_runoff;  // the same without the runoffs' records
+  int runoff_records = 0;                     // the runoffs' records left out for that
+  // A runoff changed which program is the best (or whether there is one).
+  bool changed_by_runoff() const;
+};
+// `runoff_job`: leave out only that job's re-measurements (its own runoff); nullopt: every
+// re-measurement.
+absl::StatusOr<BestAndRunoff> BestRecordAndRunoff(
+    Database* db, const PrimFunc& func, const Target& target, bool verified_only,
+    const std::optional<std::string>& runoff_job = std::nullopt);
+
+// What `topk` lists: the record BestRecordOrDefault returns first, then the latest record of
+// every other program, fastest first; at most `k` (> 0) of them. So the first record `topk`
+// shows is the one `best` shows, and a program re-measured by a runoff shows its latest time.
+struct TopRecords {
+  std::vector<TuningRecord> records;
+  std::optional<ChosenRecord> best;  // records[0] when set
+};
+absl::StatusOr<TopRecords> TopRecordsWithBest(Database* db, const PrimFunc& func,
+                                              const Target& target, bool verified_only, int k);
 
 // The structural hash of `func` under the first default rule that applies; nullopt if none does.
 absl::StatusOr<std::optional<std::string>> DefaultScheduleHash(const PrimFunc& func,

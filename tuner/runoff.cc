@@ -46,7 +46,7 @@ constexpr bool kRunIsDefault[] = {true, false, false, true, true, false};
 // repeat: GEMM and depthwise defaults were timed at 2-12x their time that way in jobs
 // (docs/tuning.md), and a mean over all runs would keep the outlier.
 TuningRecord RunoffRecord(const TuningRecord& old, std::vector<const MeasureOutcome*> runs,
-                          const Provenance& provenance) {
+                          const Provenance& provenance, const std::optional<std::string>& job_id) {
   std::sort(runs.begin(), runs.end(), [](const MeasureOutcome* a, const MeasureOutcome* b) {
     return *a->mean_secs() < *b->mean_secs();
   });
@@ -61,7 +61,8 @@ TuningRecord RunoffRecord(const TuningRecord& old, std::vector<const MeasureOutc
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   r.provenance = median.provenance.value_or(provenance);
   r.verified = old.verified;  // the same program passed its check when the job measured it
-  r.job_id = old.job_id;
+  r.job_id = job_id.value_or(old.job_id);
+  r.retimes = old.id;  // a re-measurement, not a trial: it says which record it times again
   for (const MeasureOutcome* run : runs) {
     r.stage_secs.build += run->build_secs;
     r.stage_secs.run += run->run_wall_secs;
@@ -73,7 +74,8 @@ TuningRecord RunoffRecord(const TuningRecord& old, std::vector<const MeasureOutc
 // the best record is the tuned schedule afterwards.
 absl::StatusOr<Runoff> RunOffRound(Database* db, const PrimFunc& func, const Target& target,
                                    bool verified_only, const TuningRecord& fastest,
-                                   const TuningRecord& def, Measurer* measurer) {
+                                   const TuningRecord& def, Measurer* measurer,
+                                   const std::optional<std::string>& job_id) {
   TESSERA_ASSIGN_OR_RETURN(PrimFunc default_func, ReplayRecord(func, def));
   TESSERA_ASSIGN_OR_RETURN(PrimFunc fastest_func, ReplayRecord(func, fastest));
   MeasureRequest request;
@@ -115,8 +117,9 @@ absl::StatusOr<Runoff> RunOffRound(Database* db, const PrimFunc& func, const Tar
   for (size_t i = 0; i < measured.outcomes.size(); ++i) {
     (kRunIsDefault[i] ? default_runs : fastest_runs).push_back(&measured.outcomes[i]);
   }
-  const TuningRecord default_record = RunoffRecord(def, default_runs, measured.provenance);
-  const TuningRecord fastest_record = RunoffRecord(fastest, fastest_runs, measured.provenance);
+  const TuningRecord default_record = RunoffRecord(def, default_runs, measured.provenance, job_id);
+  const TuningRecord fastest_record =
+      RunoffRecord(fastest, fastest_runs, measured.provenance, job_id);
   runoff.default_secs = default_record.mean_secs();
   runoff.fastest_secs = fastest_record.mean_secs();
   TESSERA_ASSIGN_OR_RETURN(runoff.default_new_id, db->CommitRecord(default_record));
@@ -147,7 +150,8 @@ std::string RunoffVerdict(const Runoff& round) {
 }
 
 absl::StatusOr<std::vector<Runoff>> RunOff(Database* db, const PrimFunc& func, const Target& target,
-                                           bool verified_only, Measurer* measurer) {
+                                           bool verified_only, Measurer* measurer,
+                                           const std::optional<std::string>& job_id) {
   std::vector<Runoff> rounds;
   TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> workload, db->FindWorkload(func));
   if (!workload) return rounds;
@@ -173,8 +177,8 @@ absl::StatusOr<std::vector<Runoff>> RunOff(Database* db, const PrimFunc& func, c
       }
     }
     if (def == nullptr) break;
-    TESSERA_ASSIGN_OR_RETURN(Runoff runoff,
-                             RunOffRound(db, func, target, verified_only, fastest, *def, measurer));
+    TESSERA_ASSIGN_OR_RETURN(Runoff runoff, RunOffRound(db, func, target, verified_only, fastest,
+                                                        *def, measurer, job_id));
     confirmed.insert(runoff.fastest_new_id);
     rounds.push_back(runoff);
   }

@@ -54,9 +54,13 @@ std::string RunoffVerdict(const Runoff& round);
 // one a round confirmed, that record runs off against the default's, at most 3 rounds. One
 // entry per round; none when there was nothing to compare (no records, the default is the
 // fastest, or its record is not among the fastest 64 programs). An error for a database
-// failure or a runoff measurement that failed (that round commits nothing).
+// failure or a runoff measurement that failed (that round commits nothing). The runoff's
+// records are re-measurements (TuningRecord::retimes names the record each times again, so
+// they count as no trial) and carry `job_id` when given (the job that ran the runoff), else the
+// job id of the record they re-time.
 absl::StatusOr<std::vector<Runoff>> RunOff(Database* db, const PrimFunc& func, const Target& target,
-                                           bool verified_only, Measurer* measurer);
+                                           bool verified_only, Measurer* measurer,
+                                           const std::optional<std::string>& job_id = std::nullopt);
 
 }  // namespace tessera
 

@@ -34,6 +34,48 @@ TEST(JobOutputTest, ToJsonKeepsProtoFieldNamesAndDefaultFields) {
   EXPECT_EQ(parsed["trials"], 0);  // a default field is printed too
 }
 
+// The status says which record `best` returns, how many of the job's records are its runoff's
+// re-measurements rather than trials, what the runoff did and that it changed the best.
+TEST(JobOutputTest, StatusTextSaysWhatTheRunoffDidToTheBest) {
+  v1::JobStatus job;
+  job.set_job_id("job-2");
+  job.set_state(v1::JOB_SUCCEEDED);
+  job.set_max_trials(16);
+  job.set_trials(16);
+  job.set_runoff_records(2);
+  v1::TaskStatus* t = job.add_tasks();
+  t->set_name("GMM(B=1,M=32,N=32,K=32)");
+  t->set_trials(16);
+  t->set_has_best(true);
+  t->set_best_seconds(2.4e-4);
+  t->set_best_record_id(18);
+  t->set_best_job_id("job-2");
+  t->set_runoff_records(2);
+  t->set_best_changed_by_runoff(true);
+  t->set_best_record_id_before_runoff(9);
+  t->set_runoff("record 9 (0.103 ms in the job) against the default schedule's record 1 (0.25 ms)");
+  const std::string text = JobStatusText(job);
+  EXPECT_NE(text.find("job job-2: succeeded, 16/16 trials"), std::string::npos) << text;
+  EXPECT_NE(text.find("records: 16 trials and 2 re-measurements by the runoff"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("task 0: best is record 18\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("task 0: runoff (2 re-measurements):\n  record 9 (0.103 ms in the job)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("task 0: the runoff changed the best: record 9 before, record 18 now"),
+            std::string::npos)
+      << text;
+  // Another job's record is named as such; a job without a runoff says nothing of one.
+  t->set_best_job_id("job-1");
+  t->set_runoff_records(0);
+  t->set_runoff("");
+  t->set_best_changed_by_runoff(false);
+  job.set_runoff_records(0);
+  const std::string plain = JobStatusText(job);
+  EXPECT_NE(plain.find("task 0: best is record 18 (of job job-1)"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("runoff"), std::string::npos) << plain;
+}
+
 }  // namespace
 }  // namespace cli
 }  // namespace tessera

@@ -1,6 +1,7 @@
 // `tessera best` and `tessera topk` (cli/records_command.cc) on a database `tessera tune` filled:
-// the best verified record is the one tune reported, topk lists records fastest first, and a
-// workload without records is a one-line error.
+// the best verified record is the one tune reported, topk lists best's record first and then the
+// other programs fastest first, and a workload without records is a one-line error.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -74,23 +75,40 @@ TEST_F(RecordsCommandTest, BestIsTheVerifiedRecordTuneReported) {
   EXPECT_NE(text.stdout_text.find("verified"), std::string::npos) << text.stdout_text;
 }
 
-TEST_F(RecordsCommandTest, TopkListsAtMostKRecordsFastestFirst) {
+// topk lists best's record first (marked), then the other programs fastest first; without -k,
+// ten at most.
+TEST_F(RecordsCommandTest, TopkListsBestsRecordFirstThenTheFastest) {
   nlohmann::json top = RunTesseraJson(Records("topk", "-k 3 --all --json"));
   ASSERT_GE(top["records"].size(), 1u) << top;
   EXPECT_LE(top["records"].size(), 3u);
-  for (size_t i = 1; i < top["records"].size(); ++i) {
+  for (size_t i = 2; i < top["records"].size(); ++i) {
     EXPECT_LE(top["records"][i - 1]["mean_seconds"].get<double>(),
               top["records"][i]["mean_seconds"].get<double>())
         << "record " << i << " is faster than the one before it";
   }
-  // Without --all only verified records.
+  // Without --all only verified records, and the first is the one best returns.
+  nlohmann::json best = RunTesseraJson(Records("best", "--json"));
   nlohmann::json verified = RunTesseraJson(Records("topk", "-k 100 --json"));
   ASSERT_GE(verified["records"].size(), 1u);
   for (const nlohmann::json& r : verified["records"]) EXPECT_EQ(r["verified"], true) << r["id"];
-  EXPECT_EQ(verified["records"][0]["id"], (*summary_)["tasks"][0]["best_record"]);
+  EXPECT_EQ(verified["records"][0]["id"], best["records"][0]["id"]) << verified;
+  EXPECT_EQ(verified["records"][0]["best"], true);
+  for (size_t i = 1; i < verified["records"].size(); ++i) {
+    EXPECT_EQ(verified["records"][i]["best"], false) << i;
+  }
   nlohmann::json all = RunTesseraJson(Records("topk", "-k 100 --all --json"));
   EXPECT_GE(all["records"].size(), verified["records"].size());
   EXPECT_LE(all["records"].size(), 8u);
+  nlohmann::json by_default = RunTesseraJson(Records("topk", "--all --json"));
+  EXPECT_EQ(by_default["records"].size(), std::min<size_t>(10, all["records"].size()))
+      << "ten records unless -k says otherwise";
+
+  Output text = RunTessera(Records("topk"));
+  EXPECT_EQ(text.exit_code, 0) << text.stdout_text;
+  EXPECT_NE(text.stdout_text.find(
+                "#1 record " + std::to_string(best["records"][0]["id"].get<int>()) + " (best): "),
+            std::string::npos)
+      << text.stdout_text;
 
   Output zero = RunTessera(Records("topk", "-k 0"));
   EXPECT_EQ(zero.exit_code, 1);

@@ -75,6 +75,16 @@ TEST(ReportCommandTest, WritesOnePageWithOneCurvePerTask) {
   EXPECT_EQ(Count(html, "<svg class=\"tuning-curve\""), 2u);
   EXPECT_NE(html.find("Records: " + db), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
+  // Each task's best schedule is the record `best` returns (the runoff's verdict included).
+  for (const char* workload : {"GMM:M=16,N=16,K=16", "GMM:M=32,N=16,K=8"}) {
+    Output best = RunTessera(std::string("best ") + workload + " --db " + db);
+    ASSERT_EQ(best.exit_code, 0) << best.text;
+    const size_t at = best.text.find("#1 record ");
+    ASSERT_NE(at, std::string::npos) << best.text;
+    const std::string id =
+        best.text.substr(at + 10, best.text.find_first_not_of("0123456789", at + 10) - at - 10);
+    EXPECT_EQ(Count(html, "<th>record</th><td>" + id + ", measured"), 1u) << workload << " " << id;
+  }
   // An anchor for the first workload on the CPU: a row under its best schedule.
   const std::string anchors = dir.Path("anchors.jsonl");
   std::ofstream(anchors) << "\n{\"workload\": \"GMM:M=16,N=16,K=16\", \"target\": \"cpu\", "

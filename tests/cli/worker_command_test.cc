@@ -12,7 +12,9 @@ namespace tessera {
 namespace testing {
 namespace {
 
-// Stores far outside B: the unscheduled function crashes, so every candidate of it does.
+// Stores far outside B: the unscheduled function crashes, so every candidate of it does. Its
+// index is not affine (v_i * v_j), so SubmitJob's bounds check (ir/verify.h), which refuses only
+// what is out of bounds for sure, lets it through, as a kernel that crashes at run time.
 constexpr char kCrashingFunction[] = R"(@prim_func
 def main(
     A: Buffer((64, 64), "float32"),
@@ -26,8 +28,8 @@ def main(
                     v_i = axis.spatial(64, i)
                     v_j = axis.spatial(64, j)
                     reads(A[v_i, v_j])
-                    writes(B[v_i, v_j])
-                    B[v_i * 1000000 + 1000000, v_j] = A[v_i, v_j] + float32(1.0)
+                    writes(B[v_i * v_j * 1000000 + 1000000, v_j])
+                    B[v_i * v_j * 1000000 + 1000000, v_j] = A[v_i, v_j] + float32(1.0)
 )";
 
 class WorkerCommandTest : public ::testing::Test {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "database/database.h"
 #include "gtest/gtest.h"
 #include "report/report.h"
@@ -98,6 +99,45 @@ TEST(HtmlTest, PageHasASectionAndTwoChartsPerTaskAndEscapesText) {
   EXPECT_EQ(Count(html, "<div class=\"bar stages\">"), 3u) << "the tasks with stage times";
   EXPECT_EQ(Count(html, "<table class=\"stages\">"), 3u);
   EXPECT_EQ(Count(html, "stored without stage times"), 1u) << "GMM 8's records";
+}
+
+// With the record `best` returns set (ApplyChosenRecords), the page shows it as the best
+// schedule, says why it was chosen over a faster one and that a runoff changed it.
+TEST(HtmlTest, TheBestScheduleIsTheRecordBestReturnsAndSaysWhatTheRunoffChanged) {
+  std::unique_ptr<Database> db;
+  std::vector<ReportTask> tasks = SampleTasks(&db);
+  ASSERT_EQ(tasks.size(), 4u);
+  ASSERT_TRUE(tasks[0].best.has_value());
+  const TuningRecord fastest = *tasks[0].best;
+  // The default schedule's record (say, the slowest trial) timed again by a runoff.
+  std::vector<TuningRecord> all = db->AllRecords().value();
+  TuningRecord retimed = all[0];
+  retimed.run_secs = {1.02e-4};
+  retimed.retimes = all[0].id;
+  retimed.id = db->CommitRecord(retimed).value();
+  ASSERT_TRUE(ApplyChosenRecords(
+                  [&](const ReportTask& t) -> absl::StatusOr<ChosenRecords> {
+                    ChosenRecords out;
+                    if (&t != &tasks[0]) return out;
+                    out.chosen = retimed;
+                    out.passed_over = fastest;
+                    out.before_runoff = fastest;
+                    return out;
+                  },
+                  &tasks)
+                  .ok());
+  EXPECT_FALSE(tasks[1].chosen.has_value());
+  const std::string html = RenderReportHtml(tasks, ReportOptions());
+  EXPECT_NE(html.find(absl::StrCat("<th>record</th><td>", retimed.id, ", measured")),
+            std::string::npos)
+      << "the chosen record is the one shown";
+  EXPECT_NE(html.find(absl::StrCat("the default schedule: record ", fastest.id)),
+            std::string::npos);
+  EXPECT_NE(html.find(absl::StrCat("a runoff changed the best: record ", fastest.id)),
+            std::string::npos);
+  EXPECT_NE(html.find(absl::StrCat("a runoff, re-measuring record ", all[0].id)),
+            std::string::npos);
+  EXPECT_EQ(Count(html, "a runoff changed the best"), 1u) << "only the task it happened to";
 }
 
 // The first of `names` found in PATH, or "".

@@ -86,6 +86,26 @@ TEST(SummaryTest, CurveIsTheBestSoFarInCommitOrder) {
   EXPECT_DOUBLE_EQ(tasks[1].span_seconds, 0);
 }
 
+// A runoff's record re-measures a program: counted apart, never as a trial or a curve point,
+// even when (imported from elsewhere) no earlier record of its trace is here.
+TEST(SummaryTest, ARunoffsRecordIsARemeasurementNotATrial) {
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  Workload w = db->CommitWorkload(SmallGmm(16)).value();
+  const std::string cpu = CpuTarget();
+  const int64_t first = db->CommitRecord(MakeRecord(w, cpu, TileTrace(16, 1, 4), {2e-4})).value();
+  TuningRecord again = MakeRecord(w, cpu, TileTrace(16, 1, 4), {1e-4});
+  again.retimes = first;
+  db->CommitRecord(again).value();
+  TuningRecord orphan = MakeRecord(w, cpu, TileTrace(16, 2, 4), {1.5e-4});
+  orphan.retimes = 0;  // its re-timed record was not imported
+  db->CommitRecord(orphan).value();
+  std::vector<ReportTask> tasks = SummarizeTasks(db.get()).value();
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].trials, 1);
+  EXPECT_EQ(tasks[0].remeasured, 2);
+  EXPECT_EQ(tasks[0].curve.size(), 1u);
+}
+
 // The stage times of a task's records add up; records without any (stored before schema 3)
 // are not counted as timed.
 TEST(SummaryTest, StageTimesAddUpOverTheTasksRecords) {

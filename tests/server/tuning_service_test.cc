@@ -3,11 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "ir/analysis.h"
+#include "ir/printer.h"
+#include "schedule/schedule.h"
+#include "server/job_manager.h"
 #include "server/server.h"
 #include "tests/database/postgres_cluster.h"
 #include "tests/server/server_testing.h"
@@ -99,6 +104,20 @@ TEST_F(TuningServiceTest, SubmitValidatesEveryField) {
   r = Job();
   r.set_trials_per_iter(-3);
   ExpectInvalid(Submit(stub_.get(), r), "trials_per_iter");
+  // A function whose buffer shapes contradict its loops: A holds 2 rows, its loop reads 4.
+  std::string text = PrintFunc(ParseJobTasks({"GMM:M=4,N=4,K=4"}).value()[0].func);
+  const std::string shape = "A: Buffer((1, 4, 4)";
+  ASSERT_NE(text.find(shape), std::string::npos) << text;
+  text.replace(text.find(shape), shape.size(), "A: Buffer((1, 2, 4)");
+  r = Job();
+  r.set_workloads(0, text);
+  ExpectInvalid(Submit(stub_.get(), r), "workloads[0]");
+  EXPECT_NE(Submit(stub_.get(), r)
+                .error_message()
+                .find("load of A: index 1 takes values 0..3, "
+                      "outside its extent 2"),
+            std::string::npos)
+      << Submit(stub_.get(), r).error_message();
 
   v1::ListJobsResponse list;
   ASSERT_TRUE(stub_->ListJobs(Context().get(), v1::ListJobsRequest(), &list).ok());
@@ -261,6 +280,179 @@ TEST_F(TuningServiceTest, JobRunsWatchedToTheEndAndItsRecordsAnswerQueries) {
   grpc::Status s = writer->Finish();
   ExpectInvalid(s, "line 2");
   EXPECT_EQ(other->database()->NumRecords().value(), 8);
+}
+
+// Every record of `stub`'s server, as ExportRecords streams it in pages of `page_size` (0: one
+// stream); checks that each page but the last ends with the next page's token.
+std::vector<std::string> ExportAll(v1::TuningService::Stub* stub, int page_size) {
+  std::vector<std::string> lines;
+  std::string token;
+  for (int page = 0; page < 1000; ++page) {
+    v1::ExportRecordsRequest request;
+    request.set_page_size(page_size);
+    request.set_page_token(token);
+    auto context = Context();
+    auto reader = stub->ExportRecords(context.get(), request);
+    std::vector<v1::RecordLine> got;
+    for (v1::RecordLine line; reader->Read(&line);) got.push_back(line);
+    EXPECT_TRUE(reader->Finish().ok());
+    if (page_size > 0) {
+      EXPECT_LE(got.size(), static_cast<size_t>(page_size));
+    }
+    for (size_t i = 0; i + 1 < got.size(); ++i) EXPECT_TRUE(got[i].next_page_token().empty());
+    for (const v1::RecordLine& line : got) lines.push_back(line.json());
+    token = got.empty() ? "" : got.back().next_page_token();
+    if (token.empty()) break;
+    EXPECT_EQ(got.size(), static_cast<size_t>(page_size)) << "only a full page has a next one";
+  }
+  return lines;
+}
+
+v1::GetBestResponse Best(v1::TuningService::Stub* stub) {
+  v1::GetBestRequest request;
+  request.set_workload(kGmm);
+  request.set_target("cpu");
+  v1::GetBestResponse response;
+  EXPECT_TRUE(stub->GetBest(Context().get(), request, &response).ok());
+  return response;
+}
+
+v1::GetTopKResponse TopK(v1::TuningService::Stub* stub) {
+  v1::GetTopKRequest request;
+  request.set_workload(kGmm);
+  request.set_target("cpu");
+  v1::GetTopKResponse response;
+  EXPECT_TRUE(stub->GetTopK(Context().get(), request, &response).ok());
+  return response;
+}
+
+// A job whose runoff changes the best: another job's record timed its program at 1 ns (a
+// lucky minute, or worse), so the job's runoff times that program against the default side by
+// side. Its records are re-measurements linked to what they re-time, not trials; the status's
+// best is GetBest's and topk's first, and says that the runoff changed it. Exported in pages
+// and imported into a fresh server, the records give the same GetBest and GetTopK answers and
+// export again to the same lines.
+TEST_F(TuningServiceTest, ARunoffsRecordsSurviveExportAndImportAndStatusAgreesWithBest) {
+  const PrimFunc func = ParseJobTasks({kGmm}).value()[0].func;
+  Database* db = server_->database();
+  const Workload workload = db->CommitWorkload(func).value();
+  Schedule sch = Schedule::Create(func, /*seed=*/0);
+  BlockRV block = sch.GetBlock("C").value();
+  std::vector<LoopRV> loops = sch.GetLoops(block).value();
+  std::vector<ExprRV> tile =
+      sch.SamplePerfectTile(loops[2], 2, /*max_innermost_factor=*/-1, InstValue::IntArray({8, 4}))
+          .value();
+  sch.Split(loops[2], {InstValue::Of(tile[0]), InstValue::Of(tile[1])}).value();
+  TuningRecord lucky;
+  lucky.workload_id = workload.id;
+  lucky.target = testing::HostCpuTarget();
+  lucky.trace_json = sch.trace().ToJson();
+  lucky.run_secs = {1e-9};
+  lucky.args = ArgInfosOf(func);
+  lucky.timestamp =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+      60;
+  lucky.provenance = {"0.1.0", "cc -O3", "test cpu", "", "worker-0"};
+  lucky.verified = true;
+  lucky.job_id = "job-0";
+  const int64_t lucky_id = db->CommitRecord(lucky).value();
+  ASSERT_EQ(Best(stub_.get()).record().id(), lucky_id);
+
+  testing::TestWorker worker(server_->address());
+  ASSERT_TRUE(worker.Register().ok());
+  worker.Start(/*max_candidates=*/4);
+  v1::SubmitJobRequest request = Job(8);
+  request.clear_runoff();  // the runoff runs, as `tune` runs it
+  std::string id;
+  ASSERT_TRUE(Submit(stub_.get(), request, &id).ok());
+  v1::JobStatus status;
+  for (int i = 0; i < 3000; ++i) {
+    status = GetJob(stub_.get(), id);
+    if (status.state() != v1::JOB_QUEUED && status.state() != v1::JOB_RUNNING) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  worker.Stop();
+  ASSERT_EQ(status.state(), v1::JOB_SUCCEEDED) << status.error();
+  ASSERT_EQ(status.tasks_size(), 1);
+  const v1::TaskStatus& task = status.tasks(0);
+
+  // Trials are the search's; the runoff's records are counted apart, and together they are the
+  // job's records.
+  EXPECT_EQ(status.trials(), 8);
+  EXPECT_EQ(task.trials(), 8);
+  ASSERT_GE(task.runoff_records(), 2);
+  EXPECT_EQ(task.runoff_records() % 2, 0);
+  EXPECT_EQ(status.runoff_records(), task.runoff_records());
+  std::vector<TuningRecord> all = db->AllRecords().value();
+  std::map<int64_t, const TuningRecord*> by_id;
+  for (const TuningRecord& r : all) by_id[r.id] = &r;
+  int job_records = 0, retimings = 0;
+  for (const TuningRecord& r : all) {
+    if (r.job_id != id) continue;
+    ++job_records;
+    if (!r.is_retiming()) continue;
+    ++retimings;
+    // Linked to the record whose program it times again.
+    ASSERT_TRUE(by_id.count(r.retimes)) << "record " << r.id << " re-times " << r.retimes;
+    EXPECT_EQ(by_id[r.retimes]->trace_json, r.trace_json);
+    EXPECT_LT(r.retimes, r.id);
+  }
+  EXPECT_EQ(job_records, task.trials() + task.runoff_records());
+  EXPECT_EQ(retimings, task.runoff_records());
+
+  // The status's best is GetBest's, and topk's first; the runoff changed it and says so.
+  const v1::GetBestResponse best = Best(stub_.get());
+  ASSERT_TRUE(best.found());
+  ASSERT_TRUE(task.has_best());
+  EXPECT_EQ(task.best_record_id(), best.record().id());
+  EXPECT_DOUBLE_EQ(task.best_seconds(), best.record().mean_seconds());
+  EXPECT_EQ(task.best_job_id(), best.record().job_id());
+  EXPECT_NE(best.record().id(), lucky_id) << "1 ns was not what its program takes";
+  EXPECT_EQ(task.best_record_id_before_runoff(), lucky_id);
+  EXPECT_EQ(task.best_changed_by_runoff(), best.record().trace_json() != lucky.trace_json);
+  EXPECT_NE(task.runoff().find("side by side"), std::string::npos) << task.runoff();
+  EXPECT_NE(task.runoff().find(absl::StrCat("record ", lucky_id, " (")), std::string::npos)
+      << task.runoff();
+  const v1::GetTopKResponse top = TopK(stub_.get());
+  ASSERT_GE(top.records_size(), 2);
+  EXPECT_EQ(top.records(0).id(), best.record().id());
+  EXPECT_EQ(top.best_record_id(), best.record().id());
+  std::set<std::string> programs;
+  for (const v1::Record& r : top.records()) {
+    EXPECT_TRUE(programs.insert(r.trace_json()).second) << "each program once: its latest record";
+  }
+
+  // Export in pages of 3 (and whole), import into a fresh server.
+  const std::vector<std::string> lines = ExportAll(stub_.get(), 3);
+  EXPECT_EQ(lines.size(), all.size());
+  EXPECT_EQ(ExportAll(stub_.get(), 0), lines);
+  TempDir other_dir;
+  auto other = TuningServer::Start(testing::TestServerOptions(other_dir)).value();
+  auto other_stub = testing::TuningStub(other->address());
+  v1::ImportRecordsResponse imported;
+  {
+    auto import_context = Context();
+    auto writer = other_stub->ImportRecords(import_context.get(), &imported);
+    for (const std::string& json : lines) {
+      v1::RecordLine line;
+      line.set_json(json);
+      ASSERT_TRUE(writer->Write(line));
+    }
+    writer->WritesDone();
+    ASSERT_TRUE(writer->Finish().ok());
+  }
+  EXPECT_EQ(imported.imported(), static_cast<int64_t>(lines.size()))
+      << "re-measurements are measurements, not duplicates";
+  EXPECT_EQ(imported.duplicates(), 0);
+  EXPECT_EQ(imported.links_dropped(), 0);
+
+  // The same answers there, and the same lines again.
+  const v1::GetBestResponse other_best = Best(other_stub.get());
+  EXPECT_EQ(other_best.record().SerializeAsString(), best.record().SerializeAsString());
+  EXPECT_EQ(other_best.passed_over().SerializeAsString(), best.passed_over().SerializeAsString());
+  const v1::GetTopKResponse other_top = TopK(other_stub.get());
+  EXPECT_EQ(other_top.SerializeAsString(), top.SerializeAsString());
+  EXPECT_EQ(ExportAll(other_stub.get(), 0), lines);
 }
 
 TEST_F(TuningServiceTest, JobWithoutAWorkerSaysWhatItWaitsFor) {

@@ -80,6 +80,14 @@ TEST_F(WorkerServiceTest, RegisterValidatesDevices) {
   r.set_build_parallelism(-1);
   ExpectInvalid(stub_->RegisterWorker(Context().get(), r, &response), "build_parallelism");
   r.set_build_parallelism(2);
+  // What a worker says of itself is every record's provenance, which ImportRecords checks:
+  // bounded, without control characters.
+  r.mutable_software()->set_compiler(std::string(2000, 'c'));
+  ExpectInvalid(stub_->RegisterWorker(Context().get(), r, &response), "software.compiler");
+  r.mutable_software()->set_compiler("cc -O3");
+  r.mutable_devices(0)->set_name("EPYC\nINFO forged log line");
+  ExpectInvalid(stub_->RegisterWorker(Context().get(), r, &response), "devices[0].name");
+  r.mutable_devices(0)->set_name("EPYC");
   ASSERT_TRUE(stub_->RegisterWorker(Context().get(), r, &response).ok());
   EXPECT_FALSE(response.worker_id().empty());
   EXPECT_GT(response.lease_seconds(), 0);

@@ -138,6 +138,49 @@ TEST_F(BestRecordTest, AProgramCountsWithItsLatestRecord) {
   EXPECT_EQ((*latest)[1].id, default_again);
 }
 
+// Latest means measured last: history imported later from another database (a higher id,
+// an older timestamp) does not replace a newer measurement.
+TEST_F(BestRecordTest, TheLatestRecordIsTheOneMeasuredLast) {
+  TuningRecord recent = RecordOf(*setup_, schedules_->others[0], 1.20e-3);
+  recent.timestamp = 1.8e9;
+  const int64_t recent_id = setup_->db->CommitRecord(recent).value();
+  TuningRecord imported = RecordOf(*setup_, schedules_->others[0], 0.80e-3);
+  imported.timestamp = 1.7e9;  // measured before, imported after
+  const int64_t imported_id = setup_->db->CommitRecord(imported).value();
+  ASSERT_GT(imported_id, recent_id);
+  std::optional<ChosenRecord> best = Best();
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->record.id, recent_id);
+  // Equal timestamps fall back to commit order.
+  TuningRecord same_time = RecordOf(*setup_, schedules_->others[0], 1.10e-3);
+  same_time.timestamp = 1.8e9;
+  const int64_t same_time_id = setup_->db->CommitRecord(same_time).value();
+  best = Best();
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->record.id, same_time_id);
+}
+
+// topk's first record is best's, then one record per program (its latest), fastest first.
+TEST_F(BestRecordTest, TopRecordsBeginWithTheBestAndListEachProgramOnce) {
+  const int64_t def = Commit(schedules_->default_schedule, 1.00e-3);
+  Commit(schedules_->others[0], 0.80e-3);
+  const int64_t near = Commit(schedules_->others[1], 0.99e-3);
+  const int64_t again = Commit(schedules_->others[0], 1.50e-3);  // timed again: slower
+  absl::StatusOr<TopRecords> top = TopRecordsWithBest(setup_->db.get(), setup_->func,
+                                                      setup_->target, /*verified_only=*/true, 10);
+  ASSERT_TRUE(top.ok()) << top.status();
+  ASSERT_TRUE(top->best.has_value());
+  EXPECT_EQ(top->best->record.id, def) << "the default, within the margin of the fastest";
+  std::vector<int64_t> ids;
+  for (const TuningRecord& r : top->records) ids.push_back(r.id);
+  EXPECT_EQ(ids, (std::vector<int64_t>{def, near, again}));
+  absl::StatusOr<TopRecords> two =
+      TopRecordsWithBest(setup_->db.get(), setup_->func, setup_->target, true, 2);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->records.size(), 2u);
+  EXPECT_FALSE(TopRecordsWithBest(setup_->db.get(), setup_->func, setup_->target, true, 0).ok());
+}
+
 // The default schedule's record is found by replaying records' traces and comparing the
 // programs with the default rules' schedule: that must hold for every kind of default, padded
 // and packed ones included, or `best` could never return the default's record.

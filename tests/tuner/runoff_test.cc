@@ -160,6 +160,49 @@ TEST_F(RunoffTest, ALuckyScheduleLosesItsRunoffAndTheDefaultIsTheBest) {
   EXPECT_TRUE(IsDefault(best));
   EXPECT_TRUE(best.verified);
   EXPECT_EQ(best.run_secs.size(), 1u) << "the median run's timings (the scripted runs have one)";
+  // The runoff's records are re-measurements, linked to the records they time again; the
+  // search's records are measurements of their own.
+  std::vector<TuningRecord> all = setup_->db->AllRecords().value();
+  ASSERT_EQ(all.size(), 4u);
+  for (const TuningRecord& r : all) {
+    if (r.id == rounds[0].default_new_id) {
+      EXPECT_EQ(r.retimes, def);
+    } else if (r.id == rounds[0].fastest_new_id) {
+      EXPECT_EQ(r.retimes, lucky);
+    } else {
+      EXPECT_EQ(r.retimes, -1) << "record " << r.id;
+    }
+  }
+  absl::StatusOr<BestAndRunoff> effect =
+      BestRecordAndRunoff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true);
+  ASSERT_TRUE(effect.ok()) << effect.status();
+  EXPECT_EQ(effect->runoff_records, 2);
+  ASSERT_TRUE(effect->before_runoff.has_value());
+  EXPECT_EQ(effect->before_runoff->record.id, lucky);
+  EXPECT_EQ(effect->best->record.id, rounds[0].default_new_id);
+  EXPECT_TRUE(effect->changed_by_runoff());
+}
+
+// A job's runoff tags its records with the job that ran it, whatever job measured the records
+// it re-times.
+TEST_F(RunoffTest, TheRunoffsRecordsCarryTheJobThatRanIt) {
+  CommitTheDefaultAndALuckySlowerSchedule();
+  absl::StatusOr<std::vector<Runoff>> rounds =
+      RunOff(setup_->db.get(), setup_->func, setup_->target, /*verified_only=*/true, &measurer_,
+             std::string("job-9"));
+  ASSERT_TRUE(rounds.ok()) << rounds.status();
+  ASSERT_EQ(rounds->size(), 1u);
+  int tagged = 0;
+  for (const TuningRecord& r : setup_->db->AllRecords().value()) {
+    EXPECT_EQ(r.job_id == "job-9", r.is_retiming()) << "record " << r.id;
+    tagged += r.job_id == "job-9";
+  }
+  EXPECT_EQ(tagged, 2);
+  absl::StatusOr<BestAndRunoff> other_job = BestRecordAndRunoff(
+      setup_->db.get(), setup_->func, setup_->target, true, std::string("job-1"));
+  ASSERT_TRUE(other_job.ok()) << other_job.status();
+  EXPECT_EQ(other_job->runoff_records, 0) << "job-1 ran no runoff";
+  EXPECT_FALSE(other_job->changed_by_runoff());
 }
 
 TEST_F(RunoffTest, AScheduleThatWinsItsRunoffStaysTheBest) {
