@@ -108,15 +108,18 @@ std::string JobStatusText(const v1::JobStatus& job) {
   }
   if (!job.waiting_for().empty()) absl::StrAppend(&out, "waiting for: ", job.waiting_for(), "\n");
   if (!job.error().empty()) absl::StrAppend(&out, "error: ", job.error(), "\n");
-  absl::StrAppendFormat(&out, "%-4s %-44s %7s %12s %10s %9s %7s\n", "ID", "task", "trials", "best",
-                        "GFLOP/s", "verified", "errors");
+  absl::StrAppendFormat(&out, "%-4s %-44s %7s %12s %12s %7s %10s %9s %7s\n", "ID", "task", "trials",
+                        "default", "best", "gain", "GFLOP/s", "verified", "errors");
   for (int i = 0; i < job.tasks_size(); ++i) {
     const v1::TaskStatus& t = job.tasks(i);
-    absl::StrAppendFormat(&out, "%-4d %-44s %7d %12s %10.2f %9s %7d\n", i, t.name(), t.trials(),
+    absl::StrAppendFormat(&out, "%-4d %-44s %7d %12s %12s %7s %10.2f %9s %7d\n", i, t.name(),
+                          t.trials(), t.has_default() ? FormatSeconds(t.default_seconds()) : "-",
                           t.has_best() ? FormatSeconds(t.best_seconds()) : "-",
+                          t.gain() > 0 ? absl::StrFormat("%.2fx", t.gain()) : "-",
                           t.has_best() ? t.best_gflops() : 0.0, t.has_best() ? "yes" : "no",
                           ErrorCount(t));
   }
+  for (const std::string& w : job.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
   // What `best` returns per task, and what the runoff did to it.
   for (int i = 0; i < job.tasks_size(); ++i) {
     const v1::TaskStatus& t = job.tasks(i);

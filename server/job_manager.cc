@@ -512,6 +512,7 @@ absl::Status JobManager::RunJob(Job* job) {
       if (i < bests.size()) CopyBestFields(bests[i], &t);
       t.finished = t.summary.trials >= per_task || tuning->finished();
     }
+    job->snapshot.warnings = summary.warnings;
     job->snapshot.row.trials = tuning->trials();
     job->snapshot.row.updated_at = Now();
   };

@@ -83,6 +83,7 @@ struct TaskSnapshot {
 struct JobSnapshot {
   JobRow row;
   std::vector<TaskSnapshot> tasks;  // empty for a job that ended before this server started
+  std::vector<std::string> warnings;  // TuneSummary::warnings of the job's tuning
   std::string waiting_for;
   int queued = 0;
   int in_flight = 0;

@@ -165,6 +165,11 @@ void ToProto(const JobSnapshot& s, v1::JobStatus* out) {
       if (t.passed_over_record_id >= 0) task->set_passed_over_record_id(t.passed_over_record_id);
     }
     task->set_finished(t.finished);
+    task->set_has_default(t.summary.default_secs.has_value());
+    if (t.summary.default_secs) task->set_default_seconds(*t.summary.default_secs);
+    task->set_default_error(t.summary.default_error);
+    if (std::optional<double> gain = t.summary.gain()) task->set_gain(*gain);
+    task->set_disturbed(t.summary.disturbed);
     task->set_runoff_records(t.runoff_records);
     task->set_best_changed_by_runoff(t.best_changed_by_runoff);
     if (t.best_changed_by_runoff && t.best_record_id_before_runoff >= 0) {
@@ -179,6 +184,7 @@ void ToProto(const JobSnapshot& s, v1::JobStatus* out) {
   out->set_updated_at(s.row.updated_at);
   out->set_queued(s.queued);
   out->set_in_flight(s.in_flight);
+  for (const std::string& w : s.warnings) out->add_warnings(w);
 }
 
 #define TESSERA_CHECK_SCOPE(context, scope)                 \

@@ -531,6 +531,8 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
     r.set_build_seconds(o.build_secs);
     r.set_run_wall_seconds(o.run_wall_secs);
     r.set_verify_seconds(o.verify_secs);
+    for (double m : o.process_medians) r.add_process_median_seconds(m);
+    r.set_disturbed(o.disturbed);
   }
 }
 

@@ -76,6 +76,30 @@ TEST(JobOutputTest, StatusTextSaysWhatTheRunoffDidToTheBest) {
   EXPECT_EQ(plain.find("runoff"), std::string::npos) << plain;
 }
 
+// Per task the default schedule's time and the gain over it; the job's warnings below the table.
+TEST(JobOutputTest, StatusTextShowsTheDefaultTheGainAndTheWarnings) {
+  v1::JobStatus job;
+  job.set_job_id("job-3");
+  job.set_state(v1::JOB_SUCCEEDED);
+  v1::TaskStatus* t = job.add_tasks();
+  t->set_name("fused_softmax_7");
+  t->set_trials(8);
+  t->set_has_best(true);
+  t->set_best_seconds(1e-5);
+  t->set_has_default(true);
+  t->set_default_seconds(2.5e-5);
+  t->set_gain(2.5);
+  v1::TaskStatus* unmeasured = job.add_tasks();
+  unmeasured->set_name("fused_mat_mul_8");
+  job.add_warnings("task 1 (fused_mat_mul_8): not measured");
+  const std::string text = JobStatusText(job);
+  EXPECT_NE(text.find("default"), std::string::npos) << text;
+  EXPECT_NE(text.find("25.00 us"), std::string::npos) << text;
+  EXPECT_NE(text.find("2.50x"), std::string::npos) << text;
+  EXPECT_NE(text.find("warning: task 1 (fused_mat_mul_8): not measured\n"), std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace cli
 }  // namespace tessera

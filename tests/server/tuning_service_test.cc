@@ -190,6 +190,10 @@ TEST_F(TuningServiceTest, JobRunsWatchedToTheEndAndItsRecordsAnswerQueries) {
   EXPECT_EQ(status.tasks(0).trials(), 8);
   EXPECT_TRUE(status.tasks(0).finished());
   EXPECT_EQ(worker.measured(), 8);
+  // The default schedule ran in the first batch: its time and the gain over it are reported.
+  EXPECT_TRUE(status.tasks(0).has_default()) << status.tasks(0).default_error();
+  EXPECT_GT(status.tasks(0).default_seconds(), 0);
+  EXPECT_GT(status.tasks(0).gain(), 0);
 
   // Exactly the budget, each candidate once, each with the worker's provenance.
   std::vector<TuningRecord> records = server_->database()->AllRecords().value();
