@@ -53,7 +53,13 @@ absl::StatusOr<SpecFunction> LoadWorkloadSpec(const std::string& spec, const std
 }
 
 absl::StatusOr<SpecFunction> ParseWorkloadText(const std::string& text) {
+  // Comment lines first ('#': `tessera show` heads its IR text with one) decide nothing.
   size_t start = text.find_first_not_of(" \t\r\n");
+  while (start != std::string::npos && text[start] == '#') {
+    const size_t end_of_line = text.find('\n', start);
+    start = end_of_line == std::string::npos ? std::string::npos
+                                             : text.find_first_not_of(" \t\r\n", end_of_line);
+  }
   if (start == std::string::npos) return absl::InvalidArgumentError("empty workload");
   SpecFunction out;
   if (text[start] == '{') {

@@ -64,6 +64,13 @@ TEST(WorkloadSpecTest, TextIsASpecIrTextOrIrJson) {
     EXPECT_EQ(parsed->label, gmm.name());
     EXPECT_EQ(parsed->stem, gmm.name());
   }
+  // IR text as `tessera show` prints it, headed by a comment line (submit sent it to the server,
+  // which took the comment for a workload name).
+  absl::StatusOr<SpecFunction> shown =
+      ParseWorkloadText("# GMM(B=1,M=32,N=32,K=32) float32  structural hash 0\n" + PrintFunc(gmm));
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  EXPECT_TRUE(StructuralEqual(shown->func, gmm));
+  EXPECT_EQ(ParseWorkloadText("# only a comment\n  \n").status().message(), "empty workload");
 }
 
 }  // namespace
