@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "base/utf8.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -97,36 +98,6 @@ absl::StatusOr<Client> Connect(const ClientOptions& options) {
 int ReportRpcError(const grpc::Status& status, const std::string& what) {
   return ReportError(FromGrpcStatus(status, what));
 }
-
-namespace {
-
-// Whether `text` is well-formed UTF-8 (what a protobuf string field must hold).
-bool IsUtf8(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char lead = static_cast<unsigned char>(text[i]);
-    size_t extra = 0;  // continuation bytes after the lead byte
-    if (lead >= 0x80) {
-      if ((lead & 0xE0) == 0xC0) {
-        extra = 1;
-      } else if ((lead & 0xF0) == 0xE0) {
-        extra = 2;
-      } else if ((lead & 0xF8) == 0xF0) {
-        extra = 3;
-      } else {
-        return false;
-      }
-    }
-    if (text.size() - i <= extra) return false;
-    for (size_t k = 1; k <= extra; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return false;
-    }
-    i += extra + 1;
-  }
-  return true;
-}
-
-}  // namespace
 
 absl::StatusOr<std::string> WorkloadForServer(const std::string& spec) {
   if (!IsRegularFile(spec)) return spec;

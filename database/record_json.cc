@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/utf8.h"
 #include "ir/dtype.h"
 #include "ir/serialize_json.h"
 #include "ir/target.h"
@@ -348,37 +349,6 @@ std::string UtcDate(double timestamp) {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
   return buf;
-}
-
-// True if `s` is valid UTF-8 (no overlong forms or surrogates); `printable` also refuses ASCII
-// control characters.
-bool IsUtf8(const std::string& s, bool printable) {
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (printable && (c < 0x20 || c == 0x7f)) return false;
-      ++i;
-      continue;
-    }
-    // Continuation bytes after the lead byte.
-    const size_t n = c >= 0xc2 && c <= 0xdf   ? 1
-                     : c >= 0xe0 && c <= 0xef ? 2
-                     : c >= 0xf0 && c <= 0xf4 ? 3
-                                              : 0;
-    if (n == 0 || i + n >= s.size()) return false;
-    uint32_t cp = c & (0x3f >> n);
-    for (size_t k = 1; k <= n; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (n == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
-      return false;
-    }
-    i += n + 1;
-  }
-  return true;
 }
 
 absl::Status CheckText(const std::string& field, const std::string& value, size_t max_bytes,
