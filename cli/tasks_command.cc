@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_join.h"
 #include "cli/commands.h"
-#include "cli/model.h"
 #include "ir/printer.h"
 #include "ir/structural_hash.h"
+#include "model/load.h"
 
 namespace tessera {
 namespace cli {

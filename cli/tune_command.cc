@@ -14,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/commands.h"
 #include "cli/measure.h"
-#include "cli/model.h"
+#include "model/load.h"
 #include "tuner/tune.h"
 #include "worker/host.h"
 

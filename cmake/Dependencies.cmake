@@ -41,6 +41,8 @@ find_package(CLI11 CONFIG REQUIRED)
 # Debian generated them for protobuf 3.21, the version found above; the imported target
 # onnx_proto carries ONNX_ML=1 and ONNX_NAMESPACE=onnx.
 find_package(ONNX CONFIG REQUIRED)
+# zlib (zlib1g-dev): CRC-32 and inflate of the .npz archives in frontend/npy.h.
+find_package(ZLIB REQUIRED)
 # prometheus-cpp (prometheus-cpp-dev 1.0.1): the server's metrics and their HTTP endpoint (its
 # pull exposer, on Debian's civetweb). Its config also wants CURL and ZLIB for the push side,
 # which we do not use; the package depends on both.

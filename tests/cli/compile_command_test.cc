@@ -57,15 +57,16 @@ void ExpectCompiledMatchesOnnxRuntime(const std::string& model, double tolerance
   Output out = RunTessera("compile " + Data(model + ".onnx") + " -o " + dir + "/out");
   ASSERT_EQ(out.exit_code, 0) << out.text;
   EXPECT_NE(out.text.find("default rule"), std::string::npos) << out.text;
-  out = RunTessera("exec " + dir + "/out --repeat 3 --check --save " + dir + " --inputs " +
-                   Data(model + ".input.npy"));
+  out = RunTessera("exec " + dir + "/out --repeat 3 --check --save " + dir +
+                   "/saved/outputs.npz --inputs " + Data(model + ".input.npy"));
   ASSERT_EQ(out.exit_code, 0) << out.text;
   EXPECT_NE(out.text.find("check: PASS"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("latency: "), std::string::npos) << out.text;
-  absl::StatusOr<NDArray> got = ReadNpy(dir + "/output0.npy");
+  absl::StatusOr<NamedArrays> got = ReadNpz(dir + "/saved/outputs.npz");
   absl::StatusOr<NDArray> want = ReadNpy(Data(model + ".output.npy"));
   ASSERT_TRUE(got.ok() && want.ok()) << got.status() << want.status();
-  absl::StatusOr<Comparison> cmp = Compare(*got, *want, tolerance, tolerance);
+  ASSERT_EQ(got->size(), 1u);
+  absl::StatusOr<Comparison> cmp = Compare(got->front().second, *want, tolerance, tolerance);
   ASSERT_TRUE(cmp.ok()) << cmp.status();
   EXPECT_TRUE(cmp->ok()) << model << ": max abs error " << cmp->max_abs_error;
 }

@@ -1,11 +1,14 @@
 // `tessera exec` (cli/exec_command.cc) run as a user runs it: a small model compiled once is run
-// with random inputs and reports its latency as JSON; a missing or foreign directory and a
-// wrong number of input files are one error line each. (Outputs against onnxruntime, and
-// --check, are in compile_command_test.cc.)
+// with random inputs and reports its latency as JSON; inputs by name from an .npz, outputs saved
+// by name into a folder it creates; a missing or foreign directory, a wrong number of input
+// files, a misnamed array and a --repeat that is not positive are one error line each. (Outputs
+// against onnxruntime, and --check, are in compile_command_test.cc.)
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "frontend/npy.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_testing.h"
 
@@ -34,6 +37,50 @@ TEST(ExecCommandTest, ACompiledModelRunsAndReportsItsLatency) {
                             Data("cnn.input.npy"));
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_EQ(wrong.stdout_text, "tessera: error: --inputs: 2 files for 1 model inputs\n");
+}
+
+TEST(ExecCommandTest, NpzInputsAndSavedOutputsAreNamed) {
+  const std::string scratch = ScratchDir("exec_npz");
+  const std::string dir = scratch + "/out";
+  Output compiled = RunTessera("compile " + Data("cnn.onnx") + " -o " + dir);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.stdout_text;
+  absl::StatusOr<NDArray> x = ReadNpy(Data("cnn.input.npy"));
+  ASSERT_TRUE(x.ok()) << x.status();
+  ASSERT_TRUE(WriteNpz(scratch + "/in.npz", {{"x", *x}}).ok());
+  // --save makes its folder, one NAME.npy per output (the CNN's output is y).
+  Output run = RunTessera("exec " + dir + " --repeat 1 --inputs " + scratch + "/in.npz --save " +
+                          scratch + "/new/folder");
+  ASSERT_EQ(run.exit_code, 0) << run.stdout_text;
+  absl::StatusOr<NDArray> by_npy = ReadNpy(scratch + "/new/folder/y.npy");
+  ASSERT_TRUE(by_npy.ok()) << by_npy.status();
+  // The same inputs in model order give the same outputs, saved as an .npz.
+  run = RunTessera("exec " + dir + " --repeat 1 --inputs " + Data("cnn.input.npy") + " --save " +
+                   scratch + "/outputs.npz");
+  ASSERT_EQ(run.exit_code, 0) << run.stdout_text;
+  absl::StatusOr<NamedArrays> by_npz = ReadNpz(scratch + "/outputs.npz");
+  ASSERT_TRUE(by_npz.ok()) << by_npz.status();
+  ASSERT_EQ(by_npz->size(), 1u);
+  EXPECT_EQ(by_npz->front().first, "y");
+  const NDArray& saved = by_npz->front().second;
+  ASSERT_EQ(saved.nbytes(), by_npy->nbytes());
+  EXPECT_EQ(std::memcmp(saved.data(), by_npy->data(), static_cast<size_t>(saved.nbytes())), 0);
+  // An array that is no input, and an input without an array.
+  ASSERT_TRUE(WriteNpz(scratch + "/wrong.npz", {{"x", *x}, {"z", *x}}).ok());
+  Output wrong = RunTessera("exec " + dir + " --inputs " + scratch + "/wrong.npz");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_EQ(wrong.stdout_text, "tessera: error: --inputs " + scratch +
+                                   "/wrong.npz: array z is no model input (inputs: x)\n");
+  ASSERT_TRUE(WriteNpz(scratch + "/none.npz", {{"z", *x}}).ok());
+  wrong = RunTessera("exec " + dir + " --inputs " + scratch + "/none.npz");
+  EXPECT_EQ(wrong.stdout_text,
+            "tessera: error: --inputs " + scratch + "/none.npz: no array named x\n");
+}
+
+TEST(ExecCommandTest, RepeatMustBePositive) {
+  Output zero = RunTessera("exec /nonexistent/model --repeat 0");
+  EXPECT_EQ(zero.exit_code, 1);
+  EXPECT_EQ(zero.stdout_text,
+            "tessera: error: --repeat 0: must be positive (timed runs of the model)\n");
 }
 
 TEST(ExecCommandTest, MissingOrForeignDirectoryIsOneErrorLine) {

@@ -1,8 +1,8 @@
 #include "frontend/fuse_ops.h"
 
-#include "frontend/model_plan.h"
 #include "gtest/gtest.h"
 #include "ir/prepack.h"
+#include "model/reference.h"
 #include "tests/frontend/model_testing.h"
 
 namespace tessera {

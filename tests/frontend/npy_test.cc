@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/frontend/model_testing.h"
+#include "tests/testing/scoped_temp_dir.h"
 
 namespace tessera {
 namespace {
@@ -55,6 +56,45 @@ TEST(NpyTest, MalformedFilesAreErrorsNamingTheFile) {
   EXPECT_EQ(ReadNpy(path).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ReadNpy("/nonexistent.npy").status().code(), absl::StatusCode::kNotFound);
   std::remove(path.c_str());
+}
+
+// named.npz and named_compressed.npz are written as np.savez and np.savez_compressed write
+// (tests/frontend/data/make_npz.py): zip64 local headers, stored or deflated members.
+TEST(NpzTest, ReadsStoredAndDeflatedArchivesAsNumpyWritesThem) {
+  for (const char* file : {"named.npz", "named_compressed.npz"}) {
+    absl::StatusOr<NamedArrays> arrays = ReadNpz(testing::ModelDataPath(file));
+    ASSERT_TRUE(arrays.ok()) << arrays.status();
+    ASSERT_EQ(arrays->size(), 2u) << file;
+    EXPECT_EQ((*arrays)[0].first, "a");
+    EXPECT_EQ((*arrays)[0].second.shape(), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ((*arrays)[0].second.GetFlat(5), 5.0);
+    EXPECT_EQ((*arrays)[1].first, "b");
+    EXPECT_EQ((*arrays)[1].second.dtype(), DataType::Int64());
+    EXPECT_EQ((*arrays)[1].second.GetFlat(1), -1.0);
+  }
+}
+
+TEST(NpzTest, RoundTripsNamedArrays) {
+  const std::string path = testing::ScratchDirUntilTestEnds("npz") + "/arrays.npz";
+  Random rng(3);
+  NDArray a = NDArray::Empty(DataType::Float32(), {4, 5});
+  NDArray b = NDArray::Empty(DataType::Int32(), {});
+  a.FillRandom(&rng);
+  b.FillRandom(&rng);
+  ASSERT_TRUE(WriteNpz(path, {{"input:0", a}, {"b", b}}).ok());
+  absl::StatusOr<NamedArrays> back = ReadNpz(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0].first, "input:0");
+  EXPECT_TRUE(Compare((*back)[0].second, a, 0, 0)->ok());
+  EXPECT_EQ((*back)[1].second.shape(), std::vector<int64_t>{});
+}
+
+TEST(NpzTest, WhatIsNotAnNpzIsNamed) {
+  absl::StatusOr<NamedArrays> npy = ReadNpz(testing::ModelDataPath("cnn.input.npy"));
+  EXPECT_EQ(npy.status().message(), testing::ModelDataPath("cnn.input.npy") +
+                                        ": not a supported .npz file: not a zip archive");
+  EXPECT_EQ(ReadNpz("/nonexistent.npz").status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

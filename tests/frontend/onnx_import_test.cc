@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "frontend/fuse_ops.h"
-#include "frontend/model_plan.h"
 #include "frontend/npy.h"
 #include "gtest/gtest.h"
+#include "model/reference.h"
 #include "onnx/onnx_pb.h"
 
 namespace tessera {

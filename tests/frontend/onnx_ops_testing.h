@@ -12,10 +12,10 @@
 
 #include "absl/status/statusor.h"
 #include "frontend/fuse_ops.h"
-#include "frontend/model_plan.h"
 #include "frontend/onnx_import.h"
 #include "gtest/gtest.h"
 #include "ir/ndarray.h"
+#include "model/reference.h"
 #include "onnx/onnx_pb.h"
 
 namespace tessera {

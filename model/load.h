@@ -1,8 +1,8 @@
-// Models on the command line (`tasks`, `tune`, `compile`, `exec`): a path ending in .onnx is a
-// model; loading one imports it (frontend/onnx_import.h), fuses it (frontend/fuse_ops.h) and
-// extracts its tasks (frontend/task_extraction.h).
-#ifndef TESSERA_CLI_MODEL_H_
-#define TESSERA_CLI_MODEL_H_
+// Loading a model: a path ending in .onnx is a model; loading one imports it
+// (frontend/onnx_import.h), fuses it (frontend/fuse_ops.h) and extracts its tasks
+// (frontend/task_extraction.h). Used by `tasks`, `tune`, `compile`, `exec --check` and `report`.
+#ifndef TESSERA_MODEL_LOAD_H_
+#define TESSERA_MODEL_LOAD_H_
 
 #include <cstdint>
 #include <map>
@@ -15,7 +15,6 @@
 #include "frontend/task_extraction.h"
 
 namespace tessera {
-namespace cli {
 
 // Whether a WORKLOAD argument names a model file (it ends in .onnx).
 bool IsModelPath(const std::string& spec);
@@ -39,7 +38,6 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse = true,
 // naming the malformed value or a repeated name.
 absl::StatusOr<InputShapes> ParseInputShapes(const std::vector<std::string>& specs);
 
-}  // namespace cli
 }  // namespace tessera
 
-#endif  // TESSERA_CLI_MODEL_H_
+#endif  // TESSERA_MODEL_LOAD_H_

@@ -1,14 +1,14 @@
-#include "cli/model.h"
+#include "model/load.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "frontend/channels_last.h"
 #include "frontend/onnx_import.h"
 
 namespace tessera {
-namespace cli {
 
 bool IsModelPath(const std::string& spec) { return absl::EndsWith(spec, ".onnx"); }
 
@@ -19,6 +19,11 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse,
   OnnxImportOptions options;
   options.input_shapes = input_shapes;
   TESSERA_ASSIGN_OR_RETURN(m.graph, ImportOnnxFile(path, options));
+  // The compiled model runs its convolutions channels-last; the unfused graph stays as the
+  // model states it (the reference of --check).
+  if (fuse) {
+    TESSERA_ASSIGN_OR_RETURN(m.graph, ConvertToChannelsLast(m.graph));
+  }
   absl::StatusOr<FusedGraph> fused = FuseGraph(m.graph, {fuse});
   if (!fused.ok()) {
     return absl::Status(fused.status().code(), absl::StrCat(path, ": ", fused.status().message()));
@@ -52,5 +57,4 @@ absl::StatusOr<InputShapes> ParseInputShapes(const std::vector<std::string>& spe
   return shapes;
 }
 
-}  // namespace cli
 }  // namespace tessera

@@ -1,14 +1,14 @@
 // The runtime plan of a fused model: which function runs in which order on which memory, and
-// the memory itself. Every non-view value gets a storage: graph inputs and outputs their own,
-// constants a slice of the weights blob, intermediates a slice of one arena in which values
-// whose lifetimes (first write .. last read, in calls) do not overlap share bytes (first fit
-// over offsets, 64-byte aligned). Views use their root's storage with their own shape.
+// the memory itself. Every non-view value has a storage: graph inputs and outputs their own,
+// constants a slice of the weights blob, intermediates a slice of one arena (model/planner.h
+// says how it is laid out). Views use their root's storage with their own shape.
 //
-// The plan is what `tessera compile` writes (plan.json, docs/models.md) and `tessera exec`
-// reads; ExecutePlan runs it with any kernel caller (compiled kernels, or the interpreter for
-// the reference).
-#ifndef TESSERA_FRONTEND_MODEL_PLAN_H_
-#define TESSERA_FRONTEND_MODEL_PLAN_H_
+// The plan is the "plan" of a compiled model's plan.json (model/compiled_model.h,
+// docs/models.md); ExecutePlan runs it with any kernel caller (the compiled kernels of
+// model/executor.h, or the interpreter for the reference). This file is part of the embeddable
+// runtime: it depends on ir/ and abseil only, never on the frontend.
+#ifndef TESSERA_MODEL_PLAN_H_
+#define TESSERA_MODEL_PLAN_H_
 
 #include <cstdint>
 #include <functional>
@@ -17,9 +17,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "frontend/fuse_ops.h"
-#include "frontend/model_graph.h"
-#include "frontend/task_extraction.h"
 #include "ir/ndarray.h"
 
 namespace tessera {
@@ -54,14 +51,6 @@ struct ModelPlan {
   int64_t weights_bytes = 0;
 };
 
-// Plans `fused` (a fusion of `graph`); call i runs fused.functions[i]; `tasks` (from
-// ExtractTasks(fused)) gives each call its task.
-ModelPlan PlanModel(const Graph& graph, const FusedGraph& fused,
-                    const std::vector<ExtractedTask>& tasks);
-
-// The constants' bytes, at their storages' offsets (weights_bytes long).
-std::string WeightsBlob(const Graph& graph, const ModelPlan& plan);
-
 nlohmann::json PlanToJson(const ModelPlan& plan);
 // kInvalidArgument naming the first missing or malformed field.
 absl::StatusOr<ModelPlan> PlanFromJson(const nlohmann::json& json);
@@ -77,6 +66,8 @@ class PlanMemory {
   std::vector<void*> Args(int call);
   // A copy of output `index`.
   NDArray Output(int index) const;
+  // Output `index`'s bytes in this memory.
+  const void* OutputData(int index) const;
 
  private:
   const ModelPlan* plan_ = nullptr;
@@ -89,11 +80,6 @@ class PlanMemory {
 using KernelCaller = std::function<absl::Status(int call, const std::vector<void*>& args)>;
 absl::Status ExecutePlan(const ModelPlan& plan, PlanMemory* memory, const KernelCaller& kernel);
 
-// Runs `fused` (unscheduled or scheduled functions) with the reference interpreter: the
-// reference of `exec --check` and of the tests. `inputs` in model order; the outputs likewise.
-absl::StatusOr<std::vector<NDArray>> InterpretModel(const Graph& graph, const FusedGraph& fused,
-                                                    const std::vector<NDArray>& inputs);
-
 }  // namespace tessera
 
-#endif  // TESSERA_FRONTEND_MODEL_PLAN_H_
+#endif  // TESSERA_MODEL_PLAN_H_

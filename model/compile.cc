@@ -1,0 +1,139 @@
+#include "model/compile.h"
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "codegen/codegen_c.h"
+#include "ir/prepack.h"
+#include "ir/structural_hash.h"
+#include "model/planner.h"
+#include "rules/default/default_rule.h"
+#include "tuner/apply_best.h"
+#include "worker/builder.h"
+
+namespace tessera {
+namespace {
+
+// How the executor runs a kernel that packs its layout-free weights: the packing once per call
+// site, then the kernel per inference.
+KernelPrepack PrepackOf(const PrepackSplit& split, const std::string& symbol) {
+  auto indices = [](const std::vector<PrepackArg>& args) {
+    std::vector<int> out;
+    for (const PrepackArg& a : args) out.push_back(a.packed ? -1 - a.index : a.index);
+    return out;
+  };
+  KernelPrepack p;
+  p.symbol = PrepackSymbol(symbol);
+  p.args = indices(split.prepack_args);
+  p.kernel_symbol = PrepackedSymbol(symbol);
+  p.kernel_args = indices(split.prepacked_args);
+  for (const Buffer& b : split.packed)
+    p.packed_bytes.push_back(b.NumElements() * b.dtype().bytes());
+  return p;
+}
+
+// "tuned record 3", "default rule CpuDefault" or "unscheduled": the warning's name of a path.
+std::string Describe(const KernelSchedule& s) {
+  if (s.kind == "tuned") return absl::StrCat("tuned record ", s.record);
+  if (s.kind == "default") return absl::StrCat("default rule ", s.rule);
+  return s.kind;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
+                                                const std::string& out_dir,
+                                                const ModelCompileOptions& options) {
+  const Target& target = options.target;
+  if (!target.is_cpu()) {
+    return absl::UnimplementedError(
+        absl::StrCat("compile: target ", target.ToString(), ": models compile for cpu only"));
+  }
+  IRModule mod;
+  for (const ExtractedTask& t : model.tasks) mod.Update(t.func.WithName(t.name));
+  std::vector<ApplyBestEntry> hits;
+  IRModule scheduled = mod;
+  if (options.database != nullptr) {
+    TESSERA_ASSIGN_OR_RETURN(scheduled, ApplyBest(mod, target, options.database, &hits));
+  }
+  std::vector<DefaultScheduleEntry> defaults;
+  if (options.apply_defaults) {
+    TESSERA_ASSIGN_OR_RETURN(
+        scheduled, ApplyDefaultSchedule(scheduled, target, DefaultRulesFor(target), &defaults));
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir + "/kernels", ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot create ", out_dir, ": ", ec.message()));
+  CBuilderOptions builder_options;
+  builder_options.work_dir = out_dir + "/kernels";
+  builder_options.keep_work_dir = true;
+  std::unique_ptr<Builder> builder = NewCBuilder(builder_options);
+  std::vector<BuildInput> inputs;
+  for (const ExtractedTask& t : model.tasks) inputs.push_back({*scheduled.Lookup(t.name), target});
+  std::vector<BuildResult> built = builder->Build(inputs);
+
+  ModelCompileResult result;
+  CompiledModel& compiled = result.compiled;
+  compiled.target = target.ToString();
+  compiled.input_shapes = options.input_shapes;
+  for (size_t i = 0; i < model.tasks.size(); ++i) {
+    const ExtractedTask& t = model.tasks[i];
+    CompiledKernel k;
+    k.task = t.name;
+    k.weight = t.weight;
+    k.flops = t.flops;
+    k.structural_hash = StructuralHashHex(t.func);
+    for (const ApplyBestEntry& h : hits) {
+      if (h.function == t.name && h.hit) {
+        k.schedule.kind = "tuned";
+        k.schedule.record = h.record_id;
+        k.schedule.record_seconds = h.record_secs;
+      }
+    }
+    for (const DefaultScheduleEntry& d : defaults) {
+      if (d.function == t.name && !d.rule.empty() && !d.already_scheduled) {
+        k.schedule = KernelSchedule();
+        k.schedule.kind = "default";
+        k.schedule.rule = d.rule;
+      }
+    }
+    BuildResult kernel = built[i];
+    std::optional<PrepackSplit> split;
+    if (kernel.ok()) {
+      absl::StatusOr<std::optional<PrepackSplit>> s = SplitPrepack(inputs[i].func);
+      if (s.ok()) split = *s;
+    } else {
+      result.warnings.push_back(absl::StrCat(t.name, ": ", Describe(k.schedule), " did not build (",
+                                             kernel.error_msg,
+                                             "); using the unscheduled function"));
+      TESSERA_ASSIGN_OR_RETURN(kernel, BuildOne(builder.get(), t.func.WithName(t.name), target));
+      k.schedule = KernelSchedule();
+      k.schedule.note = "scheduled function did not build";
+    }
+    k.artifact = "kernels/" + std::filesystem::path(kernel.artifact_path).filename().string();
+    k.symbol = kernel.symbol;
+    if (split.has_value()) k.prepack = PrepackOf(*split, kernel.symbol);
+    compiled.kernels.push_back(std::move(k));
+  }
+  compiled.plan = PlanModel(model.graph, model.fused, model.tasks);
+  TESSERA_RETURN_IF_ERROR(WriteCompiledModel(out_dir, compiled));
+  TESSERA_RETURN_IF_ERROR(
+      WriteFile(out_dir + "/weights.bin", WeightsBlob(model.graph, compiled.plan)));
+  std::filesystem::copy_file(model.path, out_dir + "/" + compiled.model,
+                             std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot copy ", model.path, ": ", ec.message()));
+  return result;
+}
+
+}  // namespace tessera

@@ -1,0 +1,43 @@
+// Compiling a loaded model (`tessera compile`, docs/models.md "Compile output"): every task is
+// scheduled with its best verified record (ApplyBest), the others with the default rules
+// (ApplyDefaultSchedule); one kernel per task is built with the C builder, and the directory
+// gets plan.json (model/compiled_model.h), weights.bin, model.onnx and kernels/.
+#ifndef TESSERA_MODEL_COMPILE_H_
+#define TESSERA_MODEL_COMPILE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "database/database.h"
+#include "ir/target.h"
+#include "model/compiled_model.h"
+#include "model/load.h"
+
+namespace tessera {
+
+struct ModelCompileOptions {
+  Target target;                 // a cpu target
+  Database* database = nullptr;  // tuned records; none: default schedules only
+  bool apply_defaults = true;    // false leaves tasks without a record unscheduled
+  InputShapes input_shapes;      // what `model` was loaded with, recorded for `exec --check`
+};
+
+struct ModelCompileResult {
+  CompiledModel compiled;
+  // One per task whose scheduled function did not build (a bug elsewhere): that task falls back
+  // to its unscheduled function, so a model always compiles.
+  std::vector<std::string> warnings;
+};
+
+// Compiles `model` (loaded fused) into `out_dir` (created if missing). kUnimplemented for a
+// target that is not cpu; errors of ApplyBest and ApplyDefaultSchedule; kInternal naming the
+// path when the directory or a file cannot be written, or the unscheduled fallback fails to
+// build.
+absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
+                                                const std::string& out_dir,
+                                                const ModelCompileOptions& options);
+
+}  // namespace tessera
+
+#endif  // TESSERA_MODEL_COMPILE_H_
