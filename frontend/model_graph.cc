@@ -49,6 +49,10 @@ std::string TensorNamer::operator()(const std::string& base) {
   return base;
 }
 
+std::vector<int64_t> ChannelsLastShape(const std::vector<int64_t>& nchw) {
+  return {nchw[0], nchw[2], nchw[3], nchw[1]};
+}
+
 int64_t GraphValue::num_elements() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

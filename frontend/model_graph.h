@@ -63,6 +63,24 @@ class TensorNamer {
 // Builds the operator's output from its inputs (in node input order).
 using OpCompute = std::function<Tensor(const std::vector<Operand>& inputs, TensorNamer* namer)>;
 
+// How a node's input is given to the operator's channels-last form (ChannelsLastForm).
+enum class ChannelsLastInput : uint8_t {
+  kUnchanged,  // as in the graph (a bias indexed by the output channel)
+  kPermuted,   // a rank-4 activation as NHWC; a constant of rank <= 4 first aligned to rank 4
+               // (leading 1s, as numpy broadcasting aligns it) and then permuted the same way
+  kHwio,       // a constant convolution weight [O, I, KH, KW] as [KH, KW, I, O]
+};
+
+// The operator on channels-last data, where it has such a form: its rank-4 NCHW output computed
+// as NHWC from its inputs given as `inputs` says (frontend/channels_last.h).
+struct ChannelsLastForm {
+  OpCompute compute;                      // empty: the operator has no channels-last form
+  std::vector<ChannelsLastInput> inputs;  // one per node input
+};
+
+// The NHWC shape of an NCHW one: (N, C, H, W) -> (N, H, W, C).
+std::vector<int64_t> ChannelsLastShape(const std::vector<int64_t>& nchw);
+
 struct GraphValue {
   std::string name;  // the ONNX value name
   DataType dtype;
@@ -83,6 +101,7 @@ struct GraphNode {
   std::vector<int> inputs;  // value ids
   int output = -1;          // value id
   OpCompute compute;
+  ChannelsLastForm channels_last;
   // Floating-point work is counted on the built functions (ir/flops.h); nodes carry none.
 };
 

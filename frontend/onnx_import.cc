@@ -143,7 +143,7 @@ absl::StatusOr<int> NodeContext::NewValue(int index, std::vector<int64_t> shape,
 
 absl::Status NodeContext::Compute(OpPattern pattern, std::vector<int> inputs,
                                   std::vector<int64_t> shape, DataType dtype, OpCompute compute,
-                                  int index) {
+                                  int index, ChannelsLastForm channels_last) {
   bool all_constant = true;
   for (int in : inputs) all_constant = all_constant && graph_->values[in].is_constant();
   if (all_constant) {
@@ -161,6 +161,7 @@ absl::Status NodeContext::Compute(OpPattern pattern, std::vector<int> inputs,
   node.inputs = std::move(inputs);
   node.output = out;
   node.compute = std::move(compute);
+  node.channels_last = std::move(channels_last);
   graph_->nodes.push_back(std::move(node));
   graph_->values[out].producer = static_cast<int>(graph_->nodes.size()) - 1;
   return absl::OkStatus();

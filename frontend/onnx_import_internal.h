@@ -66,9 +66,11 @@ class NodeContext {
   absl::StatusOr<int> Axis(int64_t axis, int rank) const;
 
   // Results. Output `index` of the node (index 0 unless a converter produces several).
-  // Compute: adds a node (or folds it into a constant when every input is constant).
+  // Compute: adds a node (or folds it into a constant when every input is constant), with the
+  // operator's channels-last form where it has one.
   absl::Status Compute(OpPattern pattern, std::vector<int> inputs, std::vector<int64_t> shape,
-                       DataType dtype, OpCompute compute, int index = 0);
+                       DataType dtype, OpCompute compute, int index = 0,
+                       ChannelsLastForm channels_last = {});
   // A view of value `of` with another shape (same number of elements).
   absl::Status View(int of, std::vector<int64_t> shape, int index = 0);
   absl::Status Constant(NDArray data, std::vector<int64_t> shape, int index = 0);

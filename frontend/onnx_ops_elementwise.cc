@@ -12,16 +12,9 @@ namespace {
 
 using ElementFn = std::function<Expr(const std::vector<Expr>&)>;
 
-// Adds an elementwise node over `inputs` (value ids, broadcast together).
-absl::Status Elementwise(NodeContext* ctx, std::vector<int> inputs, DataType dtype,
-                         const std::string& tensor_name, ElementFn fn) {
-  std::vector<int64_t> shape;
-  for (int in : inputs) {
-    TESSERA_ASSIGN_OR_RETURN(shape, BroadcastShapes(*ctx, shape, ctx->graph()->values[in].shape));
-  }
-  std::vector<int64_t> func_shape = FuncShape(shape);
-  OpCompute compute = [func_shape, tensor_name, fn](const std::vector<Operand>& ops,
-                                                    TensorNamer* namer) {
+OpCompute ElementwiseCompute(std::vector<int64_t> func_shape, std::string tensor_name,
+                             ElementFn fn) {
+  return [func_shape, tensor_name, fn](const std::vector<Operand>& ops, TensorNamer* namer) {
     return tessera::Compute(
         func_shape,
         [&](const std::vector<Var>& i) {
@@ -31,7 +24,24 @@ absl::Status Elementwise(NodeContext* ctx, std::vector<int> inputs, DataType dty
         },
         (*namer)(tensor_name));
   };
-  return ctx->Compute(OpPattern::kElementwise, std::move(inputs), shape, dtype, compute);
+}
+
+// Adds an elementwise node over `inputs` (value ids, broadcast together). A rank-4 result has a
+// channels-last form: the same function of the inputs permuted alike.
+absl::Status Elementwise(NodeContext* ctx, std::vector<int> inputs, DataType dtype,
+                         const std::string& tensor_name, ElementFn fn) {
+  std::vector<int64_t> shape;
+  for (int in : inputs) {
+    TESSERA_ASSIGN_OR_RETURN(shape, BroadcastShapes(*ctx, shape, ctx->graph()->values[in].shape));
+  }
+  ChannelsLastForm channels_last;
+  if (shape.size() == 4) {
+    channels_last = {ElementwiseCompute(ChannelsLastShape(shape), tensor_name, fn),
+                     std::vector<ChannelsLastInput>(inputs.size(), ChannelsLastInput::kPermuted)};
+  }
+  OpCompute compute = ElementwiseCompute(FuncShape(shape), tensor_name, std::move(fn));
+  return ctx->Compute(OpPattern::kElementwise, std::move(inputs), shape, dtype, std::move(compute),
+                      0, std::move(channels_last));
 }
 
 std::vector<int> AllInputs(NodeContext* ctx, int count) {

@@ -3,6 +3,7 @@
 // into a per-channel scale and shift at import), MaxPool / AveragePool / GlobalAveragePool.
 // Written as TOPI writes them: a padding stage where there is padding, then the reduction.
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -67,10 +68,10 @@ absl::StatusOr<Window> ReadWindow(NodeContext* ctx, const std::vector<int64_t>& 
 
 // The input padded by `w` (and by extra end padding when ceil_mode windows reach past it)
 // with zeros (or the lowest value of the type), as a compute stage; the input itself when nothing
-// is padded.
-Tensor Pad(const Tensor& x, const Window& w, bool lowest, TensorNamer* namer) {
+// is padded. Its spatial dimensions are the last ones, or follow the batch when `channels_last`.
+Tensor Pad(const Tensor& x, const Window& w, bool lowest, bool channels_last, TensorNamer* namer) {
   const int n = static_cast<int>(w.out.size());
-  const int lead = x.ndim() - n;
+  const int lead = channels_last ? 1 : x.ndim() - n;
   std::vector<int64_t> shape = x.shape();
   bool any = false;
   std::vector<int64_t> end_pad(n);
@@ -126,38 +127,73 @@ absl::Status ConvertConv(NodeContext* ctx) {
   std::vector<int64_t> out_shape = {xs[0], m};
   out_shape.insert(out_shape.end(), w.out.begin(), w.out.end());
   const int64_t m_per_group = m / groups;
-  OpCompute compute = [w, out_shape, cg, m_per_group, bias](const std::vector<Operand>& ops,
-                                                            TensorNamer* namer) {
-    const Tensor& x = ops[0].tensor;
-    const Operand& weight = ops[1];
-    Tensor padded = Pad(x, w, /*lowest=*/false, namer);
-    const int n = static_cast<int>(w.out.size());
-    std::vector<IterVar> red = {ReduceAxis(cg, "rc")};
-    const char* names[] = {"rz", "ry", "rx"};
-    for (int d = 0; d < n; ++d) {
-      red.push_back(ReduceAxis(w.kernel[d], n <= 3 ? names[3 - n + d] : absl::StrCat("rk", d)));
-    }
-    Tensor conv = Compute(
-        out_shape,
-        [&](const std::vector<Var>& i) {
-          Expr channel = FloorDiv(Expr(i[1]), Expr(m_per_group)) * Expr(cg) + Expr(red[0].var);
-          std::vector<Expr> xi = {i[0], channel};
-          std::vector<Expr> wi = {i[1], red[0].var};
-          for (int d = 0; d < n; ++d) {
-            xi.push_back(Expr(i[2 + d]) * Expr(w.strides[d]) +
-                         Expr(red[1 + d].var) * Expr(w.dilations[d]));
-            wi.push_back(red[1 + d].var);
-          }
-          return Sum(padded(xi) * weight(wi), red);
-        },
-        (*namer)("conv"));
-    if (!bias) return conv;
-    const Operand& b = ops[2];
-    return Compute(
-        out_shape, [&](const std::vector<Var>& i) { return conv(Exprs(i)) + b({i[1]}); },
-        (*namer)("T_add"));
+  // NCHW: (n, m, spatial.. | rc, kernel..) over weights [m, rc, kernel..]. Channels-last:
+  // (n, spatial.., m | kernel.., rc) over weights [kernel.., rc, m], as the C2D and DEP workloads
+  // compute, without rc where a group has one input channel (depthwise).
+  auto conv = [w, cg, m_per_group, groups, bias](std::vector<int64_t> out_shape,
+                                                 bool channels_last) -> OpCompute {
+    return [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+      const Tensor& x = ops[0].tensor;
+      const Operand& weight = ops[1];
+      Tensor padded = Pad(x, w, /*lowest=*/false, channels_last, namer);
+      const int n = static_cast<int>(w.out.size());
+      const int first_spatial = channels_last ? 1 : 2;
+      const int channel_axis = channels_last ? n + 1 : 1;
+      const char* names[] = {"rz", "ry", "rx"};
+      std::vector<IterVar> kernel;
+      for (int d = 0; d < n; ++d) {
+        kernel.push_back(
+            ReduceAxis(w.kernel[d], n <= 3 ? names[3 - n + d] : absl::StrCat("rk", d)));
+      }
+      std::optional<IterVar> rc;
+      if (!channels_last || cg > 1) rc = ReduceAxis(cg, "rc");
+      std::vector<IterVar> red = kernel;
+      if (rc.has_value()) red.insert(channels_last ? red.end() : red.begin(), *rc);
+      Tensor result = Compute(
+          out_shape,
+          [&](const std::vector<Var>& i) {
+            const Var& out_channel = i[channel_axis];
+            Expr rc_var = rc.has_value() ? Expr(rc->var) : Expr(0);
+            Expr channel = channels_last && groups == 1
+                               ? rc_var
+                               : FloorDiv(Expr(out_channel), Expr(m_per_group)) * Expr(cg) + rc_var;
+            std::vector<Expr> xi = {i[0]};
+            std::vector<Expr> wi;
+            if (!channels_last) {
+              xi.push_back(channel);
+              wi = {out_channel, rc_var};
+            }
+            for (int d = 0; d < n; ++d) {
+              xi.push_back(Expr(i[first_spatial + d]) * Expr(w.strides[d]) +
+                           Expr(kernel[d].var) * Expr(w.dilations[d]));
+              if (channels_last) wi.push_back(kernel[d].var);
+            }
+            if (!channels_last) {
+              for (int d = 0; d < n; ++d) wi.push_back(kernel[d].var);
+            } else {
+              xi.push_back(channel);
+              wi.push_back(rc_var);
+              wi.push_back(out_channel);
+            }
+            return Sum(padded(xi) * weight(wi), red);
+          },
+          (*namer)("conv"));
+      if (!bias) return result;
+      const Operand& b = ops[2];
+      return Compute(
+          out_shape,
+          [&](const std::vector<Var>& i) { return result(Exprs(i)) + b({i[channel_axis]}); },
+          (*namer)("T_add"));
+    };
   };
-  return ctx->Compute(OpPattern::kAnchor, inputs, out_shape, ctx->value(0).dtype, compute);
+  ChannelsLastForm channels_last;
+  if (xs.size() == 4 && ctx->value(1).is_constant()) {
+    channels_last.compute = conv(ChannelsLastShape(out_shape), true);
+    channels_last.inputs = {ChannelsLastInput::kPermuted, ChannelsLastInput::kHwio};
+    if (bias) channels_last.inputs.push_back(ChannelsLastInput::kUnchanged);
+  }
+  return ctx->Compute(OpPattern::kAnchor, inputs, out_shape, ctx->value(0).dtype,
+                      conv(out_shape, false), 0, std::move(channels_last));
 }
 
 // ConvTranspose as a convolution of the zero-dilated, padded input with the flipped kernel:
@@ -385,16 +421,24 @@ absl::Status ConvertBatchNorm(NodeContext* ctx) {
   }
   const int a_id = ctx->NewConstant(std::move(a), "scale");
   const int b_id = ctx->NewConstant(std::move(b), "shift");
-  const std::vector<int64_t> out = ctx->shape(0);
-  OpCompute compute = [out](const std::vector<Operand>& ops, TensorNamer* namer) {
-    return Compute(
-        out,
-        [&](const std::vector<Var>& i) {
-          return ops[0].Broadcast(i) * ops[1].Broadcast(i) + ops[2].Broadcast(i);
-        },
-        (*namer)("T_batch_norm"));
+  auto batch_norm = [](std::vector<int64_t> out) -> OpCompute {
+    return [out](const std::vector<Operand>& ops, TensorNamer* namer) {
+      return Compute(
+          out,
+          [&](const std::vector<Var>& i) {
+            return ops[0].Broadcast(i) * ops[1].Broadcast(i) + ops[2].Broadcast(i);
+          },
+          (*namer)("T_batch_norm"));
+    };
   };
-  return ctx->Compute(OpPattern::kElementwise, {ctx->input(0), a_id, b_id}, out, t, compute);
+  const std::vector<int64_t> out = ctx->shape(0);
+  ChannelsLastForm channels_last;
+  if (out.size() == 4) {
+    channels_last = {batch_norm(ChannelsLastShape(out)),
+                     std::vector<ChannelsLastInput>(3, ChannelsLastInput::kPermuted)};
+  }
+  return ctx->Compute(OpPattern::kElementwise, {ctx->input(0), a_id, b_id}, out, t, batch_norm(out),
+                      0, std::move(channels_last));
 }
 
 absl::Status ConvertPool(NodeContext* ctx, bool is_max) {
@@ -417,48 +461,60 @@ absl::Status ConvertPool(NodeContext* ctx, bool is_max) {
   }
   std::vector<int64_t> in_spatial(xs.begin() + 2, xs.end());
   TESSERA_ASSIGN_OR_RETURN(Window w, ReadWindow(ctx, in_spatial, kernel, ceil_mode != 0));
-  std::vector<int64_t> out = {xs[0], xs[1]};
-  out.insert(out.end(), w.out.begin(), w.out.end());
-  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
-    const Tensor& x = ops[0].tensor;
-    const DataType t = x.dtype();
-    const int n = static_cast<int>(w.out.size());
-    // Max pads with the lowest value; average pads with zeros and divides by the count.
-    Tensor padded = Pad(x, w, /*lowest=*/is_max, namer);
-    std::vector<IterVar> red;
-    for (int d = 0; d < n; ++d) red.push_back(ReduceAxis(w.kernel[d], absl::StrCat("rv", d)));
-    auto window = [&](const std::vector<Var>& i) {
-      std::vector<Expr> idx = {i[0], i[1]};
-      for (int d = 0; d < n; ++d) {
-        idx.push_back(Expr(i[2 + d]) * Expr(w.strides[d]) +
-                      Expr(red[d].var) * Expr(w.dilations[d]));
+  std::vector<int64_t> out_shape = {xs[0], xs[1]};
+  out_shape.insert(out_shape.end(), w.out.begin(), w.out.end());
+  auto pool = [=](std::vector<int64_t> out, bool channels_last) -> OpCompute {
+    return [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+      const Tensor& x = ops[0].tensor;
+      const DataType t = x.dtype();
+      const int n = static_cast<int>(w.out.size());
+      const int first_spatial = channels_last ? 1 : 2;
+      const int channel_axis = channels_last ? n + 1 : 1;
+      // Max pads with the lowest value; average pads with zeros and divides by the count.
+      Tensor padded = Pad(x, w, /*lowest=*/is_max, channels_last, namer);
+      std::vector<IterVar> red;
+      for (int d = 0; d < n; ++d) red.push_back(ReduceAxis(w.kernel[d], absl::StrCat("rv", d)));
+      auto window = [&](const std::vector<Var>& i) {
+        std::vector<Expr> idx = {i[0]};
+        if (!channels_last) idx.push_back(i[channel_axis]);
+        for (int d = 0; d < n; ++d) {
+          idx.push_back(Expr(i[first_spatial + d]) * Expr(w.strides[d]) +
+                        Expr(red[d].var) * Expr(w.dilations[d]));
+        }
+        if (channels_last) idx.push_back(i[channel_axis]);
+        return padded(idx);
+      };
+      if (is_max) {
+        return Compute(
+            out, [&](const std::vector<Var>& i) { return MaxReduce(window(i), red); },
+            (*namer)("pool_max"));
       }
-      return padded(idx);
-    };
-    if (is_max) {
+      Tensor sum = Compute(
+          out, [&](const std::vector<Var>& i) { return Sum(window(i), red); },
+          (*namer)("pool_sum"));
       return Compute(
-          out, [&](const std::vector<Var>& i) { return MaxReduce(window(i), red); },
-          (*namer)("pool_max"));
-    }
-    Tensor sum = Compute(
-        out, [&](const std::vector<Var>& i) { return Sum(window(i), red); }, (*namer)("pool_sum"));
-    return Compute(
-        out,
-        [&](const std::vector<Var>& i) {
-          Expr count;
-          for (int d = 0; d < n; ++d) {
-            Expr start = Expr(i[2 + d]) * Expr(w.strides[d]) - Expr(w.pads_begin[d]);
-            Expr end = start + Expr(w.kernel[d]);
-            Expr c = include_pad ? Min(end, Expr(in_spatial[d] + w.pads_end[d])) -
-                                       Max(start, Expr(-w.pads_begin[d]))
-                                 : Min(end, Expr(in_spatial[d])) - Max(start, Expr(0));
-            count = count.defined() ? count * c : c;
-          }
-          return Div(sum(Exprs(i)), Cast(t, count));
-        },
-        (*namer)("pool_avg"));
+          out,
+          [&](const std::vector<Var>& i) {
+            Expr count;
+            for (int d = 0; d < n; ++d) {
+              Expr start = Expr(i[first_spatial + d]) * Expr(w.strides[d]) - Expr(w.pads_begin[d]);
+              Expr end = start + Expr(w.kernel[d]);
+              Expr c = include_pad ? Min(end, Expr(in_spatial[d] + w.pads_end[d])) -
+                                         Max(start, Expr(-w.pads_begin[d]))
+                                   : Min(end, Expr(in_spatial[d])) - Max(start, Expr(0));
+              count = count.defined() ? count * c : c;
+            }
+            return Div(sum(Exprs(i)), Cast(t, count));
+          },
+          (*namer)("pool_avg"));
+    };
   };
-  return ctx->Compute(OpPattern::kAnchor, {ctx->input(0)}, out, ctx->value(0).dtype, compute);
+  ChannelsLastForm channels_last;
+  if (xs.size() == 4) {
+    channels_last = {pool(ChannelsLastShape(out_shape), true), {ChannelsLastInput::kPermuted}};
+  }
+  return ctx->Compute(OpPattern::kAnchor, {ctx->input(0)}, out_shape, ctx->value(0).dtype,
+                      pool(out_shape, false), 0, std::move(channels_last));
 }
 
 absl::Status ConvertMaxPool(NodeContext* ctx) { return ConvertPool(ctx, true); }
@@ -468,36 +524,47 @@ absl::Status ConvertGlobalPool(NodeContext* ctx, bool is_max) {
   TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({}));
   const std::vector<int64_t> xs = ctx->shape(0);
   if (xs.size() < 3) return ctx->Error("expects N, C, spatial...");
-  std::vector<int64_t> out = {xs[0], xs[1]};
-  out.resize(xs.size(), 1);
+  std::vector<int64_t> out_shape = {xs[0], xs[1]};
+  out_shape.resize(xs.size(), 1);
   int64_t count = 1;
   for (size_t d = 2; d < xs.size(); ++d) count *= xs[d];
-  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
-    std::vector<IterVar> red;
-    for (size_t d = 2; d < xs.size(); ++d) {
-      red.push_back(ReduceAxis(xs[d], absl::StrCat("rv", d - 2)));
-    }
-    auto elem = [&](const std::vector<Var>& i) {
-      std::vector<Expr> idx = {i[0], i[1]};
-      for (const IterVar& r : red) idx.push_back(r.var);
-      return ops[0](idx);
-    };
-    if (is_max) {
+  auto global_pool = [=](std::vector<int64_t> out, bool channels_last) -> OpCompute {
+    return [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+      std::vector<IterVar> red;
+      for (size_t d = 2; d < xs.size(); ++d) {
+        red.push_back(ReduceAxis(xs[d], absl::StrCat("rv", d - 2)));
+      }
+      auto elem = [&](const std::vector<Var>& i) {
+        const Var& channel = channels_last ? i.back() : i[1];
+        std::vector<Expr> idx = {i[0]};
+        if (!channels_last) idx.push_back(channel);
+        for (const IterVar& r : red) idx.push_back(r.var);
+        if (channels_last) idx.push_back(channel);
+        return ops[0](idx);
+      };
+      if (is_max) {
+        return Compute(
+            out, [&](const std::vector<Var>& i) { return MaxReduce(elem(i), red); },
+            (*namer)("T_global_max"));
+      }
+      Tensor sum = Compute(
+          out, [&](const std::vector<Var>& i) { return Sum(elem(i), red); },
+          (*namer)("T_global_sum"));
       return Compute(
-          out, [&](const std::vector<Var>& i) { return MaxReduce(elem(i), red); },
-          (*namer)("T_global_max"));
-    }
-    Tensor sum = Compute(
-        out, [&](const std::vector<Var>& i) { return Sum(elem(i), red); },
-        (*namer)("T_global_sum"));
-    return Compute(
-        out,
-        [&](const std::vector<Var>& i) {
-          return sum(Exprs(i)) * Const(ops[0].dtype, 1.0 / static_cast<double>(count));
-        },
-        (*namer)("T_global_avg"));
+          out,
+          [&](const std::vector<Var>& i) {
+            return sum(Exprs(i)) * Const(ops[0].dtype, 1.0 / static_cast<double>(count));
+          },
+          (*namer)("T_global_avg"));
+    };
   };
-  return ctx->Compute(OpPattern::kReduction, {ctx->input(0)}, out, ctx->value(0).dtype, compute);
+  ChannelsLastForm channels_last;
+  if (xs.size() == 4) {
+    channels_last = {global_pool(ChannelsLastShape(out_shape), true),
+                     {ChannelsLastInput::kPermuted}};
+  }
+  return ctx->Compute(OpPattern::kReduction, {ctx->input(0)}, out_shape, ctx->value(0).dtype,
+                      global_pool(out_shape, false), 0, std::move(channels_last));
 }
 
 absl::Status ConvertGlobalAveragePool(NodeContext* ctx) { return ConvertGlobalPool(ctx, false); }

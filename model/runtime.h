@@ -92,8 +92,16 @@ class Model {
   }
 
   // The same for float32 models held in vectors: returns the outputs, model order. Throws Error
-  // for a vector of the wrong size.
+  // for a model with another dtype or a vector of the wrong size.
   std::vector<std::vector<float>> Run(const std::vector<std::vector<float>>& inputs) {
+    for (const std::vector<TensorInfo>* tensors : {&inputs_, &outputs_}) {
+      for (const TensorInfo& t : *tensors) {
+        if (t.dtype != TESSERA_FLOAT32) {
+          throw Error(TESSERA_INVALID_ARGUMENT,
+                      "Run: " + t.name + " is not float32; pass buffers to Run(inputs, outputs)");
+        }
+      }
+    }
     std::vector<const void*> in;
     for (const std::vector<float>& v : inputs) in.push_back(v.data());
     std::vector<std::vector<float>> outputs;

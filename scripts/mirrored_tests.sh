@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lists the library .cc files and whether each has a mirrored test file: <folder>/<name>.cc is
-# tested by tests/<folder>/<name>_test.cc (docs/architecture.md, "Tests"). The last line is the
+# tested by tests/<folder>/<name>_test.cc (or _test.c for a C API; docs/architecture.md, "Tests"). The last line is the
 # count, so that a change can say how many files it gave a test of their own.
 #
 # Usage: scripts/mirrored_tests.sh [--missing]   (--missing: list only the files without a test)
@@ -18,14 +18,15 @@ esac
 
 # The library folders (one CMake library each, plus cli/ whose commands are tested one by one);
 # bench/, examples/ and tests/ themselves are not library code.
-folders=(base ir frontend schedule codegen rules cost_model database report worker tuner server cli)
+folders=(base ir frontend schedule codegen rules cost_model database report worker tuner model server cli)
 
 total=0
 mirrored=0
 while IFS= read -r source; do
   test_file="tests/${source%.cc}_test.cc"
   total=$((total + 1))
-  if [[ -f "$test_file" ]]; then
+  # A C API is tested from C: <name>_test.c.
+  if [[ -f "$test_file" || -f "${test_file%.cc}.c" ]]; then
     mirrored=$((mirrored + 1))
     [[ $only_missing -eq 1 ]] || printf 'yes %s\n' "$source"
   else

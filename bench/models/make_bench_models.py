@@ -3,6 +3,9 @@
   resnet.onnx  a ResNet-style CNN: 3x3 stem conv-bn-relu at 64x64, max pool, two basic blocks
                (conv-bn-relu, conv-bn, residual add, relu) at 32 channels, a strided block to
                64 channels with a 1x1 projection, global average pool, fc 10 (opset 13)
+  resnet18.onnx  ResNet-18 as torchvision defines it, in NCHW at 224x224: the 7x7 stride-2 stem,
+               3x3 stride-2 max pool, four stages of two basic blocks (64/128/256/512 channels,
+               1x1 stride-2 projections), global average pool, fc 1000 (opset 13)
   bert.onnx    a BERT-base encoder layer: seq 128, hidden 768, 12 heads, FFN 3072, exported-GELU
                (opset 17)
 
@@ -51,10 +54,26 @@ def make_resnet():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], 13)
 
 
+def make_resnet18():
+    b = make_models.Builder(18)
+    y = conv_bn(b, "x", 3, 64, k=7, stride=2)
+    y = b.op("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    cin = 64
+    for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
+        y = basic_block(b, y, cin, cout, stride)
+        y = basic_block(b, y, cout, cout, 1)
+        cin = cout
+    y = b.op("Flatten", [b.op("GlobalAveragePool", [y])])
+    y = b.op("Gemm", [y, b.weight([1000, 512]), b.weight([1000], 0.1)], transB=1)
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 224, 224])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1000])], 13)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    models = [("resnet", make_resnet),
+    models = [("resnet", make_resnet), ("resnet18", make_resnet18),
               ("bert", lambda: make_models.make_encoder(seq=128, hidden=768, heads=12, ffn=3072))]
     for name, make in models:
         model = make()
