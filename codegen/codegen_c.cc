@@ -27,6 +27,9 @@ using codegen_internal::StripParens;
 
 constexpr int64_t kMaxStackBytes = 32 * 1024;
 constexpr int64_t kMaxUnrollPragma = 65534;  // GCC's limit for `#pragma GCC unroll`
+// Iterations of a parallel loop's nest (its deepest) below which it runs serially: a few
+// microseconds of work on one core, what a fork and join of the team costs (WorthParallel).
+constexpr int64_t kMinParallelIterations = 32768;
 
 bool IsCIdentifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -160,6 +163,18 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     return all;
   }
 
+  // Whether a parallel loop's nest has enough iterations to gain from threads. Below that it
+  // runs serially: forking and joining the OpenMP team (about 1 us on two cores, milliseconds
+  // when another process holds a core the team waits for) costs more than it saves, and the
+  // kernel's time would follow the machine's load rather than its schedule (a tuning job's
+  // timings of 1-5 us kernels disagreed with their re-timings by up to 3x).
+  static bool WorthParallel(const ForNode* op) {
+    const int64_t* extent = AsConstInt(op->extent);
+    if (extent == nullptr) return true;
+    const int64_t inner = lower_internal::InnerIterations(op->body);
+    return *extent > 1 && (inner < 0 || *extent * inner >= kMinParallelIterations);
+  }
+
   void EmitFor(const ForNode* op) override {
     if (op->for_kind == ForKind::kThreadBinding) {
       Fail(absl::StrCat("cpu codegen: loop ", op->loop_var.name(), " bound to ", op->thread_tag));
@@ -171,7 +186,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     int64_t saved_budget = unroll_budget_;
 
     int collapse = 0;  // loops of this nest under one `omp parallel for`
-    if (op->for_kind == ForKind::kParallel && !in_parallel_ && !in_simd_) {
+    if (op->for_kind == ForKind::kParallel && !in_parallel_ && !in_simd_ && WorthParallel(op)) {
       collapse = 1;
       for (const ForNode* inner = op->body.as<ForNode>();
            inner != nullptr && inner->for_kind == ForKind::kParallel && AsConstInt(inner->extent);

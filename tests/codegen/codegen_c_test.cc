@@ -39,8 +39,8 @@ TEST(CodegenCTest, MatmulHasTheAbiAndReadableLoops) {
 }
 
 TEST(CodegenCTest, LoopKindsBecomePragmas) {
-  Buffer a = Buffer::Make("A", DataType::Float32(), {8, 16});
-  Buffer b = Buffer::Make("B", DataType::Float32(), {8, 16});
+  Buffer a = Buffer::Make("A", DataType::Float32(), {256, 256});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {256, 256});
   Stmt s = ElementwiseNest("B", b, {ForKind::kParallel, ForKind::kVectorized},
                            [&](const std::vector<Var>& v) {
                              return Call(CallOp::kSigmoid, {a.Load({v[0], v[1]})});
@@ -49,15 +49,32 @@ TEST(CodegenCTest, LoopKindsBecomePragmas) {
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_TRUE(Contains(*code, "#pragma omp parallel for\n")) << *code;
   EXPECT_TRUE(Contains(*code, "#pragma omp simd\n")) << *code;
-  EXPECT_TRUE(Contains(*code, "B[(i * 16) + j] = 1.0f / (1.0f + expf(-A[(i * 16) + j]));"))
+  EXPECT_TRUE(Contains(*code, "B[(i * 256) + j] = 1.0f / (1.0f + expf(-A[(i * 256) + j]));"))
       << *code;
 
-  PrimFunc unrolled = Matmul(4, 4, 4, DataType::Float32(), DataType::Float32(),
+  PrimFunc unrolled = Matmul(64, 64, 16, DataType::Float32(), DataType::Float32(),
                              {ForKind::kParallel, ForKind::kParallel, ForKind::kUnrolled});
   code = GenerateC(unrolled, "mm");
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_TRUE(Contains(*code, "#pragma omp parallel for collapse(2)")) << *code;
-  EXPECT_TRUE(Contains(*code, "#pragma GCC unroll 4")) << *code;
+  EXPECT_TRUE(Contains(*code, "#pragma GCC unroll 16")) << *code;
+}
+
+// A parallel loop over a few thousand iterations (8 x 16 here), or over one, runs serially:
+// the team's fork and join would cost more than the work.
+TEST(CodegenCTest, SmallParallelNestsRunSerially) {
+  for (int64_t rows : {1, 8}) {
+    Buffer a = Buffer::Make("A", DataType::Float32(), {rows, 16});
+    Buffer b = Buffer::Make("B", DataType::Float32(), {rows, 16});
+    Stmt s = ElementwiseNest("B", b, {ForKind::kParallel, ForKind::kVectorized},
+                             [&](const std::vector<Var>& v) {
+                               return a.Load({v[0], v[1]});
+                             });
+    absl::StatusOr<std::string> code = GenerateC(MakeFunc("ew", {a, b}, s), "ew");
+    ASSERT_TRUE(code.ok()) << code.status();
+    EXPECT_FALSE(Contains(*code, "omp parallel")) << *code;
+    EXPECT_TRUE(Contains(*code, "#pragma omp simd\n")) << *code;
+  }
 }
 
 // The prelude gives expf & co. their libmvec vector variants, so GCC vectorizes a simd loop

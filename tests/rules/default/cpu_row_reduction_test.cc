@@ -253,11 +253,12 @@ int LocalArraysBeforeTheParallelLoop(const PrimFunc& func) {
 TEST(CpuRowReductionRuleTest, SeveralRowsOfABatchedSoftmaxStayInTheirIteration) {
   absl::StatusOr<Target> two_cores = ResolveTarget("cpu -cores=2");
   ASSERT_TRUE(two_cores.ok()) << two_cores.status();
-  for (int64_t h : {16, 6}) {
-    const PrimFunc func = BatchedSoftmax(4, h, 16);
+  // Batches large enough for the parallel loop to be emitted as one (codegen_c.cc).
+  for (auto [b, h] : {std::pair<int64_t, int64_t>{128, 16}, {512, 6}}) {
+    const PrimFunc func = BatchedSoftmax(b, h, 16);
     auto [rule, scheduled] = ApplyToModule(func, *two_cores);
     ASSERT_EQ(rule, "CpuRowReduction");
-    EXPECT_EQ(ParallelExtent(scheduled), h == 16 ? 16 : 12) << PrintFunc(scheduled);
+    EXPECT_EQ(ParallelExtent(scheduled), b * h / (h == 16 ? 4 : 2)) << PrintFunc(scheduled);
     EXPECT_EQ(LocalArraysBeforeTheParallelLoop(scheduled), 0) << PrintFunc(scheduled);
     for (int64_t seed : {1, 2, 3}) {
       absl::StatusOr<CheckOutcome> check =
