@@ -17,7 +17,7 @@ std::string Bytes(int64_t bytes) {
   return absl::StrFormat("%.0f KiB", bytes / 1024.0);
 }
 
-nlohmann::json ToJson(const CudaDeviceInfo& d) {
+nlohmann::json DeviceJson(const CudaDeviceInfo& d) {
   return {{"ordinal", d.ordinal},
           {"name", d.name},
           {"arch", d.arch()},
@@ -50,7 +50,7 @@ int RunDevices(bool json) {
   }
   if (json) {
     nlohmann::json out = {{"devices", nlohmann::json::array()}};
-    for (const CudaDeviceInfo& d : *devices) out["devices"].push_back(ToJson(d));
+    for (const CudaDeviceInfo& d : *devices) out["devices"].push_back(DeviceJson(d));
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }

@@ -171,7 +171,7 @@ int RunExec(const ExecOptions& o) {
   nlohmann::json check_json;
   std::string check_line;
   if (o.check) {
-    absl::StatusOr<ReferenceOutputs> expected =
+    absl::StatusOr<ModelReferenceOutputs> expected =
         ComputeReference(o.dir + "/" + ex.model().model, ex.model().input_shapes, *inputs);
     if (!expected.ok()) return ReportError(expected.status());
     bool pass = true;

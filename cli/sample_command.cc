@@ -113,8 +113,8 @@ void PrintText(const Tally& t, const std::string& label, const Target& target, s
   }
 }
 
-nlohmann::json ToJson(const Tally& t, const std::string& label, const Target& target,
-                      size_t spaces, const SampleOptions& options) {
+nlohmann::json TallyJson(const Tally& t, const std::string& label, const Target& target,
+                         size_t spaces, const SampleOptions& options) {
   nlohmann::json out = {{"function", label},   {"target", target.ToString()},
                         {"seed", options.seed}, {"spaces", spaces},
                         {"samples", t.sampled}, {"draws", t.draws},
@@ -219,7 +219,7 @@ int RunSample(const SampleOptions& options) {
   }
 
   if (options.json) {
-    std::printf("%s\n", ToJson(t, label, *target, spaces->size(), options).dump(2).c_str());
+    std::printf("%s\n", TallyJson(t, label, *target, spaces->size(), options).dump(2).c_str());
   } else {
     PrintText(t, label, *target, spaces->size(), options);
   }

@@ -47,7 +47,7 @@ struct TuneCommandOptions {
   int build_threads = 0;                  // MeasureConfig::build_parallelism
 };
 
-std::string FormatDuration(double seconds) {
+std::string FormatMinutes(double seconds) {
   int s = static_cast<int>(seconds + 0.5);
   return absl::StrFormat("%d:%02d", s / 60, s % 60);
 }
@@ -59,7 +59,7 @@ void PrintProgress(const TuneProgress& p, bool tty) {
                   : "no valid candidate yet";
   std::string line = absl::StrFormat("[%d/%d trials] %s: %d trials, %s | elapsed %s, left ~%s",
                                      p.trials_done, p.trials_budget, t.name, t.trials, best,
-                                     FormatDuration(p.elapsed), FormatDuration(p.eta));
+                                     FormatMinutes(p.elapsed), FormatMinutes(p.eta));
   if (tty) {
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
   } else {

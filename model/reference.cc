@@ -89,11 +89,11 @@ absl::StatusOr<std::vector<NDArray>> InterpretModel(const Graph& graph, const Fu
   return outputs;
 }
 
-absl::StatusOr<ReferenceOutputs> ComputeReference(const std::string& model_path,
-                                                  const InputShapes& input_shapes,
-                                                  const std::vector<NDArray>& inputs) {
+absl::StatusOr<ModelReferenceOutputs> ComputeReference(const std::string& model_path,
+                                                       const InputShapes& input_shapes,
+                                                       const std::vector<NDArray>& inputs) {
   TESSERA_ASSIGN_OR_RETURN(LoadedModel ref, LoadModel(model_path, /*fuse=*/false, input_shapes));
-  ReferenceOutputs out;
+  ModelReferenceOutputs out;
   if (ref.total_flops <= kInterpreterFlops) {
     out.how = "the interpreter on the unfused graph";
     TESSERA_ASSIGN_OR_RETURN(out.outputs, InterpretModel(ref.graph, ref.fused, inputs));

@@ -21,7 +21,10 @@ namespace tessera {
 absl::StatusOr<std::vector<NDArray>> InterpretModel(const Graph& graph, const FusedGraph& fused,
                                                     const std::vector<NDArray>& inputs);
 
-struct ReferenceOutputs {
+// Not "ReferenceOutputs": worker/check.h has a struct of that name, and two types of one name in
+// one program (absl::StatusOr<ReferenceOutputs> compiled twice with two layouts) break the
+// one-definition rule; the unity build of cli/ (cli/CMakeLists.txt) said so first.
+struct ModelReferenceOutputs {
   std::vector<NDArray> outputs;  // model order
   std::string how;               // "the interpreter on the unfused graph", or the naive build
 };
@@ -30,9 +33,9 @@ struct ReferenceOutputs {
 // by the interpreter up to 2e8 FLOP per inference, above by a naive build (-O0, no OpenMP, one
 // kernel per operator). Errors as LoadModel and InterpretModel; kInternal naming the operator
 // whose naive build failed.
-absl::StatusOr<ReferenceOutputs> ComputeReference(const std::string& model_path,
-                                                  const InputShapes& input_shapes,
-                                                  const std::vector<NDArray>& inputs);
+absl::StatusOr<ModelReferenceOutputs> ComputeReference(const std::string& model_path,
+                                                       const InputShapes& input_shapes,
+                                                       const std::vector<NDArray>& inputs);
 
 }  // namespace tessera
 

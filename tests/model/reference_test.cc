@@ -20,7 +20,7 @@ TEST(ReferenceTest, InterpretedModelMatchesOnnxruntime) {
 
 TEST(ReferenceTest, SmallModelsAreCheckedByTheInterpreter) {
   testing::TestModel m = testing::LoadTestModel("mlp16");
-  absl::StatusOr<ReferenceOutputs> ref =
+  absl::StatusOr<ModelReferenceOutputs> ref =
       ComputeReference(testing::ModelDataPath("mlp16.onnx"), {}, {m.input});
   ASSERT_TRUE(ref.ok()) << ref.status();
   EXPECT_EQ(ref->how, "the interpreter on the unfused graph");
