@@ -190,13 +190,15 @@ tessera_status tessera_model_output_index(const tessera_model* model, const char
 tessera_status tessera_model_run(tessera_model* model, const void* const* inputs,
                                  const size_t* input_bytes, void* const* outputs,
                                  const size_t* output_bytes) {
-  if (model == nullptr || inputs == nullptr || input_bytes == nullptr || outputs == nullptr ||
-      output_bytes == nullptr) {
-    return Fail(TESSERA_INVALID_ARGUMENT, "tessera_model_run: an argument is NULL");
-  }
+  if (model == nullptr) return Fail(TESSERA_INVALID_ARGUMENT, "tessera_model_run: model is NULL");
   tessera::Executor& ex = *model->executor;
   const Tensors& ins = Inputs(model);
   const Tensors& outs = Outputs(model);
+  // The arrays may be NULL only where there is nothing to pass.
+  if ((!ins.empty() && (inputs == nullptr || input_bytes == nullptr)) ||
+      (!outs.empty() && (outputs == nullptr || output_bytes == nullptr))) {
+    return Fail(TESSERA_INVALID_ARGUMENT, "tessera_model_run: an argument is NULL");
+  }
   // Every size first: a mistake anywhere must not leave a half-written run.
   for (const auto& [tensors, data, bytes, what] :
        {std::make_tuple(&ins, reinterpret_cast<const void* const*>(inputs), input_bytes, "input"),

@@ -35,13 +35,6 @@ KernelPrepack PrepackOf(const PrepackSplit& split, const std::string& symbol) {
   return p;
 }
 
-// "tuned record 3", "default rule CpuDefault" or "unscheduled": the warning's name of a path.
-std::string Describe(const KernelSchedule& s) {
-  if (s.kind == "tuned") return absl::StrCat("tuned record ", s.record);
-  if (s.kind == "default") return absl::StrCat("default rule ", s.rule);
-  return s.kind;
-}
-
 absl::Status WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -114,8 +107,8 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
       absl::StatusOr<std::optional<PrepackSplit>> s = SplitPrepack(inputs[i].func);
       if (s.ok()) split = *s;
     } else {
-      result.warnings.push_back(absl::StrCat(t.name, ": ", Describe(k.schedule), " did not build (",
-                                             kernel.error_msg,
+      result.warnings.push_back(absl::StrCat(t.name, ": ", DescribeSchedule(k.schedule),
+                                             " did not build (", kernel.error_msg,
                                              "); using the unscheduled function"));
       TESSERA_ASSIGN_OR_RETURN(kernel, BuildOne(builder.get(), t.func.WithName(t.name), target));
       k.schedule = KernelSchedule();

@@ -66,6 +66,13 @@ CompiledKernel KernelFromJson(const nlohmann::json& j) {
 
 }  // namespace
 
+std::string DescribeSchedule(const KernelSchedule& s) {
+  if (s.kind == "tuned") return absl::StrCat("tuned record ", s.record);
+  if (s.kind == "default") return absl::StrCat("default rule ", s.rule);
+  if (!s.note.empty()) return absl::StrCat(s.kind, " (the ", s.note, ")");
+  return s.kind;
+}
+
 absl::Status WriteCompiledModel(const std::string& dir, const CompiledModel& model) {
   nlohmann::json out;
   out["format"] = kCompiledModelFormat;

@@ -29,6 +29,10 @@ struct KernelSchedule {
   std::string note;
 };
 
+// "tuned record 3", "default rule CpuDefault", "unscheduled" or "unscheduled (the scheduled
+// function did not build)": how compile's output and warnings name a kernel's path.
+std::string DescribeSchedule(const KernelSchedule& schedule);
+
 // A kernel that packs its layout-free weights (docs/models.md): `symbol` packs them once per
 // call site, `kernel_symbol` runs on the packed weights. An argument is an index into the
 // call's arguments, or -1 - p for packed buffer p.

@@ -108,6 +108,10 @@ int main(int argc, char** argv) {
   EXPECT(strstr(tessera_last_error(), "input x") != NULL);
   printf("%s: %s\n", tessera_status_name(TESSERA_INVALID_ARGUMENT), tessera_last_error());
 
+  /* An input array missing. */
+  EXPECT(tessera_model_run(model, NULL, in_sizes, outputs, out_sizes) == TESSERA_INVALID_ARGUMENT);
+  EXPECT(strcmp(tessera_last_error(), "tessera_model_run: an argument is NULL") == 0);
+
   tessera_model_free(model);
   free(got);
   free(input);

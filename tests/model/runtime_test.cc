@@ -72,7 +72,7 @@ TEST(RuntimeTest, AnInputOfTheWrongSizeIsNamed) {
   std::vector<float> in(model.inputs()[0].bytes / sizeof(float));
   EXPECT_EQ(tessera_model_run(nullptr, nullptr, nullptr, nullptr, nullptr),
             TESSERA_INVALID_ARGUMENT);
-  EXPECT_STREQ(tessera_last_error(), "tessera_model_run: an argument is NULL");
+  EXPECT_STREQ(tessera_last_error(), "tessera_model_run: model is NULL");
   EXPECT_THROW(model.Run({in.data()}, {}), Error);
 }
 
