@@ -29,7 +29,7 @@ constexpr int64_t kMaxStackBytes = 32 * 1024;
 constexpr int64_t kMaxUnrollPragma = 65534;  // GCC's limit for `#pragma GCC unroll`
 // Iterations of a parallel loop's nest (its deepest) below which it runs serially: a few
 // microseconds of work on one core, what a fork and join of the team costs (WorthParallel).
-constexpr int64_t kMinParallelIterations = 32768;
+constexpr int64_t kMinParallelIterations = 262144;
 
 bool IsCIdentifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;

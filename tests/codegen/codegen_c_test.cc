@@ -39,8 +39,8 @@ TEST(CodegenCTest, MatmulHasTheAbiAndReadableLoops) {
 }
 
 TEST(CodegenCTest, LoopKindsBecomePragmas) {
-  Buffer a = Buffer::Make("A", DataType::Float32(), {256, 256});
-  Buffer b = Buffer::Make("B", DataType::Float32(), {256, 256});
+  Buffer a = Buffer::Make("A", DataType::Float32(), {512, 512});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {512, 512});
   Stmt s = ElementwiseNest("B", b, {ForKind::kParallel, ForKind::kVectorized},
                            [&](const std::vector<Var>& v) {
                              return Call(CallOp::kSigmoid, {a.Load({v[0], v[1]})});
@@ -49,10 +49,10 @@ TEST(CodegenCTest, LoopKindsBecomePragmas) {
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_TRUE(Contains(*code, "#pragma omp parallel for\n")) << *code;
   EXPECT_TRUE(Contains(*code, "#pragma omp simd\n")) << *code;
-  EXPECT_TRUE(Contains(*code, "B[(i * 256) + j] = 1.0f / (1.0f + expf(-A[(i * 256) + j]));"))
+  EXPECT_TRUE(Contains(*code, "B[(i * 512) + j] = 1.0f / (1.0f + expf(-A[(i * 512) + j]));"))
       << *code;
 
-  PrimFunc unrolled = Matmul(64, 64, 16, DataType::Float32(), DataType::Float32(),
+  PrimFunc unrolled = Matmul(128, 128, 16, DataType::Float32(), DataType::Float32(),
                              {ForKind::kParallel, ForKind::kParallel, ForKind::kUnrolled});
   code = GenerateC(unrolled, "mm");
   ASSERT_TRUE(code.ok()) << code.status();
