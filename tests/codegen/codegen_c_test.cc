@@ -77,6 +77,28 @@ TEST(CodegenCTest, SmallParallelNestsRunSerially) {
   }
 }
 
+// pow(x, 3) with an immediate small integer exponent is x * x * x (vectorizable), not a scalar
+// powf call per element; a fractional exponent, or an x that calls a function, stays powf.
+TEST(CodegenCTest, SmallIntegerPowersAreProducts) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {64});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {64});
+  auto code_of = [&](Expr exponent, bool call_inside) {
+    Stmt s = ElementwiseNest("B", b, {ForKind::kVectorized}, [&](const std::vector<Var>& v) {
+      Expr x = a.Load({v[0]});
+      if (call_inside) x = Call(CallOp::kTanh, {x});
+      return Call(CallOp::kPow, {x, exponent});
+    });
+    absl::StatusOr<std::string> code = GenerateC(MakeFunc("ew", {a, b}, s), "ew");
+    EXPECT_TRUE(code.ok()) << code.status();
+    return code.ok() ? *code : "";
+  };
+  const std::string cube = code_of(FloatImm(DataType::Float32(), 3.0), false);
+  EXPECT_TRUE(Contains(cube, "B[i] = A[i] * A[i] * A[i];")) << cube;
+  EXPECT_FALSE(Contains(cube, "powf(")) << cube;
+  EXPECT_TRUE(Contains(code_of(FloatImm(DataType::Float32(), 2.5), false), "powf(A[i], 2.5f)"));
+  EXPECT_TRUE(Contains(code_of(FloatImm(DataType::Float32(), 2.0), true), "powf(tanhf(A[i])"));
+}
+
 // The prelude gives expf & co. their libmvec vector variants, so GCC vectorizes a simd loop
 // calling expf instead of calling the scalar function per element (x86-64 glibc with GCC only).
 TEST(CodegenCTest, VectorizedExpCallsTheVectorMathLibrary) {
