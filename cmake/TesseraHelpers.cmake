@@ -8,6 +8,8 @@
 #       -> static library tessera_schedule, alias tessera::schedule. The repository root is a
 #          PUBLIC include directory (#include "schedule/trace.h"); DEPS are linked PUBLIC.
 #          Without SRCS (header-only) it is an INTERFACE library instead.
+#          With UNITY its sources are compiled as unity files of at most 8 (CMake's UNITY_BUILD;
+#          _tessera_unity below), unless -DTESSERA_UNITY_BUILD=OFF.
 #
 #   tessera_cc_test(NAME schedule_trace_test SRCS trace_test.cc DEPS tessera::schedule
 #     [LABELS gpu ...] [TIMEOUT seconds] [SERIAL])
@@ -25,6 +27,32 @@ include(GoogleTest)
 
 set(TESSERA_TEST_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tests")
 
+# Unity builds (docs/deps.md §4): a library marked UNITY compiles its .cc files in a few unity
+# files that each #include several of them, so that the headers they share (abseil, the standard
+# library, nlohmann/json, gRPC) are parsed and their inline code compiled once per unity file, not
+# once per file. A cold build of `tessera` took 784 CPU seconds without them. The price: two
+# files of one library must not define file-local helpers (in `namespace {` or `static`) of the
+# same name, or the compiler says "redefinition" (or "ambiguous") naming both; and a change to one
+# file recompiles its unity file. OFF compiles every file alone (for a tight edit-compile loop).
+option(TESSERA_UNITY_BUILD "Compile the libraries marked UNITY (and cli/) as unity files" ON)
+
+# Makes `target`'s .cc files unity files of at most `max_files` each, as evenly filled as may be
+# (23 files at most 8 a file: 8, 8, 7).
+function(_tessera_unity target max_files)
+  if(NOT TESSERA_UNITY_BUILD)
+    return()
+  endif()
+  get_target_property(srcs ${target} SOURCES)
+  list(FILTER srcs INCLUDE REGEX "\\.cc$")
+  list(LENGTH srcs n)
+  if(n LESS 2)
+    return()
+  endif()
+  math(EXPR files "(${n} + ${max_files} - 1) / ${max_files}")
+  math(EXPR batch "(${n} + ${files} - 1) / ${files}")
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${batch})
+endfunction()
+
 function(_tessera_add_warnings target)
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     target_compile_options(${target} PRIVATE ${TESSERA_WARNING_FLAGS})
@@ -32,7 +60,7 @@ function(_tessera_add_warnings target)
 endfunction()
 
 function(tessera_cc_library)
-  cmake_parse_arguments(TCL "" "NAME" "HDRS;SRCS;DEPS" ${ARGN})
+  cmake_parse_arguments(TCL "UNITY" "NAME" "HDRS;SRCS;DEPS" ${ARGN})
   if(NOT TCL_NAME)
     message(FATAL_ERROR "tessera_cc_library: NAME is required")
   endif()
@@ -46,6 +74,9 @@ function(tessera_cc_library)
     target_link_libraries(${target} PUBLIC ${TCL_DEPS})
     set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
     _tessera_add_warnings(${target})
+    if(TCL_UNITY)
+      _tessera_unity(${target} 8)
+    endif()
   else()
     add_library(${target} INTERFACE ${TCL_HDRS})
     target_include_directories(${target} INTERFACE "${PROJECT_SOURCE_DIR}")

@@ -104,9 +104,9 @@ ALTER TABLE records ADD COLUMN retimes BIGINT;
 INSERT INTO schema_version (version) VALUES (4);
 )sql"},
 };
-constexpr int64_t kSchemaVersion = 4;
+constexpr int64_t kPgSchemaVersion = 4;
 
-constexpr const char* kRecordColumns =
+constexpr const char* kPgRecordColumns =
     "id, workload_id, target, trace_json, run_secs, error_msg, args, timestamp, provenance, "
     "verified, error_kind, job_id, build_secs, run_wall_secs, verify_secs, search_secs, retimes";
 
@@ -233,7 +233,7 @@ class PostgresDatabase final : public Database {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
     return ReadRecords(
-        absl::StrCat("SELECT ", kRecordColumns,
+        absl::StrCat("SELECT ", kPgRecordColumns,
                      " FROM records WHERE workload_id = $1 AND target = $2 AND ok",
                      verified_only ? " AND verified" : "", " ORDER BY mean_secs, id LIMIT $3"),
         {std::to_string(workload.id), target, std::to_string(k)});
@@ -243,7 +243,7 @@ class PostgresDatabase final : public Database {
                                                        const std::string& target) override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    return ReadRecords(absl::StrCat("SELECT ", kRecordColumns,
+    return ReadRecords(absl::StrCat("SELECT ", kPgRecordColumns,
                                     " FROM records WHERE workload_id = $1 AND target = $2 "
                                     "ORDER BY id"),
                        {std::to_string(workload.id), target});
@@ -252,7 +252,7 @@ class PostgresDatabase final : public Database {
   absl::StatusOr<std::vector<TuningRecord>> AllRecords() override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    return ReadRecords(absl::StrCat("SELECT ", kRecordColumns, " FROM records ORDER BY id"), {});
+    return ReadRecords(absl::StrCat("SELECT ", kPgRecordColumns, " FROM records ORDER BY id"), {});
   }
 
   absl::StatusOr<std::vector<TuningRecord>> RecordsAfter(int64_t after_id, int limit) override {
@@ -260,9 +260,9 @@ class PostgresDatabase final : public Database {
       return absl::InvalidArgumentError(absl::StrCat("records: limit ", limit, " < 0"));
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    return ReadRecords(
-        absl::StrCat("SELECT ", kRecordColumns, " FROM records WHERE id > $1 ORDER BY id LIMIT $2"),
-        {std::to_string(after_id), std::to_string(limit)});
+    return ReadRecords(absl::StrCat("SELECT ", kPgRecordColumns,
+                                    " FROM records WHERE id > $1 ORDER BY id LIMIT $2"),
+                       {std::to_string(after_id), std::to_string(limit)});
   }
 
   absl::StatusOr<int64_t> NumRecords() override {
@@ -357,10 +357,10 @@ class PostgresDatabase final : public Database {
             absl::StrCat("database '", name_, "': the schema_version table holds no version"));
       }
       version = max.Int(0, 0);
-      if (version > kSchemaVersion) {
+      if (version > kPgSchemaVersion) {
         return absl::FailedPreconditionError(absl::StrCat(
             "database '", name_, "': schema version ", version,
-            " is newer than this tessera supports (", kSchemaVersion, "); use a newer tessera"));
+            " is newer than this tessera supports (", kPgSchemaVersion, "); use a newer tessera"));
       }
       if (version < 1) {
         return absl::DataLossError(
@@ -395,7 +395,7 @@ class PostgresDatabase final : public Database {
     return std::optional<Workload>();
   }
 
-  // Runs `sql` and decodes every row (columns in kRecordColumns order).
+  // Runs `sql` and decodes every row (columns in kPgRecordColumns order).
   absl::StatusOr<std::vector<TuningRecord>> ReadRecords(const std::string& sql,
                                                         const std::vector<std::string>& params)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

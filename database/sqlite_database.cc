@@ -39,7 +39,7 @@ namespace {
 // the stage times records.build_secs, run_wall_secs, verify_secs and search_secs (migrated in
 // place from 2, old records reading 0); version 4 records.retimes, the record a runoff's
 // re-measurement times again (NULL: a measurement of its own, as every older record is).
-constexpr int64_t kSchemaVersion = 4;
+constexpr int64_t kSqliteSchemaVersion = 4;
 constexpr int kBusyTimeoutMs = 30000;
 
 constexpr const char* kCreateSchema = R"sql(
@@ -72,7 +72,7 @@ CREATE TABLE records (
 CREATE INDEX records_by_speed ON records (workload_id, target, ok, mean_secs, id);
 )sql";
 
-constexpr const char* kRecordColumns =
+constexpr const char* kSqliteRecordColumns =
     "id, workload_id, target, trace_json, run_secs, error_msg, args, timestamp, provenance, "
     "verified, error_kind, job_id, build_secs, run_wall_secs, verify_secs, search_secs, retimes";
 
@@ -260,7 +260,7 @@ class SqliteDatabase final : public Database {
     std::lock_guard<std::mutex> lock(mu_);
     Statement select;
     TESSERA_RETURN_IF_ERROR(Prepare(
-        absl::StrCat("SELECT ", kRecordColumns,
+        absl::StrCat("SELECT ", kSqliteRecordColumns,
                      " FROM records WHERE workload_id = ?1 AND target = ?2 AND ok = 1",
                      verified_only ? " AND verified = 1" : "", " ORDER BY mean_secs, id LIMIT ?3"),
         &select));
@@ -275,7 +275,7 @@ class SqliteDatabase final : public Database {
     std::lock_guard<std::mutex> lock(mu_);
     Statement select;
     TESSERA_RETURN_IF_ERROR(
-        Prepare(absl::StrCat("SELECT ", kRecordColumns,
+        Prepare(absl::StrCat("SELECT ", kSqliteRecordColumns,
                              " FROM records WHERE workload_id = ?1 AND target = ?2 ORDER BY id"),
                 &select));
     select.Bind(1, workload.id);
@@ -286,8 +286,8 @@ class SqliteDatabase final : public Database {
   absl::StatusOr<std::vector<TuningRecord>> AllRecords() override {
     std::lock_guard<std::mutex> lock(mu_);
     Statement select;
-    TESSERA_RETURN_IF_ERROR(
-        Prepare(absl::StrCat("SELECT ", kRecordColumns, " FROM records ORDER BY id"), &select));
+    TESSERA_RETURN_IF_ERROR(Prepare(
+        absl::StrCat("SELECT ", kSqliteRecordColumns, " FROM records ORDER BY id"), &select));
     return ReadRecords(&select);
   }
 
@@ -296,9 +296,10 @@ class SqliteDatabase final : public Database {
       return absl::InvalidArgumentError(absl::StrCat("records: limit ", limit, " < 0"));
     std::lock_guard<std::mutex> lock(mu_);
     Statement select;
-    TESSERA_RETURN_IF_ERROR(Prepare(
-        absl::StrCat("SELECT ", kRecordColumns, " FROM records WHERE id > ?1 ORDER BY id LIMIT ?2"),
-        &select));
+    TESSERA_RETURN_IF_ERROR(
+        Prepare(absl::StrCat("SELECT ", kSqliteRecordColumns,
+                             " FROM records WHERE id > ?1 ORDER BY id LIMIT ?2"),
+                &select));
     select.Bind(1, after_id);
     select.Bind(2, static_cast<int64_t>(limit));
     return ReadRecords(&select);
@@ -362,7 +363,7 @@ class SqliteDatabase final : public Database {
     if (names.empty()) {
       TESSERA_RETURN_IF_ERROR(Exec(kCreateSchema));
       return Exec(
-          absl::StrCat("INSERT INTO schema_version (version) VALUES (", kSchemaVersion, ")"));
+          absl::StrCat("INSERT INTO schema_version (version) VALUES (", kSqliteSchemaVersion, ")"));
     }
     if (std::find(names.begin(), names.end(), "schema_version") == names.end()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -376,10 +377,10 @@ class SqliteDatabase final : public Database {
           absl::StrCat("database '", path_, "': the schema_version table holds no version"));
     }
     int64_t v = version.Int(0);
-    if (v > kSchemaVersion) {
-      return absl::FailedPreconditionError(absl::StrCat("database '", path_, "': schema version ",
-                                                        v, " is newer than this tessera supports (",
-                                                        kSchemaVersion, "); use a newer tessera"));
+    if (v > kSqliteSchemaVersion) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "database '", path_, "': schema version ", v, " is newer than this tessera supports (",
+          kSqliteSchemaVersion, "); use a newer tessera"));
     }
     if (v < 1) {
       return absl::DataLossError(
@@ -462,7 +463,7 @@ INSERT INTO schema_version (version) VALUES (4);
     return std::optional<Workload>();
   }
 
-  // Decodes every row of `select` (columns in kRecordColumns order).
+  // Decodes every row of `select` (columns in kSqliteRecordColumns order).
   absl::StatusOr<std::vector<TuningRecord>> ReadRecords(Statement* select) {
     std::vector<TuningRecord> out;
     while (true) {

@@ -41,15 +41,17 @@ bool IsReservedWord(const std::string& name) {
   return false;
 }
 
-bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
+bool PrintableIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool PrintableIdentChar(char c) { return PrintableIdentStart(c) || (c >= '0' && c <= '9'); }
 
 // `name` made into an identifier: other characters become '_', a leading digit gets a '_'.
 std::string Sanitize(const std::string& name) {
   if (name.empty()) return "v";
   std::string out;
-  if (!IsIdentStart(name[0])) out.push_back('_');
-  for (char c : name) out.push_back(IsIdentChar(c) ? c : '_');
+  if (!PrintableIdentStart(name[0])) out.push_back('_');
+  for (char c : name) out.push_back(PrintableIdentChar(c) ? c : '_');
   return out;
 }
 
@@ -104,7 +106,7 @@ std::string Quote(const std::string& s) {
   return out;
 }
 
-bool IsInt64Imm(const Expr& e) {
+bool IsInt64Const(const Expr& e) {
   return e.defined() && e.as<IntImmNode>() != nullptr && e.dtype() == DataType::Int64();
 }
 
@@ -270,15 +272,15 @@ std::string TextPrinter::IndicesText(const std::vector<Expr>& indices) {
 // Regions write `min` for a unit range and `min:min + extent` otherwise; domains write
 // `extent` for a range starting at 0. The parser undoes exactly these forms (RangeFromBounds).
 std::string TextPrinter::RangeText(const Range& r, bool is_region) {
-  if (is_region && IsInt64Imm(r.extent) && *AsConstInt(r.extent) == 1) return ExprText(r.min);
-  if (!is_region && IsInt64Imm(r.min) && *AsConstInt(r.min) == 0) return ExprText(r.extent);
-  if (IsInt64Imm(r.min) && IsInt64Imm(r.extent)) {
+  if (is_region && IsInt64Const(r.extent) && *AsConstInt(r.extent) == 1) return ExprText(r.min);
+  if (!is_region && IsInt64Const(r.min) && *AsConstInt(r.min) == 0) return ExprText(r.extent);
+  if (IsInt64Const(r.min) && IsInt64Const(r.extent)) {
     int64_t end;
     if (!__builtin_add_overflow(*AsConstInt(r.min), *AsConstInt(r.extent), &end)) {
       return absl::StrCat(*AsConstInt(r.min), ":", end);
     }
   }
-  if (IsInt64Imm(r.min) && *AsConstInt(r.min) == 0) {
+  if (IsInt64Const(r.min) && *AsConstInt(r.min) == 0) {
     return absl::StrCat("0:", ExprText(r.extent));
   }
   std::string min = ExprText(r.min);

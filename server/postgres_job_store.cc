@@ -97,12 +97,12 @@ CREATE TABLE worker_targets (
 INSERT INTO state_schema_version (version) VALUES (2);
 )sql"},
 };
-constexpr int64_t kSchemaVersion = 2;
+constexpr int64_t kPgSchemaVersion = 2;
 
 std::string Num(double v) { return absl::StrFormat("%.17g", v); }
 std::string Num(int64_t v) { return std::to_string(v); }
 
-constexpr char kJobColumns[] =
+constexpr char kPgJobColumns[] =
     "SELECT id, spec, target, state, error, submitted_at, updated_at, trials FROM jobs";
 constexpr char kCandidateColumns[] =
     "SELECT id, task, position, trace, hash, func, state, lease_id, attempts, result "
@@ -130,10 +130,10 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
             PgResult v, Query("SELECT COALESCE(MAX(version), 0) FROM state_schema_version"));
         version = v.Int(0, 0);
       }
-      if (version > kSchemaVersion) {
+      if (version > kPgSchemaVersion) {
         return absl::FailedPreconditionError(
             absl::StrCat("state database '", name_, "': schema version ", version,
-                         " is newer than this server's (", kSchemaVersion, ")"));
+                         " is newer than this server's (", kPgSchemaVersion, ")"));
       }
       for (const Migration& m : kMigrations) {
         if (m.to > version) TESSERA_RETURN_IF_ERROR(Query(m.sql).status());
@@ -164,7 +164,8 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
   absl::StatusOr<JobRow> GetJob(const std::string& id) override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    TESSERA_ASSIGN_OR_RETURN(PgResult r, Query(absl::StrCat(kJobColumns, " WHERE id = $1"), {id}));
+    TESSERA_ASSIGN_OR_RETURN(PgResult r,
+                             Query(absl::StrCat(kPgJobColumns, " WHERE id = $1"), {id}));
     if (r.rows() == 0) return absl::NotFoundError(absl::StrCat("no job ", id));
     return RowOf(r, 0);
   }
@@ -172,7 +173,7 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
   absl::StatusOr<std::vector<JobRow>> ListJobs() override {
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_RETURN_IF_ERROR(Reconnect());
-    TESSERA_ASSIGN_OR_RETURN(PgResult r, Query(absl::StrCat(kJobColumns, " ORDER BY seq DESC")));
+    TESSERA_ASSIGN_OR_RETURN(PgResult r, Query(absl::StrCat(kPgJobColumns, " ORDER BY seq DESC")));
     std::vector<JobRow> out;
     for (int i = 0; i < r.rows(); ++i) {
       TESSERA_ASSIGN_OR_RETURN(JobRow row, RowOf(r, i));

@@ -13,7 +13,7 @@
 namespace tessera {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSqliteSchemaVersion = 1;
 constexpr int kBusyTimeoutMs = 5000;
 
 constexpr char kSchema[] = R"sql(
@@ -149,7 +149,7 @@ absl::StatusOr<JobRow> RowFromStmt(const SqlStatement& s) {
   return row;
 }
 
-constexpr char kJobColumns[] =
+constexpr char kSqliteJobColumns[] =
     "SELECT id, spec, target, state, error, submitted_at, updated_at, trials FROM jobs";
 
 // The SQLite state database: one file, one server.
@@ -213,14 +213,14 @@ absl::StatusOr<std::unique_ptr<JobStore>> OpenSqliteJobStore(const std::string& 
     if (!row.ok()) return named(row.status());
     if (*row) {
       int version = std::atoi(get.Text(0).c_str());
-      if (version > kSchemaVersion) {
+      if (version > kSqliteSchemaVersion) {
         return absl::FailedPreconditionError(
             absl::StrCat("state database ", path, ": schema version ", version,
-                         " is newer than this server's (", kSchemaVersion, ")"));
+                         " is newer than this server's (", kSqliteSchemaVersion, ")"));
       }
     } else {
       s = store->Exec(
-          absl::StrCat("INSERT INTO meta VALUES ('schema_version', '", kSchemaVersion, "')"));
+          absl::StrCat("INSERT INTO meta VALUES ('schema_version', '", kSqliteSchemaVersion, "')"));
       if (!s.ok()) return named(s);
     }
   }
@@ -264,7 +264,7 @@ absl::StatusOr<JobRow> SqliteJobStore::CreateJob(const JobSpec& spec, double now
 
 absl::StatusOr<JobRow> SqliteJobStore::GetJob(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
-  SqlStatement s(db_, absl::StrCat(kJobColumns, " WHERE id = ?").c_str());
+  SqlStatement s(db_, absl::StrCat(kSqliteJobColumns, " WHERE id = ?").c_str());
   TESSERA_RETURN_IF_ERROR(s.prepared());
   s.Bind(1, id);
   TESSERA_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -274,7 +274,8 @@ absl::StatusOr<JobRow> SqliteJobStore::GetJob(const std::string& id) {
 
 absl::StatusOr<std::vector<JobRow>> SqliteJobStore::ListJobs() {
   std::lock_guard<std::mutex> lock(mu_);
-  SqlStatement s(db_, absl::StrCat(kJobColumns, " WHERE id IS NOT NULL ORDER BY seq DESC").c_str());
+  SqlStatement s(
+      db_, absl::StrCat(kSqliteJobColumns, " WHERE id IS NOT NULL ORDER BY seq DESC").c_str());
   TESSERA_RETURN_IF_ERROR(s.prepared());
   std::vector<JobRow> out;
   while (true) {

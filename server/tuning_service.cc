@@ -50,7 +50,7 @@ grpc::Status CheckJobId(const std::string& id) {
   return grpc::Status::OK;
 }
 
-double Now() {
+double EventTime() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
@@ -285,7 +285,7 @@ grpc::Status TuningServiceImpl::WatchJob(grpc::ServerContext* context, const v1:
   v1::JobEvent first;
   first.set_kind(v1::JobEvent::EVENT_SNAPSHOT);
   first.set_task(-1);
-  first.set_time(Now());
+  first.set_time(EventTime());
   ToProto(*snap, first.mutable_status());
   if (!writer->Write(first)) return grpc::Status::OK;
   if (IsFinal(snap->row.state)) {
@@ -340,7 +340,7 @@ grpc::Status TuningServiceImpl::WatchRows(grpc::ServerContext* context, const st
     if (!snap.ok()) return ToGrpcStatus(snap.status());
     v1::JobEvent out;
     out.set_task(-1);
-    out.set_time(Now());
+    out.set_time(EventTime());
     ToProto(*snap, out.mutable_status());
     if (IsFinal(snap->row.state)) {
       out.set_kind(FinalEventKind(snap->row.state));

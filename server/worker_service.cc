@@ -23,7 +23,7 @@ constexpr int kMaxRepeats = 10000;
 constexpr size_t kMaxStringField = 64 * 1024;  // error messages and logs are cut to this
 constexpr size_t kMaxIdLength = 256;
 
-grpc::Status Invalid(const std::string& field, const std::string& message) {
+grpc::Status InvalidField(const std::string& field, const std::string& message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat(field, ": ", message));
 }
 
@@ -36,11 +36,11 @@ constexpr size_t kMaxProvenanceField = 1024;
 
 grpc::Status CheckProvenanceText(const std::string& field, const std::string& value) {
   if (value.size() > kMaxProvenanceField) {
-    return Invalid(field, absl::StrCat("longer than ", kMaxProvenanceField, " bytes"));
+    return InvalidField(field, absl::StrCat("longer than ", kMaxProvenanceField, " bytes"));
   }
   for (char c : value) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) return Invalid(field, "holds a control character");
+    if (u < 0x20 || u == 0x7f) return InvalidField(field, "holds a control character");
   }
   return grpc::Status::OK;
 }
@@ -56,8 +56,8 @@ std::string Cut(const std::string& s) {
   } while (0)
 
 grpc::Status CheckId(const std::string& field, const std::string& value) {
-  if (value.empty()) return Invalid(field, "empty");
-  if (value.size() > kMaxIdLength) return Invalid(field, "too long");
+  if (value.empty()) return InvalidField(field, "empty");
+  if (value.size() > kMaxIdLength) return InvalidField(field, "too long");
   return grpc::Status::OK;
 }
 
@@ -77,22 +77,23 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* context,
                                                const v1::RegisterWorkerRequest* request,
                                                v1::RegisterWorkerResponse* response) {
   TESSERA_CHECK_WORKER_SCOPE(context);
-  if (request->host().size() > kMaxIdLength) return Invalid("host", "too long");
-  if (request->devices_size() == 0) return Invalid("devices", "register at least one device");
+  if (request->host().size() > kMaxIdLength) return InvalidField("host", "too long");
+  if (request->devices_size() == 0) return InvalidField("devices", "register at least one device");
   if (request->devices_size() > kMaxDevices) {
-    return Invalid("devices", absl::StrCat("at most ", kMaxDevices));
+    return InvalidField("devices", absl::StrCat("at most ", kMaxDevices));
   }
-  if (request->build_parallelism() < 0) return Invalid("build_parallelism", "must be >= 0");
+  if (request->build_parallelism() < 0) return InvalidField("build_parallelism", "must be >= 0");
   WorkerInfo info;
   info.host = request->host();
   info.build_parallelism = request->build_parallelism();
   for (int i = 0; i < request->devices_size(); ++i) {
     const v1::DeviceInfo& d = request->devices(i);
     std::string field = absl::StrCat("devices[", i, "].target");
-    if (d.target().empty()) return Invalid(field, "empty");
+    if (d.target().empty()) return InvalidField(field, "empty");
     absl::StatusOr<Target> target = Target::Parse(d.target());
-    if (!target.ok()) return Invalid(field, std::string(target.status().message()));
-    if (d.memory_bytes() < 0) return Invalid(absl::StrCat("devices[", i, "].memory_bytes"), "< 0");
+    if (!target.ok()) return InvalidField(field, std::string(target.status().message()));
+    if (d.memory_bytes() < 0)
+      return InvalidField(absl::StrCat("devices[", i, "].memory_bytes"), "< 0");
     const std::string canonical = target->ToString();
     const TargetPermission permission = auth_->PermitTarget(*context, canonical);
     if (!permission.allowed) {
@@ -136,7 +137,7 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context,
   TESSERA_CHECK_WORKER_SCOPE(context);
   if (grpc::Status s = CheckId("worker_id", request->worker_id()); !s.ok()) return s;
   if (request->lease_ids_size() > kMaxLeaseIds) {
-    return Invalid("lease_ids", absl::StrCat("at most ", kMaxLeaseIds));
+    return InvalidField("lease_ids", absl::StrCat("at most ", kMaxLeaseIds));
   }
   std::vector<std::string> leases(request->lease_ids().begin(), request->lease_ids().end());
   HeartbeatReply reply = dispatcher_->Heartbeat(request->worker_id(), leases);
@@ -151,10 +152,10 @@ grpc::Status WorkerServiceImpl::PullWork(grpc::ServerContext* context,
   TESSERA_CHECK_WORKER_SCOPE(context);
   if (grpc::Status s = CheckId("worker_id", request->worker_id()); !s.ok()) return s;
   if (request->max_candidates() < 0 || request->max_candidates() > kMaxCandidates) {
-    return Invalid("max_candidates", absl::StrCat("must be in [0, ", kMaxCandidates, "]"));
+    return InvalidField("max_candidates", absl::StrCat("must be in [0, ", kMaxCandidates, "]"));
   }
   if (!FiniteNonNegative(request->wait_seconds())) {
-    return Invalid("wait_seconds", "must be finite and >= 0");
+    return InvalidField("wait_seconds", "must be finite and >= 0");
   }
   // Answer before the caller's deadline, or the lease would go to a worker no longer waiting.
   double wait = request->wait_seconds();
@@ -215,7 +216,7 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
   if (grpc::Status s = CheckId("worker_id", request->worker_id()); !s.ok()) return s;
   if (grpc::Status s = CheckId("lease_id", request->lease_id()); !s.ok()) return s;
   if (request->results_size() > kMaxResults) {
-    return Invalid("results", absl::StrCat("at most ", kMaxResults));
+    return InvalidField("results", absl::StrCat("at most ", kMaxResults));
   }
   // Every result is checked before any is accepted.
   std::vector<CandidateReport> reports;
@@ -224,39 +225,42 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
     std::string field = absl::StrCat("results[", i, "]");
     std::optional<int64_t> id = ParseCandidateId(r.candidate_id());
     if (!id.has_value()) {
-      return Invalid(field + ".candidate_id",
-                     absl::StrCat("not a candidate id: '", Cut(r.candidate_id()), "'"));
+      return InvalidField(field + ".candidate_id",
+                          absl::StrCat("not a candidate id: '", Cut(r.candidate_id()), "'"));
     }
     absl::StatusOr<MeasureError> kind = ParseMeasureError(r.error_kind());
-    if (!kind.ok()) return Invalid(field + ".error_kind", std::string(kind.status().message()));
+    if (!kind.ok())
+      return InvalidField(field + ".error_kind", std::string(kind.status().message()));
     if (*kind == MeasureError::kWorkerLost) {
-      return Invalid(field + ".error_kind", "worker_lost is the server's to give");
+      return InvalidField(field + ".error_kind", "worker_lost is the server's to give");
     }
     if (r.run_seconds_size() > kMaxRepeats) {
-      return Invalid(field + ".run_seconds", absl::StrCat("at most ", kMaxRepeats, " entries"));
+      return InvalidField(field + ".run_seconds",
+                          absl::StrCat("at most ", kMaxRepeats, " entries"));
     }
     for (double s : r.run_seconds()) {
-      if (!FiniteNonNegative(s)) return Invalid(field + ".run_seconds", "must be finite and >= 0");
+      if (!FiniteNonNegative(s))
+        return InvalidField(field + ".run_seconds", "must be finite and >= 0");
     }
     if (*kind == MeasureError::kNone && r.run_seconds_size() == 0) {
-      return Invalid(field + ".run_seconds", "empty for a candidate that ran");
+      return InvalidField(field + ".run_seconds", "empty for a candidate that ran");
     }
     if (!FiniteNonNegative(r.build_seconds())) {
-      return Invalid(field + ".build_seconds", "must be finite and >= 0");
+      return InvalidField(field + ".build_seconds", "must be finite and >= 0");
     }
     if (!FiniteNonNegative(r.run_wall_seconds())) {
-      return Invalid(field + ".run_wall_seconds", "must be finite and >= 0");
+      return InvalidField(field + ".run_wall_seconds", "must be finite and >= 0");
     }
     if (!FiniteNonNegative(r.verify_seconds())) {
-      return Invalid(field + ".verify_seconds", "must be finite and >= 0");
+      return InvalidField(field + ".verify_seconds", "must be finite and >= 0");
     }
     if (r.process_median_seconds_size() > kMaxRepeats) {
-      return Invalid(field + ".process_median_seconds",
-                     absl::StrCat("at most ", kMaxRepeats, " entries"));
+      return InvalidField(field + ".process_median_seconds",
+                          absl::StrCat("at most ", kMaxRepeats, " entries"));
     }
     for (double s : r.process_median_seconds()) {
       if (!FiniteNonNegative(s)) {
-        return Invalid(field + ".process_median_seconds", "must be finite and >= 0");
+        return InvalidField(field + ".process_median_seconds", "must be finite and >= 0");
       }
     }
     CandidateReport report;

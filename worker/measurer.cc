@@ -17,15 +17,14 @@
 #include "ir/analysis.h"
 #include "ir/structural_hash.h"
 #include "worker/backends.h"
+#include "worker/builder_internal.h"
 #include "worker/devices.h"
 #include "worker/host.h"
 
 namespace tessera {
 namespace {
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using internal::SecondsSince;
 
 int HardwareThreads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 

@@ -22,15 +22,15 @@ namespace {
 using Bound = arith::ConstIntBound;
 
 bool IsIndexType(DataType t) { return t.is_int() && t.bits() == 64; }
-bool IsUInt64(DataType t) { return t.is_uint() && t.bits() == 64; }
+bool IsUInt64Type(DataType t) { return t.is_uint() && t.bits() == 64; }
 
 // Coefficients are kept in signed form even for unsigned types, so `a - b` stays readable.
 int64_t WrapCoeff(DataType t, int64_t v) {
   return t.is_uint() ? WrapToDType(DataType(DataType::Code::kInt, t.bits()), v) : WrapToDType(t, v);
 }
 
-Expr Const(DataType t, int64_t v) { return IntImm(t, WrapToDType(t, v)); }
-Expr BoolConst(bool v) { return IntImm(DataType::Bool(), v ? 1 : 0); }
+Expr TypedConst(DataType t, int64_t v) { return IntImm(t, WrapToDType(t, v)); }
+Expr BoolImm(bool v) { return IntImm(DataType::Bool(), v ? 1 : 0); }
 
 BinaryOp Negate(BinaryOp cmp) {
   switch (cmp) {
@@ -201,7 +201,7 @@ class Simplifier {
 
   Expr TermExpr(DataType t, const Expr& atom, int64_t coeff) {
     if (coeff == 1) return atom;
-    return MakeBinary(BinaryOp::kMul, atom, Const(t, coeff));
+    return MakeBinary(BinaryOp::kMul, atom, TypedConst(t, coeff));
   }
 
   // Positive terms in order, then subtracted ones, then the constant.
@@ -219,21 +219,21 @@ class Simplifier {
     for (const Term& term : sum.terms) {
       if (term.coeff >= 0 || term.coeff == kMin) continue;
       if (!result.defined()) {
-        result = Const(t, sum.constant);
+        result = TypedConst(t, sum.constant);
         constant_used = true;
       }
       result = MakeBinary(BinaryOp::kSub, result, TermExpr(t, term.atom, -term.coeff));
     }
     if (!constant_used && sum.constant != 0) {
       if (!result.defined()) {
-        result = Const(t, sum.constant);
+        result = TypedConst(t, sum.constant);
       } else if (sum.constant > 0 || sum.constant == kMin) {
-        result = MakeBinary(BinaryOp::kAdd, result, Const(t, sum.constant));
+        result = MakeBinary(BinaryOp::kAdd, result, TypedConst(t, sum.constant));
       } else {
-        result = MakeBinary(BinaryOp::kSub, result, Const(t, -sum.constant));
+        result = MakeBinary(BinaryOp::kSub, result, TypedConst(t, -sum.constant));
       }
     }
-    return result.defined() ? result : Const(t, 0);
+    return result.defined() ? result : TypedConst(t, 0);
   }
 
   // ---- floordiv / floormod by a positive constant (index type) -----------------------------
@@ -282,18 +282,18 @@ class Simplifier {
         const auto* inner = atom->as<BinaryNode>();
         AddToSum(DivByConst(inner->a, *AsConstInt(inner->b) * c2), 1, &quot);
       } else {
-        AddToSum(MakeBinary(BinaryOp::kFloorDiv, r, Const(r.dtype(), c2)), 1, &quot);
+        AddToSum(MakeBinary(BinaryOp::kFloorDiv, r, TypedConst(r.dtype(), c2)), 1, &quot);
       }
     }
     return Render(std::move(quot));
   }
 
   Expr ModByConst(const Expr& a, int64_t c) {
-    if (c == 1) return Const(a.dtype(), 0);
+    if (c == 1) return TypedConst(a.dtype(), 0);
     LinearSum quot, rem;
     int64_t c2 = SplitByDivisor(SumOf(a), c, &quot, &rem);
     const int64_t g = c / c2;
-    if (rem.terms.empty()) return Const(a.dtype(), rem.constant * g);
+    if (rem.terms.empty()) return TypedConst(a.dtype(), rem.constant * g);
     Expr r = Render(rem);
     Bound b = BoundOf(r);
     int64_t k;
@@ -307,7 +307,7 @@ class Simplifier {
                *AsConstInt(atom->as<BinaryNode>()->b) % c2 == 0) {
       AddToSum(ModByConst(atom->as<BinaryNode>()->a, c2), g, &out);
     } else {
-      AddToSum(MakeBinary(BinaryOp::kFloorMod, r, Const(r.dtype(), c2)), g, &out);
+      AddToSum(MakeBinary(BinaryOp::kFloorMod, r, TypedConst(r.dtype(), c2)), g, &out);
     }
     return Render(std::move(out));
   }
@@ -368,7 +368,7 @@ class Simplifier {
         if (cb != nullptr && *cb > 0 && IsIndexType(t)) return DivByConst(a, *cb);
         return DivModByBound(op->op, a, b, rebuild);
       case BinaryOp::kFloorMod:
-        if (cb != nullptr && *cb == 1) return Const(t, 0);
+        if (cb != nullptr && *cb == 1) return TypedConst(t, 0);
         if (cb != nullptr && *cb > 0 && IsIndexType(t)) return ModByConst(a, *cb);
         return DivModByBound(op->op, a, b, rebuild);
       case BinaryOp::kMin:
@@ -385,7 +385,7 @@ class Simplifier {
     Bound ba = BoundOf(a);
     Bound bb = BoundOf(b);
     if (bb.min > 0 && ba.min >= 0 && ba.max < bb.min) {
-      return op == BinaryOp::kFloorMod ? a : Const(a.dtype(), 0);
+      return op == BinaryOp::kFloorMod ? a : TypedConst(a.dtype(), 0);
     }
     return rebuild();
   }
@@ -418,34 +418,34 @@ class Simplifier {
   Expr SimplifyCompare(BinaryOp op, const Expr& a, const Expr& b, const Expr& rebuilt) {
     if (a.dtype().is_integer()) {
       if (ExprDeepEqual(a, b)) {
-        return BoolConst(op == BinaryOp::kEQ || op == BinaryOp::kLE || op == BinaryOp::kGE);
+        return BoolImm(op == BinaryOp::kEQ || op == BinaryOp::kLE || op == BinaryOp::kGE);
       }
-      if (!IsUInt64(a.dtype())) {
+      if (!IsUInt64Type(a.dtype())) {
         Bound d = DiffBound(a, b);
         switch (op) {
           case BinaryOp::kLT:
-            if (d.max < 0 || d.min >= 0) return BoolConst(d.max < 0);
+            if (d.max < 0 || d.min >= 0) return BoolImm(d.max < 0);
             break;
           case BinaryOp::kLE:
-            if (d.max <= 0 || d.min > 0) return BoolConst(d.max <= 0);
+            if (d.max <= 0 || d.min > 0) return BoolImm(d.max <= 0);
             break;
           case BinaryOp::kGT:
-            if (d.min > 0 || d.max <= 0) return BoolConst(d.min > 0);
+            if (d.min > 0 || d.max <= 0) return BoolImm(d.min > 0);
             break;
           case BinaryOp::kGE:
-            if (d.min >= 0 || d.max < 0) return BoolConst(d.min >= 0);
+            if (d.min >= 0 || d.max < 0) return BoolImm(d.min >= 0);
             break;
           case BinaryOp::kEQ:
           case BinaryOp::kNE:
-            if (d.is_const() && d.min == 0) return BoolConst(op == BinaryOp::kEQ);
-            if (d.min > 0 || d.max < 0) return BoolConst(op == BinaryOp::kNE);
+            if (d.is_const() && d.min == 0) return BoolImm(op == BinaryOp::kEQ);
+            if (d.min > 0 || d.max < 0) return BoolImm(op == BinaryOp::kNE);
             break;
           default:
             break;
         }
       }
     }
-    if (analyzer_->IsKnownFact(rebuilt)) return BoolConst(true);
+    if (analyzer_->IsKnownFact(rebuilt)) return BoolImm(true);
     return rebuilt;
   }
 
@@ -455,7 +455,7 @@ class Simplifier {
     for (const auto& [x, y] : {std::pair<Expr, Expr>{a, b}, std::pair<Expr, Expr>{b, a}}) {
       if (const int64_t* c = AsConstInt(x)) {
         // true && y -> y, false && y -> false; false || y -> y, true || y -> true.
-        return ((*c != 0) == is_and) ? y : BoolConst(!is_and);
+        return ((*c != 0) == is_and) ? y : BoolImm(!is_and);
       }
     }
     if (ExprDeepEqual(a, b)) return a;
@@ -489,7 +489,7 @@ class Simplifier {
 
   Expr VisitNot(const NotNode* op, const Expr& self) {
     Expr a = Visit(op->a);
-    if (const int64_t* c = AsConstInt(a)) return BoolConst(*c == 0);
+    if (const int64_t* c = AsConstInt(a)) return BoolImm(*c == 0);
     if (const auto* inner = a.as<NotNode>()) return inner->a;
     if (const auto* cmp = a.as<BinaryNode>();
         cmp != nullptr && BinaryOpIsComparison(cmp->op) && cmp->a.dtype().is_integer()) {
