@@ -28,7 +28,7 @@ bool LibgompLoaded() {
 
 std::vector<EnvVar> OpenMpEnvDefaults(const std::function<const char*(const char*)>& lookup) {
   if (IsSet(lookup, "OMP_WAIT_POLICY") || IsSet(lookup, "GOMP_SPINCOUNT")) return {};
-  return {EnvVar{"GOMP_SPINCOUNT", "30000"}};
+  return {EnvVar{"GOMP_SPINCOUNT", "1000"}};
 }
 
 bool ApplyOpenMpEnvDefaults() {

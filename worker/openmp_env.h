@@ -5,10 +5,11 @@
 // cores a spinning thread holds its core while the thread it waits for has none, and kernels
 // ran 6-10x slower (docs/tuning.md); sleeping at once (OMP_WAIT_POLICY=passive) fixed that but
 // made short kernels up to 8x slower on a quiet machine (a sleeping thread takes tens of
-// microseconds to wake). A bounded spin of 30,000 iterations was close to passive under load
-// and close to spinning when quiet, so unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT,
-// the processes that run kernels get GOMP_SPINCOUNT=30000 (the measurements are in
-// docs/cpu-backend.md, "OpenMP wait policy").
+// microseconds to wake). Kernels that short now run serially (codegen_c.cc), and for whole
+// models a bounded spin of 1,000 iterations was as fast as spinning when quiet and as passive
+// when another process held a core (30,000 was 3x slower than passive there), so unless the user
+// set OMP_WAIT_POLICY or GOMP_SPINCOUNT, the processes that run kernels get GOMP_SPINCOUNT=1000
+// (the measurements are in docs/cpu-backend.md, "OpenMP wait policy").
 //
 // libgomp reads its environment once, when it is loaded. The CPU runner's child loads it with
 // the kernel, after ApplyOpenMpEnvDefaults; but a program that links libgomp itself (tessera,
@@ -31,7 +32,7 @@ struct EnvVar {
 };
 
 // The variables to set given the environment `lookup` reads (nullptr: unset):
-// {GOMP_SPINCOUNT=30000}, or nothing when OMP_WAIT_POLICY or GOMP_SPINCOUNT is set to a
+// {GOMP_SPINCOUNT=1000}, or nothing when OMP_WAIT_POLICY or GOMP_SPINCOUNT is set to a
 // non-empty value (the user's choice wins).
 std::vector<EnvVar> OpenMpEnvDefaults(const std::function<const char*(const char*)>& lookup);
 

@@ -1,4 +1,4 @@
-// Tests of worker/openmp_env.cc: the processes that run kernels spin a bounded 30,000 times at
+// Tests of worker/openmp_env.cc: the processes that run kernels spin a bounded 1,000 times at
 // OpenMP barriers unless the user chose otherwise, and the CPU runner's kernel process is where
 // that takes effect (libgomp prints what it read with OMP_DISPLAY_ENV=verbose).
 #include "worker/openmp_env.h"
@@ -35,13 +35,13 @@ TEST(OpenMpEnvTest, BoundedSpinWhenTheUserSetNothing) {
     std::vector<EnvVar> vars = OpenMpEnvDefaults(Lookup(env));
     ASSERT_EQ(vars.size(), 1u);
     EXPECT_EQ(vars[0].name, "GOMP_SPINCOUNT");
-    EXPECT_EQ(vars[0].value, "30000");
+    EXPECT_EQ(vars[0].value, "1000");
   }
 }
 
 TEST(OpenMpEnvTest, TheUsersOwnSettingWins) {
   EXPECT_TRUE(OpenMpEnvDefaults(Lookup({{"OMP_WAIT_POLICY", "active"}})).empty());
-  EXPECT_TRUE(OpenMpEnvDefaults(Lookup({{"GOMP_SPINCOUNT", "1000"}})).empty());
+  EXPECT_TRUE(OpenMpEnvDefaults(Lookup({{"GOMP_SPINCOUNT", "5000"}})).empty());
 }
 
 // Restores a variable of this process's environment when it goes.
@@ -76,8 +76,9 @@ std::string LibgompSettingsInKernelProcess(const char* wait_policy, const char* 
   ScopedEnv policy("OMP_WAIT_POLICY", wait_policy);
   ScopedEnv spin("GOMP_SPINCOUNT", spin_count);
   ScopedEnv display("OMP_DISPLAY_ENV", "verbose");
-  // A parallel loop, so that the kernel's shared object needs libgomp (linked --as-needed).
-  Buffer a = Buffer::Make("A", DataType::Float32(), {64});
+  // A parallel loop, so that the kernel's shared object needs libgomp (linked --as-needed); long
+  // enough to be emitted as one (shorter ones run serially, codegen_c.cc).
+  Buffer a = Buffer::Make("A", DataType::Float32(), {1 << 18});
   PrimFunc func = testing_funcs::MakeFunc(
       "parallel_fill", {a},
       testing_funcs::ElementwiseNest("A", a, {ForKind::kParallel}, [](const std::vector<Var>& v) {
@@ -117,13 +118,13 @@ TEST(OpenMpEnvTest, KernelProcessSpinsBoundedUnlessTheUserSaidOtherwise) {
   ASSERT_FALSE(LibgompLoadedHere()) << "this test binary must not link libgomp";
 
   std::string unset = LibgompSettingsInKernelProcess(nullptr, nullptr);
-  EXPECT_NE(unset.find("GOMP_SPINCOUNT = '30000'"), std::string::npos) << unset;
+  EXPECT_NE(unset.find("GOMP_SPINCOUNT = '1000'"), std::string::npos) << unset;
 
   std::string active = LibgompSettingsInKernelProcess("active", nullptr);
   EXPECT_NE(active.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << active;
 
-  std::string spin = LibgompSettingsInKernelProcess(nullptr, "1000");
-  EXPECT_NE(spin.find("GOMP_SPINCOUNT = '1000'"), std::string::npos) << spin;
+  std::string spin = LibgompSettingsInKernelProcess(nullptr, "5000");
+  EXPECT_NE(spin.find("GOMP_SPINCOUNT = '5000'"), std::string::npos) << spin;
 
   // The choice is made in the child: this process's environment is as the user left it.
   EXPECT_EQ(std::getenv("GOMP_SPINCOUNT"), nullptr);
@@ -136,7 +137,7 @@ TEST(OpenMpEnvTest, WithoutLibgompLoadedMainSetsTheEnvironmentWithoutReexecuting
   char* argv[] = {const_cast<char*>("openmp_env_test"), nullptr};
   EXPECT_TRUE(ReexecWithOpenMpEnvDefaults(argv).ok());  // returned: no re-execution
   ASSERT_NE(std::getenv("GOMP_SPINCOUNT"), nullptr);
-  EXPECT_STREQ(std::getenv("GOMP_SPINCOUNT"), "30000");
+  EXPECT_STREQ(std::getenv("GOMP_SPINCOUNT"), "1000");
 }
 
 }  // namespace
