@@ -51,6 +51,11 @@ function(_tessera_unity target max_files)
   math(EXPR files "(${n} + ${max_files} - 1) / ${max_files}")
   math(EXPR batch "(${n} + ${files} - 1) / ${files}")
   set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${batch})
+  # In a unity file every .cc is an included file, and gcc warns about a class in an included
+  # file that holds a type of the anonymous namespace (a header's problem, not a .cc's).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+  endif()
 endfunction()
 
 function(_tessera_add_warnings target)

@@ -13,7 +13,7 @@
 namespace tessera {
 namespace {
 
-bool IsZero(const Expr& e) {
+bool IsConstZero(const Expr& e) {
   if (const auto* f = e.as<FloatImmNode>()) return f->value == 0.0;
   return IsConstInt(e, 0);
 }
@@ -92,7 +92,7 @@ class InteriorBody : public IRMutator {
 
  protected:
   Expr VisitExpr_(const SelectNode* op, const Expr& self) override {
-    if (!IsZero(op->false_value)) return IRMutator::VisitExpr_(op, self);
+    if (!IsConstZero(op->false_value)) return IRMutator::VisitExpr_(op, self);
     std::vector<Expr> conjuncts, conditions;
     SplitConjuncts(op->condition, &conjuncts);
     for (const Expr& c : conjuncts) {

@@ -18,7 +18,7 @@ bool IsSingleStmt(const Stmt& stmt) {
   return seq == nullptr || seq->seq.size() == 1;
 }
 
-bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool HasPrefix(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 }  // namespace
 
@@ -54,8 +54,8 @@ absl::Status BindBlockThreadIdx(Schedule* sch, BlockRV block, int64_t max_thread
   for (const Stmt& s : path) {
     const auto* loop = s.as<ForNode>();
     if (loop == nullptr || loop->for_kind != ForKind::kThreadBinding) continue;
-    under_block_idx = under_block_idx || StartsWith(loop->thread_tag, "blockIdx");
-    under_thread_idx = under_thread_idx || StartsWith(loop->thread_tag, "threadIdx");
+    under_block_idx = under_block_idx || HasPrefix(loop->thread_tag, "blockIdx");
+    under_thread_idx = under_thread_idx || HasPrefix(loop->thread_tag, "threadIdx");
   }
   if (under_block_idx && under_thread_idx) return absl::OkStatus();
 
@@ -72,8 +72,8 @@ absl::Status BindBlockThreadIdx(Schedule* sch, BlockRV block, int64_t max_thread
   int i_spatial_loop = -1;  // the last loop of the leading run of spatial loops
   for (int i = 0; i < n; ++i) {
     TESSERA_ASSIGN_OR_RETURN(const ForNode* loop, sch->Get(loops[i]));
-    if (i_block_idx == -1 && StartsWith(loop->thread_tag, "blockIdx")) i_block_idx = i;
-    if (i_thread_idx == -1 && StartsWith(loop->thread_tag, "threadIdx")) i_thread_idx = i;
+    if (i_block_idx == -1 && HasPrefix(loop->thread_tag, "blockIdx")) i_block_idx = i;
+    if (i_thread_idx == -1 && HasPrefix(loop->thread_tag, "threadIdx")) i_thread_idx = i;
     if (i_multi_child == -1 && loop->for_kind != ForKind::kSerial) i_multi_child = i;
     if (i_multi_child == -1 && !IsSingleStmt(loop->body)) i_multi_child = i + 1;
     if (kinds[i] == IterKind::kSpatial && i_spatial_loop == i - 1) ++i_spatial_loop;

@@ -14,7 +14,7 @@
 namespace tessera {
 namespace {
 
-constexpr const char* kEnterPostproc = "EnterPostproc";
+constexpr const char* kEnterPostprocName = "EnterPostproc";
 
 char RVPrefix(RVKind kind) {
   switch (kind) {
@@ -130,7 +130,7 @@ void Trace::Pop() {
 
 size_t Trace::PostprocStart() const {
   for (size_t i = 0; i < insts_.size(); ++i) {
-    if (std::string(insts_[i].kind->name) == kEnterPostproc) return i;
+    if (std::string(insts_[i].kind->name) == kEnterPostprocName) return i;
   }
   return insts_.size();
 }

@@ -14,8 +14,8 @@ namespace tessera {
 namespace dlight {
 namespace {
 
-constexpr int64_t kThreads = 256;
-constexpr int64_t kUnroll = 256;
+constexpr int64_t kGeneralReductionThreads = 256;
+constexpr int64_t kGeneralReductionUnroll = 256;
 
 absl::Status Apply(Schedule* sch, const std::vector<BlockInfo>& blocks, int64_t len_tx) {
   const std::string& kinds = blocks[0].kinds;
@@ -33,7 +33,7 @@ absl::Status Apply(Schedule* sch, const std::vector<BlockInfo>& blocks, int64_t 
   TESSERA_RETURN_IF_ERROR(sch->Bind(row, "blockIdx.x"));
   TESSERA_RETURN_IF_ERROR(SpreadOverThreads(sch, last.rv,
                                             {last.loops.begin() + leading_s, last.loops.end()},
-                                            len_tx, kUnroll)
+                                            len_tx, kGeneralReductionUnroll)
                               .status());
   for (size_t b = blocks.size() - 1; b-- > 0;) {
     const BlockInfo& info = blocks[b];
@@ -41,9 +41,9 @@ absl::Status Apply(Schedule* sch, const std::vector<BlockInfo>& blocks, int64_t 
     TESSERA_RETURN_IF_ERROR(sch->SetScope(info.rv, 0, "shared"));
     TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(info.rv));
     if (loops.size() < trailing_r + 1) return absl::InvalidArgumentError("unexpected loops");
-    TESSERA_RETURN_IF_ERROR(
-        SpreadOverThreads(sch, info.rv, {loops.end() - trailing_r, loops.end()}, len_tx, kUnroll)
-            .status());
+    TESSERA_RETURN_IF_ERROR(SpreadOverThreads(sch, info.rv, {loops.end() - trailing_r, loops.end()},
+                                              len_tx, kGeneralReductionUnroll)
+                                .status());
   }
   return absl::OkStatus();
 }
@@ -67,7 +67,7 @@ std::optional<Schedule> GeneralReduction(Schedule sch, const Target& target) {
       last.kinds.size() <= leading_s) {
     return std::nullopt;
   }
-  const int64_t len_tx = std::min(kThreads, target.max_threads_per_block());
+  const int64_t len_tx = std::min(kGeneralReductionThreads, target.max_threads_per_block());
   if (!Apply(&sch, *blocks, len_tx).ok()) return std::nullopt;
   return IfValidOnGpu(std::move(sch), target);
 }

@@ -14,7 +14,7 @@ namespace tessera {
 namespace dlight {
 namespace {
 
-constexpr int64_t kUnroll = 256;
+constexpr int64_t kReductionUnroll = 256;
 
 std::optional<Schedule> Reduction(Schedule sch, const Target& target) {
   std::optional<InnerSumReduction> found = FindInnerSumReduction(&sch);
@@ -28,7 +28,7 @@ std::optional<Schedule> Reduction(Schedule sch, const Target& target) {
   const int64_t max_threads = target.max_threads_per_block();
   const int64_t len_tx =
       std::max<int64_t>(std::min<int64_t>(32, max_threads), FloorPowerOfTwo(len_r, max_threads));
-  if (!ScheduleRowReduction(&sch, main, found->epilogue, len_tx, kUnroll).ok()) {
+  if (!ScheduleRowReduction(&sch, main, found->epilogue, len_tx, kReductionUnroll).ok()) {
     return std::nullopt;
   }
   return IfValidOnGpu(std::move(sch), target);

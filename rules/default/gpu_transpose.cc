@@ -13,9 +13,9 @@ namespace tessera {
 namespace dlight {
 namespace {
 
-constexpr int64_t kTile = 32;
+constexpr int64_t kTransposeTile = 32;
 constexpr int64_t kThreadsY = 8;
-constexpr int64_t kVector = 4;
+constexpr int64_t kTransposeVector = 4;
 
 bool IsTranspose(const Block& block) {
   const auto* store = block->body.as<BufferStoreNode>();
@@ -34,10 +34,12 @@ bool IsTranspose(const Block& block) {
 }
 
 absl::Status Apply(Schedule* sch, const BlockInfo& info) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> i,
-                           sch->Split(info.loops[0], {InstValue(), InstValue::Int(kTile)}));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
-                           sch->Split(info.loops[1], {InstValue(), InstValue::Int(kTile)}));
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> i,
+      sch->Split(info.loops[0], {InstValue(), InstValue::Int(kTransposeTile)}));
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> j,
+      sch->Split(info.loops[1], {InstValue(), InstValue::Int(kTransposeTile)}));
   TESSERA_RETURN_IF_ERROR(sch->Reorder({i[0], j[0], i[1], j[1]}));
   TESSERA_ASSIGN_OR_RETURN(LoopRV tile, sch->Fuse({i[0], j[0]}));
   TESSERA_RETURN_IF_ERROR(sch->Bind(tile, "blockIdx.x"));
@@ -47,9 +49,10 @@ absl::Status Apply(Schedule* sch, const BlockInfo& info) {
   if (copy.size() != 3) return absl::InvalidArgumentError("unexpected copy loops");
   const int64_t elements = LoopExtent(*sch, copy[1]) * LoopExtent(*sch, copy[2]);
   TESSERA_ASSIGN_OR_RETURN(LoopRV fused, sch->Fuse({copy[1], copy[2]}));
-  const bool vector = elements % (kThreadsY * kTile * kVector) == 0;
-  std::vector<InstValue> factors = {InstValue(), InstValue::Int(kThreadsY), InstValue::Int(kTile)};
-  if (vector) factors.push_back(InstValue::Int(kVector));
+  const bool vector = elements % (kThreadsY * kTransposeTile * kTransposeVector) == 0;
+  std::vector<InstValue> factors = {InstValue(), InstValue::Int(kThreadsY),
+                                    InstValue::Int(kTransposeTile)};
+  if (vector) factors.push_back(InstValue::Int(kTransposeVector));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> c, sch->Split(fused, factors));
   TESSERA_RETURN_IF_ERROR(sch->Bind(c[1], "threadIdx.y"));
   TESSERA_RETURN_IF_ERROR(sch->Bind(c[2], "threadIdx.x"));
@@ -57,7 +60,7 @@ absl::Status Apply(Schedule* sch, const BlockInfo& info) {
   TESSERA_ASSIGN_OR_RETURN(LoopRV inner, sch->Fuse({i[1], j[1]}));
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<LoopRV> o,
-      sch->Split(inner, {InstValue(), InstValue::Int(kThreadsY), InstValue::Int(kTile)}));
+      sch->Split(inner, {InstValue(), InstValue::Int(kThreadsY), InstValue::Int(kTransposeTile)}));
   TESSERA_RETURN_IF_ERROR(sch->Bind(o[1], "threadIdx.y"));
   return sch->Bind(o[2], "threadIdx.x");
 }

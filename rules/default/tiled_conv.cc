@@ -27,7 +27,7 @@ constexpr int64_t kMaxAccumulators = 28;
 // blocks of its pixel tiles (half of the 2 MiB L2 of the development machine).
 constexpr int64_t kMaxInnerChannelWeightBytes = int64_t{1} << 20;
 
-std::vector<InstValue> Factors(const std::vector<ExprRV>& rvs) {
+std::vector<InstValue> ConvFactors(const std::vector<ExprRV>& rvs) {
   std::vector<InstValue> factors;
   for (ExprRV rv : rvs) factors.push_back(InstValue::Of(rv));
   return factors;
@@ -186,8 +186,8 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
       sch->SamplePerfectTile(channels, 2,
                              lanes.has_value() ? kMaxTileColumns / kLanes : kMaxTileColumns,
                              tiling.columns));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi, sch->Split(width, Factors(rows)));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> ci, sch->Split(channels, Factors(columns)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi, sch->Split(width, ConvFactors(rows)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> ci, sch->Split(channels, ConvFactors(columns)));
   std::vector<LoopRV> outer(spatial.begin(), spatial.end() - 2);
   outer.push_back(wi[0]);
   if (tiling.channels_inner) {
@@ -249,7 +249,7 @@ absl::Status TiledDepthwise(Schedule* sch, const BlockInfo& info,
   TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> rows,
                            sch->SamplePerfectTile(width, 2, kMaxDepthwisePixels,
                                                   InstValue::IntArray({extent / pixels, pixels})));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi, sch->Split(width, Factors(rows)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi, sch->Split(width, ConvFactors(rows)));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> ci,
                            sch->Split(spatial.back(), {InstValue(), InstValue::Int(kLanes)}));
   std::vector<LoopRV> outer(spatial.begin(), spatial.end() - 2);

@@ -20,7 +20,7 @@
 namespace tessera {
 namespace {
 
-constexpr char kOwner[] = "MultiLevelTilingTensorCore";
+constexpr char kTensorCoreOwner[] = "MultiLevelTilingTensorCore";
 constexpr int64_t kTile = 16;
 
 struct WmmaGroup {
@@ -224,7 +224,7 @@ class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
   MultiLevelTilingTensorCoreRule(TilingConfig config, bool enabled)
       : config_(std::move(config)), enabled_(enabled) {}
 
-  std::string name() const override { return kOwner; }
+  std::string name() const override { return kTensorCoreOwner; }
 
   absl::StatusOr<std::vector<Schedule>> Apply(Schedule* sch, BlockRV block) const override {
     std::optional<MatmulMatch> match;
@@ -263,7 +263,7 @@ class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& target,
                                                               const nlohmann::json& params) {
   TESSERA_ASSIGN_OR_RETURN(RuleParams parsed,
-                           RuleParams::Parse(kOwner, params, TilingConfigKeys()));
+                           RuleParams::Parse(kTensorCoreOwner, params, TilingConfigKeys()));
   TilingConfig config = DefaultTilingConfig(target);
   config.structure = "SSSRRSRS";
   config.tile_binds = {"blockIdx.y", "blockIdx.x", "threadIdx.y"};

@@ -102,9 +102,9 @@ class LayoutRewriter : public IRMutator {
 };
 
 // Replaces buffers everywhere (loads, stores, regions, allocations).
-class BufferReplacer : public IRMutator {
+class LayoutBufferReplacer : public IRMutator {
  public:
-  explicit BufferReplacer(
+  explicit LayoutBufferReplacer(
       std::unordered_map<Buffer, Buffer, BufferIdentityHash, BufferIdentityEqual> map)
       : map_(std::move(map)) {}
   Buffer VisitBuffer(const Buffer& buffer) override {
@@ -577,7 +577,7 @@ absl::Status Schedule::PadEinsum(BlockRV block_rv, const std::vector<int64_t>& p
     before.push_back(MakePadCopyNest(name, names, original, extents, pad, b));
   }
   // The block on the padded domain, under loops of the padded extents.
-  BufferReplacer replacer(replace);
+  LayoutBufferReplacer replacer(replace);
   Stmt new_block_stmt = replacer.VisitStmt(block);
   BlockNode node = *new_block_stmt.as<BlockNode>();
   for (size_t k = 0; k < ivs.size(); ++k) node.iter_vars[k].dom = Range{Expr(0), Expr(padded[k])};

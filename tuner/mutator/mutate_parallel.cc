@@ -23,7 +23,7 @@
 namespace tessera {
 namespace {
 
-constexpr char kName[] = "MutateParallel";
+constexpr char kParallelName[] = "MutateParallel";
 
 using Plan = std::vector<int64_t>;  // per block: the number of leading loops fused
 
@@ -94,7 +94,7 @@ class MutateParallel : public Mutator {
   explicit MutateParallel(int64_t max_parallel_extent)
       : max_parallel_extent_(max_parallel_extent) {}
 
-  std::string name() const override { return kName; }
+  std::string name() const override { return kParallelName; }
 
   std::optional<Trace> Apply(const Trace& trace, const PrimFunc& workload,
                              Random* rng) const override {
@@ -146,12 +146,13 @@ class MutateParallel : public Mutator {
 }  // namespace
 
 absl::StatusOr<MutatorPtr> NewMutateParallel(const Target& target, const nlohmann::json& params) {
-  TESSERA_ASSIGN_OR_RETURN(RuleParams p, RuleParams::Parse(kName, params, {"max_jobs_per_core"}));
+  TESSERA_ASSIGN_OR_RETURN(RuleParams p,
+                           RuleParams::Parse(kParallelName, params, {"max_jobs_per_core"}));
   TESSERA_ASSIGN_OR_RETURN(int64_t max_jobs_per_core, p.Int("max_jobs_per_core", 16));
   if (max_jobs_per_core <= 0) return p.Error("max_jobs_per_core", "must be positive");
   if (!target.is_cpu()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kName, ": needs a cpu target (the core count), got ", target.ToString()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        kParallelName, ": needs a cpu target (the core count), got ", target.ToString()));
   }
   return std::make_shared<MutateParallel>(target.cores() * max_jobs_per_core);
 }

@@ -14,11 +14,11 @@
 namespace tessera {
 namespace {
 
-constexpr char kName[] = "MutateThreadBinding";
+constexpr char kThreadBindingName[] = "MutateThreadBinding";
 
 class MutateThreadBinding : public Mutator {
  public:
-  std::string name() const override { return kName; }
+  std::string name() const override { return kThreadBindingName; }
 
   std::optional<Trace> Apply(const Trace& trace, const PrimFunc& workload,
                              Random* rng) const override {
@@ -50,7 +50,7 @@ class MutateThreadBinding : public Mutator {
 absl::StatusOr<MutatorPtr> NewMutateThreadBinding(const Target& target,
                                                   const nlohmann::json& params) {
   (void)target;
-  TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());
+  TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kThreadBindingName, params, {}).status());
   return std::make_shared<MutateThreadBinding>();
 }
 

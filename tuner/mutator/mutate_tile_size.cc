@@ -19,7 +19,7 @@
 namespace tessera {
 namespace {
 
-constexpr char kName[] = "MutateTileSize";
+constexpr char kTileSizeName[] = "MutateTileSize";
 
 int64_t Product(const std::vector<int64_t>& tiles) {
   int64_t p = 1;
@@ -29,7 +29,7 @@ int64_t Product(const std::vector<int64_t>& tiles) {
 
 class MutateTileSize : public Mutator {
  public:
-  std::string name() const override { return kName; }
+  std::string name() const override { return kTileSizeName; }
 
   std::optional<Trace> Apply(const Trace& trace, const PrimFunc& workload,
                              Random* rng) const override {
@@ -154,7 +154,7 @@ class MutateTileSize : public Mutator {
 
 absl::StatusOr<MutatorPtr> NewMutateTileSize(const Target& target, const nlohmann::json& params) {
   (void)target;
-  TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());
+  TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kTileSizeName, params, {}).status());
   return std::make_shared<MutateTileSize>();
 }
 

@@ -13,11 +13,11 @@
 namespace tessera {
 namespace {
 
-constexpr char kName[] = "MutateUnroll";
+constexpr char kUnrollName[] = "MutateUnroll";
 
 class MutateUnroll : public Mutator {
  public:
-  std::string name() const override { return kName; }
+  std::string name() const override { return kUnrollName; }
 
   std::optional<Trace> Apply(const Trace& trace, const PrimFunc& workload,
                              Random* rng) const override {
@@ -40,7 +40,7 @@ class MutateUnroll : public Mutator {
 
 absl::StatusOr<MutatorPtr> NewMutateUnroll(const Target& target, const nlohmann::json& params) {
   (void)target;
-  TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kName, params, {}).status());
+  TESSERA_RETURN_IF_ERROR(RuleParams::Parse(kUnrollName, params, {}).status());
   return std::make_shared<MutateUnroll>();
 }
 
