@@ -59,6 +59,10 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
   if (options.database != nullptr) {
     TESSERA_ASSIGN_OR_RETURN(scheduled, ApplyBest(mod, target, options.database, &hits));
   }
+  // What the default rules make of each task, to tell a tuned record that is the default
+  // schedule itself (the tuning measured it first and nothing it found was faster).
+  absl::StatusOr<IRModule> default_scheduled =
+      ApplyDefaultSchedule(mod, target, DefaultRulesFor(target));
   std::vector<DefaultScheduleEntry> defaults;
   if (options.apply_defaults) {
     TESSERA_ASSIGN_OR_RETURN(
@@ -92,6 +96,13 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
         k.schedule.kind = "tuned";
         k.schedule.record = h.record_id;
         k.schedule.record_seconds = h.record_secs;
+        absl::StatusOr<PrimFunc> as_default =
+            default_scheduled.ok() ? default_scheduled->Lookup(t.name) : default_scheduled.status();
+        absl::StatusOr<PrimFunc> as_tuned = scheduled.Lookup(t.name);
+        if (as_default.ok() && as_tuned.ok() &&
+            StructuralHashHex(*as_default) == StructuralHashHex(*as_tuned)) {
+          k.schedule.note = "the default schedule, which tuning did not beat";
+        }
       }
     }
     for (const DefaultScheduleEntry& d : defaults) {

@@ -67,7 +67,9 @@ CompiledKernel KernelFromJson(const nlohmann::json& j) {
 }  // namespace
 
 std::string DescribeSchedule(const KernelSchedule& s) {
-  if (s.kind == "tuned") return absl::StrCat("tuned record ", s.record);
+  if (s.kind == "tuned") {
+    return absl::StrCat("tuned record ", s.record, s.note.empty() ? "" : " (" + s.note + ")");
+  }
   if (s.kind == "default") return absl::StrCat("default rule ", s.rule);
   if (!s.note.empty()) return absl::StrCat(s.kind, " (the ", s.note, ")");
   return s.kind;

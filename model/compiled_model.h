@@ -29,8 +29,9 @@ struct KernelSchedule {
   std::string note;
 };
 
-// "tuned record 3", "default rule CpuDefault", "unscheduled" or "unscheduled (the scheduled
-// function did not build)": how compile's output and warnings name a kernel's path.
+// "tuned record 3", "tuned record 3 (the default schedule, which tuning did not beat)",
+// "default rule CpuDefault", "unscheduled" or "unscheduled (the scheduled function did not
+// build)": how compile's output and warnings name a kernel's path.
 std::string DescribeSchedule(const KernelSchedule& schedule);
 
 // A kernel that packs its layout-free weights (docs/models.md): `symbol` packs them once per

@@ -2,7 +2,7 @@
 # End-to-end model latency on the CPU: Tessera with default schedules, Tessera after tuning
 # TRIALS trials per task, and onnxruntime (CPU provider) in the same run, as ratios.
 #
-#   bash bench/models/bench_models.sh [TRIALS_PER_TASK (default 16)] [MODELS (default "resnet bert")]
+#   bash bench/models/bench_models.sh [TRIALS_PER_TASK (default 16)] [MODELS (default "resnet resnet18 bert")]
 #
 # Needs build/bin/tessera (or $TESSERA) and python3; creates its own virtualenv with numpy, onnx
 # and onnxruntime from PyPI in $BENCH_VENV (default /tmp/tessera-bench-venv), never used by the
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 trials=${1:-16}
-models=${2:-"resnet bert"}
+models=${2:-"resnet resnet18 bert"}
 tessera=${TESSERA:-build/bin/tessera}
 venv=${BENCH_VENV:-/tmp/tessera-bench-venv}
 work=${BENCH_DIR:-/tmp/tessera-bench}

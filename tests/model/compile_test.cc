@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "gtest/gtest.h"
+#include "ir/analysis.h"
+#include "rules/default/default_rule.h"
 #include "tests/frontend/model_testing.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "worker/host.h"
@@ -30,6 +32,51 @@ TEST(CompileTest, DefaultsOnlyWritesTheWholeDirectory) {
   absl::StatusOr<CompiledModel> back = ReadCompiledModel(dir);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->plan.calls.size(), m->fused.functions.size());
+}
+
+// A task whose best record is the default schedule itself (tuning measured it first and found
+// nothing faster) says so, rather than passing the default off as a tuned kernel.
+TEST(CompileTest, ARecordOfTheDefaultScheduleSaysSo) {
+  absl::StatusOr<LoadedModel> m = LoadModel(testing::ModelDataPath("cnn.onnx"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Target target = *ResolveTarget("cpu");
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  const ExtractedTask& task = m->tasks.back();
+  std::optional<Schedule> as_default;
+  for (const DefaultRulePtr& rule : DefaultRulesFor(target)) {
+    absl::StatusOr<std::optional<Schedule>> applied = rule->Apply(task.func, target);
+    ASSERT_TRUE(applied.ok()) << applied.status();
+    if (applied->has_value()) {
+      as_default = **applied;
+      break;
+    }
+  }
+  ASSERT_TRUE(as_default.has_value());
+  absl::StatusOr<Workload> workload = db->CommitWorkload(task.func);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  TuningRecord record;
+  record.workload_id = workload->id;
+  record.target = target.ToString();
+  record.trace_json = as_default->trace().ToJson();
+  record.run_secs = {1e-3};
+  record.args = ArgInfosOf(task.func);
+  record.verified = true;
+  absl::StatusOr<int64_t> id = db->CommitRecord(record);
+  ASSERT_TRUE(id.ok()) << id.status();
+
+  ModelCompileOptions options;
+  options.target = target;
+  options.database = db.get();
+  absl::StatusOr<ModelCompileResult> result =
+      CompileModel(*m, testing::ScratchDirUntilTestEnds("compile_default_record"), options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  for (const CompiledKernel& k : result->compiled.kernels) {
+    if (k.task != task.name) continue;
+    EXPECT_EQ(k.schedule.kind, "tuned");
+    EXPECT_EQ(DescribeSchedule(k.schedule),
+              "tuned record " + std::to_string(*id) +
+                  " (the default schedule, which tuning did not beat)");
+  }
 }
 
 TEST(CompileTest, WithoutDefaultsTasksStayUnscheduled) {
