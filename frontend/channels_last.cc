@@ -170,19 +170,23 @@ class Converter {
     return id;
   }
 
+  void AddTranspose(int source, int output, const Permutation& perm, std::string name) {
+    GraphNode transpose;
+    transpose.name = std::move(name);
+    transpose.op_type = "Transpose";
+    transpose.pattern = OpPattern::kInjective;
+    transpose.inputs = {source};
+    transpose.output = output;
+    transpose.compute = TransposeCompute(out_.values[output].shape, perm);
+    out_.nodes.push_back(std::move(transpose));
+  }
+
   // The NHWC form of value `v`, transposed from its NCHW form the first time it is needed.
   absl::StatusOr<int> Nhwc(int v) {
     if (nhwc_[v] >= 0) return nhwc_[v];
     TESSERA_ASSIGN_OR_RETURN(int source, Nchw(v));
     const int id = NewValue(out_.values[v], kToNhwc, "nhwc");
-    GraphNode transpose;
-    transpose.name = absl::StrCat(out_.values[v].name, ":to_nhwc");
-    transpose.op_type = "Transpose";
-    transpose.pattern = OpPattern::kInjective;
-    transpose.inputs = {source};
-    transpose.output = id;
-    transpose.compute = TransposeCompute(out_.values[id].shape, kToNhwc);
-    out_.nodes.push_back(std::move(transpose));
+    AddTranspose(source, id, kToNhwc, absl::StrCat(out_.values[v].name, ":to_nhwc"));
     nhwc_[v] = id;
     return id;
   }
@@ -205,14 +209,7 @@ class Converter {
       out_.values[root].alias_of = nhwc;
       return v;
     }
-    GraphNode transpose;
-    transpose.name = absl::StrCat(out_.values[root].name, ":to_nchw");
-    transpose.op_type = "Transpose";
-    transpose.pattern = OpPattern::kInjective;
-    transpose.inputs = {nhwc};
-    transpose.output = root;
-    transpose.compute = TransposeCompute(out_.values[root].shape, kToNchw);
-    out_.nodes.push_back(std::move(transpose));
+    AddTranspose(nhwc, root, kToNchw, absl::StrCat(out_.values[root].name, ":to_nchw"));
     return v;
   }
 
