@@ -104,9 +104,9 @@ absl::StatusOr<std::string> WorkloadForServer(const std::string& spec) {
   if (absl::EndsWith(spec, ".onnx")) {
     return absl::InvalidArgumentError(
         absl::StrCat("workload ", spec,
-                     ": an ONNX model; a job over the service takes workloads (specs, IR "
-                     "text or JSON), not models yet: `tessera tune ",
-                     spec, "` tunes a model here"));
+                     ": an ONNX model; a job tunes one model or workloads (specs, IR text or "
+                     "JSON), not both: `tessera submit ",
+                     spec, "` alone submits the model"));
   }
   TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(spec, "workload"));
   if (!IsUtf8(text)) {
@@ -114,6 +114,10 @@ absl::StatusOr<std::string> WorkloadForServer(const std::string& spec) {
         absl::StrCat("workload ", spec, ": not text (a workload file holds IR text or JSON)"));
   }
   return text;
+}
+
+absl::StatusOr<std::string> ModelForServer(const std::string& path) {
+  return ReadFile(path, "model");
 }
 
 }  // namespace cli

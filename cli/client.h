@@ -58,6 +58,9 @@ int ReportRpcError(const grpc::Status& status, const std::string& what);
 // JSON) or the spec as given ("GMM:M=128,N=128,K=128").
 absl::StatusOr<std::string> WorkloadForServer(const std::string& spec);
 
+// The bytes of the model file `path`, for SubmitJobRequest.model (the server imports them).
+absl::StatusOr<std::string> ModelForServer(const std::string& path);
+
 }  // namespace cli
 }  // namespace tessera
 

@@ -1,12 +1,16 @@
 // `tessera compile MODEL -o DIR`: loads the model and compiles it with model/compile.h (tuned
 // records, default rules, kernels, DIR/plan.json; docs/models.md). Prints which task took which
-// path.
+// path. The records come from --db, or with --server from a tuning server (its records of the
+// model's tasks, read into memory), or none (default schedules).
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/measure.h"
+#include "cli/remote_records.h"
+#include "ir/structural_hash.h"
 #include "model/compile.h"
 #include "model/load.h"
 
@@ -17,6 +21,7 @@ namespace {
 struct CompileOptions {
   std::string model;
   std::string db_path;
+  ClientOptions client;  // --server: the records of a tuning server instead of --db
   std::string target = "cpu";
   std::string out_dir;
   bool no_default = false;
@@ -42,12 +47,23 @@ int RunCompile(const CompileOptions& o) {
   options.apply_defaults = !o.no_default;
   options.input_shapes = *shapes;
   std::unique_ptr<Database> db;
-  if (!o.db_path.empty()) {
+  if (!o.db_path.empty() && !o.client.server.empty()) {
+    return ReportError(absl::InvalidArgumentError("compile: give --db or --server, not both"));
+  }
+  if (!o.client.server.empty()) {
+    // Only the records of the model's tasks travel.
+    std::vector<std::string> hashes;
+    for (const ExtractedTask& t : m->tasks) hashes.push_back(StructuralHashHex(t.func));
+    absl::StatusOr<std::unique_ptr<Database>> fetched =
+        FetchServerRecords(o.client, "compile", hashes);
+    if (!fetched.ok()) return ReportError(fetched.status());
+    db = *std::move(fetched);
+  } else if (!o.db_path.empty()) {
     absl::StatusOr<std::unique_ptr<Database>> opened = OpenDatabase(o.db_path);
     if (!opened.ok()) return ReportError(opened.status());
     db = *std::move(opened);
-    options.database = db.get();
   }
+  options.database = db.get();
   absl::StatusOr<ModelCompileResult> result = CompileModel(*m, o.out_dir, options);
   if (!result.ok()) return ReportError(result.status());
   for (const std::string& w : result->warnings) {
@@ -79,6 +95,7 @@ Command RegisterCompileCommand(CLI::App* root) {
   app->add_option(
       "--db", o->db_path,
       "Tuning database (a SQLite file or a postgresql:// URL); without it, defaults only");
+  o->client.AddOptions(app, /*server_optional=*/true);
   app->add_option("--target", o->target, "Target (cpu)")->capture_default_str();
   app->add_option("-o,--output", o->out_dir, "Output directory (created if missing)")->required();
   app->add_option("--input-shape", o->input_shapes,

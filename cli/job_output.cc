@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/tessera.grpc.pb.h"
@@ -53,7 +54,13 @@ std::string ProgressLine(const v1::JobEvent& event) {
                            ? absl::StrFormat("best %s %.2f GFLOP/s",
                                              FormatSeconds(t.best_seconds()), t.best_gflops())
                            : "no valid candidate yet";
-    return absl::StrFormat("%s %s: %d trials, %s%s", head, t.name(), t.trials(), best, tail);
+    // A model job's whole-model figure beside the task's.
+    std::string model =
+        job.has_estimated_latency_seconds()
+            ? absl::StrCat("; model ~", FormatSeconds(job.estimated_latency_seconds()))
+            : "";
+    return absl::StrFormat("%s %s: %d trials, %s%s%s", head, t.name(), t.trials(), best, model,
+                           tail);
   }
   std::string line = absl::StrFormat("%s job %s %s, %d queued, %d in flight", head, job.job_id(),
                                      JobStateName(job.state()), job.queued(), job.in_flight());
@@ -119,6 +126,16 @@ std::string JobStatusText(const v1::JobStatus& job) {
                           t.has_best() ? t.best_gflops() : 0.0, t.has_best() ? "yes" : "no",
                           ErrorCount(t));
   }
+  if (!job.model().empty()) {
+    ModelEstimate e;
+    e.seconds = job.estimated_latency_seconds();
+    for (const v1::TaskStatus& t : job.tasks()) {
+      if (!t.has_best()) e.missing.push_back(t.name());
+    }
+    e.default_seconds = job.default_latency_seconds();
+    e.default_missing = job.has_default_latency_seconds() ? 0 : 1;
+    absl::StrAppend(&out, ModelEstimateLine(job.model(), e), "\n");
+  }
   for (const std::string& w : job.warnings()) absl::StrAppend(&out, "warning: ", w, "\n");
   // What `best` returns per task, and what the runoff did to it.
   for (int i = 0; i < job.tasks_size(); ++i) {
@@ -151,6 +168,21 @@ std::string JobStatusText(const v1::JobStatus& job) {
     }
   }
   return out;
+}
+
+std::string ModelEstimateLine(const std::string& model, const ModelEstimate& e) {
+  if (!e.missing.empty()) {
+    return absl::StrFormat("%s: no estimate yet (%d task(s) without a valid candidate: %s)", model,
+                           e.missing.size(), absl::StrJoin(e.missing, ", "));
+  }
+  std::string line =
+      absl::StrFormat("%s: estimated latency %s (sum of weight x best over its tasks)", model,
+                      FormatSeconds(e.seconds));
+  if (!e.default_missing && e.seconds > 0) {
+    absl::StrAppendFormat(&line, "; with the default schedules %s: gain %.2fx",
+                          FormatSeconds(e.default_seconds), e.default_seconds / e.seconds);
+  }
+  return line;
 }
 
 void PrintJobStatus(const v1::JobStatus& job) { std::printf("%s", JobStatusText(job).c_str()); }

@@ -8,6 +8,7 @@
 #include "cli/client.h"
 #include "google/protobuf/message.h"
 #include "proto/tessera.pb.h"
+#include "tuner/tune.h"
 
 namespace tessera {
 namespace cli {
@@ -23,6 +24,11 @@ std::string ToJson(const google::protobuf::Message& message);
 // default schedule's), its runoff's re-measurements and what the runoff did, and whether it
 // changed the best.
 std::string JobStatusText(const v1::JobStatus& job);
+// A model's estimate as `tune MODEL` and a model job's status print it: "cnn.onnx: estimated
+// latency 15.5 us (sum of weight x best over its tasks); with the default schedules 24.0 us:
+// gain 1.55x", or "cnn.onnx: no estimate yet (1 task(s) without a valid candidate: NAME)".
+std::string ModelEstimateLine(const std::string& model, const ModelEstimate& e);
+
 // Prints JobStatusText to stdout.
 void PrintJobStatus(const v1::JobStatus& job);
 

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "database/record_json.h"
 #include "ir/flops.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -210,6 +212,47 @@ int RunApplyOnServer(const ClientOptions& options, const FunctionList& functions
     exit_code = std::max(exit_code, m->ExitCode());
   }
   return exit_code;
+}
+
+absl::StatusOr<std::unique_ptr<Database>> FetchServerRecords(
+    const ClientOptions& options, const std::string& command,
+    const std::vector<std::string>& workload_hashes) {
+  TESSERA_ASSIGN_OR_RETURN(Client client, Connect(options));
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  std::vector<NumberedLine> lines;
+  auto stub = v1::TuningService::NewStub(client.channel);
+  grpc::ClientContext context;
+  client.Prepare(&context, /*timeout_override=*/0);  // a stream as long as the records
+  v1::ExportRecordsRequest request;
+  for (const std::string& hash : workload_hashes) request.add_workload_hashes(hash);
+  std::unique_ptr<grpc::ClientReader<v1::RecordLine>> reader =
+      stub->ExportRecords(&context, request);
+  v1::RecordLine line;
+  for (int64_t n = 1; reader->Read(&line); ++n) {
+    nlohmann::json j = nlohmann::json::parse(line.json(), nullptr, /*allow_exceptions=*/false);
+    absl::StatusOr<JsonLineRecord> entry =
+        j.is_discarded() ? absl::InvalidArgumentError("malformed JSON") : RecordFromJsonLine(j);
+    if (!entry.ok()) {
+      context.TryCancel();
+      return absl::InvalidArgumentError(absl::StrCat(
+          command, ": record line ", n, " from ", options.server, ": ", entry.status().message()));
+    }
+    lines.push_back({n, *std::move(entry)});
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) {
+    return FromGrpcStatus(status, absl::StrCat("ExportRecords from ", options.server));
+  }
+  // The server's records as they are: what the server stored is not judged again here.
+  TESSERA_RETURN_IF_ERROR(ImportRecordLines(
+                              db.get(), std::move(lines),
+                              [&](int64_t n) {
+                                return absl::StrCat(command, ": record line ", n, " from ",
+                                                    options.server);
+                              },
+                              /*check=*/false)
+                              .status());
+  return db;
 }
 
 }  // namespace cli

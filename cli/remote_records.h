@@ -4,11 +4,14 @@
 #define TESSERA_CLI_REMOTE_RECORDS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/client.h"
 #include "cli/common.h"
 #include "cli/measure.h"
+#include "database/database.h"
 
 namespace tessera {
 namespace cli {
@@ -38,6 +41,14 @@ std::string PassedOverLine(int64_t record_id, double seconds);
 // with a default rule are left unscheduled.
 int RunApplyOnServer(const ClientOptions& client, const FunctionList& functions,
                      const MeasureOptions& measure, bool run, bool no_default);
+
+// Every record of the server (ExportRecords) of these workload hashes (empty: all), in its
+// order, in an in-memory database, with the runoffs' links to the records they re-time: what
+// `report --server` draws and `compile --server` compiles with. Errors name `command` and the
+// line that does not parse, or the call and its gRPC code.
+absl::StatusOr<std::unique_ptr<Database>> FetchServerRecords(
+    const ClientOptions& options, const std::string& command,
+    const std::vector<std::string>& workload_hashes = {});
 
 }  // namespace cli
 }  // namespace tessera

@@ -15,10 +15,9 @@
 #include "base/status_macros.h"
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "database/record_json.h"
+#include "cli/remote_records.h"
 #include "ir/target.h"
 #include "model/load.h"
-#include "proto/tessera.grpc.pb.h"
 #include "report/report.h"
 #include "tuner/best_record.h"
 
@@ -45,46 +44,6 @@ std::string NowUtc() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M UTC", &tm);
   return buf;
-}
-
-// Every record of the server (ExportRecords), in its order, into an in-memory database, with
-// the runoffs' links to the records they re-time. Errors name the call and its gRPC code, or
-// the line that does not parse.
-absl::StatusOr<std::unique_ptr<Database>> FetchServerRecords(const ClientOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(Client client, Connect(options));
-  std::unique_ptr<Database> db = NewMemoryDatabase();
-  std::vector<NumberedLine> lines;
-  auto stub = v1::TuningService::NewStub(client.channel);
-  grpc::ClientContext context;
-  client.Prepare(&context, /*timeout_override=*/0);  // a stream as long as the records
-  std::unique_ptr<grpc::ClientReader<v1::RecordLine>> reader =
-      stub->ExportRecords(&context, v1::ExportRecordsRequest());
-  v1::RecordLine line;
-  for (int64_t n = 1; reader->Read(&line); ++n) {
-    nlohmann::json j = nlohmann::json::parse(line.json(), nullptr, /*allow_exceptions=*/false);
-    absl::StatusOr<JsonLineRecord> entry =
-        j.is_discarded() ? absl::InvalidArgumentError("malformed JSON") : RecordFromJsonLine(j);
-    if (!entry.ok()) {
-      context.TryCancel();
-      return absl::InvalidArgumentError(absl::StrCat(
-          "report: record line ", n, " from ", options.server, ": ", entry.status().message()));
-    }
-    lines.push_back({n, *std::move(entry)});
-  }
-  grpc::Status status = reader->Finish();
-  if (!status.ok()) {
-    return FromGrpcStatus(status, absl::StrCat("ExportRecords from ", options.server));
-  }
-  // The server's records as they are: what the server stored is not judged again here.
-  TESSERA_RETURN_IF_ERROR(ImportRecordLines(
-                              db.get(), std::move(lines),
-                              [&](int64_t n) {
-                                return absl::StrCat("report: record line ", n, " from ",
-                                                    options.server);
-                              },
-                              /*check=*/false)
-                              .status());
-  return db;
 }
 
 // The anchors file: one JSON object a line, {"workload": "GMM:M=128,N=128,K=128" (a spec or an
@@ -127,7 +86,7 @@ int RunReport(const ReportCommandOptions& o) {
     return ReportError(absl::InvalidArgumentError("give either --db DB or --server ADDR"));
   }
   absl::StatusOr<std::unique_ptr<Database>> db =
-      o.db_path.empty() ? FetchServerRecords(o.client) : OpenDatabase(o.db_path);
+      o.db_path.empty() ? FetchServerRecords(o.client, "report") : OpenDatabase(o.db_path);
   if (!db.ok()) return ReportError(db.status());
   std::vector<Roofline> rooflines;
   for (const std::string& text : o.rooflines) {

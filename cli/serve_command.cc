@@ -78,6 +78,7 @@ int RunServe(const ServeOptions& o) {
   options.jobs.max_trials = o.limits.max_trials;
   options.jobs.max_workloads = o.limits.max_workloads;
   options.jobs.max_buffer_bytes = o.limits.max_buffer_bytes;
+  options.jobs.max_model_bytes = o.limits.max_model_bytes;
   if (absl::Status read = CollectTokens(o, &options); !read.ok()) return ReportError(read);
   options.tls_cert_file = o.tls_cert;
   options.tls_key_file = o.tls_key;
@@ -169,6 +170,12 @@ Command RegisterServeCommand(CLI::App* root) {
                   "Most bytes a workload's argument buffers may take together (a worker "
                   "allocates them for every candidate)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))
+      ->capture_default_str();
+  // Bounded so that the message limit above it (server/server.h) stays an int.
+  app->add_option("--max-model-bytes", o->limits.max_model_bytes,
+                  "Largest ONNX model a job may submit (one SubmitJob message; the server's "
+                  "message limit is raised to hold it)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
   app->add_option("--search-threads", o->search_threads,
                   "Search threads of each job (default: hardware threads)");

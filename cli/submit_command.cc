@@ -6,6 +6,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/job_output.h"
+#include "model/load.h"
 #include "proto/tessera.grpc.pb.h"
 
 namespace tessera {
@@ -26,6 +27,7 @@ struct SubmitOptions {
   std::string task_scheduler;
   std::string name;
   std::string rule_params;  // JSON, as tune's --rule-params; empty: the defaults
+  std::vector<std::string> input_shapes;  // a model's, NAME=D0,D1,... as tune's --input-shape
   bool no_verify = false;
   bool no_runoff = false;
   bool watch = false;
@@ -37,10 +39,23 @@ int RunSubmit(const SubmitOptions& o) {
   absl::StatusOr<Client> client = Connect(o.client);
   if (!client.ok()) return ReportError(client.status());
   v1::SubmitJobRequest request;
-  for (const std::string& spec : o.workloads) {
-    absl::StatusOr<std::string> workload = WorkloadForServer(spec);
-    if (!workload.ok()) return ReportError(workload.status());
-    request.add_workloads(*workload);
+  // One model alone is a model job, imported by the server (docs/service.md, "Model jobs").
+  if (o.workloads.size() == 1 && IsModelPath(o.workloads[0])) {
+    absl::StatusOr<std::string> model = ModelForServer(o.workloads[0]);
+    if (!model.ok()) return ReportError(model.status());
+    request.set_model(*std::move(model));
+    request.set_model_name(o.workloads[0]);
+    for (const std::string& shape : o.input_shapes) request.add_input_shapes(shape);
+  } else {
+    if (!o.input_shapes.empty()) {
+      return ReportError(
+          absl::InvalidArgumentError("submit: --input-shape: only with a model (.onnx)"));
+    }
+    for (const std::string& spec : o.workloads) {
+      absl::StatusOr<std::string> workload = WorkloadForServer(spec);
+      if (!workload.ok()) return ReportError(workload.status());
+      request.add_workloads(*workload);
+    }
   }
   request.set_target(o.target);
   request.set_max_trials(o.trials);
@@ -78,7 +93,8 @@ Command RegisterSubmitCommand(CLI::App* root) {
   auto o = std::make_shared<SubmitOptions>();
   app->add_option("workload", o->workloads,
                   "Workloads to tune: NAME:K=V,... (see `tessera workloads`) or files holding a "
-                  "function (.ir text or .json)")
+                  "function (.ir text or .json); or one ONNX model (.onnx), whose tasks the "
+                  "server extracts")
       ->required();
   o->client.AddOptions(app);
   app->add_option("--target", o->target,
@@ -101,6 +117,9 @@ Command RegisterSubmitCommand(CLI::App* root) {
   app->add_option("--rule-params", o->rule_params,
                   "JSON object: default schedule rules made with other parameters, by rule name "
                   "(as tune's --rule-params)");
+  app->add_option("--input-shape", o->input_shapes,
+                  "For a model: NAME=D0,D1,..., the shape of a graph input (fixes dynamic "
+                  "dimensions); repeatable");
   app->add_flag("--no-verify", o->no_verify,
                 "Do not check new bests against the reference (they stay unverified)");
   app->add_flag("--no-runoff", o->no_runoff,

@@ -11,8 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "cli/commands.h"
+#include "cli/job_output.h"
 #include "cli/measure.h"
 #include "model/load.h"
 #include "tuner/tune.h"
@@ -149,40 +149,20 @@ int RunTune(const TuneCommandOptions& o) {
   if (tty) std::fprintf(stderr, "\n");
   if (!summary.ok()) return ReportError(summary.status());
 
-  // A model's latency estimate: sum over its tasks of weight x best latency (the job's
-  // objective); kernels run back to back, so `tessera exec` measures close to it.
-  // The same sum over the default schedules gives the model's gain.
-  struct ModelEstimate {
-    std::string path;
-    double seconds = 0;
-    int missing = 0;  // tasks without a best yet
-    std::vector<std::string> missing_names;
-    double default_seconds = 0;
-    int default_missing = 0;  // tasks whose default schedule has no latency
-  };
-  std::vector<ModelEstimate> estimates;
+  // Each model's estimate over its tasks (tuner/tune.h EstimateModel).
+  std::vector<std::pair<std::string, ModelEstimate>> estimates;
   for (const ModelRange& m : models) {
-    ModelEstimate e;
-    e.path = m.path;
+    std::vector<TaskSummary> model_summaries;
     for (size_t i = m.begin; i < m.end; ++i) {
-      const TuneTaskSpec& spec = model_tasks[i];
-      const TaskSummary* found = nullptr;
+      TaskSummary s;  // no best and no default unless tuned below
+      s.name = model_tasks[i].name;
+      s.weight = model_tasks[i].weight;
       for (const TaskSummary& t : summary->tasks) {
-        if (t.name == spec.name) found = &t;
+        if (t.name == s.name) s = t;
       }
-      if (found == nullptr || !found->best_secs) {
-        ++e.missing;
-        e.missing_names.push_back(spec.name);
-      } else {
-        e.seconds += spec.weight * *found->best_secs;
-      }
-      if (found == nullptr || !found->default_secs) {
-        ++e.default_missing;
-      } else {
-        e.default_seconds += spec.weight * *found->default_secs;
-      }
+      model_summaries.push_back(s);
     }
-    estimates.push_back(e);
+    estimates.emplace_back(m.path, EstimateModel(model_summaries));
   }
 
   const TuneTimes& times = summary->times;
@@ -237,12 +217,12 @@ int RunTune(const TuneCommandOptions& o) {
                       {"overhead", times.overhead()},
                       {"build_per_candidate_median", times.build_median},
                       {"build_per_candidate_p99", times.build_p99}};
-    for (const ModelEstimate& e : estimates) {
-      const bool complete = !e.missing && !e.default_missing;
+    for (const auto& [path, e] : estimates) {
+      const bool complete = e.missing.empty() && !e.default_missing;
       out["models"].push_back(
-          {{"model", e.path},
-           {"estimated_seconds", e.missing ? nlohmann::json() : nlohmann::json(e.seconds)},
-           {"tasks_without_best", e.missing},
+          {{"model", path},
+           {"estimated_seconds", e.missing.empty() ? nlohmann::json(e.seconds) : nlohmann::json()},
+           {"tasks_without_best", e.missing.size()},
            {"default_estimated_seconds",
             e.default_missing ? nlohmann::json() : nlohmann::json(e.default_seconds)},
            {"gain", complete && e.seconds > 0 ? nlohmann::json(e.default_seconds / e.seconds)
@@ -289,20 +269,8 @@ int RunTune(const TuneCommandOptions& o) {
       times.build_p99);
   std::printf("batches: %d candidate(s) per task in the warm-up, then %d\n",
               summary->warmup_batch_size, summary->batch_size);
-  for (const ModelEstimate& e : estimates) {
-    if (e.missing) {
-      std::printf("%s: no estimate yet (%d task(s) without a valid candidate: %s)\n",
-                  e.path.c_str(), e.missing, absl::StrJoin(e.missing_names, ", ").c_str());
-    } else if (e.default_missing || e.seconds <= 0) {
-      std::printf("%s: estimated latency %s (sum of weight x best over its tasks)\n",
-                  e.path.c_str(), FormatSeconds(e.seconds).c_str());
-    } else {
-      std::printf(
-          "%s: estimated latency %s (sum of weight x best over its tasks); with the default "
-          "schedules %s: gain %.2fx\n",
-          e.path.c_str(), FormatSeconds(e.seconds).c_str(),
-          FormatSeconds(e.default_seconds).c_str(), e.default_seconds / e.seconds);
-    }
+  for (const auto& [path, e] : estimates) {
+    std::printf("%s\n", ModelEstimateLine(path, e).c_str());
   }
   return 0;
 }

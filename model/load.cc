@@ -12,13 +12,10 @@ namespace tessera {
 
 bool IsModelPath(const std::string& spec) { return absl::EndsWith(spec, ".onnx"); }
 
-absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse,
-                                      const InputShapes& input_shapes) {
-  LoadedModel m;
-  m.path = path;
-  OnnxImportOptions options;
-  options.input_shapes = input_shapes;
-  TESSERA_ASSIGN_OR_RETURN(m.graph, ImportOnnxFile(path, options));
+namespace {
+
+// Converts, fuses and extracts the tasks of `m`'s imported graph.
+absl::StatusOr<LoadedModel> FinishLoad(LoadedModel m, bool fuse) {
   // The compiled model runs its convolutions channels-last; the unfused graph stays as the
   // model states it (the reference of --check).
   if (fuse) {
@@ -26,12 +23,37 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse,
   }
   absl::StatusOr<FusedGraph> fused = FuseGraph(m.graph, {fuse});
   if (!fused.ok()) {
-    return absl::Status(fused.status().code(), absl::StrCat(path, ": ", fused.status().message()));
+    return absl::Status(fused.status().code(),
+                        absl::StrCat(m.path, ": ", fused.status().message()));
   }
   m.fused = std::move(*fused);
   m.tasks = ExtractTasks(m.fused);
   for (const ExtractedTask& t : m.tasks) m.total_flops += t.weight * t.flops;
   return m;
+}
+
+OnnxImportOptions ImportOptions(const InputShapes& input_shapes) {
+  OnnxImportOptions options;
+  options.input_shapes = input_shapes;
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse,
+                                      const InputShapes& input_shapes) {
+  LoadedModel m;
+  m.path = path;
+  TESSERA_ASSIGN_OR_RETURN(m.graph, ImportOnnxFile(path, ImportOptions(input_shapes)));
+  return FinishLoad(std::move(m), fuse);
+}
+
+absl::StatusOr<LoadedModel> LoadModelBytes(const std::string& bytes, const std::string& label,
+                                           bool fuse, const InputShapes& input_shapes) {
+  LoadedModel m;
+  m.path = label;
+  TESSERA_ASSIGN_OR_RETURN(m.graph, ImportOnnxBytes(bytes, label, ImportOptions(input_shapes)));
+  return FinishLoad(std::move(m), fuse);
 }
 
 absl::StatusOr<InputShapes> ParseInputShapes(const std::vector<std::string>& specs) {

@@ -33,6 +33,10 @@ using InputShapes = std::map<std::string, std::vector<int64_t>>;
 // of those graph inputs (OnnxImportOptions::input_shapes).
 absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse = true,
                                       const InputShapes& input_shapes = {});
+// LoadModel of a model's bytes (a serialized ModelProto, as a server receives it); `label`
+// stands for the path in `path` and in errors.
+absl::StatusOr<LoadedModel> LoadModelBytes(const std::string& bytes, const std::string& label,
+                                           bool fuse = true, const InputShapes& input_shapes = {});
 
 // Parses --input-shape values "NAME=D0,D1,..." (a rank-0 input: "NAME="). kInvalidArgument
 // naming the malformed value or a repeated name.

@@ -21,6 +21,7 @@
 #include "ir/structural_hash.h"
 #include "ir/target.h"
 #include "ir/verify.h"
+#include "model/load.h"
 #include "rules/registry.h"
 #include "server/remote_measurer.h"
 #include "tuner/best_record.h"
@@ -107,6 +108,38 @@ absl::Status ValidateSpec(JobSpec* spec, const JobManagerOptions& options) {
     }
     absl::StatusOr<std::vector<ScheduleRulePtr>> rules = DefaultScheduleRules(*target, params);
     if (!rules.ok()) return Field("rule_params", std::string(rules.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+// Makes `spec` a model job: the tasks `tessera tune MODEL` extracts become its workloads, as IR
+// JSON named as tune names them (the records of both key alike), with their weights. The job is
+// then stored, resumed after a restart and measured as any other, and the model's bytes are not
+// kept.
+absl::Status ImportModelTasks(const ModelUpload& model, const JobManagerOptions& options,
+                              JobSpec* spec) {
+  if (!spec->workloads.empty()) return Field("model", "give workloads or a model, not both");
+  if (static_cast<int64_t>(model.bytes->size()) > options.max_model_bytes) {
+    return Field("model",
+                 absl::StrCat(model.bytes->size(), " bytes, more than the server's limit of ",
+                              options.max_model_bytes, " (--max-model-bytes)"));
+  }
+  if (model.name.size() > kMaxNameLength) {
+    return Field("model_name", absl::StrCat("longer than ", kMaxNameLength, " characters"));
+  }
+  spec->model = model.name.empty() ? "model.onnx" : model.name;
+  absl::StatusOr<InputShapes> shapes = ParseInputShapes(model.input_shapes);
+  if (!shapes.ok()) return Field("input_shapes", std::string(shapes.status().message()));
+  TESSERA_ASSIGN_OR_RETURN(LoadedModel loaded,
+                           LoadModelBytes(*model.bytes, spec->model, /*fuse=*/true, *shapes));
+  if (loaded.tasks.size() > static_cast<size_t>(options.max_workloads)) {
+    return Field("model", absl::StrCat(spec->model, " has ", loaded.tasks.size(),
+                                       " tasks, more than the server's limit of ",
+                                       options.max_workloads, " per job (--max-job-workloads)"));
+  }
+  for (const ExtractedTask& t : loaded.tasks) {
+    spec->workloads.push_back(SaveJson(t.func.WithName(t.name)));
+    spec->weights.push_back(t.weight);
   }
   return absl::OkStatus();
 }
@@ -213,6 +246,17 @@ absl::StatusOr<std::vector<TuneTaskSpec>> ParseJobTasks(const std::vector<std::s
     tasks.push_back(TuneTaskSpec{f->label, f->func.WithName(name), 1.0});
     hashes.push_back(hash);
   }
+  return tasks;
+}
+
+absl::StatusOr<std::vector<TuneTaskSpec>> JobTasks(const JobSpec& spec) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, ParseJobTasks(spec.workloads));
+  if (spec.weights.empty()) return tasks;
+  if (spec.weights.size() != tasks.size()) {
+    return absl::DataLossError(
+        absl::StrCat("job spec: ", spec.weights.size(), " weights for ", tasks.size(), " tasks"));
+  }
+  for (size_t i = 0; i < tasks.size(); ++i) tasks[i].weight = spec.weights[i];
   return tasks;
 }
 
@@ -366,23 +410,26 @@ absl::Status JobManager::ResumeAll() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> JobManager::Submit(JobSpec spec) {
+absl::StatusOr<std::string> JobManager::Submit(JobSpec spec, const ModelUpload* model) {
   if (stopping()) return absl::UnavailableError("the server is shutting down");
+  if (model != nullptr) TESSERA_RETURN_IF_ERROR(ImportModelTasks(*model, options_, &spec));
   TESSERA_RETURN_IF_ERROR(ValidateSpec(&spec, options_));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, ParseJobTasks(spec.workloads));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, JobTasks(spec));
   for (size_t i = 0; i < tasks.size(); ++i) {
     const double bytes = BufferBytes(tasks[i].func);
     if (bytes > static_cast<double>(options_.max_buffer_bytes)) {
-      return Field(absl::StrCat("workloads[", i, "]"),
+      return Field(model != nullptr ? absl::StrCat("model: ", spec.model, ": task ", tasks[i].name)
+                                    : absl::StrCat("workloads[", i, "]"),
                    absl::StrCat("its buffers need ", absl::StrFormat("%.4g", bytes),
                                 " bytes, more than the server's limit of ",
                                 options_.max_buffer_bytes, " (--max-buffer-bytes)"));
     }
   }
   TESSERA_ASSIGN_OR_RETURN(JobRow row, store_->CreateJob(spec, Now()));
-  TESSERA_LOG(INFO) << "job " << row.id << ": submitted, " << spec.workloads.size()
-                    << " workload(s) on " << spec.target << ", " << spec.max_trials
-                    << " trials, priority " << spec.priority;
+  TESSERA_LOG(INFO) << "job " << row.id << ": submitted, "
+                    << (spec.model.empty() ? "" : absl::StrCat("model ", spec.model, ", "))
+                    << spec.workloads.size() << " workload(s) on " << spec.target << ", "
+                    << spec.max_trials << " trials, priority " << spec.priority;
   if (shared_ != nullptr) {
     // Another server's claim loop may have taken it first: then that server runs it.
     TESSERA_ASSIGN_OR_RETURN(
@@ -465,7 +512,7 @@ absl::Status JobManager::RunJob(Job* job) {
   }
   const JobSpec& spec = row.spec;
   TESSERA_ASSIGN_OR_RETURN(Target target, Target::Parse(row.target));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, ParseJobTasks(spec.workloads));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, JobTasks(spec));
   std::vector<std::string> hashes;
   for (const TuneTaskSpec& t : tasks) hashes.push_back(StructuralHashHex(t.func));
 
@@ -732,7 +779,7 @@ absl::StatusOr<JobSnapshot> JobManager::StoredSnapshot(const std::string& id) {
   TESSERA_ASSIGN_OR_RETURN(snap.row, store_->GetJob(id));
   if (snap.row.target.empty()) return snap;
   // A job that ended before this server started: its tasks' progress from its records.
-  absl::StatusOr<std::vector<TuneTaskSpec>> tasks = ParseJobTasks(snap.row.spec.workloads);
+  absl::StatusOr<std::vector<TuneTaskSpec>> tasks = JobTasks(snap.row.spec);
   if (!tasks.ok()) return snap;
   for (const TuneTaskSpec& spec : *tasks) {
     TaskSnapshot t;

@@ -56,6 +56,9 @@ struct JobManagerOptions {
   // Bytes of a workload's argument buffers together: a worker allocates them (and the
   // reference's) for every candidate.
   int64_t max_buffer_bytes = int64_t{4} << 30;
+  // Bytes of a model (SubmitJobRequest.model), --max-model-bytes; the server's gRPC message
+  // limit is raised above it (server/server.h).
+  int64_t max_model_bytes = int64_t{60} << 20;
   double claim_seconds = 30;  // shared store: how long a job's claim lasts unless renewed
   std::string owner;          // shared store: this server's name in claims (empty: generated)
   JobManagerOptions() {
@@ -112,6 +115,16 @@ struct JobEvent {
 // be well-formed with its accesses inside its buffers (ir/verify.h), as an imported record's
 // workload must. kInvalidArgument names the entry: "workloads[1]: ...".
 absl::StatusOr<std::vector<TuneTaskSpec>> ParseJobTasks(const std::vector<std::string>& workloads);
+// The tasks of a stored job: ParseJobTasks of its workloads, weighted by spec.weights (a model
+// job). kDataLoss when the weights do not match the tasks.
+absl::StatusOr<std::vector<TuneTaskSpec>> JobTasks(const JobSpec& spec);
+
+// A model to tune (SubmitJobRequest.model), as JobManager::Submit takes it.
+struct ModelUpload {
+  const std::string* bytes = nullptr;     // the ONNX file's bytes
+  std::string name;                       // in errors and the status; empty: "model.onnx"
+  std::vector<std::string> input_shapes;  // "NAME=D0,D1,..." as --input-shape takes them
+};
 
 class JobManager {
  public:
@@ -120,8 +133,11 @@ class JobManager {
 
   // Starts a thread for every job the store holds unfinished.
   absl::Status ResumeAll();
-  // Validates `spec` (kInvalidArgument naming the field), stores the job and starts it.
-  absl::StatusOr<std::string> Submit(JobSpec spec);
+  // Validates `spec` (kInvalidArgument naming the field), stores the job and starts it. With
+  // `model`, `spec` must have no workloads: the model is imported (model/load.h, as `tessera
+  // tune MODEL` loads it) and its tasks become the job's workloads, with their weights; an
+  // import error is returned as the local import gives it (naming the model and the node).
+  absl::StatusOr<std::string> Submit(JobSpec spec, const ModelUpload* model = nullptr);
   // kNotFound for an unknown id.
   absl::StatusOr<JobSnapshot> Get(const std::string& id);
   // Newest first; only jobs in `states` (empty: all); at most `limit`.

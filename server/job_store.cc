@@ -77,6 +77,10 @@ std::string JobSpec::ToJson() const {
   j["runoff"] = runoff;
   j["name"] = name;
   if (!rule_params.empty()) j["rule_params"] = rule_params;
+  if (!model.empty()) {
+    j["model"] = model;
+    j["weights"] = weights;
+  }
   return j.dump();
 }
 
@@ -101,6 +105,8 @@ absl::StatusOr<JobSpec> JobSpec::FromJson(const std::string& text) {
     s.runoff = j.value("runoff", false);
     s.name = j.value("name", "");
     s.rule_params = j.value("rule_params", "");
+    s.model = j.value("model", "");
+    if (j.contains("weights")) s.weights = j["weights"].get<std::vector<double>>();
   } catch (const json::exception& e) {
     return absl::DataLossError(absl::StrCat("state database: malformed job spec: ", e.what()));
   }

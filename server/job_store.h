@@ -51,6 +51,10 @@ struct JobSpec {
   bool runoff = false;  // the fastest against the default after the search (tuner/runoff.h)
   std::string name;
   std::string rule_params;  // JSON object: rule name -> parameters; empty: the defaults
+  // A model job (SubmitJobRequest.model): the model's name. Its tasks were extracted at
+  // submission and are `workloads` (IR JSON), `weights` saying how often the model calls each.
+  std::string model;
+  std::vector<double> weights;  // one per workload; empty: 1 each
 
   std::string ToJson() const;
   static absl::StatusOr<JobSpec> FromJson(const std::string& json);

@@ -23,6 +23,7 @@
 #include "server/status_convert.h"
 #include "tuner/apply_best.h"
 #include "tuner/best_record.h"
+#include "tuner/tune.h"
 #include "worker/host.h"
 
 namespace tessera {
@@ -185,6 +186,20 @@ void ToProto(const JobSnapshot& s, v1::JobStatus* out) {
   out->set_queued(s.queued);
   out->set_in_flight(s.in_flight);
   for (const std::string& w : s.warnings) out->add_warnings(w);
+  if (!s.row.spec.model.empty()) {
+    out->set_model(s.row.spec.model);
+    // Over the bests the status shows (has_best), as `tessera tune MODEL` estimates.
+    std::vector<TaskSummary> tasks;
+    for (int i = 0; i < out->tasks_size(); ++i) {
+      tasks.push_back(s.tasks[i].summary);
+      if (!out->tasks(i).has_best()) tasks.back().best_secs.reset();
+    }
+    ModelEstimate e = EstimateModel(tasks);
+    if (!tasks.empty() && e.missing.empty()) out->set_estimated_latency_seconds(e.seconds);
+    if (!tasks.empty() && e.default_missing == 0) {
+      out->set_default_latency_seconds(e.default_seconds);
+    }
+  }
 }
 
 #define TESSERA_CHECK_SCOPE(context, scope)                 \
@@ -234,7 +249,16 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
                                           " target: give the full target string (each "
                                           "`tessera worker` logs it: \"serving cpu -cores=...\")"));
   }
-  absl::StatusOr<std::string> id = jobs_->Submit(std::move(spec));
+  std::optional<ModelUpload> model;
+  if (!request->model().empty()) {
+    model = ModelUpload{&request->model(),
+                        request->model_name(),
+                        {request->input_shapes().begin(), request->input_shapes().end()}};
+  } else if (request->input_shapes_size() > 0 || !request->model_name().empty()) {
+    return Invalid(request->input_shapes_size() > 0 ? "input_shapes" : "model_name",
+                   "only with a model");
+  }
+  absl::StatusOr<std::string> id = jobs_->Submit(std::move(spec), model ? &*model : nullptr);
   if (!id.ok()) return ToGrpcStatus(id.status());
   response->set_job_id(*id);
   return grpc::Status::OK;

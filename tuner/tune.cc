@@ -55,4 +55,21 @@ absl::StatusOr<TuneSummary> Tune(const std::vector<TuneTaskSpec>& tasks, Databas
   return summary;
 }
 
+ModelEstimate EstimateModel(const std::vector<TaskSummary>& tasks) {
+  ModelEstimate e;
+  for (const TaskSummary& t : tasks) {
+    if (t.best_secs) {
+      e.seconds += t.weight * *t.best_secs;
+    } else {
+      e.missing.push_back(t.name);
+    }
+    if (t.default_secs) {
+      e.default_seconds += t.weight * *t.default_secs;
+    } else {
+      ++e.default_missing;
+    }
+  }
+  return e;
+}
+
 }  // namespace tessera

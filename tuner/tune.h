@@ -134,6 +134,17 @@ absl::StatusOr<TuneSummary> Tune(const std::vector<TuneTaskSpec>& tasks, Databas
                                  const TuneOptions& options,
                                  const std::function<void(const TuneProgress&)>& on_progress = {});
 
+// A model's estimated latency from the summaries of its tasks: the sum over them of weight x
+// best (a model job's objective: its kernels run back to back, so `tessera exec` measures close
+// to it), and the same sum over the default schedules, whose ratio is the model's gain.
+struct ModelEstimate {
+  double seconds = 0;
+  std::vector<std::string> missing;  // tasks without a best: no estimate while there are any
+  double default_seconds = 0;
+  int default_missing = 0;  // tasks whose default schedule has no time
+};
+ModelEstimate EstimateModel(const std::vector<TaskSummary>& tasks);
+
 }  // namespace tessera
 
 #endif  // TESSERA_TUNER_TUNE_H_

@@ -100,6 +100,31 @@ TEST(JobOutputTest, StatusTextShowsTheDefaultTheGainAndTheWarnings) {
       << text;
 }
 
+// A model job's status ends its table with the model's estimate, in the words `tune MODEL`
+// uses; without a best for every task it names those left.
+TEST(JobOutputTest, StatusTextOfAModelJobGivesItsEstimatedLatency) {
+  v1::JobStatus job;
+  job.set_job_id("job-3");
+  job.set_model("cnn.onnx");
+  for (const char* name : {"fused_conv_0", "fused_gemm_1"}) {
+    v1::TaskStatus* t = job.add_tasks();
+    t->set_name(name);
+    t->set_has_best(std::string(name) == "fused_conv_0");
+  }
+  EXPECT_NE(JobStatusText(job).find(
+                "cnn.onnx: no estimate yet (1 task(s) without a valid candidate: fused_gemm_1)"),
+            std::string::npos)
+      << JobStatusText(job);
+  job.mutable_tasks(1)->set_has_best(true);
+  job.set_estimated_latency_seconds(1.5e-5);
+  job.set_default_latency_seconds(3e-5);
+  EXPECT_NE(JobStatusText(job).find("cnn.onnx: estimated latency 15.00 us (sum of weight x best "
+                                    "over its tasks); with the default schedules 30.00 us: gain "
+                                    "2.00x"),
+            std::string::npos)
+      << JobStatusText(job);
+}
+
 }  // namespace
 }  // namespace cli
 }  // namespace tessera

@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "frontend/workloads.h"
 #include "ir/printer.h"
+#include "ir/structural_hash.h"
+#include "model/load.h"
 #include "server/server.h"
 #include "tests/database/postgres_cluster.h"
 #include "tests/server/server_testing.h"
@@ -238,6 +242,40 @@ TEST(JobManagerTest, RuleParamsAreCheckedAtSubmissionAndStoredWithTheJob) {
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(server->store()->GetJob(*job).value().spec.rule_params, spec.rule_params);
   EXPECT_TRUE(server->jobs()->Cancel(*job).ok());
+}
+
+// A model job is stored as the tasks `tessera tune MODEL` extracts (same names and structural
+// hashes, so records key alike) with their weights: after a restart the job has them without
+// the model's bytes.
+TEST(JobManagerTest, AModelJobStoresTheTasksOfALocalLoadWithTheirWeights) {
+  const std::string path = std::string(TESSERA_SOURCE_DIR) + "/tests/frontend/data/cnn.onnx";
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const std::string model = bytes.str();
+  TempDir dir;
+  auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
+  JobSpec spec;
+  spec.target = "cpu";
+  spec.max_trials = 8;
+  spec.workloads = {"GMM"};
+  ModelUpload upload{&model, "cnn.onnx", {}};
+  absl::StatusOr<std::string> both = server->jobs()->Submit(spec, &upload);
+  EXPECT_EQ(both.status().message(), "model: give workloads or a model, not both");
+  spec.workloads.clear();
+  absl::StatusOr<std::string> job = server->jobs()->Submit(spec, &upload);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_TRUE(server->jobs()->Cancel(*job).ok());
+  const JobSpec stored = server->store()->GetJob(*job).value().spec;
+  EXPECT_EQ(stored.model, "cnn.onnx");
+  std::vector<TuneTaskSpec> tasks = JobTasks(stored).value();
+  LoadedModel local = LoadModel(path).value();
+  ASSERT_EQ(tasks.size(), local.tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    EXPECT_EQ(tasks[i].func.name(), local.tasks[i].name);
+    EXPECT_EQ(StructuralHashHex(tasks[i].func), StructuralHashHex(local.tasks[i].func));
+    EXPECT_DOUBLE_EQ(tasks[i].weight, local.tasks[i].weight);
+  }
 }
 
 TEST(JobManagerTest, CancelStopsAJobMidBatch) {

@@ -104,6 +104,12 @@ TEST_F(TuningServiceTest, SubmitValidatesEveryField) {
   r = Job();
   r.set_trials_per_iter(-3);
   ExpectInvalid(Submit(stub_.get(), r), "trials_per_iter");
+  r = Job();
+  r.add_input_shapes("x=1,3,16,16");
+  ExpectInvalid(Submit(stub_.get(), r), "input_shapes");
+  r = Job();
+  r.set_model("not a model");
+  ExpectInvalid(Submit(stub_.get(), r), "model");
   // A function whose buffer shapes contradict its loops: A holds 2 rows, its loop reads 4.
   std::string text = PrintFunc(ParseJobTasks({"GMM:M=4,N=4,K=4"}).value()[0].func);
   const std::string shape = "A: Buffer((1, 4, 4)";
@@ -122,6 +128,31 @@ TEST_F(TuningServiceTest, SubmitValidatesEveryField) {
   v1::ListJobsResponse list;
   ASSERT_TRUE(stub_->ListJobs(Context().get(), v1::ListJobsRequest(), &list).ok());
   EXPECT_EQ(list.jobs_size(), 0) << "no invalid job was stored";
+}
+
+// A model job's status carries the model's name and its estimate: the sum over its tasks of
+// weight x best, and of weight x default, once every task has one.
+TEST(TuningServiceToProtoTest, AModelJobsStatusEstimatesItsLatency) {
+  JobSnapshot snap;
+  snap.row.spec.model = "cnn.onnx";
+  for (double weight : {1.0, 2.0}) {
+    TaskSnapshot t;
+    t.summary.weight = weight;
+    t.summary.best_secs = 1e-5;
+    t.summary.best_verified = true;
+    snap.tasks.push_back(t);
+  }
+  v1::JobStatus status;
+  ToProto(snap, &status);
+  EXPECT_EQ(status.model(), "cnn.onnx");
+  EXPECT_DOUBLE_EQ(status.estimated_latency_seconds(), 3e-5);
+  EXPECT_FALSE(status.has_default_latency_seconds());
+  snap.tasks[1].summary.best_verified = false;  // the job verifies: no best for this task
+  for (TaskSnapshot& t : snap.tasks) t.summary.default_secs = 2e-5;
+  status.Clear();
+  ToProto(snap, &status);
+  EXPECT_FALSE(status.has_estimated_latency_seconds());
+  EXPECT_DOUBLE_EQ(status.default_latency_seconds(), 6e-5);
 }
 
 TEST_F(TuningServiceTest, QueriesValidateTheirFields) {
