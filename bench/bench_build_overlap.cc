@@ -23,7 +23,7 @@
 #include "worker/backends.h"
 #include "worker/builder.h"
 #include "worker/host.h"
-#include "worker/openmp_env.h"
+#include "base/openmp_env.h"
 #include "worker/runner.h"
 
 namespace tessera {

@@ -30,7 +30,7 @@
 #include "tuner/tune.h"
 #include "worker/host.h"
 #include "worker/measurer.h"
-#include "worker/openmp_env.h"
+#include "base/openmp_env.h"
 
 namespace tessera {
 namespace {

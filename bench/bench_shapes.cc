@@ -25,7 +25,7 @@
 //                [--rule-params '{"MultiLevelTiling": {"pad_odd_extents": false}}']
 //
 // Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, it runs with GOMP_SPINCOUNT=30000 (it
-// re-executes itself with it, worker/openmp_env.h): Tessera's kernels and oneDNN use libgomp,
+// re-executes itself with it, base/openmp_env.h): Tessera's kernels and oneDNN use libgomp,
 // whose threads spinning 300,000 times lose whole scheduler slices when the cores are
 // oversubscribed (6-10x slower seen; docs/tuning.md), while sleeping at once costs short
 // kernels their wake-up time on a quiet machine.
@@ -60,7 +60,7 @@
 #include "tuner/tune.h"
 #include "worker/host.h"
 #include "worker/measurer.h"
-#include "worker/openmp_env.h"
+#include "base/openmp_env.h"
 #ifdef TESSERA_HAVE_DNNL
 #include "bench/anchors/dnnl_anchor.h"
 #endif
@@ -704,7 +704,7 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
 }  // namespace tessera
 
 int main(int argc, char** argv) {
-  // libgomp (XGBoost's, oneDNN's) read its wait policy before main; see worker/openmp_env.h.
+  // libgomp (XGBoost's, oneDNN's) read its wait policy before main; see base/openmp_env.h.
   if (absl::Status s = tessera::ReexecWithOpenMpEnvDefaults(argv); !s.ok()) {
     std::fprintf(stderr, "warning: %s\n", std::string(s.message()).c_str());
   }

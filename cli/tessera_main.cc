@@ -9,7 +9,7 @@
 
 #include "base/version.h"
 #include "cli/commands.h"
-#include "worker/openmp_env.h"
+#include "base/openmp_env.h"
 
 namespace tessera {
 namespace cli {
@@ -25,7 +25,7 @@ std::string SubcommandPath(const CLI::App& app) {
 
 int TesseraMain(int argc, char** argv) {
   // libgomp (linked through XGBoost) has read its wait policy already; the kernels this
-  // process forks to measure inherit it (worker/openmp_env.h).
+  // process forks to measure inherit it (base/openmp_env.h).
   if (absl::Status s = ReexecWithOpenMpEnvDefaults(argv); !s.ok()) {
     std::fprintf(stderr, "warning: %s\n", std::string(s.message()).c_str());
   }

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/codegen_c.h"
 #include "ir/prepack.h"
-#include "worker/openmp_env.h"
+#include "base/openmp_env.h"
 #include "worker/runner_internal.h"
 
 namespace tessera {
@@ -66,7 +66,7 @@ int TimeKernel(const std::string& path, const std::string& symbol, std::vector<v
     internal::ExitChildWithMessage(&header->message, message);
   };
   // Before the kernel brings in libgomp, which reads its wait policy when loaded (a no-op
-  // where the measuring program loaded libgomp itself: see worker/openmp_env.h).
+  // where the measuring program loaded libgomp itself: see base/openmp_env.h).
   ApplyOpenMpEnvDefaults();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) fail(absl::StrCat("cannot load ", path, ": ", dlerror()));

@@ -1,4 +1,4 @@
-#include "worker/openmp_env.h"
+#include "base/openmp_env.h"
 
 #include <dlfcn.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // Tests of worker/openmp_env.cc: the processes that run kernels spin a bounded 1,000 times at
 // OpenMP barriers unless the user chose otherwise, and the CPU runner's kernel process is where
 // that takes effect (libgomp prints what it read with OMP_DISPLAY_ENV=verbose).
-#include "worker/openmp_env.h"
+#include "base/openmp_env.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

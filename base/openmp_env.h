@@ -15,8 +15,8 @@
 // the kernel, after ApplyOpenMpEnvDefaults; but a program that links libgomp itself (tessera,
 // through XGBoost) loaded it at start-up, and forked children inherit those settings: such a
 // program calls ReexecWithOpenMpEnvDefaults first thing in main().
-#ifndef TESSERA_WORKER_OPENMP_ENV_H_
-#define TESSERA_WORKER_OPENMP_ENV_H_
+#ifndef TESSERA_BASE_OPENMP_ENV_H_
+#define TESSERA_BASE_OPENMP_ENV_H_
 
 #include <functional>
 #include <string>
@@ -49,4 +49,4 @@ absl::Status ReexecWithOpenMpEnvDefaults(char** argv);
 
 }  // namespace tessera
 
-#endif  // TESSERA_WORKER_OPENMP_ENV_H_
+#endif  // TESSERA_BASE_OPENMP_ENV_H_
