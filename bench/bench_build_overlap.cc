@@ -17,13 +17,13 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_split.h"
+#include "base/openmp_env.h"
 #include "frontend/workloads.h"
 #include "ir/analysis.h"
 #include "rules/default/default_rule.h"
 #include "worker/backends.h"
 #include "worker/builder.h"
 #include "worker/host.h"
-#include "base/openmp_env.h"
 #include "worker/runner.h"
 
 namespace tessera {

@@ -22,6 +22,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "base/median.h"
+#include "base/openmp_env.h"
 #include "database/database.h"
 #include "frontend/fuse_ops.h"
 #include "frontend/onnx_import.h"
@@ -30,7 +31,6 @@
 #include "tuner/tune.h"
 #include "worker/host.h"
 #include "worker/measurer.h"
-#include "base/openmp_env.h"
 
 namespace tessera {
 namespace {

@@ -46,6 +46,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
+#include "base/openmp_env.h"
 #include "base/random.h"
 #include "bench/anchors/mlas_anchor.h"
 #include "bench/bench_measure.h"
@@ -60,7 +61,6 @@
 #include "tuner/tune.h"
 #include "worker/host.h"
 #include "worker/measurer.h"
-#include "base/openmp_env.h"
 #ifdef TESSERA_HAVE_DNNL
 #include "bench/anchors/dnnl_anchor.h"
 #endif

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "base/openmp_env.h"
 #include "base/version.h"
 #include "cli/commands.h"
-#include "base/openmp_env.h"
 
 namespace tessera {
 namespace cli {

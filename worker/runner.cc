@@ -9,9 +9,9 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/openmp_env.h"
 #include "codegen/codegen_c.h"
 #include "ir/prepack.h"
-#include "base/openmp_env.h"
 #include "worker/runner_internal.h"
 
 namespace tessera {
