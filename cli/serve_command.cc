@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 
@@ -79,6 +80,9 @@ int RunServe(const ServeOptions& o) {
   options.jobs.max_workloads = o.limits.max_workloads;
   options.jobs.max_buffer_bytes = o.limits.max_buffer_bytes;
   options.jobs.max_model_bytes = o.limits.max_model_bytes;
+  // Room for the request's other fields beside the largest model.
+  options.max_message_bytes = static_cast<int>(
+      std::max<int64_t>(options.max_message_bytes, o.limits.max_model_bytes + (4 << 20)));
   if (absl::Status read = CollectTokens(o, &options); !read.ok()) return ReportError(read);
   options.tls_cert_file = o.tls_cert;
   options.tls_key_file = o.tls_key;

@@ -57,7 +57,7 @@ struct JobManagerOptions {
   // reference's) for every candidate.
   int64_t max_buffer_bytes = int64_t{4} << 30;
   // Bytes of a model (SubmitJobRequest.model), --max-model-bytes; the server's gRPC message
-  // limit is raised above it (server/server.h).
+  // limit must be above it (ServerOptions::max_message_bytes).
   int64_t max_model_bytes = int64_t{60} << 20;
   double claim_seconds = 30;  // shared store: how long a job's claim lasts unless renewed
   std::string owner;          // shared store: this server's name in claims (empty: generated)

@@ -5,7 +5,6 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
-#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -114,10 +113,8 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   // gRPC sets SO_REUSEPORT by default: a second server would silently share the port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen, creds, &s->port_);
-  const int max_message_bytes = static_cast<int>(
-      std::max<int64_t>(options.max_message_bytes, options.jobs.max_model_bytes + (4 << 20)));
-  builder.SetMaxReceiveMessageSize(max_message_bytes);
-  builder.SetMaxSendMessageSize(max_message_bytes);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.RegisterService(s->tuning_service_.get());
   builder.RegisterService(s->worker_service_.get());
   // The auth interceptor first, so that the timers count the status the caller gets.

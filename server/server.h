@@ -46,9 +46,9 @@ struct ServerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;
-  // Larger requests and responses are refused (RESOURCE_EXHAUSTED). Start raises it to
-  // jobs.max_model_bytes + 4 MiB when that is more, so that a model within --max-model-bytes
-  // always arrives (in one SubmitJob message: docs/service.md, "Model jobs").
+  // Larger requests and responses are refused (RESOURCE_EXHAUSTED). `tessera serve` raises it
+  // to --max-model-bytes + 4 MiB when that is more, so that a model within the flag always
+  // arrives (in one SubmitJob message: docs/service.md, "Model jobs").
   int max_message_bytes = 64 << 20;
 };
 
