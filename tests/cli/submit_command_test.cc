@@ -162,6 +162,12 @@ TEST(SubmitModelLimitsTest, AModelBeyondTheServersLimitsIsRefusedNamingTheFlag) 
     EXPECT_NE(r.err.find(c.named), std::string::npos) << r.err;
     ASSERT_TRUE(cluster.StopServer().ok());
   }
+  // Above gRPC's 64 MiB but within --max-model-bytes: it arrives, and the import judges it.
+  const std::string big = WriteAll(cluster.dir() + "/big.onnx", std::string(size_t{70} << 20, 'x'));
+  ASSERT_TRUE(cluster.StartServer({"--max-model-bytes", std::to_string(80 << 20)}).ok());
+  CommandResult r = cluster.RunClient({"submit", big, "--trials", "8"});
+  ExpectOneLineError(r, "INVALID_ARGUMENT", "a 70 MiB model");
+  EXPECT_NE(r.err.find("big.onnx: not an ONNX model"), std::string::npos) << r.err;
 }
 
 }  // namespace
