@@ -110,6 +110,22 @@ if [[ ${mode} == all && ! -x "${venv}/bin/kubernetes-validate" ]]; then
   fi
 fi
 
+# (--all) numpy and onnxruntime for the runtime's Python test (tests/model: python/tessera loads
+# a compiled model and matches onnxruntime), in their own venv: PyPI packages never enter the
+# build. Without it that test skips, saying so.
+venv=build/test-venv
+if [[ ${mode} == all ]] && ! "${venv}/bin/python" -c 'import numpy, onnxruntime' >/dev/null 2>&1; then
+  t=$SECONDS
+  log "venv: numpy and onnxruntime into ${venv} (pip: ${logs}/test-venv.log)"
+  if { /usr/bin/python3 -m venv "${venv}" &&
+       "${venv}/bin/pip" install -q --disable-pip-version-check numpy onnxruntime; } \
+     >"${logs}/test-venv.log" 2>&1; then
+    log "venv: done in $(elapsed "$t")"
+  else
+    log "venv: could not install numpy and onnxruntime (${logs}/test-venv.log): the Python runtime test will skip"
+  fi
+fi
+
 # 4. Build. Ninja's "[N/M] Building ..." lines become one updating count on a terminal, or a line
 # every 20% in a log. Anything else (a warning, a compiler error) is shown as it comes (--all), or
 # with --main written to build/setup-logs/build.log and shown only if the build fails.
