@@ -27,7 +27,7 @@ using codegen_internal::StripParens;
 
 constexpr int64_t kMaxStackBytes = 32 * 1024;
 constexpr int64_t kMaxUnrollPragma = 65534;  // GCC's limit for `#pragma GCC unroll`
-// Iterations of a parallel loop's nest (its deepest) below which it runs serially: a few
+// Iterations of a parallel loop's nest (its deepest) below which it runs on one thread: a few
 // microseconds of work on one core, what a fork and join of the team costs (WorthParallel).
 constexpr int64_t kMinParallelIterations = 262144;
 
@@ -164,7 +164,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
   }
 
   // Whether a parallel loop's nest has enough iterations to gain from threads. Below that it
-  // runs serially: forking and joining the OpenMP team (about 1 us on two cores, milliseconds
+  // runs on one thread: forking and joining the OpenMP team (about 1 us on two cores, milliseconds
   // when another process holds a core the team waits for) costs more than it saves, and the
   // kernel's time would follow the machine's load rather than its schedule (a tuning job's
   // timings of 1-5 us kernels disagreed with their re-timings by up to 3x).
@@ -186,15 +186,19 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     int64_t saved_budget = unroll_budget_;
 
     int collapse = 0;  // loops of this nest under one `omp parallel for`
-    if (op->for_kind == ForKind::kParallel && !in_parallel_ && !in_simd_ && WorthParallel(op)) {
+    if (op->for_kind == ForKind::kParallel && !in_parallel_ && !in_simd_) {
       collapse = 1;
       for (const ForNode* inner = op->body.as<ForNode>();
            inner != nullptr && inner->for_kind == ForKind::kParallel && AsConstInt(inner->extent);
            inner = inner->body.as<ForNode>()) {
         ++collapse;
       }
-      Line(collapse > 1 ? absl::StrCat("#pragma omp parallel for collapse(", collapse, ")")
-                        : "#pragma omp parallel for");
+      // A nest too small for a team still becomes an OpenMP region, of one thread: outlined,
+      // its loop bounds unknown to GCC, as with more threads. Emitted inline instead, GCC
+      // unrolled the constant outer loops of some candidates' unrolled tiles and took minutes.
+      Line(absl::StrCat("#pragma omp parallel for",
+                        collapse > 1 ? absl::StrCat(" collapse(", collapse, ")") : "",
+                        WorthParallel(op) ? "" : " num_threads(1)"));
       in_parallel_ = true;
     } else if (op->for_kind == ForKind::kVectorized && !in_simd_) {
       in_vectorized_ = true;

@@ -40,7 +40,9 @@ ServerOptions TestServerOptions(const TempDir& dir) {
   ServerOptions o;
   o.db_path = dir.Path("records.db");
   o.listen = "127.0.0.1:0";
-  o.dispatcher.lease_seconds = 30;
+  // The test worker sends no heartbeat while it measures, and some GMM candidates (a 32 x 2 x 8
+  // unrolled tile) take GCC 30 s to compile here: a lease must outlast a batch of them.
+  o.dispatcher.lease_seconds = 180;
   o.dispatcher.heartbeat_interval = 1;
   o.dispatcher.worker_timeout = 60;
   o.dispatcher.max_wait_seconds = 2;
