@@ -5,7 +5,7 @@
 // cores a spinning thread holds its core while the thread it waits for has none, and kernels
 // ran 6-10x slower (docs/tuning.md); sleeping at once (OMP_WAIT_POLICY=passive) fixed that but
 // made short kernels up to 8x slower on a quiet machine (a sleeping thread takes tens of
-// microseconds to wake). Kernels that short now run serially (codegen_c.cc), and for whole
+// microseconds to wake). Kernels that short now run on one thread (codegen_c.cc), and for whole
 // models a bounded spin of 1,000 iterations was as fast as spinning when quiet and as passive
 // when another process held a core (30,000 was 3x slower than passive there), so unless the user
 // set OMP_WAIT_POLICY or GOMP_SPINCOUNT, the processes that run kernels get GOMP_SPINCOUNT=1000
