@@ -157,23 +157,24 @@ absl::Status ConvertConv(NodeContext* ctx) {
             Expr channel = channels_last && groups == 1
                                ? rc_var
                                : FloorDiv(Expr(out_channel), Expr(m_per_group)) * Expr(cg) + rc_var;
-            std::vector<Expr> xi = {i[0]};
-            std::vector<Expr> wi;
-            if (!channels_last) {
-              xi.push_back(channel);
-              wi = {out_channel, rc_var};
-            }
+            std::vector<Expr> window, taps;  // input positions and kernel offsets, per dim
             for (int d = 0; d < n; ++d) {
-              xi.push_back(Expr(i[first_spatial + d]) * Expr(w.strides[d]) +
-                           Expr(kernel[d].var) * Expr(w.dilations[d]));
-              if (channels_last) wi.push_back(kernel[d].var);
+              window.push_back(Expr(i[first_spatial + d]) * Expr(w.strides[d]) +
+                               Expr(kernel[d].var) * Expr(w.dilations[d]));
+              taps.push_back(kernel[d].var);
             }
-            if (!channels_last) {
-              for (int d = 0; d < n; ++d) wi.push_back(kernel[d].var);
-            } else {
+            std::vector<Expr> xi = {i[0]}, wi;
+            if (channels_last) {
+              xi.insert(xi.end(), window.begin(), window.end());
               xi.push_back(channel);
+              wi = taps;
               wi.push_back(rc_var);
               wi.push_back(out_channel);
+            } else {
+              xi.push_back(channel);
+              xi.insert(xi.end(), window.begin(), window.end());
+              wi = {out_channel, rc_var};
+              wi.insert(wi.end(), taps.begin(), taps.end());
             }
             return Sum(padded(xi) * weight(wi), red);
           },

@@ -1,5 +1,6 @@
 #include "model/compile.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -61,8 +62,10 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
   }
   // What the default rules make of each task, to tell a tuned record that is the default
   // schedule itself (the tuning measured it first and nothing it found was faster).
-  absl::StatusOr<IRModule> default_scheduled =
-      ApplyDefaultSchedule(mod, target, DefaultRulesFor(target));
+  absl::StatusOr<IRModule> default_scheduled = absl::NotFoundError("no tuned record");
+  if (std::any_of(hits.begin(), hits.end(), [](const ApplyBestEntry& h) { return h.hit; })) {
+    default_scheduled = ApplyDefaultSchedule(mod, target, DefaultRulesFor(target));
+  }
   std::vector<DefaultScheduleEntry> defaults;
   if (options.apply_defaults) {
     TESSERA_ASSIGN_OR_RETURN(
