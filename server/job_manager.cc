@@ -26,6 +26,7 @@
 #include "server/remote_measurer.h"
 #include "tuner/best_record.h"
 #include "tuner/runoff.h"
+#include "tuner/tune.h"
 #include "tuner/tuning_job.h"
 #include "worker/host.h"
 
@@ -198,7 +199,8 @@ absl::Status SetTaskBest(Database* db, const PrimFunc& func, const Target& targe
   return absl::OkStatus();
 }
 
-// Copies the fields SetTaskBest and the runoff set from `from` into `to`.
+// Copies the fields SetTaskBest and the runoff set from `from` into `to` (the default's time
+// only once a runoff round has timed it).
 void CopyBestFields(const TaskSnapshot& from, TaskSnapshot* to) {
   to->summary.best_secs = from.summary.best_secs;
   to->summary.best_verified = from.summary.best_verified;
@@ -209,6 +211,7 @@ void CopyBestFields(const TaskSnapshot& from, TaskSnapshot* to) {
   to->best_changed_by_runoff = from.best_changed_by_runoff;
   to->best_record_id_before_runoff = from.best_record_id_before_runoff;
   to->runoff = from.runoff;
+  if (from.summary.default_secs) to->summary.default_secs = from.summary.default_secs;
 }
 
 // One round of a runoff, as the log and the status say it.
@@ -694,6 +697,11 @@ absl::Status JobManager::RunJob(Job* job) {
                              << rounds.status();
         lines.push_back(absl::StrCat("failed: ", rounds.status().message()));
       } else {
+        // The default's time becomes the last round's, as in `tune` (TaskSummary::runoffs);
+        // update_best below sets the best as GetBest answers.
+        TakeRunoffFigures(db_, tuning->tasks()[i].func, target, spec.verify, *rounds,
+                          &bests[i].summary)
+            .IgnoreError();
         for (const Runoff& r : *rounds) {
           lines.push_back(RunoffLine(r));
           TESSERA_LOG(INFO) << "job " << job->id << ": runoff of task " << i << ": "

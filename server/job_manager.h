@@ -72,7 +72,8 @@ struct TaskSnapshot {
   std::string workload_hash;
   // The search's figures (TuningJob::Summary: trials, errors), but for best_secs, best_verified
   // and best_record_id: those of the record GetBest returns for the task (BestRecordOrDefault on
-  // the job's target, verified only when the job verifies), whichever job measured it.
+  // the job's target, verified only when the job verifies), whichever job measured it, and
+  // default_secs after a runoff round: the last round's (TaskSummary::runoffs).
   TaskSummary summary;
   bool finished = false;
   std::string best_job_id;             // the job that measured the best record

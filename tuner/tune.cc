@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "base/status_macros.h"
+#include "tuner/best_record.h"
 #include "tuner/tuning_job.h"
 
 namespace tessera {
@@ -40,11 +41,11 @@ absl::StatusOr<TuneSummary> Tune(const std::vector<TuneTaskSpec>& tasks, Databas
       absl::StatusOr<std::vector<Runoff>> runoff =
           RunOff(db, job->tasks()[i].func, options.target, /*verified_only=*/options.verify,
                  measurer.get());
-      if (runoff.ok()) {
-        summary.tasks[i].runoffs = *runoff;
-      } else {
-        summary.tasks[i].runoff_error = std::string(runoff.status().message());
-      }
+      const absl::Status taken = runoff.ok()
+                                     ? TakeRunoffFigures(db, job->tasks()[i].func, options.target,
+                                                         options.verify, *runoff, &summary.tasks[i])
+                                     : runoff.status();
+      if (!taken.ok()) summary.tasks[i].runoff_error = std::string(taken.message());
     }
     // The runoff measures: its time counts as running candidates.
     const double secs =
@@ -53,6 +54,22 @@ absl::StatusOr<TuneSummary> Tune(const std::vector<TuneTaskSpec>& tasks, Databas
     summary.times.wall += secs;
   }
   return summary;
+}
+
+absl::Status TakeRunoffFigures(Database* db, const PrimFunc& func, const Target& target,
+                               bool verified_only, const std::vector<Runoff>& rounds,
+                               TaskSummary* task) {
+  task->runoffs = rounds;
+  if (rounds.empty()) return absl::OkStatus();
+  task->default_secs = rounds.back().default_secs;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ChosenRecord> best,
+                           BestRecordOrDefault(db, func, target, verified_only));
+  if (best) {
+    task->best_secs = best->record.mean_secs();
+    task->best_verified = best->record.verified;
+    task->best_record_id = best->record.id;
+  }
+  return absl::OkStatus();
 }
 
 ModelEstimate EstimateModel(const std::vector<TaskSummary>& tasks) {

@@ -77,7 +77,10 @@ struct TaskSummary {
   std::optional<double> default_secs;
   std::string default_error;  // why the default schedule failed, e.g. "run_error: ..."; or empty
   // With TuneOptions::runoff: its rounds (none when the fastest record was the default's), or
-  // why it failed. best_secs and best_record_id stay the job's figures.
+  // why it failed. After rounds, best_secs, best_verified and best_record_id are the record
+  // `tessera best` returns and default_secs is the last round's timing of the default, so that
+  // the gain compares two timings of one sitting: a job's first timing of the default can be
+  // several-fold off the side-by-side one.
   std::vector<Runoff> runoffs;
   std::string runoff_error;
   int errors() const { return build_errors + run_errors + timeouts + wrong_outputs + workers_lost; }
@@ -133,6 +136,12 @@ struct TuneProgress {
 absl::StatusOr<TuneSummary> Tune(const std::vector<TuneTaskSpec>& tasks, Database* db,
                                  const TuneOptions& options,
                                  const std::function<void(const TuneProgress&)>& on_progress = {});
+
+// Sets `task`'s runoffs to `rounds` and, when there are rounds, its best and default figures as
+// TaskSummary::runoffs says. An error when the database cannot say which record is the best.
+absl::Status TakeRunoffFigures(Database* db, const PrimFunc& func, const Target& target,
+                               bool verified_only, const std::vector<Runoff>& rounds,
+                               TaskSummary* task);
 
 // A model's estimated latency from the summaries of its tasks: the sum over them of weight x
 // best (a model job's objective: its kernels run back to back, so `tessera exec` measures close

@@ -17,6 +17,7 @@
 #include "tests/tuner/record_testing.h"
 #include "tests/tuner/search_testing.h"
 #include "tuner/best_record.h"
+#include "tuner/tune.h"
 
 namespace tessera {
 namespace {
@@ -181,6 +182,46 @@ TEST_F(RunoffTest, ALuckyScheduleLosesItsRunoffAndTheDefaultIsTheBest) {
   EXPECT_EQ(effect->before_runoff->record.id, lucky);
   EXPECT_EQ(effect->best->record.id, rounds[0].default_new_id);
   EXPECT_TRUE(effect->changed_by_runoff());
+}
+
+// After a runoff, a task's gain compares the round's side-by-side timings: a default timed 10x
+// slow in its job (a cold first batch) and beaten there by a lucky schedule is the best after
+// the runoff, and the gain is 1, not the job's 20x.
+TEST_F(RunoffTest, TheGainAfterARunoffComparesItsSideBySideTimings) {
+  const Schedule* slower = Other([&](std::optional<double> s) { return s && *s > *default_secs_; });
+  ASSERT_NE(slower, nullptr);
+  const int64_t def = Commit(schedules_->default_schedule, 10 * *default_secs_);
+  const int64_t lucky = Commit(*slower, 0.5 * *default_secs_);
+  TaskSummary task;
+  task.default_secs = 10 * *default_secs_;
+  task.best_secs = 0.5 * *default_secs_;
+  task.best_record_id = lucky;
+  ASSERT_DOUBLE_EQ(task.gain().value_or(0), 20);
+
+  std::vector<Runoff> rounds = Run();
+  ASSERT_EQ(rounds.size(), 1u);
+  ASSERT_EQ(rounds[0].default_id, def);
+  ASSERT_TRUE(TakeRunoffFigures(setup_->db.get(), setup_->func, setup_->target,
+                                /*verified_only=*/true, rounds, &task)
+                  .ok());
+  EXPECT_EQ(task.runoffs.size(), 1u);
+  EXPECT_DOUBLE_EQ(task.default_secs.value_or(0), *default_secs_);
+  EXPECT_EQ(task.best_record_id, rounds[0].default_new_id);
+  EXPECT_EQ(task.best_record_id, Best().id) << "the best `tessera best` returns";
+  EXPECT_DOUBLE_EQ(task.gain().value_or(0), 1);
+}
+
+// Without rounds (the default was the fastest) the job's figures stand.
+TEST_F(RunoffTest, TheJobsFiguresStandWithoutRunoffRounds) {
+  TaskSummary task;
+  task.default_secs = 2e-6;
+  task.best_secs = 1e-6;
+  task.best_record_id = 7;
+  ASSERT_TRUE(TakeRunoffFigures(setup_->db.get(), setup_->func, setup_->target,
+                                /*verified_only=*/true, {}, &task)
+                  .ok());
+  EXPECT_DOUBLE_EQ(task.gain().value_or(0), 2);
+  EXPECT_EQ(task.best_record_id, 7);
 }
 
 // A job's runoff tags its records with the job that ran it, whatever job measured the records
