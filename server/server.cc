@@ -117,6 +117,8 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.RegisterService(s->tuning_service_.get());
   builder.RegisterService(s->worker_service_.get());
+  s->reflection_v1_ = std::make_unique<ReflectionV1Service>();
+  s->reflection_v1_->AddTo(&builder);
   // The auth interceptor first, so that the timers count the status the caller gets.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(NewAuthInterceptorFactory(&s->auth_));

@@ -1,7 +1,7 @@
 // The tuning server that `tessera serve` runs: the records database, the state database
 // (server/job_store.h), the dispatcher, the job manager and both gRPC services (with server
-// reflection) on one port. Start() binds, resumes every unfinished job and returns; Shutdown()
-// is graceful: no new calls or leases, running commits finish, state stays persisted.
+// reflection, v1 and v1alpha) on one port. Start() binds, resumes every unfinished job and returns;
+// Shutdown() is graceful: no new calls or leases, running commits finish, state stays persisted.
 #ifndef TESSERA_SERVER_SERVER_H_
 #define TESSERA_SERVER_SERVER_H_
 
@@ -18,6 +18,7 @@
 #include "server/job_manager.h"
 #include "server/job_store.h"
 #include "server/metrics.h"
+#include "server/reflection_v1.h"
 #include "server/tuning_service.h"
 #include "server/worker_service.h"
 
@@ -86,6 +87,7 @@ class TuningServer {
   TokenAuth auth_;
   std::unique_ptr<TuningServiceImpl> tuning_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
+  std::unique_ptr<ReflectionV1Service> reflection_v1_;  // v1alpha is gRPC's plugin
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<grpc::Server> health_server_;  // only with health_listen
   std::string address_;
