@@ -197,6 +197,16 @@ absl::Status NodeContext::Constant(NDArray data, std::vector<int64_t> shape, int
   return absl::OkStatus();
 }
 
+absl::Status NodeContext::EmptyConstant(int index) {
+  if (index >= node_->output_size() || node_->output(index).empty()) {
+    return Error(absl::StrCat("output ", index, " is not named"));
+  }
+  const std::string& name = node_->output(index);
+  if (names_->count(name)) return Error(absl::StrCat("value ", name, " is defined twice"));
+  (*names_)[name] = -1;
+  return absl::OkStatus();
+}
+
 int NodeContext::NewConstant(NDArray data, const std::string& suffix) {
   GraphValue v;
   v.name = absl::StrCat(name_, "/", suffix);
@@ -266,7 +276,8 @@ const std::map<std::string, onnx_internal::Converter>& ConverterTable() {
   static const auto* table = [] {
     auto* t = new std::map<std::string, onnx_internal::Converter>();
     for (auto rows : {onnx_internal::ElementwiseConverters(), onnx_internal::NnConverters(),
-                      onnx_internal::ReduceConverters(), onnx_internal::ShapeConverters()}) {
+                      onnx_internal::ReduceConverters(), onnx_internal::ResizeConverters(),
+                      onnx_internal::ShapeConverters()}) {
       for (const ConverterRow& r : rows) (*t)[r.op_type] = r.convert;
     }
     return t;
@@ -373,6 +384,10 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
   Graph graph;
   std::map<std::string, int> names;
   for (const onnx::TensorProto& t : g.initializer()) {
+    if (std::find(t.dims().begin(), t.dims().end(), 0) != t.dims().end()) {
+      names[t.name()] = -1;  // empty: stands for an omitted input (NodeContext::EmptyConstant)
+      continue;
+    }
     TESSERA_ASSIGN_OR_RETURN(NDArray data,
                              ConstantFromProto(t, absl::StrCat(label, ": initializer")));
     GraphValue v;
@@ -480,6 +495,10 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
     if (v == names.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat(label, ": graph output ", out.name(), " is never computed"));
+    }
+    if (v->second < 0) {
+      return absl::UnimplementedError(
+          absl::StrCat(label, ": graph output ", out.name(), " is an empty tensor"));
     }
     graph.outputs.push_back(v->second);
   }

@@ -74,6 +74,10 @@ class NodeContext {
   // A view of value `of` with another shape (same number of elements).
   absl::Status View(int of, std::vector<int64_t> shape, int index = 0);
   absl::Status Constant(NDArray data, std::vector<int64_t> shape, int index = 0);
+  // An empty constant (a zero extent), which exporters write for an optional input they leave
+  // out (Resize's roi, opset 11's scales beside sizes): the nodes reading it see an omitted
+  // input (-1), as for an input named "".
+  absl::Status EmptyConstant(int index = 0);
   // A constant made by the converter (e.g. folded batch-norm scales), named
   // "<node name>/<suffix>"; returns its value id.
   int NewConstant(NDArray data, const std::string& suffix);
@@ -99,6 +103,7 @@ struct ConverterRow {
 std::vector<ConverterRow> ElementwiseConverters();
 std::vector<ConverterRow> NnConverters();
 std::vector<ConverterRow> ReduceConverters();
+std::vector<ConverterRow> ResizeConverters();
 std::vector<ConverterRow> ShapeConverters();
 
 // Helpers for converters.

@@ -169,22 +169,33 @@ absl::Status ConvertConcat(NodeContext* ctx) {
     out[axis] += s[axis];
     inputs.push_back(ctx->input(k));
   }
-  OpCompute compute = [=](const std::vector<Operand>& ops, TensorNamer* namer) {
-    return Compute(
-        out,
-        [&](const std::vector<Var>& i) {
-          Expr result;
-          for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
-            std::vector<Expr> idx = Exprs(i);
-            idx[axis] = Expr(i[axis]) - Expr(offsets[k]);
-            Expr v = ops[k](idx);
-            result = result.defined() ? Select(GE(Expr(i[axis]), Expr(offsets[k])), v, result) : v;
-          }
-          return result;
-        },
-        (*namer)("T_concat"));
+  // Channels-last: a rank-4 concatenation along the same axis of the NHWC tensors.
+  auto concat = [offsets](std::vector<int64_t> shape, int axis) -> OpCompute {
+    return [=](const std::vector<Operand>& ops, TensorNamer* namer) {
+      return Compute(
+          shape,
+          [&](const std::vector<Var>& i) {
+            Expr result;
+            for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
+              std::vector<Expr> idx = Exprs(i);
+              idx[axis] = Expr(i[axis]) - Expr(offsets[k]);
+              Expr v = ops[k](idx);
+              result =
+                  result.defined() ? Select(GE(Expr(i[axis]), Expr(offsets[k])), v, result) : v;
+            }
+            return result;
+          },
+          (*namer)("T_concat"));
+    };
   };
-  return ctx->Compute(OpPattern::kInjective, inputs, out, ctx->value(0).dtype, compute);
+  ChannelsLastForm channels_last;
+  if (rank == 4) {
+    const int nhwc_axis[] = {0, 3, 1, 2};
+    channels_last = {concat(ChannelsLastShape(out), nhwc_axis[axis]),
+                     std::vector<ChannelsLastInput>(inputs.size(), ChannelsLastInput::kPermuted)};
+  }
+  return ctx->Compute(OpPattern::kInjective, inputs, out, ctx->value(0).dtype, concat(out, axis), 0,
+                      std::move(channels_last));
 }
 
 // out[..., i, ...] = in[..., start + i * step, ...] on each sliced axis.
@@ -423,6 +434,9 @@ absl::Status ConvertConstant(NodeContext* ctx) {
   if (ctx->node().attribute_size() != 1) return ctx->Error("expects exactly one attribute");
   const onnx::AttributeProto& a = ctx->node().attribute(0);
   if (a.name() == "value") {
+    if (std::find(a.t().dims().begin(), a.t().dims().end(), 0) != a.t().dims().end()) {
+      return ctx->EmptyConstant();
+    }
     absl::StatusOr<NDArray> t = ConstantFromProto(a.t(), "Constant");
     if (!t.ok()) return ctx->Unsupported(std::string(t.status().message()));
     std::vector<int64_t> shape(a.t().dims().begin(), a.t().dims().end());
@@ -438,7 +452,7 @@ absl::Status ConvertConstant(NodeContext* ctx) {
   if (a.name() == "value_floats" || a.name() == "value_ints") {
     const bool f = a.name() == "value_floats";
     const int64_t n = f ? a.floats_size() : a.ints_size();
-    if (n == 0) return ctx->Unsupported("an empty constant");
+    if (n == 0) return ctx->EmptyConstant();
     NDArray v = NDArray::Empty(f ? DataType::Float32() : DataType::Int64(), {n});
     for (int64_t i = 0; i < n; ++i) {
       if (f) {

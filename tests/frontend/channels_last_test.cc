@@ -43,6 +43,9 @@ TEST(ChannelsLastTest, OtherOperatorsMatchOnnxRuntime) {
 TEST(ChannelsLastTest, ConvTransposeModelMatchesOnnxRuntime) {
   ExpectChannelsLastMatchesOnnxRuntime("upsample");
 }
+TEST(ChannelsLastTest, UnetBlockMatchesOnnxRuntime) {
+  ExpectChannelsLastMatchesOnnxRuntime("unet");
+}
 TEST(ChannelsLastTest, EncoderMatchesOnnxRuntime) {
   ExpectChannelsLastMatchesOnnxRuntime("encoder");
 }
@@ -96,6 +99,22 @@ TEST(ChannelsLastTest, EncoderIsUnchanged) {
     EXPECT_EQ(graph->nodes[i].op_type, m.graph.nodes[i].op_type);
     EXPECT_EQ(graph->values[graph->nodes[i].output].shape,
               m.graph.values[m.graph.nodes[i].output].shape);
+  }
+}
+
+// The U-Net block (conv, pool, conv, Resize, Concat with the skip, conv) computes NHWC from
+// its input's transpose to its output's: the Resize and the Concat have channels-last forms.
+TEST(ChannelsLastTest, UnetBlockIsTransposedOnlyAtItsEnds) {
+  testing::TestModel m = LoadTestModel("unet");
+  absl::StatusOr<Graph> graph = ConvertToChannelsLast(m.graph);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(CountNodes(*graph, "Transpose"), 2);
+  EXPECT_EQ(graph->nodes.front().op_type, "Transpose");
+  EXPECT_EQ(graph->nodes.back().op_type, "Transpose");
+  for (const GraphNode& node : graph->nodes) {
+    if (node.op_type == "Resize" || node.op_type == "Concat") {
+      EXPECT_EQ(graph->values[node.output].shape.back(), node.op_type == "Resize" ? 16 : 24);
+    }
   }
 }
 

@@ -5,11 +5,13 @@
 
 #include <string>
 
+#include "frontend/fuse_ops.h"
 #include "frontend/model_graph.h"
 #include "frontend/npy.h"
 #include "frontend/onnx_import.h"
 #include "gtest/gtest.h"
 #include "ir/ndarray.h"
+#include "model/reference.h"
 
 namespace tessera {
 namespace testing {
@@ -40,6 +42,22 @@ inline TestModel LoadTestModel(const std::string& name) {
   m.input = std::move(*input);
   m.expected = std::move(*expected);
   return m;
+}
+
+// Imports NAME.onnx, runs it unfused (one function per node) through the interpreter and
+// compares with onnxruntime's output stored next to it.
+inline void ExpectMatchesOnnxRuntime(const std::string& name, double tolerance = 1e-4) {
+  TestModel m = LoadTestModel(name);
+  absl::StatusOr<FusedGraph> unfused = FuseGraph(m.graph, {/*fuse=*/false});
+  ASSERT_TRUE(unfused.ok()) << unfused.status();
+  EXPECT_EQ(unfused->functions.size(), m.graph.nodes.size());
+  absl::StatusOr<std::vector<NDArray>> out = InterpretModel(m.graph, *unfused, {m.input});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 1u);
+  absl::StatusOr<Comparison> cmp = Compare((*out)[0], m.expected, tolerance, tolerance);
+  ASSERT_TRUE(cmp.ok()) << cmp.status();
+  EXPECT_TRUE(cmp->ok()) << name << ": max abs error " << cmp->max_abs_error << " at "
+                         << cmp->first_mismatch;
 }
 
 }  // namespace testing

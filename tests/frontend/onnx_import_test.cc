@@ -3,18 +3,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "frontend/fuse_ops.h"
-#include "frontend/npy.h"
 #include "gtest/gtest.h"
-#include "model/reference.h"
 #include "onnx/onnx_pb.h"
+#include "tests/frontend/model_testing.h"
 
 namespace tessera {
 namespace {
-
-std::string DataPath(const std::string& name) {
-  return std::string(TESSERA_SOURCE_DIR) + "/tests/frontend/data/" + name;
-}
 
 std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -23,24 +17,7 @@ std::string ReadBytes(const std::string& path) {
   return ss.str();
 }
 
-// Imports a model of tests/frontend/data, runs it unfused through the interpreter and compares
-// with onnxruntime's output stored next to it.
-void ExpectMatchesOnnxRuntime(const std::string& model, double tolerance = 1e-4) {
-  absl::StatusOr<Graph> graph = ImportOnnxFile(DataPath(model + ".onnx"));
-  ASSERT_TRUE(graph.ok()) << graph.status();
-  absl::StatusOr<FusedGraph> unfused = FuseGraph(*graph, {/*fuse=*/false});
-  ASSERT_TRUE(unfused.ok()) << unfused.status();
-  EXPECT_EQ(unfused->functions.size(), graph->nodes.size());
-  absl::StatusOr<NDArray> input = ReadNpy(DataPath(model + ".input.npy"));
-  absl::StatusOr<NDArray> expected = ReadNpy(DataPath(model + ".output.npy"));
-  ASSERT_TRUE(input.ok() && expected.ok());
-  absl::StatusOr<std::vector<NDArray>> out = InterpretModel(*graph, *unfused, {*input});
-  ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_EQ(out->size(), 1u);
-  absl::StatusOr<Comparison> cmp = Compare((*out)[0], *expected, tolerance, tolerance);
-  ASSERT_TRUE(cmp.ok()) << cmp.status();
-  EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error << " at " << cmp->first_mismatch;
-}
+using testing::ExpectMatchesOnnxRuntime;
 
 TEST(OnnxImportTest, CnnMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("cnn"); }
 TEST(OnnxImportTest, EncoderMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("encoder"); }
@@ -56,7 +33,7 @@ TEST(OnnxImportTest, ConvTransposeMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime
 TEST(OnnxImportTest, Float16ModelMatchesOnnxRuntime) { ExpectMatchesOnnxRuntime("mlp16", 2e-3); }
 
 TEST(OnnxImportTest, CnnGraphHasNodesViewsAndConstants) {
-  absl::StatusOr<Graph> graph = ImportOnnxFile(DataPath("cnn.onnx"));
+  absl::StatusOr<Graph> graph = ImportOnnxFile(testing::ModelDataPath("cnn.onnx"));
   ASSERT_TRUE(graph.ok()) << graph.status();
   // 13 ONNX nodes; Flatten becomes a view, not a node.
   EXPECT_EQ(graph->nodes.size(), 12u);
@@ -188,7 +165,7 @@ TEST(OnnxImportTest, NotOnnxIsAnError) {
 }
 
 TEST(OnnxImportTest, TruncatedFileIsAnErrorAtEveryLength) {
-  const std::string bytes = ReadBytes(DataPath("cnn.onnx"));
+  const std::string bytes = ReadBytes(testing::ModelDataPath("cnn.onnx"));
   ASSERT_GT(bytes.size(), 1000u);
   // Cut anywhere: a clean error, never a crash or a model that imports.
   for (size_t len = 0; len < bytes.size(); len += 97) {

@@ -67,6 +67,16 @@ class OneNodeModel {
     node_->add_input(name);
     return *this;
   }
+  // An omitted optional input (the name "").
+  OneNodeModel& Omitted() {
+    node_->add_input("");
+    return *this;
+  }
+  OneNodeModel& StringAttr(const std::string& name, const std::string& v) {
+    onnx::AttributeProto* a = Attr(name, onnx::AttributeProto::STRING);
+    a->set_s(v);
+    return *this;
+  }
   OneNodeModel& IntAttr(const std::string& name, int64_t v) {
     onnx::AttributeProto* a = Attr(name, onnx::AttributeProto::INT);
     a->set_i(v);

@@ -4,7 +4,7 @@ Run from the repository root in a virtualenv with numpy, onnx and onnxruntime fr
 (never part of the build):
 
     python3 -m venv /tmp/venv && /tmp/venv/bin/pip install onnx onnxruntime numpy
-    /tmp/venv/bin/python tests/frontend/data/make_models.py
+    /tmp/venv/bin/python tests/frontend/data/make_models.py [NAME...]
 
 For each model NAME it writes NAME.onnx, NAME.input.npy (seeded random input) and
 NAME.output.npy (onnxruntime's output on that input, CPU provider, all graph optimizations
@@ -26,6 +26,15 @@ off). The weights are seeded random numbers. Models:
             Neg, Abs, Reciprocal, Log, Max, Min, Equal, Less, ReduceMin, ReduceMean,
             ReduceSumSquare, LogSoftmax, GlobalMaxPool, Range, ConstantOfShape, Identity,
             Dropout, Flatten; Pad (constant, with negative pads cropping) and Tile
+  resize    Resize (opset 13): nearest with each nearest_mode and coordinate mode, linear with
+            half_pixel, align_corners, asymmetric and pytorch_half_pixel, by scales (integer and
+            not) and by sizes, up and down; the results flattened and concatenated
+  resize11  Resize as opset-11 exporters write it: an empty roi (initializer and Constant), an
+            empty scales beside sizes
+  resize19  Resize (opset 19) with `axes`, half_pixel_symmetric, explicit antialias=0 and
+            keep_aspect_ratio_policy=stretch
+  unet      a U-Net-style block: conv-relu, max pool, conv-relu, Resize x2 (linear,
+            pytorch_half_pixel), Concat with the skip connection, conv (opset 13)
   mlp16     float16 throughout: MatMul + bias + Relu, MatMul, Softmax (opset 13)
   dynbatch  relu(X @ W) with X [batch, 8]: a dynamic dimension, for --input-shape (no .npy files)
   gram      Y = relu(X @ X^T) for X [512, 512]: 2.7e8 FLOP without weights, so that
@@ -33,6 +42,7 @@ off). The weights are seeded random numbers. Models:
             feeds random inputs)
 """
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -250,6 +260,90 @@ def make_ops2():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], 20)
 
 
+def resize_model(b, opset, variants, shape=(1, 2, 5, 7)):
+    """Each variant (inputs after X, attributes) resizes x; the results flattened and concatenated."""
+    outs = [b.op("Flatten", [b.op("Resize", ["x"] + inputs, **attrs)], axis=1)
+            for inputs, attrs in variants]
+    y = b.op("Concat", outs, axis=1)
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "n"])], opset)
+
+
+def make_resize():
+    b = Builder(11)
+    f = lambda *v: b.const(np.array(v, dtype=np.float32), "scales")  # noqa: E731
+    n = lambda *v: b.const(np.array(v, dtype=np.int64), "sizes")  # noqa: E731
+    near = lambda c, m: dict(mode="nearest", coordinate_transformation_mode=c,  # noqa: E731
+                             nearest_mode=m)
+    lin = lambda c: dict(mode="linear", coordinate_transformation_mode=c)  # noqa: E731
+    return resize_model(b, 13, [
+        (["", f(1, 1, 2, 2)], near("asymmetric", "floor")),
+        (["", f(1, 1, 1.5, 0.6)], near("half_pixel", "round_prefer_floor")),
+        (["", "", n(1, 2, 9, 4)], near("align_corners", "round_prefer_ceil")),
+        (["", "", n(1, 2, 3, 10)], near("pytorch_half_pixel", "ceil")),
+        (["", f(1, 1, 2, 3)], near("tf_half_pixel_for_nn", "round_prefer_floor")),
+        (["", f(1, 1, 3, 0.5)], near("half_pixel", "round_prefer_ceil")),
+        (["", f(1, 1, 2, 2)], {}),  # the defaults: nearest, half_pixel, round_prefer_floor
+        (["", f(1, 1, 2, 2)], lin("half_pixel")),
+        (["", "", n(1, 2, 8, 13)], lin("align_corners")),
+        (["", f(1, 1, 2.5, 0.5)], lin("asymmetric")),
+        (["", "", n(1, 2, 1, 14)], lin("pytorch_half_pixel")),
+        (["", "", n(1, 2, 3, 4)], lin("half_pixel")),
+    ])
+
+
+def make_resize11():
+    b = Builder(12)
+    roi = b.const(np.zeros([0], dtype=np.float32), "roi")
+    empty_scales = b.const(np.zeros([0], dtype=np.float32), "scales")
+    roi2 = b.name("roi")
+    b.nodes.append(helper.make_node("Constant", [], [roi2], name=roi2,
+                                    value=numpy_helper.from_array(np.zeros([0], np.float32))))
+    return resize_model(b, 11, [
+        ([roi, b.const(np.array([1, 1, 2, 2], dtype=np.float32))],
+         dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")),
+        ([roi2, empty_scales, b.const(np.array([1, 2, 10, 14], dtype=np.int64))],
+         dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel")),
+    ])
+
+
+def make_resize19():
+    b = Builder(13)
+    return resize_model(b, 19, [
+        (["", b.const(np.array([2, 1.5], dtype=np.float32))],
+         dict(mode="linear", axes=[2, 3], coordinate_transformation_mode="half_pixel_symmetric",
+              antialias=0, keep_aspect_ratio_policy="stretch")),
+        (["", "", b.const(np.array([4, 9], dtype=np.int64))],
+         dict(mode="nearest", axes=[-1, 2], coordinate_transformation_mode="half_pixel_symmetric")),
+    ])
+
+
+def make_unet(size=16, channels=8, mode="linear", coordinates="pytorch_half_pixel", seed=14):
+    """conv-relu, max pool, conv-relu at half size, Resize x2, Concat with the skip, conv."""
+    b = Builder(seed)
+
+    def conv(x, cin, cout, relu=True):
+        y = b.op("Conv", [x, b.weight([cout, cin, 3, 3], 1.0 / np.sqrt(cin * 9)),
+                          b.weight([cout], 0.1)], pads=[1, 1, 1, 1], kernel_shape=[3, 3])
+        return b.op("Relu", [y]) if relu else y
+
+    skip = conv("x", 3, channels)
+    y = b.op("MaxPool", [skip], kernel_shape=[2, 2], strides=[2, 2])
+    y = conv(y, channels, 2 * channels)
+    attrs = dict(mode=mode, coordinate_transformation_mode=coordinates)
+    if mode == "nearest":
+        attrs["nearest_mode"] = "floor"
+    y = b.op("Resize", [y, "", b.const(np.array([1, 1, 2, 2], dtype=np.float32), "scales")],
+             **attrs)
+    y = b.op("Concat", [y, skip], axis=1)
+    y = conv(y, 3 * channels, channels, relu=False)
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                  [1, channels, size, size])], 13)
+
+
 def make_mlp16():
     b = Builder(7)
 
@@ -280,11 +374,17 @@ def make_dynbatch():
 
 
 def main():
-    onnx.save(make_gram(), os.path.join(HERE, "gram.onnx"))
-    onnx.save(make_dynbatch(), os.path.join(HERE, "dynbatch.onnx"))
+    """Writes every model, or the ones named on the command line."""
+    only = sys.argv[1:]
+    for name, make in [("gram", make_gram), ("dynbatch", make_dynbatch)]:
+        if not only or name in only:
+            onnx.save(make(), os.path.join(HERE, f"{name}.onnx"))
     for name, make in [("cnn", make_cnn), ("encoder", make_encoder), ("decoder", make_decoder),
                        ("ops", make_ops), ("upsample", make_upsample), ("mlp16", make_mlp16),
-                       ("ops2", make_ops2)]:
+                       ("ops2", make_ops2), ("resize", make_resize), ("resize11", make_resize11),
+                       ("resize19", make_resize19), ("unet", make_unet)]:
+        if only and name not in only:
+            continue
         model = make()
         path = os.path.join(HERE, f"{name}.onnx")
         onnx.save(model, path)
