@@ -171,7 +171,8 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
   static bool WorthParallel(const ForNode* op) {
     const int64_t* extent = AsConstInt(op->extent);
     if (extent == nullptr) return true;
-    const int64_t inner = lower_internal::InnerIterations(op->body);
+    const int64_t inner =
+        lower_internal::MaxInnerIterations(op->body, {{op->loop_var, Range{Expr(0), op->extent}}});
     return *extent > 1 && (inner < 0 || *extent * inner >= kMinParallelIterations);
   }
 

@@ -252,17 +252,32 @@ absl::StatusOr<Stmt> FlattenBuffers(const std::vector<Buffer>& params, const Stm
   return flat_body;
 }
 
-int64_t InnerIterations(const Stmt& s) {
+namespace {
+
+// InnerIterations; with `analyzer`, its upper bound: a loop whose extent is not a constant counts
+// with the largest value of its extent given the loops above it in `s` (and what `analyzer` knew
+// before), each bound to its range on the way down.
+int64_t CountInnerIterations(const Stmt& s, arith::Analyzer* analyzer) {
   bool unknown = false;
   std::function<int64_t(const Stmt&)> walk = [&](const Stmt& st) -> int64_t {
     if (!st.defined()) return 1;
     if (const auto* f = st.as<ForNode>()) {
-      const int64_t* extent = AsConstInt(f->extent);
-      if (extent == nullptr) {
+      int64_t extent = 0;
+      if (const int64_t* constant = AsConstInt(f->extent)) {
+        extent = *constant;
+      } else if (analyzer != nullptr) {
+        const arith::ConstIntBound bound = analyzer->ConstIntBound(f->extent);
+        if (bound.max == arith::ConstIntBound::kPosInf) {
+          unknown = true;
+          return 1;
+        }
+        extent = std::max<int64_t>(bound.max, 0);
+      } else {
         unknown = true;
         return 1;
       }
-      return *extent * walk(f->body);
+      if (analyzer != nullptr) analyzer->Bind(f->loop_var, Range{Expr(0), f->extent});
+      return arith::BoundMul(extent, walk(f->body));
     }
     if (const auto* seq = st.as<SeqStmtNode>()) {
       int64_t m = 1;
@@ -277,6 +292,16 @@ int64_t InnerIterations(const Stmt& s) {
   };
   int64_t most = walk(s);
   return unknown ? -1 : most;
+}
+
+}  // namespace
+
+int64_t InnerIterations(const Stmt& s) { return CountInnerIterations(s, nullptr); }
+
+int64_t MaxInnerIterations(const Stmt& s, const arith::VarRangeMap& enclosing) {
+  arith::Analyzer analyzer;
+  analyzer.Bind(enclosing);
+  return CountInnerIterations(s, &analyzer);
 }
 
 absl::Status CheckEmittableDType(DataType t, const std::string& backend, const std::string& where) {
