@@ -146,6 +146,10 @@ class CBuilder final : public Builder {
   // fails, builds each on its own so that every error is attributed to its input.
   void BuildBatch(const std::vector<BuildInput>& inputs, size_t first, size_t last,
                   std::vector<BuildResult>* results) {
+    if (inputs[first].cancelled()) {
+      for (size_t i = first; i < last; ++i) (*results)[i].error_msg = kBuildCancelled;
+      return;
+    }
     if (last - first > 1) {
       auto start = std::chrono::steady_clock::now();
       std::vector<CFunction> functions;

@@ -13,10 +13,12 @@
 #ifndef TESSERA_WORKER_BUILDER_H_
 #define TESSERA_WORKER_BUILDER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,9 +28,20 @@
 namespace tessera {
 
 struct BuildInput {
+  BuildInput(PrimFunc func, Target target,
+             std::shared_ptr<const std::atomic<bool>> cancel = nullptr)
+      : func(std::move(func)), target(std::move(target)), cancel(std::move(cancel)) {}
+
   PrimFunc func;
   Target target;
+  // Stops a build before it starts: once the flag is true, an input a builder has not started
+  // on is not built and its result is the error kBuildCancelled. LocalMeasurer sets it when a
+  // worker's lease is revoked, so that the rest of the batch is not compiled for nothing.
+  std::shared_ptr<const std::atomic<bool>> cancel;
+  bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };
+
+inline constexpr char kBuildCancelled[] = "build: cancelled";
 
 struct BuildResult {
   std::string artifact_path;   // the shared object, when ok()

@@ -194,6 +194,9 @@ class WorkerDaemon::Impl {
   std::string worker_id_;        // guarded by mu_
   std::string lease_id_;         // the batch being measured; guarded by mu_
   bool lease_revoked_ = false;   // guarded by mu_
+  // Stops the measurement of lease_id_ (MeasureRequest::cancel) when it is revoked; guarded
+  // by mu_ (the flag itself is atomic).
+  std::shared_ptr<std::atomic<bool>> lease_cancel_;
   bool forgotten_ = false;       // the server no longer knows worker_id_; guarded by mu_
   bool heartbeat_stop_ = false;  // guarded by mu_
   grpc::ClientContext* pull_context_ = nullptr;  // the PullWork in flight; guarded by mu_
@@ -404,8 +407,11 @@ void WorkerDaemon::Impl::HeartbeatLoop(double interval) {
     std::lock_guard<std::mutex> lock(mu_);
     for (const std::string& revoked : response.revoked_lease_ids()) {
       if (revoked == lease_id_ && !lease_revoked_) {
+        // Its candidates are queued again or dropped (a cancelled job): measuring on would
+        // only delay the next batch.
         lease_revoked_ = true;
-        std::fprintf(stderr, "tessera worker %s: lease %s: revoked by the server\n",
+        if (lease_cancel_ != nullptr) lease_cancel_->store(true);
+        std::fprintf(stderr, "tessera worker %s: lease %s: revoked by the server, stopping\n",
                      worker_id_.c_str(), revoked.c_str());
       }
     }
@@ -449,6 +455,10 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
   request.verify = batch.verify();
   request.check_seed = batch.check_seed();
   request.measure_fully = batch.measure_fully();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    request.cancel = lease_cancel_;
+  }
   const std::set<std::string> check_always(batch.check_always_hashes().begin(),
                                            batch.check_always_hashes().end());
   std::vector<int> measured;  // indices into the batch of request.candidates
@@ -510,6 +520,8 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
     }
   }
   measure_thread_.join();
+  // Revoked while measuring: HandleBatch drops the batch.
+  if (pending->result.status().code() == absl::StatusCode::kCancelled) return;
   if (!pending->result.ok()) {
     // Nothing was measured (e.g. the work dir cannot be written): no result is reported, so
     // that the candidates are not recorded as failures of their own; the lease expires and
@@ -542,6 +554,7 @@ absl::Status WorkerDaemon::Impl::HandleBatch(const pb::WorkBatch& batch) {
     std::lock_guard<std::mutex> lock(mu_);
     lease_id_ = lease;
     lease_revoked_ = false;
+    lease_cancel_ = std::make_shared<std::atomic<bool>>(false);
   }
   Log(absl::StrFormat("lease %s: %d candidates of job %s on %s", lease, batch.candidates_size(),
                       batch.job_id(), batch.target()));
@@ -549,6 +562,12 @@ absl::Status WorkerDaemon::Impl::HandleBatch(const pb::WorkBatch& batch) {
   std::vector<pb::CandidateResult> results;
   bool abandoned = false;
   MeasureBatch(batch, &results, &abandoned);
+  bool revoked;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    revoked = lease_revoked_;
+    lease_cancel_.reset();
+  }
   if (abandoned) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -562,6 +581,13 @@ absl::Status WorkerDaemon::Impl::HandleBatch(const pb::WorkBatch& batch) {
     SleepUnlessStopped(options_.min_backoff_sec);
     return absl::OkStatus();
   }
+  if (revoked) {
+    Log(absl::StrFormat("lease %s: revoked, stopped measuring after %.1f s; results dropped", lease,
+                        SecondsSince(start)));
+    std::lock_guard<std::mutex> lock(mu_);
+    lease_id_.clear();
+    return absl::OkStatus();
+  }
   int failed = 0, verified = 0;
   for (const pb::CandidateResult& r : results) {
     failed += !r.error_kind().empty();
@@ -569,16 +595,7 @@ absl::Status WorkerDaemon::Impl::HandleBatch(const pb::WorkBatch& batch) {
   }
   Log(absl::StrFormat("lease %s: measured %d candidates in %.1f s (%d failed, %d verified)", lease,
                       static_cast<int>(results.size()), SecondsSince(start), failed, verified));
-  bool revoked;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    revoked = lease_revoked_;
-  }
-  if (revoked) {
-    Log(absl::StrCat("lease ", lease, ": revoked while measuring; results dropped"));
-  } else {
-    Report(batch, results);
-  }
+  Report(batch, results);
   std::lock_guard<std::mutex> lock(mu_);
   lease_id_.clear();
   return absl::OkStatus();

@@ -9,7 +9,9 @@
 // while a heartbeat thread renews the lease of the batch being measured. A kernel that crashes
 // or hangs costs one measurement (the CPU and CUDA runners run kernels in child processes).
 // When the server goes away, the daemon reconnects and registers again with exponential
-// back-off (bounded); results of a batch whose lease the server revoked are dropped. Stop()
+// back-off (bounded). A batch whose lease the server revokes (a heartbeat's answer says so: the
+// job was cancelled, or the lease expired) stops measuring at once, after the run in progress,
+// and is dropped: its candidates are someone else's now. Stop()
 // (SIGTERM in the command) lets the current batch finish and report, or, if that takes longer
 // than the drain time-out, abandons it (its lease expires on the server and the candidates go
 // back to the queue).

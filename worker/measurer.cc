@@ -139,6 +139,9 @@ absl::StatusOr<MeasuredBatch> LocalMeasurer::Measure(const MeasureRequest& reque
   }
   TimeInMoreProcesses(request, builds, &batch);
   if (request.verify) CheckNewBests(request, builds, &batch);
+  // Outcomes of a cancelled batch are partial (candidates left out, checks not made): none of
+  // them may be stored as a measurement.
+  if (request.cancelled()) return absl::CancelledError("measure: cancelled");
   return batch;
 }
 
@@ -148,13 +151,13 @@ void LocalMeasurer::BuildAndRun(const MeasureRequest& request, std::vector<Build
   double best_secs = request.best_secs;
   auto start = std::chrono::steady_clock::now();
   std::vector<BuildInput> inputs;
-  for (const PrimFunc& f : funcs) inputs.push_back(BuildInput{f, target_});
+  for (const PrimFunc& f : funcs) inputs.push_back(BuildInput{f, target_, request.cancel});
   *builds = builder_->Build(inputs);
   batch->build_seconds = SecondsSince(start);
 
   start = std::chrono::steady_clock::now();
   batch->outcomes.resize(funcs.size());
-  for (size_t i = 0; i < funcs.size(); ++i) {
+  for (size_t i = 0; i < funcs.size() && !request.cancelled(); ++i) {
     RunCandidate(request, i, (*builds)[i], &best_secs, &batch->outcomes[i]);
   }
   batch->run_seconds = SecondsSince(start);
@@ -167,7 +170,9 @@ void LocalMeasurer::BuildAndRunOverlapped(const MeasureRequest& request,
   builds->assign(n, BuildResult{});
   batch->outcomes.resize(n);
   std::vector<BuildInput> inputs;
-  for (const PrimFunc& f : request.candidates) inputs.push_back(BuildInput{f, target_});
+  for (const PrimFunc& f : request.candidates) {
+    inputs.push_back(BuildInput{f, target_, request.cancel});
+  }
   std::mutex mu;
   std::condition_variable built_cv;
   std::vector<bool> built(n, false);  // guarded by mu
@@ -181,7 +186,9 @@ void LocalMeasurer::BuildAndRunOverlapped(const MeasureRequest& request,
       built_cv.notify_all();
     });
   });
-  for (size_t i = 0; i < n; ++i) {
+  // On cancel the producer's remaining builds are skipped (BuildInput::cancel), so the join
+  // below does not wait for them.
+  for (size_t i = 0; i < n && !request.cancelled(); ++i) {
     const auto wait_start = std::chrono::steady_clock::now();
     {
       std::unique_lock<std::mutex> lock(mu);
@@ -273,7 +280,7 @@ void LocalMeasurer::TimeInMoreProcesses(const MeasureRequest& request,
   };
   for (int pass = 1; pass < config_.max_processes_per_candidate; ++pass) {
     const bool extra = pass >= config_.processes_per_candidate;
-    for (size_t k = 0; k < n; ++k) {
+    for (size_t k = 0; k < n && !request.cancelled(); ++k) {
       const size_t i = pass % 2 == 1 ? n - 1 - k : k;  // odd passes backwards
       if (processes[i].empty()) continue;
       if (extra && !disagree(i)) continue;
@@ -342,9 +349,10 @@ void LocalMeasurer::CheckNewBests(const MeasureRequest& request,
   });
   if (order.size() > kMaxChecksPerBatch) order.resize(kMaxChecksPerBatch);
   for (size_t i : order) {
-    if (check(i)) break;
+    if (request.cancelled() || check(i)) break;
   }
   for (size_t i : request.check_always) {
+    if (request.cancelled()) break;
     if (i < batch->outcomes.size() && batch->outcomes[i].ok() && !checked[i]) check(i);
   }
   batch->verify_seconds = SecondsSince(start);

@@ -25,6 +25,7 @@
 #ifndef TESSERA_WORKER_MEASURER_H_
 #define TESSERA_WORKER_MEASURER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -120,6 +121,11 @@ struct MeasureRequest {
   // worker (the runoff compares the times of its candidates with each other). A local
   // measurer is one machine already.
   bool same_machine = false;
+  // Stops the measurement when it turns true (a worker whose lease was revoked): builds not
+  // started are skipped, and no candidate, process or check starts after it; the run in
+  // progress ends first. Measure then returns kCancelled. Null: never.
+  std::shared_ptr<const std::atomic<bool>> cancel;
+  bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };
 
 struct MeasuredBatch {
@@ -136,8 +142,8 @@ class Measurer {
  public:
   virtual ~Measurer() = default;
   // Measures every candidate of `request`. An error status only for what stops the whole
-  // batch (the job was cancelled, the server is shutting down); a candidate that fails is an
-  // outcome with its error kind.
+  // batch (the job was cancelled, the server is shutting down, request.cancel); a candidate
+  // that fails is an outcome with its error kind.
   virtual absl::StatusOr<MeasuredBatch> Measure(const MeasureRequest& request) = 0;
 };
 

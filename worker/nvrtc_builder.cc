@@ -151,6 +151,10 @@ class NvrtcBuilder final : public Builder {
   BuildResult BuildOne(const BuildInput& input) {
     auto start = std::chrono::steady_clock::now();
     BuildResult result;
+    if (input.cancelled()) {
+      result.error_msg = kBuildCancelled;
+      return result;
+    }
     absl::Status status = BuildInto(input, &result);
     if (!status.ok()) {
       result.error_msg = std::string(status.message());

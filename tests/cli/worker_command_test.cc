@@ -1,10 +1,13 @@
 // `tessera worker` against a real server on loopback: a kernel that crashes costs one
 // measurement (a run_error record) and the worker goes on serving; SIGTERM lets the current
 // batch finish and report, then the worker exits 0, or, past --drain-timeout, it exits at once
-// and the lease expires; a worker refused by the server exits 1.
+// and the lease expires; a worker whose lease is revoked (its job cancelled) stops measuring
+// it at once; a worker refused by the server exits 1.
 #include <signal.h>
 
+#include <chrono>
 #include <fstream>
+#include <utility>
 
 #include "tests/cli/service_test_util.h"
 
@@ -146,6 +149,66 @@ TEST_F(WorkerCommandTest, SigtermPastTheDrainTimeoutLeavesTheLeaseToExpire) {
   ASSERT_TRUE(records.ok()) << records.status();
   EXPECT_EQ(records->size(), 16u);
   EXPECT_TRUE(Duplicates(*records).empty());
+}
+
+// The lease and its size of the first "lease L: N candidates of job" line in `log` with N >=
+// `at_least`; empty when there is none yet.
+std::pair<std::string, int> LeaseOfAtLeast(const std::string& log, int at_least) {
+  for (size_t at = log.find(" candidates of job"); at != std::string::npos;
+       at = log.find(" candidates of job", at + 1)) {
+    const size_t count_start = log.rfind(' ', at - 1) + 1;
+    const int count = std::stoi(log.substr(count_start, at - count_start));
+    const size_t lease_start = log.rfind("lease ", count_start) + 6;
+    if (count >= at_least) {
+      return {log.substr(lease_start, log.find(':', lease_start) - lease_start), count};
+    }
+  }
+  return {"", 0};
+}
+
+// Cancelling a job revokes its leases; the heartbeat's answer tells the worker, which stops
+// measuring the batch at once (after the build or run in progress) instead of measuring it to
+// the end and dropping it, and then serves the next job.
+TEST_F(WorkerCommandTest, RevokedLeaseStopsMeasuringAtOnce) {
+  ASSERT_TRUE(cluster_->StartServer({"--heartbeat-seconds", "0.5"}).ok()) << cluster_->Logs();
+  // One build at a time: 32 candidates of GMM 256^3 take well over 10 s to build and run.
+  absl::StatusOr<ChildProcess*> worker = cluster_->StartWorker({"--build-parallelism", "1"});
+  ASSERT_TRUE(worker.ok());
+  std::string error;
+  std::string job = Submit(cluster_.get(),
+                           {"GMM:M=256,N=256,K=256", "--trials", "64", "--trials-per-iter", "32",
+                            "--no-runoff", "--no-verify"},
+                           &error);
+  ASSERT_FALSE(job.empty()) << error;
+  std::pair<std::string, int> lease;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        lease = LeaseOfAtLeast((*worker)->Stderr(), 16);
+        return !lease.first.empty();
+      },
+      60))
+      << cluster_->Logs();
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  CommandResult cancel = cluster_->RunClient({"cancel", job}, 30);
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
+  const std::string stopped = absl::StrCat("lease ", lease.first, ": revoked, stopped measuring");
+  ASSERT_TRUE(WaitUntil([&] { return (*worker)->Stderr().find(stopped) != std::string::npos; }, 30))
+      << cluster_->Logs();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - cancelled_at).count();
+  // A heartbeat (0.5 s) and the build or run in progress (about a second on a busy machine).
+  EXPECT_LT(seconds, 6) << (*worker)->Stderr();
+  std::string log = (*worker)->Stderr();
+  EXPECT_EQ(log.find(absl::StrCat("lease ", lease.first, ": measured")), std::string::npos) << log;
+  EXPECT_EQ(log.find(absl::StrCat("lease ", lease.first, ": reported")), std::string::npos) << log;
+
+  // The same worker measures the next job.
+  std::string next = Submit(
+      cluster_.get(),
+      {"GMM:M=64,N=64,K=64", "--trials", "4", "--trials-per-iter", "4", "--no-runoff"}, &error);
+  ASSERT_FALSE(next.empty()) << error;
+  CommandResult watch = cluster_->RunClient({"watch", next}, 120);
+  EXPECT_EQ(watch.exit_code, 0) << watch.err << cluster_->Logs();
 }
 
 TEST_F(WorkerCommandTest, RefusedTokenExitsOneWithTheStatusCode) {

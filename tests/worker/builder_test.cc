@@ -2,9 +2,11 @@
 // a function the CPU code generator refuses, a flag the compiler rejects or a missing compiler
 // is that input's result (naming the loop, the flag or the compiler), never an error of the
 // batch; the work directory goes with the builder unless it is kept; a simd loop over a
-// strided access compiles in well under its time-out with the default flags.
+// strided access compiles in well under its time-out with the default flags; cancelled inputs
+// are not compiled.
 #include "worker/builder.h"
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -136,6 +138,27 @@ TEST(CBuilderTest, WorkDirIsRemovedWithTheBuilderUnlessKept) {
   EXPECT_FALSE(std::filesystem::exists(removed_dir));
   EXPECT_TRUE(std::filesystem::exists(kept_dir));
   std::filesystem::remove_all(kept_dir);
+}
+
+// A cancelled input is not compiled: a worker whose lease was revoked must not spend its cores
+// on the rest of the batch.
+TEST(CBuilderTest, CancelledInputsAreNotBuilt) {
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  const PrimFunc f = Matmul(4, 4, 4);
+  for (int batch_size : {1, 2}) {
+    CBuilderOptions options;
+    options.batch_size = batch_size;
+    std::unique_ptr<Builder> builder = NewCBuilder(options);
+    cancel->store(false);
+    std::vector<BuildResult> r = builder->Build({BuildInput{f, Cpu(), cancel}});
+    ASSERT_TRUE(r[0].ok()) << r[0].error_msg;
+    cancel->store(true);
+    r = builder->Build({BuildInput{f, Cpu(), cancel}, BuildInput{f, Cpu(), cancel}});
+    for (const BuildResult& result : r) {
+      EXPECT_EQ(result.error_msg, kBuildCancelled) << "batch_size " << batch_size;
+      EXPECT_TRUE(result.artifact_path.empty());
+    }
+  }
 }
 
 }  // namespace

@@ -2,11 +2,15 @@
 // as their kernels and checked whole, checks only of the
 // candidates that beat the best and verified set only by a check that passed, the
 // slow-candidate and cut-off rules, and builds overlapped with runs (BuildOverlap) giving the
-// same outcomes in the same order, without stalling on a failed or timed-out build.
+// same outcomes in the same order, without stalling on a failed or timed-out build; a cancel
+// stops a batch after the run in progress.
 #include "worker/measurer.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -392,6 +396,46 @@ TEST(LocalMeasurerTest, BuildsDoNotOverlapRunsByDefault) {
   std::unique_ptr<LocalMeasurer> m = CpuMeasurer(MeasureConfig());
   ASSERT_NE(m, nullptr);
   EXPECT_FALSE(m->overlaps_builds());
+}
+
+// A cancel (a worker's revoked lease) stops the batch: no candidate starts after it, with builds
+// overlapped or not, and the measurer answers kCancelled rather than partial outcomes.
+TEST(LocalMeasurerTest, CancelStopsTheBatchAfterTheRunInProgress) {
+  MeasureConfig config;
+  config.runner.timeout_sec = 0.5;  // each run of the unscheduled 1024^3 GMM is cut off at 0.5 s
+  config.cutoff_ratio = 0;
+  config.build_parallelism = 1;
+  const PrimFunc big = *MakeWorkload("GMM", {{"M", 1024}, {"N", 1024}, {"K", 1024}}, "float32");
+  for (BuildOverlap overlap : {BuildOverlap::kOff, BuildOverlap::kOn}) {
+    config.overlap_builds = overlap;
+    std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
+    ASSERT_NE(m, nullptr);
+    // Eight candidates: 8 builds and 8 runs of at least 0.5 s each, uncancelled.
+    MeasureRequest request = RequestOf(*m, big, std::vector<PrimFunc>(8, big));
+    request.verify = false;
+    auto cancel = std::make_shared<std::atomic<bool>>(true);
+    request.cancel = cancel;
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<MeasuredBatch> cancelled = m->Measure(request);
+    EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled) << cancelled.status();
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.5)
+        << "cancelled before it started: nothing is built or run";
+
+    cancel->store(false);
+    std::thread canceller([cancel] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      cancel->store(true);
+    });
+    start = std::chrono::steady_clock::now();
+    cancelled = m->Measure(request);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    canceller.join();
+    EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled) << cancelled.status();
+    // The build or run in progress at 0.7 s ends (a build of the 1024^3 GMM takes ~0.2 s, a run
+    // is cut off at 0.5 s); the rest, over 4 s, never starts.
+    EXPECT_LT(seconds, 2.5) << "overlap " << static_cast<int>(overlap);
+  }
 }
 
 }  // namespace
