@@ -109,12 +109,17 @@ absl::Status ConvertPow(NodeContext* ctx) {
   TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs({}));
   TESSERA_RETURN_IF_ERROR(CheckFloat(ctx, 0));
   const DataType dtype = ctx->value(0).dtype;
-  // x^2 and x^0.5 (what exporters emit for variance and norms) as a product and a sqrt.
+  // x^2, x^3 and x^0.5 (what exporters emit for variance, GELU's tanh form and norms) as
+  // products and a sqrt.
   if (ctx->graph()->IsScalarConstant(ctx->input(1))) {
     const double e = ctx->value(1).constant.GetFlat(0);
     if (e == 2.0) {
       return Elementwise(ctx, {ctx->input(0)}, dtype, "T_power",
                          [](const std::vector<Expr>& x) { return x[0] * x[0]; });
+    }
+    if (e == 3.0) {
+      return Elementwise(ctx, {ctx->input(0)}, dtype, "T_power",
+                         [](const std::vector<Expr>& x) { return x[0] * x[0] * x[0]; });
     }
     if (e == 0.5) {
       return Elementwise(ctx, {ctx->input(0)}, dtype, "T_power",

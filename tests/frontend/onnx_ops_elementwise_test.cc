@@ -64,6 +64,20 @@ TEST(OnnxOpsElementwiseTest, UnaryMathFollowsTheDefinitions) {
   }
 }
 
+// Exponents 2 and 3 become products, 0.5 a sqrt, others a pow call.
+TEST(OnnxOpsElementwiseTest, PowByAConstantExponent) {
+  for (double e : {2.0, 3.0, 0.5, 1.5}) {
+    SCOPED_TRACE(e);
+    OneNodeModel m("Pow");
+    m.Input("x", {3}).Constant("e", {{}, {e}});
+    const bool integer = e == std::floor(e);
+    const Tensor x{{3}, {integer ? -2.0 : 0.25, 1, 4}};
+    Tensor expected{{3}, {}};
+    for (double v : x.values) expected.values.push_back(std::pow(v, e));
+    ExpectTensor(m.Run({x}), expected);
+  }
+}
+
 TEST(OnnxOpsElementwiseTest, ShapesThatDoNotBroadcastNameTheNode) {
   OneNodeModel m("Mul");
   m.Input("a", {2, 3}).Input("b", {2});
