@@ -18,6 +18,10 @@
 // above (PadEinsum's zero padding: `j < extent ? B[..] : 0`) is split at the least bound B:
 // `for v in [0, min(n, B)): store x (or select of the other conjuncts)` then
 // `for v in [max(B, 0), n): store y` (with n constant: `if (n <= B) <one loop of x> else ..`).
+// First, a float store accumulating into the element it stores with a padding term that leaves
+// it unchanged, `acc = max(acc, select(c, x, lowest))` (min: the highest value; under a loop
+// annotated skip_zero_terms also `acc = acc + select(c, x, 0) * y`), becomes
+// `if (c) acc = max(acc, x)`, the guard then moving as above.
 // Each step keeps the meaning (predicates are pure), so the pass is safe on any lowered
 // function; it only changes loops of that shape.
 #ifndef TESSERA_CODEGEN_PARTITION_LOOPS_H_

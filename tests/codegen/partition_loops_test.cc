@@ -5,11 +5,13 @@
 // unscheduled matmul computes.
 #include "codegen/partition_loops.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "codegen/codegen_c.h"
 #include "codegen/lower.h"
+#include "frontend/compute.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
@@ -162,6 +164,52 @@ TEST(PartitionGuardedLoopsTest, ZeroTermsAreGuardedUnderTheAnnotation) {
                         [&](const Expr& e) { selects += e.as<SelectNode>() != nullptr; });
     EXPECT_EQ(selects == 0, annotate) << PrintStmt(partitioned.body());
     absl::Status built = testing::CheckCBackendMatches(*func, sch.func());
+    EXPECT_TRUE(built.ok()) << built;
+  }
+}
+
+// A max-pool over rows (kernel 3, stride 2) padded with `pad_value`, its padding inlined.
+PrimFunc PaddedMaxPool(float pad_value) {
+  Tensor x = Placeholder({10, 16}, DataType::Float32(), "x");
+  Tensor padded = Compute(
+      {12, 16},
+      [&](const std::vector<Var>& i) {
+        Expr src = Expr(i[0]) - Expr(1);
+        return Select(And(GE(src, Expr(0)), LT(src, Expr(10))), x({src, i[1]}),
+                      FloatImm(DataType::Float32(), pad_value));
+      },
+      "padded");
+  IterVar r = ReduceAxis(3, "r");
+  Tensor pool = Compute(
+      {5, 16},
+      [&](const std::vector<Var>& i) {
+        return MaxReduce(padded({Expr(i[0]) * Expr(2) + Expr(r.var), i[1]}), {r});
+      },
+      "pool");
+  absl::StatusOr<PrimFunc> f = CreatePrimFunc("pool", {x, pool});
+  EXPECT_TRUE(f.ok()) << f.status();
+  return *f;
+}
+
+// A max over padding of the type's lowest value (or -inf): the padding taps change nothing, so
+// `acc = max(acc, select(c, x, lowest))` becomes a guarded `max(acc, x)` everywhere, without
+// the annotation (the select kept a pool scalar). Padding of another value keeps its select.
+// Each computes the pool.
+TEST(PartitionGuardedLoopsTest, MaxPoolPaddingTapsAreGuarded) {
+  const float lowest = -3.40282347e+38f;
+  for (float pad : {lowest, -HUGE_VALF, 0.0f}) {
+    SCOPED_TRACE(pad);
+    const PrimFunc func = PaddedMaxPool(pad);
+    Schedule sch = Schedule::Create(func, 0);
+    ASSERT_TRUE(sch.ComputeInline(*sch.GetBlock("padded")).ok());
+    absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    const PrimFunc partitioned = PartitionGuardedLoops(*lowered);
+    int selects = 0;
+    PostOrderVisitExprs(partitioned.body(),
+                        [&](const Expr& e) { selects += e.as<SelectNode>() != nullptr; });
+    EXPECT_EQ(selects == 0, pad != 0.0f) << PrintStmt(partitioned.body());
+    absl::Status built = testing::CheckCBackendMatches(func, sch.func());
     EXPECT_TRUE(built.ok()) << built;
   }
 }
