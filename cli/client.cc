@@ -15,6 +15,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "server/tls.h"
 
 namespace tessera {
 namespace cli {
@@ -76,13 +77,17 @@ absl::StatusOr<Client> Connect(const ClientOptions& options) {
   }
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (!options.tls_ca.empty() || !options.tls_cert.empty()) {
+    QuietTlsHandshakeLogs();
     grpc::SslCredentialsOptions ssl;
     if (!options.tls_ca.empty()) {
-      TESSERA_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile(options.tls_ca, "--tls-ca"));
+      TESSERA_ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                               ReadTlsCertificates({"--tls-ca", options.tls_ca}));
     }
     if (!options.tls_cert.empty()) {
-      TESSERA_ASSIGN_OR_RETURN(ssl.pem_cert_chain, ReadFile(options.tls_cert, "--tls-cert"));
-      TESSERA_ASSIGN_OR_RETURN(ssl.pem_private_key, ReadFile(options.tls_key, "--tls-key"));
+      TESSERA_ASSIGN_OR_RETURN(TlsKeyPair pair, ReadTlsKeyPair({"--tls-cert", options.tls_cert},
+                                                               {"--tls-key", options.tls_key}));
+      ssl.pem_cert_chain = std::move(pair.cert_chain);
+      ssl.pem_private_key = std::move(pair.private_key);
     }
     credentials = grpc::SslCredentials(ssl);
   } else {

@@ -36,6 +36,7 @@ int RunWorker(WorkerCommandOptions o) {
   if (!client.ok()) return ReportError(client.status());
   o.daemon.token = client->token;
   o.daemon.server_label = o.client.server;
+  o.daemon.tls_ca = o.client.tls_ca;
   absl::StatusOr<std::unique_ptr<WorkerDaemon>> daemon =
       WorkerDaemon::Create(client->channel, o.daemon);
   if (!daemon.ok()) return ReportError(daemon.status());
@@ -99,6 +100,10 @@ Command RegisterWorkerCommand(CLI::App* root) {
   app->add_option("--drain-timeout", o->daemon.drain_timeout_sec,
                   "On SIGTERM, seconds the current batch may still take before it is abandoned")
       ->capture_default_str();
+  app->add_option("--max-handshake-failures", o->daemon.max_handshake_failures,
+                  "Exit 1 after this many TLS handshakes in a row failed (0: retry forever)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--work-dir", o->daemon.work_dir,
                   "Directory for build artifacts (default: a temporary directory)");
   return {app, [o]() { return RunWorker(*o); }};

@@ -8,6 +8,7 @@
 #   nlohmann_json::nlohmann_json  CLI11::CLI11  xgboost::xgboost  onnx_proto
 #   PostgreSQL::PostgreSQL (libpq)
 #   prometheus-cpp::core prometheus-cpp::pull (the server's /metrics endpoint)
+#   OpenSSL::SSL OpenSSL::Crypto (the TLS files' checks, server/tls.h)
 #   tessera::openblas      (if found, with TESSERA_BUILD_TESTS; benchmarks only, the CPU anchor)
 #   DNNL::dnnl             (if found, with TESSERA_BUILD_TESTS; benchmarks only, oneDNN as the
 #                           conv/GEMM anchor)
@@ -21,6 +22,9 @@ include(CMakeDependentOption)
 # looks for it too.
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
+# OpenSSL, which gRPC's TLS uses: the server and the clients check their TLS files with it
+# (server/tls.h) before gRPC sees them.
+find_package(OpenSSL REQUIRED)
 find_package(absl CONFIG REQUIRED)  # 20220623: no absl::log; its own string_view (T4)
 find_package(SQLite3 REQUIRED)
 # libpq (libpq-dev) for the PostgreSQL records database; the server binaries (postgresql) are

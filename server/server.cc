@@ -6,26 +6,14 @@
 #include <grpcpp/server_builder.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "base/logging.h"
 #include "base/status_macros.h"
+#include "server/tls.h"
 
 namespace tessera {
 namespace {
-
-absl::StatusOr<std::string> ReadPem(const std::string& what, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(what, " ", path, ": cannot read it"));
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str().find("-----BEGIN") == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": not a PEM file"));
-  }
-  return text.str();
-}
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& o) {
   if (o.tls_cert_file.empty()) {
@@ -36,12 +24,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Serve
   }
   if (o.tls_key_file.empty()) return absl::InvalidArgumentError("--tls-cert needs --tls-key");
   grpc::SslServerCredentialsOptions ssl;
-  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  TESSERA_ASSIGN_OR_RETURN(pair.cert_chain, ReadPem("TLS certificate", o.tls_cert_file));
-  TESSERA_ASSIGN_OR_RETURN(pair.private_key, ReadPem("TLS key", o.tls_key_file));
-  ssl.pem_key_cert_pairs.push_back(pair);
+  TESSERA_ASSIGN_OR_RETURN(TlsKeyPair pair, ReadTlsKeyPair({"--tls-cert", o.tls_cert_file},
+                                                           {"--tls-key", o.tls_key_file}));
+  ssl.pem_key_cert_pairs.push_back({pair.private_key, pair.cert_chain});
   if (!o.tls_client_ca_file.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPem("client CA", o.tls_client_ca_file));
+    TESSERA_ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                             ReadTlsCertificates({"--tls-client-ca", o.tls_client_ca_file}));
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
@@ -77,9 +65,11 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   }
   std::unique_ptr<TuningServer> s(new TuningServer());
   s->options_ = options;
-  // Tokens first: a server with a bad token set must not open or migrate any database.
+  // Tokens and TLS files first: a server with a bad token set or TLS file must not open or
+  // migrate any database.
   TESSERA_ASSIGN_OR_RETURN(s->auth_,
                            TokenAuth::Create(options.client_tokens, options.worker_tokens));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(options));
   s->metrics_ = std::make_unique<ServerMetrics>();
   options.dispatcher.metrics = s->metrics_.get();
   absl::StatusOr<std::unique_ptr<Database>> db = OpenDatabase(options.db_path);
@@ -89,7 +79,6 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   }
   s->db_ = *std::move(db);
   TESSERA_ASSIGN_OR_RETURN(s->store_, JobStore::Open(options.state_path));
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(options));
   s->dispatcher_ = std::make_unique<Dispatcher>(s->store_.get(), options.dispatcher);
   s->jobs_ = std::make_unique<JobManager>(s->db_.get(), s->store_.get(), s->dispatcher_.get(),
                                           options.jobs);
@@ -106,6 +95,7 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   }
 
   google::protobuf::SetLogHandler(&LogProtobufMessage);
+  QuietTlsHandshakeLogs();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   // Every server built from here on serves grpc.health.v1.Health (SERVING while it runs).
   grpc::EnableDefaultHealthCheckService(true);

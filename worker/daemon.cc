@@ -16,9 +16,12 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "grpcpp/client_context.h"
 #include "ir/serialize.h"
@@ -56,6 +59,25 @@ bool IsFatal(absl::StatusCode code) {
   return code == absl::StatusCode::kUnauthenticated ||
          code == absl::StatusCode::kPermissionDenied ||
          code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kUnimplemented;
+}
+
+// What gRPC says of a failed TLS handshake ("SSL_ERROR_SSL: ... certificate verify failed",
+// "Peer name H is not in peer certificate"), or nullopt when `status` is not one.
+std::optional<std::string> HandshakeFailure(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kUnavailable) return std::nullopt;
+  const absl::string_view message = status.message();
+  constexpr absl::string_view kFailed = "andshake failed";
+  if (size_t at = message.find(kFailed); at != absl::string_view::npos) {
+    absl::string_view detail = message.substr(at + kFailed.size());
+    absl::ConsumePrefix(&detail, ":");
+    detail = absl::StripLeadingAsciiWhitespace(detail);
+    return std::string(detail.empty() ? message : detail);
+  }
+  if (size_t at = message.find("Peer name ");
+      at != absl::string_view::npos && absl::StrContains(message, "not in peer certificate")) {
+    return std::string(message.substr(at));
+  }
+  return std::nullopt;
 }
 
 std::string Truncate(std::string text, size_t max_bytes) {
@@ -270,6 +292,7 @@ absl::Status WorkerDaemon::Impl::Run() {
   Log(absl::StrCat("serving ", target_string_, " (", device_.name(), ") for ",
                    options_.server_label));
   double backoff = options_.min_backoff_sec;
+  int handshake_failures = 0;  // in a row
   while (!stopping()) {
     bool registered = false;
     absl::Status s = Session(&registered);
@@ -277,6 +300,16 @@ absl::Status WorkerDaemon::Impl::Run() {
     if (stopping()) break;
     if (IsFatal(s.code())) return s;
     if (registered) backoff = options_.min_backoff_sec;
+    std::optional<std::string> handshake = registered ? std::nullopt : HandshakeFailure(s);
+    handshake_failures = handshake ? handshake_failures + 1 : 0;
+    if (handshake && handshake_failures == options_.max_handshake_failures) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "register with ", options_.server_label, ": the TLS handshake failed ",
+          handshake_failures, " times in a row (", *handshake,
+          "): the server's certificate is probably not signed by the CA of ",
+          options_.tls_ca.empty() ? "--tls-ca (none given)" : "--tls-ca " + options_.tls_ca,
+          ", or does not name ", options_.server_label));
+    }
     Log(absl::StrFormat("%s; reconnecting in %.1f s", s.message(), backoff));
     if (!SleepUnlessStopped(backoff)) break;
     backoff = std::min(backoff * 2, options_.max_backoff_sec);

@@ -44,6 +44,11 @@ struct WorkerDaemonOptions {
   // After Stop(): how long the current batch may still take before it is abandoned.
   double drain_timeout_sec = 60;
   std::string work_dir;  // build artifacts; empty: a temporary directory
+  // Registrations in a row whose TLS handshake failed before Run() gives up (0: never). A
+  // handshake that fails every time is a configuration error (most often a --tls-ca that did
+  // not sign the server's certificate), which retrying cannot fix.
+  int max_handshake_failures = 5;
+  std::string tls_ca;  // the --tls-ca file, for that message; empty: none given
 };
 
 class WorkerDaemon {
@@ -56,7 +61,8 @@ class WorkerDaemon {
 
   // Serves until Stop(). OK after Stop(); an error only for what retrying cannot fix: the
   // server refused the token (UNAUTHENTICATED, PERMISSION_DENIED) or the registration
-  // (INVALID_ARGUMENT). When it returns after abandoning a batch, a measurement may still run
+  // (INVALID_ARGUMENT), or max_handshake_failures TLS handshakes failed in a row
+  // (FAILED_PRECONDITION). When it returns after abandoning a batch, a measurement may still run
   // on another thread: the caller must then end the process (abandoned() says so).
   absl::Status Run();
   // Asks Run() to return after the current batch (thread-safe, idempotent; not

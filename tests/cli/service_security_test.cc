@@ -1,5 +1,6 @@
 // The service's security and robustness on loopback (issue 11 §6): bearer tokens with two
-// scopes, TLS with a test CA (and client certificates), and fuzzed requests on every method
+// scopes, TLS with a test CA (and client certificates), TLS mistakes as one-line errors and a
+// worker with the wrong CA that gives up, and fuzzed requests on every method
 // (random field values and random bytes, bounded count, fixed seed) that must leave the
 // server alive and its SQLite files sound.
 #include <signal.h>
@@ -43,6 +44,33 @@ class ServiceSecurityTest : public ::testing::Test {
     std::string path = cluster_->dir() + "/" + name;
     std::ofstream(path) << text;
     return path;
+  }
+  // A test CA (ca.pem, ca.key) that signed server.pem/server.key (for 127.0.0.1 and localhost)
+  // and client.pem/client.key, and another CA (other.pem) that signed nothing of this, in
+  // dir(), with the openssl command.
+  void MakeTestCertificates() {
+    const std::string d = cluster_->dir();
+    WriteFile("server.ext", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    WriteFile("client.ext", "extendedKeyUsage=clientAuth\n");
+    std::vector<std::vector<std::string>> steps = {
+        {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/ca.key", "-out",
+         d + "/ca.pem", "-days", "1", "-subj", "/CN=tessera test CA"},
+        {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/other.key", "-out",
+         d + "/other.pem", "-days", "1", "-subj", "/CN=another CA"},
+        {"req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/server.key", "-out",
+         d + "/server.csr", "-subj", "/CN=127.0.0.1"},
+        {"x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
+         "-CAcreateserial", "-out", d + "/server.pem", "-days", "1", "-extfile", d + "/server.ext"},
+        {"req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/client.key", "-out",
+         d + "/client.csr", "-subj", "/CN=tessera test client"},
+        {"x509", "-req", "-in", d + "/client.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
+         "-CAcreateserial", "-out", d + "/client.pem", "-days", "1", "-extfile", d + "/client.ext"},
+    };
+    for (std::vector<std::string> step : steps) {
+      step.insert(step.begin(), "/usr/bin/openssl");
+      CommandResult r = RunCommand(step, 60, d);
+      ASSERT_EQ(r.exit_code, 0) << step[1] << ": " << r.err;
+    }
   }
   std::unique_ptr<ServiceCluster> cluster_;
 };
@@ -115,26 +143,8 @@ TEST_F(ServiceSecurityTest, TokensHaveTwoScopes) {
 
 TEST_F(ServiceSecurityTest, TlsOnLoopbackWithATestCaAndClientCertificates) {
   if (access("/usr/bin/openssl", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/openssl";
+  ASSERT_NO_FATAL_FAILURE(MakeTestCertificates());
   const std::string d = cluster_->dir();
-  WriteFile("server.ext", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  WriteFile("client.ext", "extendedKeyUsage=clientAuth\n");
-  std::vector<std::vector<std::string>> steps = {
-      {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/ca.key", "-out",
-       d + "/ca.pem", "-days", "1", "-subj", "/CN=tessera test CA"},
-      {"req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/server.key", "-out",
-       d + "/server.csr", "-subj", "/CN=127.0.0.1"},
-      {"x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
-       "-CAcreateserial", "-out", d + "/server.pem", "-days", "1", "-extfile", d + "/server.ext"},
-      {"req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/client.key", "-out",
-       d + "/client.csr", "-subj", "/CN=tessera test client"},
-      {"x509", "-req", "-in", d + "/client.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
-       "-CAcreateserial", "-out", d + "/client.pem", "-days", "1", "-extfile", d + "/client.ext"},
-  };
-  for (std::vector<std::string> step : steps) {
-    step.insert(step.begin(), "/usr/bin/openssl");
-    CommandResult r = RunCommand(step, 60, d);
-    ASSERT_EQ(r.exit_code, 0) << step[1] << ": " << r.err;
-  }
   ASSERT_TRUE(cluster_
                   ->StartServer({"--tls-cert", d + "/server.pem", "--tls-key", d + "/server.key",
                                  "--tls-client-ca", d + "/ca.pem"})
@@ -159,6 +169,97 @@ TEST_F(ServiceSecurityTest, TlsOnLoopbackWithATestCaAndClientCertificates) {
   args.insert(args.end(), tls.begin(), tls.end());
   r = cluster_->RunClient(args, 120);
   EXPECT_EQ(r.exit_code, 0) << r.err << cluster_->Logs();
+}
+
+// TLS files that are missing, not PEM, or a key that is not its certificate's: one line naming
+// the flag and the file, from serve, the clients and the worker, before anything connects
+// (before, gRPC's own lines and "cannot listen" or "empty address list").
+TEST_F(ServiceSecurityTest, TlsMistakesAreOneLineErrorsNamingTheFlagAndFile) {
+  if (access("/usr/bin/openssl", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/openssl";
+  ASSERT_NO_FATAL_FAILURE(MakeTestCertificates());
+  const std::string d = cluster_->dir();
+  const std::string garbage = WriteFile("garbage.pem", "not a certificate\n");
+  const std::string missing = d + "/missing.pem";
+  const std::vector<std::string> serve = {"serve", "--db", d + "/refused.db", "--listen",
+                                          "127.0.0.1:0"};
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--tls-cert", d + "/server.pem", "--tls-key", d + "/other.key"},
+       "--tls-key " + d + "/other.key: not the key of the certificate in --tls-cert " + d +
+           "/server.pem"},
+      {{"--tls-cert", garbage, "--tls-key", d + "/server.key"},
+       "--tls-cert " + garbage + ": no PEM certificate"},
+      {{"--tls-cert", d + "/server.pem", "--tls-key", d + "/server.pem"},
+       "--tls-key " + d + "/server.pem: no PEM private key"},
+      {{"--tls-cert", d + "/server.pem", "--tls-key", d + "/server.key", "--tls-client-ca",
+        missing},
+       "--tls-client-ca " + missing + ": cannot read it"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = serve;
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    ExpectOneLineError(cluster_->Run(args, 30), c.says, absl::StrJoin(args, " "));
+  }
+  EXPECT_NE(access((d + "/refused.db").c_str(), F_OK), 0) << "refused before opening the database";
+
+  // The clients and the worker, against a server that is not even there.
+  const std::vector<Case> client_cases = {
+      {{"--tls-ca", garbage}, "--tls-ca " + garbage + ": no PEM certificate"},
+      {{"--tls-ca", missing}, "--tls-ca " + missing + ": cannot read it"},
+      {{"--tls-ca", d + "/ca.pem", "--tls-cert", d + "/client.pem", "--tls-key", d + "/server.key"},
+       "--tls-key " + d + "/server.key: not the key of the certificate in --tls-cert " + d +
+           "/client.pem"},
+  };
+  for (const Case& c : client_cases) {
+    for (std::vector<std::string> args : {std::vector<std::string>{"jobs", "--rpc-timeout", "5"},
+                                          std::vector<std::string>{"worker"}}) {
+      args.insert(args.end(), {"--server", "127.0.0.1:1"});
+      args.insert(args.end(), c.args.begin(), c.args.end());
+      ExpectOneLineError(cluster_->Run(args, 30), c.says, absl::StrJoin(args, " "));
+    }
+  }
+}
+
+// A worker that trusts another CA fails every handshake: it exits 1 after
+// --max-handshake-failures of them in a row, saying why, instead of retrying forever; the
+// server logs nothing per failed handshake.
+TEST_F(ServiceSecurityTest, AWorkerWithTheWrongCaExitsAfterItsHandshakeFailures) {
+  if (access("/usr/bin/openssl", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/openssl";
+  ASSERT_NO_FATAL_FAILURE(MakeTestCertificates());
+  const std::string d = cluster_->dir();
+  ASSERT_TRUE(
+      cluster_->StartServer({"--tls-cert", d + "/server.pem", "--tls-key", d + "/server.key"}).ok())
+      << cluster_->Logs();
+  absl::StatusOr<ChildProcess*> worker =
+      cluster_->StartWorker({"--tls-ca", d + "/other.pem", "--max-handshake-failures", "3"});
+  ASSERT_TRUE(worker.ok());
+  absl::StatusOr<int> code = (*worker)->Wait(60);
+  ASSERT_TRUE(code.ok()) << "a worker whose handshakes fail must not retry forever: "
+                         << (*worker)->Stderr();
+  EXPECT_EQ(*code, 1);
+  const std::string log = (*worker)->Stderr();
+  const std::string last = log.substr(log.rfind('\n', log.size() - 2) + 1);
+  EXPECT_NE(last.find("tessera: error: register with " + cluster_->address() +
+                      ": the TLS handshake failed 3 times in a row"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(last.find("certificate verify failed"), std::string::npos) << log;
+  EXPECT_NE(last.find("not signed by the CA of --tls-ca " + d + "/other.pem"), std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("ssl_transport_security"), std::string::npos) << "a raw gRPC line: " << log;
+  EXPECT_EQ(cluster_->server()->Stderr().find("andshake failed"), std::string::npos)
+      << cluster_->server()->Stderr();
+
+  // The right CA: it registers and keeps serving.
+  worker = cluster_->StartWorker({"--tls-ca", d + "/ca.pem", "--max-handshake-failures", "3"});
+  ASSERT_TRUE(worker.ok());
+  ASSERT_TRUE(WaitUntil(
+      [&] { return (*worker)->Stderr().find("registered with") != std::string::npos; }, 30))
+      << (*worker)->Stderr();
+  EXPECT_TRUE((*worker)->Running());
 }
 
 // ---------------------------------------------------------------------------------------------
