@@ -13,6 +13,7 @@ Command RegisterRunCommand(CLI::App* root);
 Command RegisterScheduleCommand(CLI::App* root);
 Command RegisterCodegenCommand(CLI::App* root);
 Command RegisterDevicesCommand(CLI::App* root);
+Command RegisterTargetCommand(CLI::App* root);  // the host's cpu target (worker/host.h)
 Command RegisterDefaultCommand(CLI::App* root);
 Command RegisterSpaceCommand(CLI::App* root);
 Command RegisterSampleCommand(CLI::App* root);

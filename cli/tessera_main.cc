@@ -41,6 +41,7 @@ int TesseraMain(int argc, char** argv) {
       RegisterScheduleCommand(&app),
       RegisterCodegenCommand(&app),
       RegisterDevicesCommand(&app),
+      RegisterTargetCommand(&app),
       RegisterDefaultCommand(&app),
       RegisterSpaceCommand(&app),
       RegisterSampleCommand(&app),

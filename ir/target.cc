@@ -1,5 +1,6 @@
 #include "ir/target.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -7,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/check.h"
+#include "base/status_macros.h"
 
 namespace tessera {
 namespace {
@@ -18,11 +20,14 @@ struct KeySpec {
 };
 
 // Keys in canonical order. Defaults describe a conservative machine; workers and the host
-// probe report real values.
+// probe report real values. The cpu keys after vector_bits default to the core the rules'
+// constants were measured on (a Zen 4: one 512-bit FMA per cycle, 32 KiB L1d, 1 MiB L2), so a
+// target string written before they existed schedules as it did; -isa's default is the ISA its
+// -vector_bits implies (IsaImpliedBy).
 const std::vector<KeySpec>& KeysOf(Target::Kind kind) {
   static const std::vector<KeySpec> cpu = {
-      {"cores", true, "1"},
-      {"vector_bits", true, "256"},
+      {"cores", true, "1"},   {"vector_bits", true, "256"}, {"fma_per_cycle", true, "1"},
+      {"l1d_kb", true, "32"}, {"l2_kb", true, "1024"},      {"isa", false, "none"},
   };
   static const std::vector<KeySpec> cuda = {
       {"arch", false, "sm_80"},
@@ -35,7 +40,38 @@ const std::vector<KeySpec>& KeysOf(Target::Kind kind) {
   return kind == Target::Kind::kCpu ? cpu : cuda;
 }
 
-absl::Status ValidateValue(Target::Kind kind, const std::string& key, const std::string& value) {
+// The ISA that every x86 core of a vector width has: AVX-512F cores all have AVX2 and FMA, and
+// AVX2 came with FMA (Haswell, Excavator); the host probe says 256 bits only with AVX2.
+std::string IsaImpliedBy(const std::string& vector_bits) {
+  if (vector_bits == "512") return "avx2+fma+avx512f";
+  if (vector_bits == "256") return "avx2+fma";
+  return "none";
+}
+
+// An -isa value in canonical form: known flags joined by '+' in CpuIsaFlags() order, each once.
+absl::StatusOr<std::string> CanonicalIsa(const std::string& value) {
+  if (value == "none") return value;
+  const std::vector<std::string>& known = Target::CpuIsaFlags();
+  std::vector<bool> listed(known.size(), false);
+  for (absl::string_view flag : absl::StrSplit(value, '+')) {
+    auto it = std::find(known.begin(), known.end(), flag);
+    if (it == known.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target cpu: -isa: unknown flag '", flag, "' in '", value,
+                       "' (known: ", absl::StrJoin(known, ", "), "; or none)"));
+    }
+    listed[it - known.begin()] = true;
+  }
+  std::vector<std::string> flags;
+  for (size_t i = 0; i < known.size(); ++i) {
+    if (listed[i]) flags.push_back(known[i]);
+  }
+  return absl::StrJoin(flags, "+");
+}
+
+// The value `key` is stored with: `value` checked, and in canonical form where it has one.
+absl::StatusOr<std::string> NormalizeValue(Target::Kind kind, const std::string& key,
+                                           const std::string& value) {
   const KeySpec* spec = nullptr;
   std::vector<std::string> known;
   for (const KeySpec& s : KeysOf(kind)) {
@@ -61,8 +97,10 @@ absl::Status ValidateValue(Target::Kind kind, const std::string& key, const std:
       return absl::InvalidArgumentError(
           absl::StrCat("target cuda: -arch must look like sm_90, got '", value, "'"));
     }
+  } else if (key == "isa") {
+    return CanonicalIsa(value);
   }
-  return absl::OkStatus();
+  return value;
 }
 
 }  // namespace
@@ -80,6 +118,7 @@ absl::StatusOr<Target> Target::Parse(const std::string& text) {
         absl::StrCat("unknown target kind '", words[0], "' (expected cpu or cuda)"));
   }
   for (const KeySpec& spec : KeysOf(target.kind_)) target.attrs_[spec.name] = spec.default_value;
+  bool isa_given = false;
   for (size_t i = 1; i < words.size(); ++i) {
     const std::string& word = words[i];
     size_t eq = word.find('=');
@@ -88,10 +127,12 @@ absl::StatusOr<Target> Target::Parse(const std::string& text) {
           absl::StrCat("target option '", word, "' is not of the form -key=value"));
     }
     std::string key = word.substr(word[1] == '-' ? 2 : 1, eq - (word[1] == '-' ? 2 : 1));
-    std::string value = word.substr(eq + 1);
-    if (absl::Status s = ValidateValue(target.kind_, key, value); !s.ok()) return s;
-    target.attrs_[key] = value;
+    TESSERA_ASSIGN_OR_RETURN(target.attrs_[key],
+                             NormalizeValue(target.kind_, key, word.substr(eq + 1)));
+    isa_given |= key == "isa";
   }
+  if (target.is_cpu() && !isa_given)
+    target.attrs_["isa"] = IsaImpliedBy(target.attrs_["vector_bits"]);
   return target;
 }
 
@@ -117,10 +158,27 @@ int Target::compute_capability() const {
   return cc;
 }
 
+bool Target::has_isa(absl::string_view flag) const {
+  const std::vector<std::string>& known = CpuIsaFlags();
+  TESSERA_CHECK(std::find(known.begin(), known.end(), flag) != known.end())
+      << "has_isa: unknown flag " << flag;
+  if (!is_cpu()) return false;
+  for (absl::string_view listed : absl::StrSplit(GetString("isa"), '+')) {
+    if (listed == flag) return true;
+  }
+  return false;
+}
+
+const std::vector<std::string>& Target::CpuIsaFlags() {
+  static const std::vector<std::string> flags = {
+      "avx2",       "fma",        "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512vnni",
+      "avx512bf16", "avx512fp16", "avxvnni", "amx-tile", "amx-bf16", "amx-int8"};
+  return flags;
+}
+
 absl::StatusOr<Target> Target::With(const std::string& key, const std::string& value) const {
-  if (absl::Status s = ValidateValue(kind_, key, value); !s.ok()) return s;
   Target copy = *this;
-  copy.attrs_[key] = value;
+  TESSERA_ASSIGN_OR_RETURN(copy.attrs_[key], NormalizeValue(kind_, key, value));
   return copy;
 }
 

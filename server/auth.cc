@@ -9,9 +9,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "ir/target.h"
+#include "worker/host.h"
 
 namespace tessera {
 namespace {
@@ -37,13 +39,16 @@ std::optional<std::string> BearerToken(absl::string_view header) {
 
 std::string KindOf(const std::string& target) { return target.substr(0, target.find(' ')); }
 
-// A target entry of a worker token as it is kept: canonical when keys are given, else the kind.
+// A target entry of a worker token as it is kept: the kind's name and the keys the entry gives,
+// as written. Not canonicalized: a key it leaves out takes no default, so that an entry written
+// before a kind had that key ("cpu -cores=16 -vector_bits=512" before -l2_kb) still verifies
+// its workers' targets (TargetDescribes).
 absl::StatusOr<std::string> TargetEntry(const std::string& text) {
   absl::StatusOr<Target> parsed = Target::Parse(text);
   if (!parsed.ok()) return parsed.status();
-  std::string trimmed(absl::StripAsciiWhitespace(text));
-  if (trimmed.find(' ') == std::string::npos) return std::string(parsed->kind_name());
-  return parsed->ToString();
+  std::vector<std::string> words = absl::StrSplit(text, ' ', absl::SkipWhitespace());
+  words[0] = parsed->kind_name();
+  return absl::StrJoin(words, " ");
 }
 
 // The non-comment lines of a token file, with their numbers; an error if there are none.
@@ -213,8 +218,11 @@ TargetPermission TokenAuth::PermitTarget(absl::string_view header,
     if (w.targets.empty()) return {true, false};
     TargetPermission permission;
     for (const std::string& entry : w.targets) {
-      if (entry == canonical_target) return {true, true};
-      if (entry == KindOf(canonical_target)) permission.allowed = true;
+      if (entry == KindOf(canonical_target)) {
+        permission.allowed = true;
+      } else if (TargetDescribes(entry, canonical_target)) {
+        return {true, true};
+      }
     }
     return permission;
   }

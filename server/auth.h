@@ -6,9 +6,9 @@
 // gets UNAUTHENTICATED (a valid token of the other scope: PERMISSION_DENIED).
 //
 // A worker token may name the targets its workers serve. A worker registers only targets its
-// token allows, and only a target its token names in full is *verified*: a job's partial target
-// ("cpu", "cpu -cores=2") is completed from verified targets alone, so that a worker cannot
-// capture jobs by registering a target it made up (docs/service.md, "Tokens").
+// token allows, and only a target its token names (with keys, not a bare kind) is *verified*: a
+// job's partial target ("cpu", "cpu -cores=2") is completed from verified targets alone, so that
+// a worker cannot capture jobs by registering a target it made up (docs/service.md, "Tokens").
 #ifndef TESSERA_SERVER_AUTH_H_
 #define TESSERA_SERVER_AUTH_H_
 
@@ -28,9 +28,11 @@ enum class Scope { kClient, kWorker };
 
 inline constexpr size_t kMinTokenLength = 16;
 
-// A worker token and the targets its workers may register. Each entry is a canonical target
-// string (allows that target and verifies it) or a bare kind, "cpu" or "cuda" (allows any
-// target of that kind, unverified). No entry: any target, unverified.
+// A worker token and the targets its workers may register. Each entry is a target string with
+// keys (allows and verifies the targets it describes, worker/host.h TargetDescribes: a full
+// string exactly that target, one with some keys any target with those values) or a bare kind,
+// "cpu" or "cuda" (allows any target of that kind, unverified). No entry: any target,
+// unverified.
 struct WorkerToken {
   std::string token;
   std::vector<std::string> targets;

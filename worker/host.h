@@ -2,8 +2,10 @@
 #ifndef TESSERA_WORKER_HOST_H_
 #define TESSERA_WORKER_HOST_H_
 
+#include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/target.h"
@@ -11,8 +13,10 @@
 namespace tessera {
 
 // Parses a target string (ir/target.h). For `cpu`, the keys the text does not give are
-// taken from this machine: -cores = online processors, -vector_bits = 512 with AVX-512F,
-// 256 with AVX2, else 128. Other kinds are parsed as written. Errors as Target::Parse.
+// taken from this machine (HostCpu()): -cores, -vector_bits, -l1d_kb and -l2_kb (where the
+// host reports them), -isa, and -fma_per_cycle measured at the target's vector width
+// (HostFmaProbe; kept at its default when the host has no FMA of that width). Other kinds are
+// parsed as written. Errors as Target::Parse.
 absl::StatusOr<Target> ResolveTarget(const std::string& text);
 
 // The keys a target string gives explicitly: {"arch", "sm_count"} for
@@ -34,6 +38,40 @@ std::string HostCpuName();
 // Online processors (at least 1) and the widest vector unit the host has, in bits.
 int HostCpuCores();
 int HostVectorBits();
+
+// What a cpu target reads from this machine, detected once per process.
+struct HostCpuInfo {
+  std::string name;  // HostCpuName()
+  int cores = 1;     // HostCpuCores()
+  // 512 with AVX-512F, 256 with AVX2, else 128 (an extension counts only when the OS saves its
+  // registers, XCR0).
+  int vector_bits = 128;
+  // cpu0's L1 data and L2 caches in KiB (an L2 shared by a cluster of cores at its whole size);
+  // 0 where neither sysfs nor CPUID says.
+  int64_t l1d_kb = 0;
+  int64_t l2_kb = 0;
+  std::string cache_source;  // "sysfs", "cpuid" or "unknown"
+  // The Target::CpuIsaFlags() that CPUID reports and the OS has enabled, in that order.
+  std::vector<std::string> isa;
+};
+const HostCpuInfo& HostCpu();
+
+// FMA throughput at one vector width. No CPUID bit says how many FMA pipes a core has (Intel
+// sells one and two 512-bit pipes under the same model number), so it is measured: 12
+// independent chains of FMAs (the peak) against 4 (bound by the FMA latency), best of 7 rounds
+// each, about 5 ms. The ratio of their rates is pipes x latency / 4, and the latency is 4
+// cycles on every AVX-512 core and 4 or 5 on AVX2 ones: 1-1.25 with one pipe, 2-2.5 with two.
+struct FmaProbe {
+  int vector_bits = 0;
+  // False when the host has no FMA of this width (or is not x86): nothing ran, and
+  // fma_per_cycle is the target default 1.
+  bool measured = false;
+  int fma_per_cycle = 1;      // 2 when the ratio is at least 1.6, else 1
+  double peak_gflops = 0;     // float32 GFLOP/s of one core, 12 chains
+  double latency_gflops = 0;  // 4 chains
+};
+// Measured once per process and width (128, 256 or 512; others are not measured). Thread-safe.
+FmaProbe HostFmaProbe(int vector_bits);
 
 }  // namespace tessera
 

@@ -17,7 +17,7 @@ using cli_testing::RunTessera;
 TEST(CliTest, HelpListsSubcommands) {
   Output out = RunTessera("--help");
   EXPECT_EQ(out.exit_code, 0);
-  for (const char* sub : {"workloads", "show", "run", "schedule", "codegen", "devices"}) {
+  for (const char* sub : {"workloads", "show", "run", "schedule", "codegen", "devices", "target"}) {
     EXPECT_NE(out.stdout_text.find(sub), std::string::npos) << sub;
   }
   EXPECT_EQ(RunTessera("run --help").exit_code, 0);

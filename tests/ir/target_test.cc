@@ -22,7 +22,67 @@ TEST(TargetTest, ParsesAndCanonicalizes) {
   absl::StatusOr<Target> cpu = Target::Parse("cpu -cores=2");
   ASSERT_TRUE(cpu.ok());
   EXPECT_EQ(cpu->cores(), 2);
-  EXPECT_EQ(cpu->ToString(), "cpu -cores=2 -vector_bits=256");
+  EXPECT_EQ(cpu->ToString(),
+            "cpu -cores=2 -vector_bits=256 -fma_per_cycle=1 -l1d_kb=32 -l2_kb=1024 -isa=avx2+fma");
+}
+
+TEST(TargetTest, CpuCoreKeysRoundTripAndAreCanonical) {
+  absl::StatusOr<Target> t = Target::Parse(
+      "cpu -isa=avx512vnni+avx2+avx512f+fma+avx2 -l2_kb=2048 -fma_per_cycle=2 -cores=8 "
+      "-vector_bits=512 -l1d_kb=48");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->ToString(),
+            "cpu -cores=8 -vector_bits=512 -fma_per_cycle=2 -l1d_kb=48 -l2_kb=2048 "
+            "-isa=avx2+fma+avx512f+avx512vnni");
+  EXPECT_EQ(t->fma_per_cycle(), 2);
+  EXPECT_EQ(t->l1d_bytes(), 48 * 1024);
+  EXPECT_EQ(t->l2_bytes(), 2048 * 1024);
+  EXPECT_TRUE(t->has_isa("avx512vnni"));
+  EXPECT_FALSE(t->has_isa("amx-bf16"));
+  absl::StatusOr<Target> again = Target::Parse(t->ToString());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *t);
+  EXPECT_EQ(again->ToString(), t->ToString());
+  // With() normalizes as Parse does.
+  absl::StatusOr<Target> amx = t->With("isa", "amx-int8+amx-tile+avx512f");
+  ASSERT_TRUE(amx.ok()) << amx.status();
+  EXPECT_EQ(amx->GetString("isa"), "avx512f+amx-tile+amx-int8");
+  EXPECT_FALSE(amx->has_isa("avx2"));
+}
+
+TEST(TargetTest, OldStringsParseWithTheDefaultsOfTheNewKeys) {
+  // Records and token files written before the core keys existed.
+  absl::StatusOr<Target> old = Target::Parse("cpu -cores=2 -vector_bits=512");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->ToString(),
+            "cpu -cores=2 -vector_bits=512 -fma_per_cycle=1 -l1d_kb=32 -l2_kb=1024 "
+            "-isa=avx2+fma+avx512f");
+  EXPECT_NE(old->ToString(), "cpu -cores=2 -vector_bits=512") << "records key on the new string";
+  EXPECT_TRUE(old->has_isa("avx512f"));
+  absl::StatusOr<Target> narrow = Target::Parse("cpu -vector_bits=128");
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  EXPECT_EQ(narrow->GetString("isa"), "none");
+  EXPECT_FALSE(narrow->has_isa("fma"));
+  // A given -isa wins over the one the width implies.
+  EXPECT_EQ(Target::Parse("cpu -vector_bits=512 -isa=none")->GetString("isa"), "none");
+}
+
+TEST(TargetTest, BadCoreKeysSayWhatIsWrong) {
+  auto message = [](const std::string& text) {
+    absl::StatusOr<Target> t = Target::Parse(text);
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    return std::string(t.status().message());
+  };
+  EXPECT_EQ(message("cpu -fma_per_cycle=0"),
+            "target cpu: -fma_per_cycle needs a positive integer, got '0'");
+  EXPECT_EQ(message("cpu -l2_kb=1M"), "target cpu: -l2_kb needs a positive integer, got '1M'");
+  EXPECT_EQ(
+      message("cpu -isa=avx2+sse9")
+          .rfind("target cpu: -isa: unknown flag 'sse9' in 'avx2+sse9' (known: avx2, fma, ", 0),
+      0u);
+  EXPECT_EQ(message("cpu -isa=").rfind("target cpu: -isa: unknown flag '' in ''", 0), 0u);
+  EXPECT_EQ(message("cpu -isa=none+avx2").rfind("target cpu: -isa: unknown flag 'none'", 0), 0u);
+  EXPECT_EQ(message("cuda -isa=avx2").rfind("target cuda: unknown key -isa (known: -arch", 0), 0u);
 }
 
 TEST(TargetTest, RejectsBadInput) {

@@ -94,8 +94,7 @@ TEST(TokenAuthTest, WorkerTokenLinesNameTheTargetsTheirWorkersMayServe) {
   ASSERT_EQ(tokens->size(), 2u);
   EXPECT_EQ((*tokens)[0].token, kWorker);
   EXPECT_EQ((*tokens)[0].targets,
-            (std::vector<std::string>{Target::Parse("cpu -cores=2 -vector_bits=512")->ToString(),
-                                      "cuda"}));
+            (std::vector<std::string>{"cpu -cores=2 -vector_bits=512", "cuda"}));
   EXPECT_TRUE((*tokens)[1].targets.empty());
   std::ofstream(path) << kWorker << " tpu\n";
   EXPECT_EQ(ReadWorkerTokenFile(path).status().code(), absl::StatusCode::kInvalidArgument);
@@ -111,6 +110,12 @@ TEST(TokenAuthTest, WorkerTokenLinesNameTheTargetsTheirWorkersMayServe) {
   EXPECT_TRUE(auth.PermitTarget(bearer, cpu512).allowed);
   EXPECT_TRUE(auth.PermitTarget(bearer, cpu512).verified);
   EXPECT_FALSE(auth.PermitTarget(bearer, cpu256).allowed) << "a cpu target the token does not name";
+  // The entry gives two keys: a worker's target with the values it gives and any others (its
+  // core's, as the worker detected them) is the one it names.
+  EXPECT_TRUE(auth.PermitTarget(bearer,
+                                "cpu -cores=2 -vector_bits=512 -fma_per_cycle=2 "
+                                "-l1d_kb=48 -l2_kb=2048 -isa=avx2+fma+avx512f")
+                  .verified);
   EXPECT_TRUE(auth.PermitTarget(bearer, h100).allowed);
   EXPECT_FALSE(auth.PermitTarget(bearer, h100).verified) << "a bare kind allows, never verifies";
   const TargetPermission any = auth.PermitTarget("Bearer any-target-token-0123", cpu256);

@@ -56,7 +56,8 @@ TEST(TuningServerTest, ShutdownKeepsUnfinishedJobsForTheNextStart) {
     auto server = TuningServer::Start(options).value();
     JobSpec spec;
     spec.workloads = {"GMM:M=32,N=32,K=32"};
-    spec.target = "cpu -cores=1 -vector_bits=128";  // no worker: it waits
+    // A full target (a partial one would wait for a worker to complete it); no worker: it waits.
+    spec.target = "cpu -cores=1 -vector_bits=128 -fma_per_cycle=1 -l1d_kb=32 -l2_kb=1024 -isa=none";
     spec.max_trials = 4;
     id = server->jobs()->Submit(spec).value();
     server->Shutdown();
@@ -65,7 +66,8 @@ TEST(TuningServerTest, ShutdownKeepsUnfinishedJobsForTheNextStart) {
   auto server = TuningServer::Start(options).value();
   JobSnapshot snap = server->jobs()->Get(id).value();
   EXPECT_FALSE(IsFinal(snap.row.state));
-  EXPECT_EQ(snap.row.target, "cpu -cores=1 -vector_bits=128");
+  EXPECT_EQ(snap.row.target,
+            "cpu -cores=1 -vector_bits=128 -fma_per_cycle=1 -l1d_kb=32 -l2_kb=1024 -isa=none");
 }
 
 TEST(TuningServerTest, RefusesBadTlsFiles) {

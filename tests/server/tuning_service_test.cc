@@ -497,7 +497,10 @@ TEST_F(TuningServiceTest, JobWithoutAWorkerSaysWhatItWaitsFor) {
   testing::TestWorker worker(server_->address());
   ASSERT_TRUE(worker.Register("cpu -cores=1 -vector_bits=128").ok());
   v1::SubmitJobRequest r = Job();
-  r.set_target("cpu -cores=64 -vector_bits=512");
+  // Full, so that it is queued as written (a partial one waits for a worker to complete it).
+  r.set_target(
+      "cpu -cores=64 -vector_bits=512 -fma_per_cycle=2 -l1d_kb=48 -l2_kb=2048 "
+      "-isa=avx2+fma+avx512f");
   r.clear_runoff();
   std::string full;
   ASSERT_TRUE(Submit(stub_.get(), r, &full).ok());

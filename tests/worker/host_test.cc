@@ -24,6 +24,48 @@ TEST(HostTest, CpuKeysComeFromTheHostUnlessGiven) {
   EXPECT_EQ(target->cores(), HostCpuCores());
 }
 
+TEST(HostTest, TheCoreComesFromTheHostWithSaneValues) {
+  const HostCpuInfo& host = HostCpu();
+  absl::StatusOr<Target> target = ResolveTarget("cpu");
+  ASSERT_TRUE(target.ok()) << target.status();
+  // Ranges that hold for the x86 cores of the last 15 years, where the host reports caches.
+  if (host.cache_source != "unknown") {
+    EXPECT_GE(target->l1d_bytes(), 16 * 1024) << target->ToString();
+    EXPECT_LE(target->l1d_bytes(), 256 * 1024) << target->ToString();
+    EXPECT_GE(target->l2_bytes(), 256 * 1024) << target->ToString();
+    EXPECT_LE(target->l2_bytes(), 8 * 1024 * 1024) << target->ToString();
+  }
+  EXPECT_TRUE(target->fma_per_cycle() == 1 || target->fma_per_cycle() == 2) << target->ToString();
+  EXPECT_EQ(target->has_isa("avx512f"), target->vector_bits() == 512) << target->ToString();
+  if (target->vector_bits() >= 256) EXPECT_TRUE(target->has_isa("avx2")) << target->ToString();
+  FmaProbe probe = HostFmaProbe(HostVectorBits());
+  if (probe.measured) {
+    EXPECT_EQ(target->fma_per_cycle(), probe.fma_per_cycle);
+    // 1-4 GHz x lanes x 2 flops x 1-2 pipes; a loaded machine only lowers it.
+    EXPECT_GT(probe.peak_gflops, 1.0);
+    EXPECT_LT(probe.peak_gflops, 4.0 * HostVectorBits() / 32 * 2 * 2 * 1.5);
+    EXPECT_GT(probe.peak_gflops, probe.latency_gflops * 0.9);
+  }
+  // Detected once: a second resolve in the process gives the same string.
+  EXPECT_EQ(ResolveTarget("cpu")->ToString(), target->ToString());
+}
+
+TEST(HostTest, GivenCoreKeysOverrideTheHost) {
+  absl::StatusOr<Target> target =
+      ResolveTarget("cpu -fma_per_cycle=2 -l1d_kb=48 -l2_kb=2048 -isa=avx2+fma");
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(target->fma_per_cycle(), 2);
+  EXPECT_EQ(target->l1d_bytes(), 48 * 1024);
+  EXPECT_EQ(target->l2_bytes(), 2048 * 1024);
+  EXPECT_EQ(target->GetString("isa"), "avx2+fma");
+  EXPECT_EQ(target->cores(), HostCpuCores());
+  // An old-style explicit string still resolves: its two keys kept, the rest from the host.
+  target = ResolveTarget("cpu -cores=2 -vector_bits=512");
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(target->cores(), 2);
+  EXPECT_EQ(target->vector_bits(), 512);
+}
+
 TEST(HostTest, OtherKindsAndErrorsPassThrough) {
   absl::StatusOr<Target> target = ResolveTarget("cuda -arch=sm_90");
   ASSERT_TRUE(target.ok()) << target.status();
@@ -33,7 +75,10 @@ TEST(HostTest, OtherKindsAndErrorsPassThrough) {
 }
 
 TEST(HostTest, ATargetIsCompleteWhenItGivesEveryKeyOfItsKind) {
-  EXPECT_TRUE(IsCompleteTarget("cpu -cores=2 -vector_bits=512"));
+  EXPECT_TRUE(IsCompleteTarget(
+      "cpu -cores=2 -vector_bits=512 -fma_per_cycle=1 -l1d_kb=32 -l2_kb=1024 -isa=avx2+fma"));
+  // Complete before the core keys existed, partial now: completed like "cpu -cores=2".
+  EXPECT_FALSE(IsCompleteTarget("cpu -cores=2 -vector_bits=512"));
   EXPECT_FALSE(IsCompleteTarget("cpu"));
   EXPECT_FALSE(IsCompleteTarget("cpu -cores=2"));
   EXPECT_FALSE(IsCompleteTarget("cuda -arch=sm_90"));
@@ -42,12 +87,21 @@ TEST(HostTest, ATargetIsCompleteWhenItGivesEveryKeyOfItsKind) {
 }
 
 TEST(HostTest, APartialTargetDescribesTargetsWithTheValuesItGives) {
-  const std::string cpu512 = "cpu -cores=2 -vector_bits=512";
+  const std::string cpu512 =
+      "cpu -cores=2 -vector_bits=512 -fma_per_cycle=2 -l1d_kb=48 -l2_kb=2048 "
+      "-isa=avx2+fma+avx512f+avx512vnni";
   EXPECT_TRUE(TargetDescribes("cpu", cpu512));
   EXPECT_TRUE(TargetDescribes("cpu -cores=2", cpu512));
+  EXPECT_TRUE(TargetDescribes("cpu -cores=2 -vector_bits=512", cpu512)) << "an old-style one";
   EXPECT_FALSE(TargetDescribes("cpu -cores=4", cpu512));
   EXPECT_FALSE(TargetDescribes("cpu -vector_bits=256", cpu512));
   EXPECT_FALSE(TargetDescribes("cuda", cpu512));
+  EXPECT_TRUE(TargetDescribes("cpu -fma_per_cycle=2 -l2_kb=2048", cpu512));
+  EXPECT_FALSE(TargetDescribes("cpu -fma_per_cycle=1", cpu512));
+  EXPECT_FALSE(TargetDescribes("cpu -l1d_kb=32", cpu512));
+  // -isa compares as a set in canonical order, and the whole set: not a subset.
+  EXPECT_TRUE(TargetDescribes("cpu -isa=avx512vnni+avx512f+fma+avx2", cpu512));
+  EXPECT_FALSE(TargetDescribes("cpu -isa=avx2+fma+avx512f", cpu512));
   const std::string h100 = Target::Parse("cuda -arch=sm_90 -sm_count=132")->ToString();
   EXPECT_TRUE(TargetDescribes("cuda -arch=sm_90", h100));
   EXPECT_FALSE(TargetDescribes("cuda -arch=sm_80", h100));
