@@ -111,18 +111,20 @@ if [[ ${mode} == all && ! -x "${venv}/bin/kubernetes-validate" ]]; then
 fi
 
 # (--all) numpy and onnxruntime for the runtime's Python test (tests/model: python/tessera loads
-# a compiled model and matches onnxruntime), in their own venv: PyPI packages never enter the
-# build. Without it that test skips, saying so.
+# a compiled model and matches onnxruntime), and grpcio and grpcio-tools for the Python client
+# test of the service (tests/server/python_client_test.py), in their own venv: PyPI packages
+# never enter the build. Without them those tests skip, saying so.
 venv=build/test-venv
-if [[ ${mode} == all ]] && ! "${venv}/bin/python" -c 'import numpy, onnxruntime' >/dev/null 2>&1; then
+if [[ ${mode} == all ]] &&
+   ! "${venv}/bin/python" -c 'import numpy, onnxruntime, grpc, grpc_tools' >/dev/null 2>&1; then
   t=$SECONDS
-  log "venv: numpy and onnxruntime into ${venv} (pip: ${logs}/test-venv.log)"
+  log "venv: numpy, onnxruntime, grpcio and grpcio-tools into ${venv} (pip: ${logs}/test-venv.log)"
   if { /usr/bin/python3 -m venv "${venv}" &&
-       "${venv}/bin/pip" install -q --disable-pip-version-check numpy onnxruntime; } \
-     >"${logs}/test-venv.log" 2>&1; then
+       "${venv}/bin/pip" install -q --disable-pip-version-check numpy onnxruntime grpcio \
+         grpcio-tools; } >"${logs}/test-venv.log" 2>&1; then
     log "venv: done in $(elapsed "$t")"
   else
-    log "venv: could not install numpy and onnxruntime (${logs}/test-venv.log): the Python runtime test will skip"
+    log "venv: could not install them (${logs}/test-venv.log): the Python runtime and client tests will skip"
   fi
 fi
 
