@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "rules/postprocs.h"
-#include "rules/schedule_rules.h"
+#include "rules/postproc.h"
+#include "rules/schedule_rule.h"
 
 namespace tessera {
 namespace {

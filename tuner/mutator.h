@@ -2,16 +2,20 @@
 // search. The result is truncated at EnterPostproc: postprocessors run again when the mutated
 // trace is replayed (docs/reference/metaschedule.md §3.6). Mutators are immutable once made.
 //
-// Each mutator is one file under tuner/mutator/, made by a factory in tuner/mutators.h.
+// Each mutator is one file under tuner/mutator/, made by a factory below.
 #ifndef TESSERA_TUNER_MUTATOR_H_
 #define TESSERA_TUNER_MUTATOR_H_
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "base/random.h"
 #include "ir/function.h"
+#include "ir/target.h"
 #include "schedule/trace.h"
 
 namespace tessera {
@@ -37,6 +41,33 @@ struct WeightedMutator {
   MutatorPtr mutator;
   double weight = 0;
 };
+
+// Factories of the mutators (one file each under tuner/mutator/), and the defaults per target
+// (docs/reference/metaschedule.md §3.6, 3.7).
+
+// Moves a factor between two tiles of a SamplePerfectTile decision, or changes the vector
+// length of a cooperative fetch.
+absl::StatusOr<MutatorPtr> NewMutateTileSize(const Target& target, const nlohmann::json& params);
+// Changes the meta_schedule.parallel limit to one giving another fused-loop plan.
+// Keys: max_jobs_per_core (default 16).
+absl::StatusOr<MutatorPtr> NewMutateParallel(const Target& target, const nlohmann::json& params);
+// Changes the sampled unroll step.
+absl::StatusOr<MutatorPtr> NewMutateUnroll(const Target& target, const nlohmann::json& params);
+// Changes a SampleComputeLocation decision to another valid location.
+absl::StatusOr<MutatorPtr> NewMutateComputeLocation(const Target& target,
+                                                    const nlohmann::json& params);
+// Changes a sampled thread extent (the SampleCategorical feeding a Split bound to threadIdx.x).
+absl::StatusOr<MutatorPtr> NewMutateThreadBinding(const Target& target,
+                                                  const nlohmann::json& params);
+
+// kNotFound for an unknown name (the message lists the known ones).
+absl::StatusOr<MutatorPtr> NewMutator(const std::string& name, const Target& target,
+                                      const nlohmann::json& params = nlohmann::json::object());
+std::vector<std::string> MutatorNames();
+
+// cpu: TileSize 0.9, ComputeLocation 0.05, Unroll 0.03, Parallel 0.02;
+// cuda: TileSize 0.9, Unroll 0.08, ThreadBinding 0.02.
+absl::StatusOr<std::vector<WeightedMutator>> DefaultMutators(const Target& target);
 
 }  // namespace tessera
 

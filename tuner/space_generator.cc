@@ -11,7 +11,7 @@
 #include "rules/annotations.h"
 #include "rules/registry.h"
 #include "schedule/state.h"
-#include "tuner/mutators.h"
+#include "tuner/mutator.h"
 
 namespace tessera {
 namespace {

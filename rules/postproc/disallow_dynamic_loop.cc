@@ -8,7 +8,7 @@
 #include "base/status_macros.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "rules/rule/params.h"
 #include "schedule/state.h"
 

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "rules/annotations.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "rules/rule/params.h"
 #include "schedule/instruction_kinds.h"
 

@@ -28,7 +28,7 @@
 #include "ir/functor.h"
 #include "rules/analysis.h"
 #include "rules/annotations.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "rules/rule/params.h"
 
 namespace tessera {

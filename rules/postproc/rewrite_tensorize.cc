@@ -12,7 +12,7 @@
 #include "base/status_macros.h"
 #include "ir/functor.h"
 #include "rules/annotations.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "rules/rule/params.h"
 
 namespace tessera {

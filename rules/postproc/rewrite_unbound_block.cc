@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ir/functor.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "rules/rule/params.h"
 #include "rules/thread_bind.h"
 

@@ -21,7 +21,7 @@
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "rules/annotations.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "rules/rule/params.h"
 
 namespace tessera {

@@ -12,7 +12,7 @@
 #include "rules/annotations.h"
 #include "rules/rule/params.h"
 #include "rules/rule/reduction_loops.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 
 namespace tessera {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "base/status_macros.h"
 #include "rules/rule/params.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "rules/thread_bind.h"
 
 namespace tessera {

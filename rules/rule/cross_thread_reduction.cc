@@ -14,7 +14,7 @@
 #include "rules/analysis.h"
 #include "rules/rule/params.h"
 #include "rules/rule/reduction_loops.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "schedule/instruction_kinds.h"
 
 namespace tessera {

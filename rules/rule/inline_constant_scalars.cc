@@ -5,7 +5,7 @@
 
 #include "base/status_macros.h"
 #include "rules/rule/params.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 
 namespace tessera {
 namespace {

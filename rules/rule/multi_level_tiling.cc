@@ -12,7 +12,7 @@
 #include "codegen/verify_gpu.h"
 #include "rules/analysis.h"
 #include "rules/annotations.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "schedule/padded_tile.h"
 
 namespace tessera {

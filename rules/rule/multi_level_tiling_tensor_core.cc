@@ -14,7 +14,7 @@
 #include "rules/analysis.h"
 #include "rules/annotations.h"
 #include "rules/rule/multi_level_tiling.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "schedule/tensor_intrin.h"
 
 namespace tessera {

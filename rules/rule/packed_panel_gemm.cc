@@ -19,7 +19,7 @@
 #include "rules/default/analysis.h"
 #include "rules/default/tiled_matmul.h"
 #include "rules/rule/params.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 
 namespace tessera {
 namespace {

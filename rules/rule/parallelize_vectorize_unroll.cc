@@ -9,7 +9,7 @@
 #include "rules/analysis.h"
 #include "rules/annotations.h"
 #include "rules/rule/params.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 
 namespace tessera {
 namespace {

@@ -1,7 +1,9 @@
-// The postprocessors together (rules/postprocs.h): their factories refuse bad parameters and
+// The postprocessors together (rules/postproc.h): their factories refuse bad parameters and
 // wrong targets, and the design spaces of the schedule rules go through the default
 // postprocessors of a target into programs that build (CPU: C backend; CUDA: VerifyGPUCode and
 // NVRTC). Each postprocessor has its own test in tests/rules/postproc/.
+#include "rules/postproc.h"
+
 #include <string>
 #include <vector>
 
@@ -9,8 +11,7 @@
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "rules/annotations.h"
-#include "rules/postprocs.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "tests/rules/postproc_testing.h"
 #include "tests/testing/schedule_testing.h"
 #include "worker/builder.h"

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rules/annotations.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "schedule/schedule.h"
 #include "worker/builder.h"
 #include "worker/nvrtc_builder.h"

@@ -8,8 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "rules/annotations.h"
-#include "rules/schedule_rules.h"
-#include "rules/thread_bind.h"
+#include "rules/schedule_rule.h"
 #include "tests/rules/rule_testing.h"
 #include "tests/testing/schedule_testing.h"
 

@@ -1,5 +1,5 @@
 // Targets, workloads and hand-built traces shared by the mutator tests
-// (tests/tuner/mutator/*_test.cc, tests/tuner/mutators_test.cc): traces shaped like the ones the
+// (tests/tuner/mutator/*_test.cc, tests/tuner/mutator_test.cc): traces shaped like the ones the
 // schedule rules emit, with the index of each sampling instruction a mutator redraws.
 #ifndef TESSERA_TESTS_TUNER_MUTATOR_TESTING_H_
 #define TESSERA_TESTS_TUNER_MUTATOR_TESTING_H_
@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "rules/annotations.h"
 #include "schedule/schedule.h"
-#include "tuner/mutators.h"
+#include "tuner/mutator.h"
 
 namespace tessera {
 namespace mutator_testing {

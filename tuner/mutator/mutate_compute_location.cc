@@ -10,8 +10,8 @@
 #include "base/status_macros.h"
 #include "rules/rule/params.h"
 #include "schedule/schedule.h"
+#include "tuner/mutator.h"
 #include "tuner/mutator/util.h"
-#include "tuner/mutators.h"
 
 namespace tessera {
 namespace {

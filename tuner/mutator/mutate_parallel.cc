@@ -17,8 +17,8 @@
 #include "rules/rule/params.h"
 #include "schedule/schedule.h"
 #include "schedule/state.h"
+#include "tuner/mutator.h"
 #include "tuner/mutator/util.h"
-#include "tuner/mutators.h"
 
 namespace tessera {
 namespace {

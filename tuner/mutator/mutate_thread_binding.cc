@@ -8,8 +8,8 @@
 
 #include "base/status_macros.h"
 #include "rules/rule/params.h"
+#include "tuner/mutator.h"
 #include "tuner/mutator/util.h"
-#include "tuner/mutators.h"
 
 namespace tessera {
 namespace {

@@ -13,8 +13,8 @@
 #include "rules/annotations.h"
 #include "rules/rule/params.h"
 #include "schedule/padded_tile.h"
+#include "tuner/mutator.h"
 #include "tuner/mutator/util.h"
-#include "tuner/mutators.h"
 
 namespace tessera {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "tests/codegen/test_funcs.h"
 #include "tests/rules/postproc_testing.h"
 #include "tests/testing/schedule_testing.h"

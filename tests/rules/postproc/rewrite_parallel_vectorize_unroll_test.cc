@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rules/annotations.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "tests/rules/postproc_testing.h"
 #include "tests/testing/schedule_testing.h"
 

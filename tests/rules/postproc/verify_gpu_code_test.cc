@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "rules/annotations.h"
-#include "rules/postprocs.h"
+#include "rules/postproc.h"
 #include "tests/rules/postproc_testing.h"
 
 namespace tessera {

@@ -12,7 +12,7 @@
 #include "codegen/verify_gpu.h"
 #include "frontend/workloads.h"
 #include "rules/annotations.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "schedule/state.h"
 #include "schedule/trace.h"
 #include "tests/testing/schedule_testing.h"

@@ -15,7 +15,7 @@
 #include "frontend/workloads.h"
 #include "ir/functor.h"
 #include "rules/registry.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "schedule/state.h"
 #include "schedule/trace.h"
 #include "tests/testing/schedule_testing.h"

@@ -13,7 +13,7 @@
 #include "ir/structural_equal.h"
 #include "rules/analysis.h"
 #include "rules/annotations.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "schedule/state.h"
 #include "schedule/tensor_intrin.h"
 #include "schedule/trace.h"

@@ -18,7 +18,7 @@
 #include "rules/default/rule_factories.h"
 #include "rules/default/tiled_matmul.h"
 #include "rules/registry.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "schedule/trace.h"
 #include "tests/rules/rule_testing.h"
 #include "tests/testing/schedule_testing.h"

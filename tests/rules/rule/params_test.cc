@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "rules/schedule_rules.h"
+#include "rules/schedule_rule.h"
 #include "tests/rules/rule_testing.h"
 
 namespace tessera {

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/schedule_testing.h"
 #include "tests/tuner/mutator_testing.h"
-#include "tuner/mutators.h"
+#include "tuner/mutator.h"
 
 namespace tessera {
 namespace {

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "schedule/padded_tile.h"
 #include "tests/tuner/mutator_testing.h"
-#include "tuner/mutators.h"
+#include "tuner/mutator.h"
 
 namespace tessera {
 namespace {

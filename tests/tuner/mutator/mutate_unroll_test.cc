@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/tuner/mutator_testing.h"
-#include "tuner/mutators.h"
+#include "tuner/mutator.h"
 
 namespace tessera {
 namespace {

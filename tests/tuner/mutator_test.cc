@@ -1,7 +1,7 @@
-// The mutator registry (tuner/mutators.cc): names, factories, parameters and default weights;
+// The mutator registry (tuner/mutator.cc): names, factories, parameters and default weights;
 // and the acceptance tests over every mutator: 1000 chained applications to hand-built traces,
 // and to traces sampled from real design spaces, keep traces replayable and programs correct.
-#include "tuner/mutators.h"
+#include "tuner/mutator.h"
 
 #include <map>
 #include <optional>

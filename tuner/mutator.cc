@@ -1,6 +1,6 @@
 // The mutator name table and MetaSchedule's default mutator weights per target
 // (docs/reference/metaschedule.md §3.7).
-#include "tuner/mutators.h"
+#include "tuner/mutator.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -34,8 +34,8 @@ absl::StatusOr<MutatorPtr> NewMutator(const std::string& name, const Target& tar
   for (const MutatorEntry& e : MutatorTable()) {
     if (name == e.name) return e.make(target, params);
   }
-  return absl::NotFoundError(absl::StrCat("unknown mutator '", name, "' (known: ",
-                                          absl::StrJoin(MutatorNames(), ", "), ")"));
+  return absl::NotFoundError(absl::StrCat("unknown mutator '", name,
+                                          "' (known: ", absl::StrJoin(MutatorNames(), ", "), ")"));
 }
 
 std::vector<std::string> MutatorNames() {
