@@ -66,7 +66,7 @@ int RunSubmit(const SubmitOptions& o) {
   request.set_task_scheduler(o.task_scheduler);
   request.set_seed(o.seed);
   request.set_priority(o.priority);
-  request.set_skip_verify(o.no_verify);
+  request.set_verify(!o.no_verify);
   request.set_runoff(!o.no_runoff);
   request.set_name(o.name);
   request.set_rule_params(o.rule_params);

@@ -234,7 +234,11 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
   spec.task_scheduler = request->task_scheduler();
   spec.seed = request->seed();
   spec.priority = request->priority();
-  spec.verify = !request->skip_verify();
+  if (request->has_verify() && request->verify() && request->skip_verify()) {
+    return Invalid("verify",
+                   "true beside skip_verify true (skip_verify is its old name: send verify alone)");
+  }
+  spec.verify = request->has_verify() ? request->verify() : !request->skip_verify();
   spec.runoff = !request->has_runoff() || request->runoff();
   spec.name = request->name();
   spec.rule_params = request->rule_params();

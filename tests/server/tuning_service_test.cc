@@ -130,6 +130,36 @@ TEST_F(TuningServiceTest, SubmitValidatesEveryField) {
   EXPECT_EQ(list.jobs_size(), 0) << "no invalid job was stored";
 }
 
+// Options that are on by default are optional bools named for what they turn on, absent
+// meaning true (verify, runoff); skip_verify, verify's old negative form, is still read. What a
+// job's first batch tells its worker says which way the job went.
+TEST_F(TuningServiceTest, VerifyIsAnOptionalBoolAndSkipVerifyItsOldForm) {
+  testing::TestWorker worker(server_->address());
+  ASSERT_TRUE(worker.Register().ok());
+  auto verifies = [&](const v1::SubmitJobRequest& request) -> bool {
+    std::string id;
+    EXPECT_TRUE(Submit(stub_.get(), request, &id).ok());
+    absl::StatusOr<v1::WorkBatch> batch = worker.PullOnly(0, 30);
+    EXPECT_TRUE(batch.ok()) << batch.status();
+    v1::JobRef ref;
+    ref.set_job_id(id);
+    v1::JobStatus cancelled;
+    EXPECT_TRUE(stub_->CancelJob(Context().get(), ref, &cancelled).ok());
+    return batch.ok() && batch->verify();
+  };
+  v1::SubmitJobRequest r = Job();
+  EXPECT_TRUE(verifies(r)) << "absent: true";
+  r.set_verify(false);
+  EXPECT_FALSE(verifies(r));
+  r = Job();
+  r.set_skip_verify(true);
+  EXPECT_FALSE(verifies(r));
+  r.set_verify(false);
+  EXPECT_FALSE(verifies(r));
+  r.set_verify(true);
+  ExpectInvalid(Submit(stub_.get(), r), "verify");
+}
+
 // A model job's status carries the model's name and its estimate: the sum over its tasks of
 // weight x best, and of weight x default, once every task has one.
 TEST(TuningServiceToProtoTest, AModelJobsStatusEstimatesItsLatency) {
