@@ -106,6 +106,47 @@ absl::StatusOr<FusedFunction> BuildGroup(const Graph& graph, const Group& group,
   return f;
 }
 
+// Diamonds: a group whose result is read by several nodes that all ended up in one other group
+// (GELU's x in 0.5 * x * (1 + tanh(c * (x + 0.044715 * x^3))), RoPE's q in q * cos +
+// rotate(q) * sin), or by one node that joined another input's group, joins that group when
+// the patterns allow it as for one node. The merged group still has one result, and as nothing
+// outside it reads the producer's result, no cycle can form.
+void MergeDiamonds(const Graph& graph, const std::vector<int>& uses, std::vector<Group>* groups,
+                   std::vector<int>* group_of) {
+  auto merge_one = [&]() {
+    for (int b = 0; b < static_cast<int>(groups->size()); ++b) {
+      Group& into = (*groups)[b];
+      for (int n : into.nodes) {
+        for (int in : graph.nodes[n].inputs) {
+          const GraphValue& v = graph.values[in];
+          if (v.alias_of >= 0 || v.producer < 0) continue;
+          const int a = (*group_of)[v.producer];
+          Group& from = (*groups)[a];
+          if (a == b || from.nodes.back() != v.producer) continue;
+          if (!CanJoin(into.pattern, from.pattern)) continue;
+          int readers = 0;
+          for (int r : into.nodes) {
+            for (int x : graph.nodes[r].inputs) readers += x == in ? 1 : 0;
+          }
+          if (readers != uses[in]) continue;
+          for (int m : from.nodes) (*group_of)[m] = b;
+          into.nodes.insert(into.nodes.end(), from.nodes.begin(), from.nodes.end());
+          std::sort(into.nodes.begin(), into.nodes.end());
+          into.pattern = std::max(into.pattern, from.pattern);
+          from.nodes.clear();
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+  while (merge_one()) {
+  }
+  groups->erase(std::remove_if(groups->begin(), groups->end(),
+                               [](const Group& g) { return g.nodes.empty(); }),
+                groups->end());
+}
+
 }  // namespace
 
 absl::StatusOr<FusedGraph> FuseGraph(const Graph& graph, const FuseOptions& options) {
@@ -140,6 +181,7 @@ absl::StatusOr<FusedGraph> FuseGraph(const Graph& graph, const FuseOptions& opti
       group_of[n] = join;
     }
   }
+  if (options.fuse) MergeDiamonds(graph, uses, &groups, &group_of);
   // Execution order: by last node.
   std::sort(groups.begin(), groups.end(),
             [](const Group& a, const Group& b) { return a.nodes.back() < b.nodes.back(); });

@@ -7,8 +7,10 @@
 //     takes it as an epilogue: bias, batch norm, activation, residual add), or
 //   - the node is injective and the group is elementwise or injective, or
 //   - the node is a reduction and the group is elementwise or injective (its prologue).
-// Otherwise the node starts a group of its own. A group has one result, so groups never form
-// cycles, and they run in the order of their last nodes. Views (reshapes) are not nodes: they
+// Otherwise the node starts a group of its own. Then a group whose result only one other group
+// reads (an elementwise diamond: GELU's x read by x^3, the sum and 0.5 * x) joins that group
+// where the same patterns allow. A group has one result, so groups never form cycles, and they
+// run in the order of their last nodes. Views (reshapes) are not nodes: they
 // cost nothing and are group boundaries.
 #ifndef TESSERA_FRONTEND_FUSE_OPS_H_
 #define TESSERA_FRONTEND_FUSE_OPS_H_

@@ -43,15 +43,30 @@ TEST(FuseOpsTest, EncoderFusesEpiloguesAndElementwiseChains) {
   ASSERT_TRUE(fused.ok()) << fused.status();
   using V = std::vector<std::string>;
   std::vector<V> groups = GroupOps(m.graph, *fused);
-  ASSERT_EQ(groups.size(), 16u);
+  ASSERT_EQ(groups.size(), 15u);
   EXPECT_EQ(groups[0], (V{"MatMul", "Add"}));  // q projection + bias
   EXPECT_EQ(groups[1], (V{"Transpose"}));      // after a reshape view
   EXPECT_EQ(groups[6], (V{"MatMul", "Div"}));  // scores / sqrt(d)
   EXPECT_EQ(groups[7], (V{"Softmax"}));
   EXPECT_EQ(groups[10], (V{"MatMul", "Add", "Add"}));  // output projection + residual
   EXPECT_EQ(groups[11], (V{"LayerNormalization"}));
-  EXPECT_EQ(groups[13], (V{"Div", "Erf", "Add", "Mul", "Mul"}));  // GELU as one chain
-  EXPECT_EQ(groups[14], (V{"MatMul", "Add", "Add"}));
+  // The FFN's first projection with its bias and the whole GELU, whose input is read twice.
+  EXPECT_EQ(groups[12], (V{"MatMul", "Add", "Div", "Erf", "Add", "Mul", "Mul"}));
+  EXPECT_EQ(groups[13], (V{"MatMul", "Add", "Add"}));
+}
+
+// Values read by several nodes that meet again fuse as one group: RMS norm's x (squared and
+// divided), SwiGLU's gate (sigmoid(g) * g) with the projection that computes it.
+TEST(FuseOpsTest, DecoderFusesDiamonds) {
+  testing::TestModel m = LoadTestModel("decoder");
+  absl::StatusOr<FusedGraph> fused = FuseGraph(m.graph);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  using V = std::vector<std::string>;
+  std::vector<V> groups = GroupOps(m.graph, *fused);
+  ASSERT_EQ(groups.size(), 16u);
+  EXPECT_EQ(groups[0], (V{"Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul"}));
+  EXPECT_EQ(groups[13], (V{"MatMul", "Sigmoid", "Mul"}));
+  EXPECT_EQ(groups[14], (V{"MatMul", "Mul"}));
 }
 
 // Initializers are a model's weights: the parameters they are bound to are layout-free
