@@ -2,15 +2,17 @@
 # End-to-end model latency on the CPU: Tessera with default schedules, Tessera after tuning
 # TRIALS trials per task, and onnxruntime (CPU provider) in the same run, as ratios.
 #
-#   bash bench/models/bench_models.sh [TRIALS_PER_TASK (default 16)] [MODELS (default "resnet resnet18 bert")]
+#   bash bench/models/bench_models.sh [TRIALS_PER_TASK (default 16)] [MODELS (default "resnet resnet18 bert unet llama gpt2")]
 #
 # Needs build/bin/tessera (or $TESSERA) and python3; creates its own virtualenv with numpy, onnx
 # and onnxruntime from PyPI in $BENCH_VENV (default /tmp/tessera-bench-venv), never used by the
-# build. Work files go to $BENCH_DIR (default /tmp/tessera-bench).
+# build. Work files go to $BENCH_DIR (default /tmp/tessera-bench). With $BENCH_LOCK set, every
+# timing (not the compiles or the tuning) holds `flock $BENCH_LOCK`, so that builds which take
+# the same lock on a shared machine wait for it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 trials=${1:-16}
-models=${2:-"resnet resnet18 bert"}
+models=${2:-"resnet resnet18 bert unet llama gpt2"}
 tessera=${TESSERA:-build/bin/tessera}
 venv=${BENCH_VENV:-/tmp/tessera-bench-venv}
 work=${BENCH_DIR:-/tmp/tessera-bench}
@@ -19,10 +21,14 @@ if [[ ! -x "$venv/bin/python" ]]; then
   "$venv/bin/pip" install -q numpy onnx onnxruntime
 fi
 mkdir -p "$work"
-"$venv/bin/python" bench/models/make_bench_models.py "$work"
+"$venv/bin/python" bench/models/make_bench_models.py "$work" $models
+
+timed() {
+  if [[ -n ${BENCH_LOCK:-} ]]; then flock "$BENCH_LOCK" "$@"; else "$@"; fi
+}
 
 latency() {  # seconds from `tessera exec --json`
-  "$tessera" exec "$1" --inputs "$2" --repeat 20 --json | "$venv/bin/python" -c \
+  timed "$tessera" exec "$1" --inputs "$2" --repeat 20 --json | "$venv/bin/python" -c \
     'import json,sys; print(json.load(sys.stdin)["latency_seconds"])'
 }
 
@@ -37,7 +43,7 @@ for m in $models; do
     --trials-per-iter "$trials" > "$work/$m.tune.log" 2>&1
   "$tessera" compile "$onnx" --db "$work/$m.db" -o "$work/$m.tuned" > "$work/$m.tuned.log"
   "$tessera" exec "$work/$m.tuned" --inputs "$input" --repeat 3 --check | tail -1
-  ort=$("$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 20)
+  ort=$(timed "$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 20)
   def=$(latency "$work/$m.default" "$input")
   tuned=$(latency "$work/$m.tuned" "$input")
   "$venv/bin/python" -c "
