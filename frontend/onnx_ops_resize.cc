@@ -146,18 +146,23 @@ OpCompute ResizeCompute(std::vector<int64_t> out, std::vector<int> position,
   };
 }
 
+// A string attribute among `choices` (the first is its default), as its value.
+template <typename T, size_t N>
+absl::StatusOr<T> ResizeChoice(const NodeContext* ctx, const std::string& attr,
+                               const std::pair<const char*, T> (&choices)[N]) {
+  TESSERA_ASSIGN_OR_RETURN(std::string name, ctx->String(attr, choices[0].first));
+  for (const auto& [choice, value] : choices) {
+    if (name == choice) return value;
+  }
+  return ctx->Unsupported(absl::StrCat("unsupported attribute ", attr, "=", name));
+}
+
 absl::Status ConvertResize(NodeContext* ctx) {
   TESSERA_RETURN_IF_ERROR(ctx->CheckAttrs(
       {"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
        "extrapolation_value", "keep_aspect_ratio_policy", "mode", "nearest_mode"}));
   if (!ctx->has_input(0)) return ctx->Error("expects input X");
-  TESSERA_ASSIGN_OR_RETURN(std::string mode, ctx->String("mode", "nearest"));
-  if (mode != "nearest" && mode != "linear") {
-    return ctx->Unsupported(absl::StrCat("unsupported attribute mode=", mode));
-  }
-  const bool linear = mode == "linear";
-  TESSERA_ASSIGN_OR_RETURN(std::string coordinates_name,
-                           ctx->String("coordinate_transformation_mode", "half_pixel"));
+  static const std::pair<const char*, bool> kModes[] = {{"nearest", false}, {"linear", true}};
   static const std::pair<const char*, ResizeCoordinates> kCoordinates[] = {
       {"half_pixel", ResizeCoordinates::kHalfPixel},
       {"half_pixel_symmetric", ResizeCoordinates::kHalfPixelSymmetric},
@@ -166,26 +171,16 @@ absl::Status ConvertResize(NodeContext* ctx) {
       {"asymmetric", ResizeCoordinates::kAsymmetric},
       {"tf_half_pixel_for_nn", ResizeCoordinates::kTfHalfPixelForNn},
   };
-  const auto* coordinates =
-      std::find_if(std::begin(kCoordinates), std::end(kCoordinates),
-                   [&](const auto& c) { return c.first == coordinates_name; });
-  if (coordinates == std::end(kCoordinates)) {
-    return ctx->Unsupported(
-        absl::StrCat("unsupported attribute coordinate_transformation_mode=", coordinates_name));
-  }
-  TESSERA_ASSIGN_OR_RETURN(std::string rounding_name,
-                           ctx->String("nearest_mode", "round_prefer_floor"));
   static const std::pair<const char*, ResizeRounding> kRoundings[] = {
       {"round_prefer_floor", ResizeRounding::kRoundPreferFloor},
       {"round_prefer_ceil", ResizeRounding::kRoundPreferCeil},
       {"floor", ResizeRounding::kFloor},
       {"ceil", ResizeRounding::kCeil},
   };
-  const auto* rounding = std::find_if(std::begin(kRoundings), std::end(kRoundings),
-                                      [&](const auto& r) { return r.first == rounding_name; });
-  if (rounding == std::end(kRoundings)) {
-    return ctx->Unsupported(absl::StrCat("unsupported attribute nearest_mode=", rounding_name));
-  }
+  TESSERA_ASSIGN_OR_RETURN(const bool linear, ResizeChoice(ctx, "mode", kModes));
+  TESSERA_ASSIGN_OR_RETURN(ResizeCoordinates coordinates,
+                           ResizeChoice(ctx, "coordinate_transformation_mode", kCoordinates));
+  TESSERA_ASSIGN_OR_RETURN(ResizeRounding rounding, ResizeChoice(ctx, "nearest_mode", kRoundings));
   TESSERA_ASSIGN_OR_RETURN(int64_t antialias, ctx->Int("antialias", 0));
   if (antialias != 0) return ctx->Unsupported("unsupported attribute antialias=1");
   TESSERA_ASSIGN_OR_RETURN(std::string policy, ctx->String("keep_aspect_ratio_policy", "stretch"));
@@ -236,8 +231,7 @@ absl::Status ConvertResize(NodeContext* ctx) {
   std::vector<int> inputs = {ctx->input(0)};
   std::vector<bool> resized(rank, false);
   for (int d = 0; d < rank; ++d) {
-    ResizeAxisMap map =
-        MapAxis(linear, coordinates->second, rounding->second, scales[d], in[d], out[d]);
+    ResizeAxisMap map = MapAxis(linear, coordinates, rounding, scales[d], in[d], out[d]);
     if (map.identity) continue;
     resized[d] = true;
     inputs.push_back(
