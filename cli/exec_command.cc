@@ -32,6 +32,7 @@ struct ExecOptions {
   std::string inputs;  // comma-separated .npy files in model order, or one .npz
   std::string save;    // a directory (one NAME.npy per output) or an .npz file
   int repeat = 10;
+  int threads = 0;  // ExecutorOptions::num_threads
   int64_t seed = 0;
   bool check = false;
   bool json = false;
@@ -134,7 +135,9 @@ int RunExec(const ExecOptions& o) {
     return ReportError(absl::InvalidArgumentError(
         absl::StrCat("--repeat ", o.repeat, ": must be positive (timed runs of the model)")));
   }
-  absl::StatusOr<std::unique_ptr<Executor>> executor = Executor::Load(o.dir);
+  ExecutorOptions executor_options;
+  executor_options.num_threads = o.threads;
+  absl::StatusOr<std::unique_ptr<Executor>> executor = Executor::Load(o.dir, executor_options);
   if (!executor.ok()) return ReportError(executor.status());
   Executor& ex = **executor;
   const ModelPlan& plan = ex.plan();
@@ -251,6 +254,11 @@ Command RegisterExecCommand(CLI::App* root) {
                   "Inputs: .npy files, comma-separated in model order, or one .npz holding an "
                   "array per input name (default: seeded random)");
   app->add_option("--repeat", o->repeat, "Timed runs of the whole model (positive)")
+      ->capture_default_str();
+  app->add_option("--threads", o->threads,
+                  "Threads of the kernels; 0: the cores left by other processes, read again "
+                  "during the runs (docs/models.md \"Under contention\")")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
   app->add_option("--save", o->save,

@@ -51,8 +51,9 @@ typedef enum {
 typedef struct tessera_model tessera_model;
 
 typedef struct {
-  /* OpenMP threads of the kernels, for the thread that calls tessera_model_run; 0: OpenMP's
-   * default (OMP_NUM_THREADS, or one per core). */
+  /* OpenMP threads of the kernels, for the thread that calls tessera_model_run; 0: the cores
+   * this process may run on (at most OMP_NUM_THREADS) less those other processes keep busy,
+   * read again before a run at most every 0.2 s. */
   int num_threads;
 } tessera_model_options;
 

@@ -147,8 +147,13 @@ absl::Status Executor::SetInput(int index, const NDArray& value) {
 }
 
 absl::Status Executor::Run(std::vector<double>* call_seconds) {
-  if (options_.num_threads > 0 && omp_set_num_threads_ != nullptr) {
-    omp_set_num_threads_(options_.num_threads);
+  if (omp_set_num_threads_ != nullptr) {
+    if (options_.num_threads > 0) {
+      omp_set_num_threads_(options_.num_threads);
+    } else {
+      if (cpu_share_ == nullptr) cpu_share_ = std::make_unique<CpuShare>(DefaultMaxThreads());
+      omp_set_num_threads_(cpu_share_->Threads());
+    }
   }
   if (call_seconds != nullptr) call_seconds->assign(model_.plan.calls.size(), 0.0);
   return ExecutePlan(model_.plan, &memory_, [&](int call, const std::vector<void*>& args) {

@@ -19,14 +19,16 @@
 #include "absl/status/statusor.h"
 #include "ir/ndarray.h"
 #include "model/compiled_model.h"
+#include "model/cpu_share.h"
 #include "model/plan.h"
 
 namespace tessera {
 
 struct ExecutorOptions {
   // OpenMP threads of the kernels' parallel loops, set for the thread calling Run (through the
-  // kernels' own OpenMP runtime, omp_set_num_threads); 0 leaves OpenMP's default
-  // (OMP_NUM_THREADS, or one per core).
+  // kernels' own OpenMP runtime, omp_set_num_threads). 0: the cores this process may run on
+  // (at most OMP_NUM_THREADS) less those other processes keep busy, read again before a run at
+  // most every 0.2 s (model/cpu_share.h).
   int num_threads = 0;
 };
 
@@ -92,6 +94,7 @@ class Executor {
   std::vector<Kernel> kernels_;  // per task
   std::vector<std::vector<std::unique_ptr<void, AlignedFree>>> packed_;  // per call
   void (*omp_set_num_threads_)(int) = nullptr;
+  std::unique_ptr<CpuShare> cpu_share_;  // with num_threads 0
   int packed_calls_ = 0;
   double packing_seconds_ = 0;
 };

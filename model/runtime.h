@@ -39,8 +39,8 @@ struct TensorInfo {
 
 class Model {
  public:
-  // Loads the directory written by `tessera compile`; num_threads 0 is OpenMP's default.
-  // Throws Error (TESSERA_NOT_FOUND for a missing directory, ...).
+  // Loads the directory written by `tessera compile`; num_threads 0: the cores other
+  // processes leave (c_api.h). Throws Error (TESSERA_NOT_FOUND for a missing directory, ...).
   explicit Model(const std::string& dir, int num_threads = 0) {
     tessera_model_options options;
     tessera_model_options_init(&options);

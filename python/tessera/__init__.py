@@ -127,7 +127,7 @@ class NodeArg:
 
 class InferenceSession:
     """A compiled model loaded into this process. `num_threads` sets the kernels' OpenMP
-    threads (0: OpenMP's default). Not safe for concurrent run() calls: use a session per
+    threads (0: the cores other processes leave, read again as it runs). Not safe for concurrent run() calls: use a session per
     thread."""
 
     def __init__(self, path, num_threads=0):

@@ -1,0 +1,67 @@
+// How many of this process's cores other processes leave it: the runtime's thread count when the
+// caller asks for none (docs/models.md "Under contention"). Kernels split their parallel loops
+// evenly over an OpenMP team and wait for its slowest thread; with another process busy on one
+// of two cores, that thread gets half a core, and each loop waits for it (and for whole
+// scheduler time slices when it is preempted): ResNet-18 ran 84 ms on two threads beside a
+// spinning process, 35 ms on one, 17 ms on two alone. So before a run, at most every
+// kResampleSeconds, the runtime reads how much CPU time the machine's other processes used on
+// the cores this process may run on since the last reading, and runs on the cores they left.
+#ifndef TESSERA_MODEL_CPU_SHARE_H_
+#define TESSERA_MODEL_CPU_SHARE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+// A reading of CPU time, in clock ticks.
+struct CpuTimes {
+  int64_t busy = 0;  // busy ticks of the cores this process may run on (/proc/stat)
+  int64_t own = 0;   // ticks this process used (/proc/self/stat utime + stime)
+  double wall = 0;   // seconds (steady clock) when read
+};
+
+// The busy ticks (all but idle and iowait) of the `cpus` (their numbers) in `proc_stat`, the
+// text of /proc/stat; nullopt when a cpu's line is missing or malformed.
+std::optional<int64_t> BusyTicks(const std::string& proc_stat, const std::vector<int>& cpus);
+// utime + stime of `proc_self_stat`, the text of /proc/self/stat; nullopt when malformed.
+std::optional<int64_t> OwnTicks(const std::string& proc_self_stat);
+
+// The threads to run on between readings `before` and `after`: `cores` less the cores the other
+// processes kept busy (their ticks over the interval, rounded to whole cores, a core counted
+// once it is busy more than half the time), at least 1. `ticks_per_second` as sysconf's
+// _SC_CLK_TCK.
+int ThreadsLeft(const CpuTimes& before, const CpuTimes& after, int cores, double ticks_per_second);
+
+// Reads this machine and keeps the thread count between readings.
+class CpuShare {
+ public:
+  static constexpr double kResampleSeconds = 0.2;
+
+  // `max_threads`: the most threads to use (the cores this process may run on, or
+  // OMP_NUM_THREADS where that is lower).
+  explicit CpuShare(int max_threads);
+  // The threads for the next run: max_threads until a reading kResampleSeconds after the first
+  // says otherwise; max_threads again whenever /proc cannot be read.
+  int Threads();
+  int max_threads() const { return max_threads_; }
+
+ private:
+  std::optional<CpuTimes> Read() const;
+
+  std::vector<int> cpus_;  // the cores this process may run on
+  int max_threads_;
+  double ticks_per_second_;
+  std::optional<CpuTimes> last_;
+  int threads_;
+};
+
+// The cores this process may run on (sched_getaffinity), at least one; their count capped by
+// OMP_NUM_THREADS when that is set to a positive number.
+int DefaultMaxThreads();
+
+}  // namespace tessera
+
+#endif  // TESSERA_MODEL_CPU_SHARE_H_
