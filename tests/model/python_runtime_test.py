@@ -8,18 +8,15 @@ Exits 77 (CTest's skip) without numpy, after trying $TESSERA_TEST_VENV's Python.
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from test_venv import run_in_test_venv_or_skip  # noqa: E402
+
 try:
     import numpy as np
 except ImportError:
-    venv = os.environ.get("TESSERA_TEST_VENV", "")
-    venv_python = os.path.join(venv, "bin", "python")
-    # A venv's python is a link to the same binary: the venv is told apart by sys.prefix.
-    if venv and os.path.exists(venv_python) and \
-            os.path.realpath(sys.prefix) != os.path.realpath(venv):
-        os.execv(venv_python, [venv_python] + sys.argv)
-    print("SKIP: numpy is not installed; python3 -m venv build/test-venv && "
-          "build/test-venv/bin/pip install numpy onnxruntime (docs/models.md) runs this test")
-    sys.exit(77)
+    run_in_test_venv_or_skip("numpy is not installed; python3 -m venv build/test-venv && "
+                             "build/test-venv/bin/pip install numpy onnxruntime (docs/models.md) "
+                             "runs this test")
 
 import tessera  # noqa: E402  (after the numpy check, on purpose)
 

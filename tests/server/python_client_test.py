@@ -17,19 +17,16 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from test_venv import run_in_test_venv_or_skip  # noqa: E402
+
 try:
     import grpc
     from grpc_tools import protoc
 except ImportError:
-    venv = os.environ.get("TESSERA_TEST_VENV", "")
-    venv_python = os.path.join(venv, "bin", "python")
-    # A venv's python is a link to the same binary: the venv is told apart by sys.prefix.
-    if venv and os.path.exists(venv_python) and \
-            os.path.realpath(sys.prefix) != os.path.realpath(venv):
-        os.execv(venv_python, [venv_python] + sys.argv)
-    print("SKIP: grpcio and grpcio-tools are not installed; bash scripts/setup.sh (or "
-          "build/test-venv/bin/pip install grpcio grpcio-tools) makes this test run")
-    sys.exit(77)
+    run_in_test_venv_or_skip("grpcio and grpcio-tools are not installed; bash scripts/setup.sh "
+                             "(or build/test-venv/bin/pip install grpcio grpcio-tools) makes "
+                             "this test run")
 
 TESSERA, REPO = sys.argv[1:3]
 WORKLOAD = "GMM:M=64,N=64,K=64"
