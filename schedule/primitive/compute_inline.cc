@@ -11,6 +11,7 @@
 #include "ir/arith/int_set.h"
 #include "ir/arith/iter_map.h"
 #include "ir/arith/linear.h"
+#include "ir/arith/simplify.h"
 #include "ir/functor.h"
 #include "schedule/instruction_kinds.h"
 #include "schedule/primitive/apply_util.h"
@@ -203,7 +204,10 @@ absl::StatusOr<PrimFunc> ReverseComputeInlineImpl(const PrimFunc& func,
     return Invalid(kPrimitive, absl::StrCat("buffer ", buffer.name(), " between ", producer->name,
                                             " and ", block_name, " is an output of the scope"));
   }
-  // The consumer reads the buffer at one index, its iteration variables, all of them.
+  // The consumer reads the buffer at one index: per dimension one of its iteration variables
+  // (each once), or a constant where the producer's variable there takes only that value (a
+  // batch of one that a broadcast reads at 0). Its variables the index leaves out must take one
+  // value each; they become it.
   std::vector<Expr> load_indices;
   bool consistent = true;
   PostOrderVisitExprs(store->value, [&](const Expr& e) {
@@ -213,35 +217,54 @@ absl::StatusOr<PrimFunc> ReverseComputeInlineImpl(const PrimFunc& func,
       load_indices = load->indices;
     } else {
       for (size_t d = 0; d < load_indices.size(); ++d) {
-        consistent = consistent && load_indices[d].get() == load->indices[d].get();
+        consistent = consistent && arith::ExprDeepEqual(load_indices[d], load->indices[d]);
       }
     }
   });
-  std::vector<Var> cvars, pvars;
-  if (load_indices.empty() || !consistent || !DistinctIterVars(block, load_indices, &cvars) ||
-      cvars.size() != block->iter_vars.size()) {
-    return Invalid(kPrimitive, absl::StrCat("block ", block_name, " does not read ", buffer.name(),
-                                            " at exactly its iteration variables"));
-  }
+  std::vector<Var> pvars;
   if (!DistinctIterVars(producer, pstore->indices, &pvars)) {
     return Invalid(kPrimitive,
                    absl::StrCat("producer ", producer->name, " stores to ", buffer.name(),
                                 " at indices that are not distinct "
                                 "iteration variables"));
   }
+  auto iter_var_of = [](const Block& b, const VarNode* v) -> const IterVar* {
+    for (const IterVar& iv : b->iter_vars) {
+      if (iv.var.get() == v) return &iv;
+    }
+    return nullptr;
+  };
   arith::Analyzer analyzer;
-  for (size_t d = 0; d < cvars.size(); ++d) {
-    const IterVar* civ = nullptr;
-    const IterVar* piv = nullptr;
-    for (const IterVar& iv : block->iter_vars)
-      if (iv.var.same_as(cvars[d])) civ = &iv;
-    for (const IterVar& iv : producer->iter_vars)
-      if (iv.var.same_as(pvars[d])) piv = &iv;
+  VarMap vmap;  // the consumer's variables in terms of the producer's
+  std::set<const VarNode*> used;
+  consistent = consistent && !load_indices.empty() && load_indices.size() == pvars.size();
+  for (size_t d = 0; consistent && d < load_indices.size(); ++d) {
+    const IterVar* piv = iter_var_of(producer, pvars[d].get());
+    if (const int64_t* c = AsConstInt(load_indices[d])) {
+      consistent = IsConstInt(piv->dom.extent, 1) && analyzer.CanProveEqual(piv->dom.min, Expr(*c));
+      continue;
+    }
+    const auto* v = load_indices[d].as<VarNode>();
+    const IterVar* civ = v == nullptr ? nullptr : iter_var_of(block, v);
+    if (civ == nullptr || !used.insert(v).second) {
+      consistent = false;
+      break;
+    }
     if (!analyzer.CanProveEqual(civ->dom.min, piv->dom.min) ||
         !analyzer.CanProveEqual(civ->dom.extent, piv->dom.extent)) {
       return Invalid(kPrimitive, absl::StrCat("block ", block_name, " does not cover what ",
                                               producer->name, " writes in dimension ", d));
     }
+    vmap[civ->var] = pvars[d];
+  }
+  for (const IterVar& iv : block->iter_vars) {
+    if (!consistent || used.count(iv.var.get()) != 0) continue;
+    consistent = IsConstInt(iv.dom.extent, 1);
+    vmap[iv.var] = iv.dom.min;
+  }
+  if (!consistent) {
+    return Invalid(kPrimitive, absl::StrCat("block ", block_name, " does not read ", buffer.name(),
+                                            " at exactly its iteration variables"));
   }
   // No other block reads the intermediate, and nothing between the two touches the output.
   int ppos = -1, cpos = -1;
@@ -267,8 +290,6 @@ absl::StatusOr<PrimFunc> ReverseComputeInlineImpl(const PrimFunc& func,
     }
   }
   // C[f(v)] = g(B[v], ...) with v := the producer's store indices and B[...] := its value.
-  VarMap vmap;
-  for (size_t d = 0; d < cvars.size(); ++d) vmap[cvars[d]] = pvars[d];
   LoadInliner inliner(buffer, {}, pstore->value);
   Expr value = Substitute(inliner.VisitExpr(store->value), vmap);
   std::vector<Expr> indices;

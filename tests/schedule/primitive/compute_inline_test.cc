@@ -2,7 +2,9 @@
 // ones do, traces replay, invalid uses fail without changing the schedule.
 #include <set>
 #include <string>
+#include <vector>
 
+#include "frontend/compute.h"
 #include "gtest/gtest.h"
 #include "schedule/schedule.h"
 #include "tests/schedule/primitive/compute_location_testing.h"
@@ -72,6 +74,51 @@ TEST(ReverseComputeInlineTest, BiasReluFoldIntoAdd) {
   EXPECT_EQ(add->writes[0].buffer.name(), "T_relu");
   ExpectCorrect(sch, func);
   ExpectCBackendMatches(func, sch.func());
+}
+
+// A batch of one (as ONNX's 3-D MatMul gives): `scaled` over [1, 4, 8], and a consumer that reads
+// it twice at [0, i, j] (GELU reads its input twice) over [1 or 2, 4, 8]; `rows` is the
+// producer's leading extent.
+PrimFunc BroadcastEpilogue(int64_t rows, int64_t consumer_rows) {
+  Tensor x = Placeholder({rows, 4, 8}, DataType::Float32(), "x");
+  Tensor scaled = Compute(
+      {rows, 4, 8},
+      [&](const std::vector<Var>& i) {
+        return x({i[0], i[1], i[2]}) * FloatImm(DataType::Float32(), 2.0);
+      },
+      "scaled");
+  Tensor out = Compute(
+      {consumer_rows, 4, 8},
+      [&](const std::vector<Var>& i) {
+        Expr v = scaled({Expr(0), i[1], i[2]});
+        return v * v + FloatImm(DataType::Float32(), 1.0);
+      },
+      "out");
+  absl::StatusOr<PrimFunc> f = CreatePrimFunc("broadcast_epilogue", {x, out});
+  EXPECT_TRUE(f.ok()) << f.status();
+  return *f;
+}
+
+// The consumer reads the producer at a constant over a dimension where the producer takes only
+// that value, twice: it folds in (the epilogues of BERT's batch-1 GEMMs stayed a loop of their
+// own, through a buffer of M x N floats).
+TEST(ReverseComputeInlineTest, ConstantIndexOverAUnitDimensionFoldsIn) {
+  PrimFunc func = BroadcastEpilogue(1, 1);
+  Schedule sch = Schedule::Create(func, 1);
+  ASSERT_TRUE(sch.ReverseComputeInline(*sch.GetBlock("out")).ok());
+  EXPECT_FALSE(HasBlock(sch.func(), "out"));
+  EXPECT_EQ(NumAllocs(sch.func()), 0u);
+  ExpectCorrect(sch, func);
+  ExpectCBackendMatches(func, sch.func());
+}
+
+// Where the producer's dimension has two values, reading only the first is no inlining.
+TEST(ReverseComputeInlineTest, RejectsAConstantIndexOverAWiderDimension) {
+  PrimFunc func = BroadcastEpilogue(2, 2);
+  Schedule sch = Schedule::Create(func, 1);
+  ExpectRejected(sch, sch.func(), sch.trace().size(),
+                 sch.ReverseComputeInline(*sch.GetBlock("out")),
+                 "block out does not read scaled at exactly its iteration variables");
 }
 
 TEST(ReverseComputeInlineTest, RejectsAReductionProducer) {
