@@ -43,7 +43,8 @@ class RemoteMeasurerTest : public ::testing::Test {
   std::thread Worker(std::atomic<bool>* done, std::string* worker_id) {
     WorkerInfo info;
     info.host = "test";
-    info.devices.push_back(DeviceSpec{kTarget, "test cpu", 0, -1});
+    // The canonical string, as a real worker registers its resolved target.
+    info.devices.push_back(DeviceSpec{Target::Parse(kTarget)->ToString(), "test cpu", 0, -1});
     info.software.device = "test cpu";
     *worker_id = dispatcher_->RegisterWorker(info).value();
     return std::thread([this, done, id = *worker_id] {
