@@ -454,8 +454,10 @@ absl::StatusOr<Graph> ImportModel(const onnx::ModelProto& model, const std::stri
     graph.values.push_back(std::move(v));
   }
   const auto& table = ConverterTable();
-  for (int n = 0; n < g.node_size(); ++n) {
-    const onnx::NodeProto& node = g.node(n);
+  std::vector<std::unique_ptr<onnx::NodeProto>> synthetic;
+  for (const onnx_internal::ImportNode& import : onnx_internal::ImportNodes(g, &synthetic)) {
+    const onnx::NodeProto& node = *import.node;
+    const int n = import.index;
     std::string node_name =
         node.name().empty() ? absl::StrCat(node.op_type(), "_", n) : node.name();
     auto fail = [&](absl::StatusCode code, const std::string& what) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,17 @@ std::vector<ConverterRow> NnConverters();
 std::vector<ConverterRow> ReduceConverters();
 std::vector<ConverterRow> ResizeConverters();
 std::vector<ConverterRow> ShapeConverters();
+
+// The nodes to convert, in order: the graph's, except that the LayerNorms exporters write out
+// (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) become one LayerNormalization
+// node each, held in `synthetic` (frontend/onnx_layer_norm_pattern.cc). `index` is the node's
+// position in the file (the last matched node's for a replacement), for default names.
+struct ImportNode {
+  const onnx::NodeProto* node;
+  int index;
+};
+std::vector<ImportNode> ImportNodes(const onnx::GraphProto& g,
+                                    std::vector<std::unique_ptr<onnx::NodeProto>>* synthetic);
 
 // Helpers for converters.
 // Rank-0 values are held as shape {1} inside functions.

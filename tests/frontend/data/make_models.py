@@ -35,6 +35,8 @@ off). The weights are seeded random numbers. Models:
             keep_aspect_ratio_policy=stretch
   unet      a U-Net-style block: conv-relu, max pool, conv-relu, Resize x2 (linear,
             pytorch_half_pixel), Concat with the skip connection, conv (opset 13)
+  layernorm LayerNorm written out as opset-14 exports write it (ReduceMean, Sub, Pow, ReduceMean,
+            Add, Sqrt, Div, Mul, Add), then the same with Pow by 3 (not a LayerNorm) (opset 14)
   mlp16     float16 throughout: MatMul + bias + Relu, MatMul, Softmax (opset 13)
   dynbatch  relu(X @ W) with X [batch, 8]: a dynamic dimension, for --input-shape (no .npy files)
   gram      Y = relu(X @ X^T) for X [512, 512]: 2.7e8 FLOP without weights, so that
@@ -344,6 +346,23 @@ def make_unet(size=16, channels=8, mode="linear", coordinates="pytorch_half_pixe
                                                   [1, channels, size, size])], 13)
 
 
+def written_layer_norm(b, x, hidden, exponent=2.0):
+    f = lambda v: b.const(np.array(v, dtype=np.float32))  # noqa: E731
+    c = b.op("Sub", [x, b.op("ReduceMean", [x], axes=[-1], keepdims=1)])
+    var = b.op("ReduceMean", [b.op("Pow", [c, f(exponent)])], axes=[-1], keepdims=1)
+    n = b.op("Div", [c, b.op("Sqrt", [b.op("Add", [var, f(1e-5)])])])
+    return b.op("Add", [b.op("Mul", [n, b.weight([hidden], 0.1)]), b.weight([hidden], 0.1)])
+
+
+def make_layernorm(seq=4, hidden=16):
+    b = Builder(15)
+    y = written_layer_norm(b, "x", hidden)
+    y = written_layer_norm(b, b.op("Relu", [y]), hidden, exponent=3.0)
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])], 14)
+
+
 def make_mlp16():
     b = Builder(7)
 
@@ -382,7 +401,8 @@ def main():
     for name, make in [("cnn", make_cnn), ("encoder", make_encoder), ("decoder", make_decoder),
                        ("ops", make_ops), ("upsample", make_upsample), ("mlp16", make_mlp16),
                        ("ops2", make_ops2), ("resize", make_resize), ("resize11", make_resize11),
-                       ("resize19", make_resize19), ("unet", make_unet)]:
+                       ("resize19", make_resize19), ("unet", make_unet),
+                       ("layernorm", make_layernorm)]:
         if only and name not in only:
             continue
         model = make()
