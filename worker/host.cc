@@ -184,29 +184,21 @@ HostCpuInfo DetectHostCpu() {
       : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", \
         "xmm10", "xmm11", "xmm12", "xmm13")
 
+// The six loops: 12 chains (the peak) and 4 (latency-bound) at each width.
+void FmaLoopZmm12(int64_t n) { TESSERA_FMA_LOOP(TESSERA_FMA12("zmm"), n); }
+void FmaLoopZmm4(int64_t n) { TESSERA_FMA_LOOP(TESSERA_FMA4("zmm"), n); }
+void FmaLoopYmm12(int64_t n) { TESSERA_FMA_LOOP(TESSERA_FMA12("ymm"), n); }
+void FmaLoopYmm4(int64_t n) { TESSERA_FMA_LOOP(TESSERA_FMA4("ymm"), n); }
+void FmaLoopXmm12(int64_t n) { TESSERA_FMA_LOOP(TESSERA_FMA12("xmm"), n); }
+void FmaLoopXmm4(int64_t n) { TESSERA_FMA_LOOP(TESSERA_FMA4("xmm"), n); }
+
 // Seconds that `rounds` rounds of 12 (or 4) chains of `vector_bits`-wide FMAs took.
 double TimeFmaChains(int vector_bits, bool twelve, int64_t rounds) {
+  void (*loop)(int64_t) = vector_bits == 512   ? (twelve ? FmaLoopZmm12 : FmaLoopZmm4)
+                          : vector_bits == 256 ? (twelve ? FmaLoopYmm12 : FmaLoopYmm4)
+                                               : (twelve ? FmaLoopXmm12 : FmaLoopXmm4);
   const auto start = std::chrono::steady_clock::now();
-  switch (vector_bits * 2 + twelve) {
-    case 512 * 2 + 1:
-      TESSERA_FMA_LOOP(TESSERA_FMA12("zmm"), rounds);
-      break;
-    case 512 * 2:
-      TESSERA_FMA_LOOP(TESSERA_FMA4("zmm"), rounds);
-      break;
-    case 256 * 2 + 1:
-      TESSERA_FMA_LOOP(TESSERA_FMA12("ymm"), rounds);
-      break;
-    case 256 * 2:
-      TESSERA_FMA_LOOP(TESSERA_FMA4("ymm"), rounds);
-      break;
-    case 128 * 2 + 1:
-      TESSERA_FMA_LOOP(TESSERA_FMA12("xmm"), rounds);
-      break;
-    default:
-      TESSERA_FMA_LOOP(TESSERA_FMA4("xmm"), rounds);
-      break;
-  }
+  loop(rounds);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 #undef TESSERA_FMA_LOOP
