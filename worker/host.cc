@@ -161,14 +161,13 @@ HostCpuInfo DetectHostCpu() {
 // i accumulating in register i, the operands in registers 12 and 13, all zero (no denormal or
 // NaN assists). Inline assembly, not intrinsics: the compiler must neither spill, reorder nor
 // drop the chains, and needs no target flags for it (the assembler takes every extension).
+// Not formatted: clang-format reflows these pastes differently on each pass.
+// clang-format off
 #define TESSERA_FMA(R, i) "vfmadd231ps %%" R "12, %%" R "13, %%" R #i "\n\t"
 #define TESSERA_FMA4(R) TESSERA_FMA(R, 0) TESSERA_FMA(R, 1) TESSERA_FMA(R, 2) TESSERA_FMA(R, 3)
-#define TESSERA_FMA12(R)                                                                     \
-  TESSERA_FMA4(R)                                                                            \
-  TESSERA_FMA(R, 4)                                                                          \
-  TESSERA_FMA(R, 5)                                                                          \
-  TESSERA_FMA(R, 6) TESSERA_FMA(R, 7) TESSERA_FMA(R, 8) TESSERA_FMA(R, 9) TESSERA_FMA(R, 10) \
-      TESSERA_FMA(R, 11)
+#define TESSERA_FMA12(R) TESSERA_FMA4(R) TESSERA_FMA(R, 4) TESSERA_FMA(R, 5) TESSERA_FMA(R, 6) \
+    TESSERA_FMA(R, 7) TESSERA_FMA(R, 8) TESSERA_FMA(R, 9) TESSERA_FMA(R, 10) TESSERA_FMA(R, 11)
+// clang-format on
 #define TESSERA_FMA_LOOP(BODY, n)                                                             \
   __asm__ volatile(                                                                           \
       "vxorps %%xmm0, %%xmm0, %%xmm0\n\tvxorps %%xmm1, %%xmm1, %%xmm1\n\t"                    \
