@@ -2,13 +2,15 @@
 // CPU counterpart of GeneralReduction (docs/reference/metaschedule.md §10.7). After inlining
 // blocks into elementwise consumers, the function is a chain of blocks that all start with the
 // same R spatial "row" iterators: reductions S^R R..R (row statistics) and elementwise blocks
-// (a row-wise exp, the output). One parallel loop over the rows of the last block computes
-// everything: each earlier block is computed at that loop with its output in a local row, a
-// reduction over contiguous memory is factored into vector lanes (as CpuDefault's
-// LaneReduction: a dependence-free vectorized loop of partial sums, then the sum of the
-// lanes), and elementwise inner loops are vectorized. Compared with one parallel loop per block
+// (an RMS norm's square before its mean, a row-wise exp, the output). One parallel loop over the
+// rows of the last block computes everything: each earlier block is computed at that loop with its
+// output in a local row, a reduction over contiguous memory is factored into vector lanes (as
+// CpuDefault's LaneReduction: a dependence-free vectorized loop of partial sums, then the sum of
+// the lanes), and elementwise inner loops are vectorized. Compared with one parallel loop per block
 // (CpuDefault), the row stays in L1 between the blocks, intermediate rows never go to memory,
 // and OpenMP starts one parallel region instead of one per block.
+#include <algorithm>
+
 #include "base/status_macros.h"
 #include "rules/default/analysis.h"
 #include "rules/default/rule_factories.h"
@@ -124,9 +126,10 @@ absl::Status Apply(Schedule* sch, const std::vector<BlockInfo>& blocks, size_t r
 }
 
 // True if every block that reads an earlier block's output indexes it with the row iterators
-// first (stat[i] in out[i, j]): the producer's rows are then the consumer's, and computing it at
-// the row loop computes each row once. A statistic read along another iterator (a column
-// normalization, stat[j] in out[i, j]) would be recomputed in full for every row.
+// first (stat[i] in out[i, j]; a row of extent one also at its constant index): the producer's
+// rows are then the consumer's, and computing it at the row loop computes each row once. A
+// statistic read along another iterator (a column normalization, stat[j] in out[i, j]) would be
+// recomputed in full for every row.
 bool RowsLineUp(const Schedule& sch, const std::vector<BlockInfo>& blocks, size_t rows) {
   std::vector<Block> bodies;
   for (const BlockInfo& info : blocks) {
@@ -141,7 +144,9 @@ bool RowsLineUp(const Schedule& sch, const std::vector<BlockInfo>& blocks, size_
       if (iters.empty()) continue;  // c does not read it
       if (iters.size() < rows) return false;
       for (size_t i = 0; i < rows; ++i) {
-        if (iters[i] != static_cast<int>(i)) return false;
+        // A row of extent one may be read at its one index (a broadcast over a batch of one).
+        const bool unit_constant = iters[i] == -1 && blocks[c].extents[i] == 1;
+        if (iters[i] != static_cast<int>(i) && !unit_constant) return false;
       }
     }
   }
@@ -152,20 +157,36 @@ std::optional<Schedule> CpuRowReduction(Schedule sch, const Target& target) {
   std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
   if (blocks.has_value()) blocks = TryInline(&sch, *blocks, /*into_reductions=*/false);
   if (!blocks.has_value() || blocks->size() < 2) return std::nullopt;
-  // The first block is a row statistic S^rows R..R; every block starts with the same rows.
-  const BlockInfo& first = blocks->front();
-  const size_t rows = first.kinds.find('R');
-  if (rows == 0 || rows == std::string::npos || first.kinds.find('S', rows) != std::string::npos) {
-    return std::nullopt;
-  }
+  // The first reduction is a row statistic S^rows R..R, after elementwise blocks that feed it
+  // (an RMS norm's x * x, which TryInline leaves out of reductions); every block starts with the
+  // same rows. The elementwise blocks are computed at the row loop as the others.
+  auto first_reduction = std::find_if(blocks->begin(), blocks->end(),
+                                      [](const BlockInfo& b) { return b.IsReduction(); });
+  if (first_reduction == blocks->end()) return std::nullopt;
+  const BlockInfo& first = *first_reduction;
+  size_t rows = first.kinds.find('R');
+  // A statistic kept with its reduced axes (ONNX's keepdims: a mean over [1, 128, 1]) has unit
+  // spatial iterators after its rows, which the other blocks do not share: the rows are the
+  // leading iterators every block has alike.
+  auto rows_agree = [&](size_t r) {
+    for (const BlockInfo& info : *blocks) {
+      if (info.kinds.size() <= r || info.kinds.compare(0, r, std::string(r, 'S')) != 0) {
+        return false;
+      }
+      for (size_t i = 0; i < r; ++i) {
+        if (info.extents[i] != first.extents[i] || info.extents[i] < 0) return false;
+      }
+    }
+    return true;
+  };
+  while (rows != std::string::npos && rows > 0 && !rows_agree(rows)) --rows;
+  if (rows == 0 || rows == std::string::npos) return std::nullopt;
   for (const BlockInfo& info : *blocks) {
-    if (info.kinds.size() <= rows || info.kinds.compare(0, rows, std::string(rows, 'S')) != 0) {
-      return std::nullopt;
+    if (!info.IsReduction()) continue;
+    // After the rows, a reduction has only reduced iterators and unit spatial ones.
+    for (size_t i = rows; i < info.kinds.size(); ++i) {
+      if (info.kinds[i] == 'S' && info.extents[i] != 1) return std::nullopt;
     }
-    for (size_t i = 0; i < rows; ++i) {
-      if (info.extents[i] != first.extents[i] || info.extents[i] < 0) return std::nullopt;
-    }
-    if (info.IsReduction() && info.kinds.find('S', rows) != std::string::npos) return std::nullopt;
   }
   // The last block writes whole rows (softmax's normalization, the norm's output).
   if (!blocks->back().IsInjective() || !RowsLineUp(sch, *blocks, rows)) return std::nullopt;

@@ -161,6 +161,51 @@ TEST(CpuRowReductionRuleTest, ColumnStatisticIsNotARowChain) {
   EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
 }
 
+// An RMS norm as exporters write it (LLaMA's Pow, ReduceMean with keepdims, Add, Sqrt,
+// Reciprocal, Mul, Mul) over a batch of one: the square is an elementwise block before the row
+// statistic, the mean keeps its reduced axis ([1, rows, 1]) and the output reads it at
+// [0, row, 0]. It is still one parallel loop over the rows, with nothing outside it (it was left
+// to CpuDefault: three parallel loops, the squares through a buffer of every row, and a scalar
+// sum, 10x slower).
+TEST(CpuRowReductionRuleTest, ExportedRmsNormWithKeptAxesIsARowChain) {
+  const int64_t rows = 8, width = 64;
+  Tensor x = Placeholder({1, rows, width}, DataType::Float32(), "x");
+  Tensor w = Placeholder({width}, DataType::Float32(), "w");
+  Tensor square = Compute(
+      {1, rows, width},
+      [&](const std::vector<Var>& v) {
+        return x({v[0], v[1], v[2]}) * x({v[0], v[1], v[2]});
+      },
+      "square");
+  IterVar r = ReduceAxis(width, "r");
+  Tensor sum = Compute(
+      {1, rows, 1},
+      [&](const std::vector<Var>& v) {
+        return Sum(square({v[0], v[1], r.var}), {r});
+      },
+      "sum");
+  Tensor out = Compute(
+      {1, rows, width},
+      [&](const std::vector<Var>& v) {
+        Expr mean = sum({Expr(0), v[1], Expr(0)}) * FloatImm(DataType::Float32(), 1.0 / width);
+        Expr inv = Div(FloatImm(DataType::Float32(), 1.0),
+                       Call(CallOp::kSqrt, {mean + FloatImm(DataType::Float32(), 1e-6)}));
+        return x({v[0], v[1], v[2]}) * inv * w({v[2]});
+      },
+      "out");
+  absl::StatusOr<PrimFunc> func = CreatePrimFunc("main", {x, w, out});
+  ASSERT_TRUE(func.ok()) << func.status();
+  auto [rule, scheduled] = ApplyToModule(*func, CpuTarget());
+  EXPECT_EQ(rule, "CpuRowReduction");
+  const Structure s = StructureOf(scheduled);
+  EXPECT_EQ(s.parallel, 1) << PrintFunc(scheduled);
+  EXPECT_EQ(s.blocks_outside_rows, 0) << PrintFunc(scheduled);
+  absl::StatusOr<CheckOutcome> check =
+      BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/3, 60);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
+}
+
 // The extent of the function's one parallel loop, or -1.
 int64_t ParallelExtent(const PrimFunc& func) {
   int64_t extent = -1;
