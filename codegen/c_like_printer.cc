@@ -328,8 +328,11 @@ std::string CLikePrinter::PrintCall(const CallNode* op) {
     case CallOp::kRsqrt:
       r = "(" + one + " / sqrt" + f + "(" + args[0] + "))";
       break;
+    case CallOp::kExp:
+      r = "exp" + f + "(" + ExpArgument(t, args[0]) + ")";
+      break;
     case CallOp::kSigmoid:
-      r = "(" + one + " / (" + one + " + exp" + f + "(-" + args[0] + ")))";
+      r = "(" + one + " / (" + one + " + exp" + f + "(" + ExpArgument(t, "-" + args[0]) + ")))";
       break;
     case CallOp::kPow:
       if (int power = SmallIntegerPower(op); power > 0) {

@@ -78,6 +78,16 @@ int main(void) {
   }
   if (!isnan(tessera_max_scalar_f32(NAN, 1.0f)) || tessera_max_scalar_f32(1.0f, NAN) != 1.0f)
     return 17;
+  /* exp's argument: -87 from -inf up to below -87, everything else as it is, NaNs included. */
+  const float kept[] = {0.0f, -0.0f, 3.0f, -86.9f, -87.0f, 1e-8f, 88.0f, INFINITY};
+  for (int i = 0; i < 8; ++i) {
+    if (tessera_exp_arg_f32(kept[i]) != kept[i]) return 18;
+  }
+  const float clamped[] = {-87.01f, -88.0f, -1e9f, -3.4e38f, -INFINITY};
+  for (int i = 0; i < 5; ++i) {
+    if (tessera_exp_arg_f32(clamped[i]) != -87.0f) return 19;
+  }
+  if (!isnan(tessera_exp_arg_f32(NAN)) || !isnan(tessera_exp_arg_f32(-NAN))) return 20;
   return 0;
 }
 )";
