@@ -13,30 +13,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 trials=${1:-16}
 models=${2:-"resnet resnet18 bert unet llama gpt2"}
-tessera=${TESSERA:-build/bin/tessera}
-venv=${BENCH_VENV:-/tmp/tessera-bench-venv}
-work=${BENCH_DIR:-/tmp/tessera-bench}
-if [[ ! -x "$venv/bin/python" ]]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q numpy onnx onnxruntime
-fi
-mkdir -p "$work"
-"$venv/bin/python" bench/models/make_bench_models.py "$work" $models
-
-timed() {
-  if [[ -n ${BENCH_LOCK:-} ]]; then flock "$BENCH_LOCK" "$@"; else "$@"; fi
-}
-
-latency() {  # seconds from `tessera exec --json`
-  timed "$tessera" exec "$1" --inputs "$2" --repeat 20 --json | "$venv/bin/python" -c \
-    'import json,sys; print(json.load(sys.stdin)["latency_seconds"])'
-}
+source bench/models/bench_common.sh
 
 printf "%-8s %12s %12s %12s %10s %10s\n" model ort default tuned "ort/def" "ort/tuned"
 for m in $models; do
   onnx="$work/$m.onnx"; input="$work/$m.input.npy"
-  ntasks=$("$tessera" tasks "$onnx" --json | "$venv/bin/python" -c \
-    'import json,sys; print(len(json.load(sys.stdin)["tasks"]))')
+  ntasks=$(task_count "$onnx")
   "$tessera" compile "$onnx" -o "$work/$m.default" > "$work/$m.default.log"
   rm -f "$work/$m.db"
   [[ $trials -gt 0 ]] && "$tessera" tune "$onnx" --db "$work/$m.db" --trials $((trials * ntasks)) \

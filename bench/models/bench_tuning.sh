@@ -14,21 +14,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 budgets=${1:-"8 16 32"}
 models=${2:-"resnet bert llama"}
-tessera=${TESSERA:-build/bin/tessera}
-venv=${BENCH_VENV:-/tmp/tessera-bench-venv}
-work=${BENCH_DIR:-/tmp/tessera-bench}
-if [[ ! -x "$venv/bin/python" ]]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q numpy onnx onnxruntime
-fi
-mkdir -p "$work"
-"$venv/bin/python" bench/models/make_bench_models.py "$work" > /dev/null
+source bench/models/bench_common.sh
 py() { "$venv/bin/python" -c "$@"; }
-
-latency() {  # seconds per inference of compiled model $1 on input $2 (median of 20)
-  "$tessera" exec "$1" --inputs "$2" --repeat 20 --json | py \
-    'import json,sys; print(json.load(sys.stdin)["latency_seconds"])'
-}
 
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores," \
   "OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}"
@@ -38,7 +25,7 @@ for m in $models; do
   onnx="$work/$m.onnx"
   input="$work/$m.input.npy"
   db="$work/$m.tuning.db"
-  ntasks=$("$tessera" tasks "$onnx" --json | py 'import json,sys; print(len(json.load(sys.stdin)["tasks"]))')
+  ntasks=$(task_count "$onnx")
   "$tessera" compile "$onnx" -o "$work/$m.default" > /dev/null
   rm -f "$db"
   for b in $budgets; do
@@ -49,7 +36,7 @@ for m in $models; do
     "$tessera" compile "$onnx" --db "$db" -o "$work/$m.tuned-$b" > /dev/null
     "$tessera" exec "$work/$m.tuned-$b" --inputs "$input" --repeat 3 --check > /dev/null
     # The three latencies of a row in one round, so that they share the machine's state.
-    ort=$("$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 20)
+    ort=$(timed "$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 20)
     def=$(latency "$work/$m.default" "$input")
     tuned=$(latency "$work/$m.tuned-$b" "$input")
     py "
