@@ -143,6 +143,18 @@ TEST(PartitionGuardedLoopsTest, ZeroPaddingSelectBecomesCopyAndFill) {
   EXPECT_TRUE(built.ok()) << built;
 }
 
+// The selects left in `sch`'s function after lowering and partitioning (a failed lowering
+// fails the test and counts -1).
+int SelectsAfterPartitioning(const Schedule& sch) {
+  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
+  EXPECT_TRUE(lowered.ok()) << lowered.status();
+  if (!lowered.ok()) return -1;
+  int selects = 0;
+  PostOrderVisitExprs(PartitionGuardedLoops(*lowered).body(),
+                      [&](const Expr& e) { selects += e.as<SelectNode>() != nullptr; });
+  return selects;
+}
+
 // A depthwise convolution with its padding inlined: under a loop annotated kSkipZeroTerms the
 // sum's term select(in_bounds, x, 0) * w becomes a guarded x * w (the guard then partitions
 // the kernel loops); without the annotation the select stays. Both compute the convolution.
@@ -156,13 +168,7 @@ TEST(PartitionGuardedLoopsTest, ZeroTermsAreGuardedUnderTheAnnotation) {
     ASSERT_TRUE(sch.ComputeInline(*sch.GetBlock("PadInput")).ok());
     std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("depth_conv2d_nhwc"));
     if (annotate) ASSERT_TRUE(sch.Annotate(loops[0], kSkipZeroTerms, InstValue::Int(1)).ok());
-    absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
-    ASSERT_TRUE(lowered.ok()) << lowered.status();
-    const PrimFunc partitioned = PartitionGuardedLoops(*lowered);
-    int selects = 0;
-    PostOrderVisitExprs(partitioned.body(),
-                        [&](const Expr& e) { selects += e.as<SelectNode>() != nullptr; });
-    EXPECT_EQ(selects == 0, annotate) << PrintStmt(partitioned.body());
+    EXPECT_EQ(SelectsAfterPartitioning(sch) == 0, annotate);
     absl::Status built = testing::CheckCBackendMatches(*func, sch.func());
     EXPECT_TRUE(built.ok()) << built;
   }
@@ -202,13 +208,7 @@ TEST(PartitionGuardedLoopsTest, MaxPoolPaddingTapsAreGuarded) {
     const PrimFunc func = PaddedMaxPool(pad);
     Schedule sch = Schedule::Create(func, 0);
     ASSERT_TRUE(sch.ComputeInline(*sch.GetBlock("padded")).ok());
-    absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
-    ASSERT_TRUE(lowered.ok()) << lowered.status();
-    const PrimFunc partitioned = PartitionGuardedLoops(*lowered);
-    int selects = 0;
-    PostOrderVisitExprs(partitioned.body(),
-                        [&](const Expr& e) { selects += e.as<SelectNode>() != nullptr; });
-    EXPECT_EQ(selects == 0, pad != 0.0f) << PrintStmt(partitioned.body());
+    EXPECT_EQ(SelectsAfterPartitioning(sch) == 0, pad != 0.0f);
     absl::Status built = testing::CheckCBackendMatches(func, sch.func());
     EXPECT_TRUE(built.ok()) << built;
   }
