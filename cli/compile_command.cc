@@ -25,6 +25,7 @@ struct CompileOptions {
   std::string target = "cpu";
   std::string out_dir;
   bool no_default = false;
+  bool no_runoff = false;
   std::vector<std::string> input_shapes;
 };
 
@@ -45,6 +46,7 @@ int RunCompile(const CompileOptions& o) {
   ModelCompileOptions options;
   options.target = *target;
   options.apply_defaults = !o.no_default;
+  options.runoff = !o.no_runoff;
   options.input_shapes = *shapes;
   std::unique_ptr<Database> db;
   if (!o.db_path.empty() && !o.client.server.empty()) {
@@ -103,6 +105,9 @@ Command RegisterCompileCommand(CLI::App* root) {
                   "repeatable");
   app->add_flag("--no-default", o->no_default,
                 "Leave tasks without a record unscheduled instead of applying default rules");
+  app->add_flag("--no-runoff", o->no_runoff,
+                "Keep every tuned kernel without timing it against its default schedule in the "
+                "model");
   return {app, [o]() { return RunCompile(*o); }};
 }
 

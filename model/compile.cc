@@ -6,10 +6,12 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "codegen/codegen_c.h"
 #include "ir/prepack.h"
 #include "ir/structural_hash.h"
+#include "model/kernel_runoff.h"
 #include "model/planner.h"
 #include "rules/default/default_rule.h"
 #include "tuner/apply_best.h"
@@ -43,6 +45,79 @@ absl::Status WriteFile(const std::string& path, const std::string& bytes) {
   return absl::OkStatus();
 }
 
+// What the runoff in the model decided for one kernel, in words.
+std::string InModelNote(double tuned_secs, double default_secs) {
+  return absl::StrFormat("%.1f us in the model against the default's %.1f us", tuned_secs * 1e6,
+                         default_secs * 1e6);
+}
+
+// Times every tuned kernel that is not the default schedule against the default schedule's
+// kernel inside the model (model/kernel_runoff.h) and keeps the faster: a default that wins
+// replaces the tuned kernel, with a note naming the record. A runoff that cannot run leaves the
+// tuned kernels and says why in a warning.
+void RunOffInModel(const LoadedModel& model, const Target& target,
+                   const IRModule& default_scheduled,
+                   const std::vector<DefaultScheduleEntry>& default_rules, Builder* builder,
+                   const std::string& out_dir, const std::string& weights,
+                   ModelCompileResult* result) {
+  CompiledModel& compiled = result->compiled;
+  std::vector<size_t> contested;
+  std::vector<BuildInput> inputs;
+  for (size_t i = 0; i < compiled.kernels.size(); ++i) {
+    const KernelSchedule& s = compiled.kernels[i].schedule;
+    if (s.kind != "tuned" || !s.note.empty()) continue;
+    absl::StatusOr<PrimFunc> as_default = default_scheduled.Lookup(model.tasks[i].name);
+    if (!as_default.ok()) continue;
+    contested.push_back(i);
+    inputs.push_back({*as_default, target});
+  }
+  if (contested.empty()) return;
+  std::vector<BuildResult> built = builder->Build(inputs);
+  CompiledModel with_defaults = compiled;
+  std::vector<size_t> raced;
+  for (size_t j = 0; j < contested.size(); ++j) {
+    if (!built[j].ok()) continue;
+    CompiledKernel& k = with_defaults.kernels[contested[j]];
+    k.schedule = KernelSchedule();
+    k.schedule.kind = "default";
+    for (const DefaultScheduleEntry& d : default_rules) {
+      if (d.function == k.task) k.schedule.rule = d.rule;
+    }
+    k.artifact = "kernels/" + std::filesystem::path(built[j].artifact_path).filename().string();
+    k.symbol = built[j].symbol;
+    k.prepack.reset();
+    absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(inputs[j].func);
+    if (split.ok() && split->has_value()) k.prepack = PrepackOf(**split, k.symbol);
+    raced.push_back(contested[j]);
+  }
+  if (raced.empty()) return;
+  absl::StatusOr<KernelTimesInModel> times =
+      TimeKernelsInModel(compiled, with_defaults, out_dir, weights);
+  if (!times.ok()) {
+    result->warnings.push_back(
+        absl::StrCat("the tuned kernels were not timed against their defaults in the model (",
+                     times.status().message(), "); kept as tuned"));
+    return;
+  }
+  for (size_t i : raced) {
+    const double tuned = times->first_secs[i];
+    const double by_default = times->second_secs[i];
+    CompiledKernel& loser = tuned <= by_default ? with_defaults.kernels[i] : compiled.kernels[i];
+    std::error_code ec;
+    std::filesystem::remove(out_dir + "/" + loser.artifact, ec);
+    std::filesystem::remove(
+        std::filesystem::path(out_dir + "/" + loser.artifact).replace_extension(".c"), ec);
+    if (tuned <= by_default) {
+      compiled.kernels[i].schedule.note = InModelNote(tuned, by_default);
+    } else {
+      const int64_t record = compiled.kernels[i].schedule.record;
+      compiled.kernels[i] = with_defaults.kernels[i];
+      compiled.kernels[i].schedule.note =
+          absl::StrCat("tuned record ", record, " ran slower: ", InModelNote(tuned, by_default));
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
@@ -63,8 +138,9 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
   // What the default rules make of each task, to tell a tuned record that is the default
   // schedule itself (the tuning measured it first and nothing it found was faster).
   absl::StatusOr<IRModule> default_scheduled = absl::NotFoundError("no tuned record");
+  std::vector<DefaultScheduleEntry> default_rules;  // of default_scheduled
   if (std::any_of(hits.begin(), hits.end(), [](const ApplyBestEntry& h) { return h.hit; })) {
-    default_scheduled = ApplyDefaultSchedule(mod, target, DefaultRulesFor(target));
+    default_scheduled = ApplyDefaultSchedule(mod, target, DefaultRulesFor(target), &default_rules);
   }
   std::vector<DefaultScheduleEntry> defaults;
   if (options.apply_defaults) {
@@ -134,9 +210,13 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
     compiled.kernels.push_back(std::move(k));
   }
   compiled.plan = PlanModel(model.graph, model.fused, model.tasks);
+  const std::string weights = WeightsBlob(model.graph, compiled.plan);
+  if (options.runoff && default_scheduled.ok()) {
+    RunOffInModel(model, target, *default_scheduled, default_rules, builder.get(), out_dir, weights,
+                  &result);
+  }
   TESSERA_RETURN_IF_ERROR(WriteCompiledModel(out_dir, compiled));
-  TESSERA_RETURN_IF_ERROR(
-      WriteFile(out_dir + "/weights.bin", WeightsBlob(model.graph, compiled.plan)));
+  TESSERA_RETURN_IF_ERROR(WriteFile(out_dir + "/weights.bin", weights));
   std::filesystem::copy_file(model.path, out_dir + "/" + compiled.model,
                              std::filesystem::copy_options::overwrite_existing, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot copy ", model.path, ": ", ec.message()));

@@ -1,7 +1,8 @@
 // Compiling a loaded model (`tessera compile`, docs/models.md "Compile output"): every task is
 // scheduled with its best verified record (ApplyBest), the others with the default rules
-// (ApplyDefaultSchedule); one kernel per task is built with the C builder, and the directory
-// gets plan.json (model/compiled_model.h), weights.bin, model.onnx and kernels/.
+// (ApplyDefaultSchedule); one kernel per task is built with the C builder, each tuned kernel is
+// timed against its default schedule in the model and the faster kept, and the directory gets
+// plan.json (model/compiled_model.h), weights.bin, model.onnx and kernels/.
 #ifndef TESSERA_MODEL_COMPILE_H_
 #define TESSERA_MODEL_COMPILE_H_
 
@@ -21,6 +22,10 @@ struct ModelCompileOptions {
   Database* database = nullptr;  // tuned records; none: default schedules only
   bool apply_defaults = true;    // false leaves tasks without a record unscheduled
   InputShapes input_shapes;      // what `model` was loaded with, recorded for `exec --check`
+  // Time each tuned kernel against its default schedule inside the model and keep the faster
+  // (model/kernel_runoff.h): a record was timed on its own, and a model's tuned kernels must
+  // never make it slower than its defaults.
+  bool runoff = true;
 };
 
 struct ModelCompileResult {

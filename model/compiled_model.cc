@@ -70,7 +70,9 @@ std::string DescribeSchedule(const KernelSchedule& s) {
   if (s.kind == "tuned") {
     return absl::StrCat("tuned record ", s.record, s.note.empty() ? "" : " (" + s.note + ")");
   }
-  if (s.kind == "default") return absl::StrCat("default rule ", s.rule);
+  if (s.kind == "default") {
+    return absl::StrCat("default rule ", s.rule, s.note.empty() ? "" : " (" + s.note + ")");
+  }
   if (!s.note.empty()) return absl::StrCat(s.kind, " (the ", s.note, ")");
   return s.kind;
 }

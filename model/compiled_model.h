@@ -30,8 +30,9 @@ struct KernelSchedule {
 };
 
 // "tuned record 3", "tuned record 3 (the default schedule, which tuning did not beat)",
-// "default rule CpuDefault", "unscheduled" or "unscheduled (the scheduled function did not
-// build)": how compile's output and warnings name a kernel's path.
+// "default rule CpuDefault", "default rule CpuDefault (tuned record 3 ran slower: ...)",
+// "unscheduled" or "unscheduled (the scheduled function did not build)": how compile's output
+// and warnings name a kernel's path.
 std::string DescribeSchedule(const KernelSchedule& schedule);
 
 // A kernel that packs its layout-free weights (docs/models.md): `symbol` packs them once per

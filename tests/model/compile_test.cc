@@ -1,10 +1,12 @@
 #include "model/compile.h"
 
 #include <filesystem>
+#include <regex>
 
 #include "gtest/gtest.h"
 #include "ir/analysis.h"
 #include "rules/default/default_rule.h"
+#include "schedule/trace.h"
 #include "tests/frontend/model_testing.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "worker/host.h"
@@ -76,6 +78,68 @@ TEST(CompileTest, ARecordOfTheDefaultScheduleSaysSo) {
     EXPECT_EQ(DescribeSchedule(k.schedule),
               "tuned record " + std::to_string(*id) +
                   " (the default schedule, which tuning did not beat)");
+  }
+}
+
+// A record whose schedule is slower than the default inside the model (here the unscheduled,
+// one-thread function, recorded as if it took a nanosecond) loses the runoff in the model: the
+// kernel is the default's, and compile says which record lost and by how much. Without the
+// runoff the record is taken at its word.
+TEST(CompileTest, ATunedKernelSlowerInTheModelGivesWayToTheDefault) {
+  absl::StatusOr<LoadedModel> m = LoadModel(testing::ModelDataPath("cnn.onnx"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Target target = *ResolveTarget("cpu");
+  const ExtractedTask* heaviest = &m->tasks.front();
+  for (const ExtractedTask& t : m->tasks) {
+    if (t.flops > heaviest->flops) heaviest = &t;
+  }
+  std::unique_ptr<Database> db = NewMemoryDatabase();
+  absl::StatusOr<Workload> workload = db->CommitWorkload(heaviest->func);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  TuningRecord record;
+  record.workload_id = workload->id;
+  record.target = target.ToString();
+  record.trace_json = Trace().ToJson();
+  record.run_secs = {1e-9};
+  record.args = ArgInfosOf(heaviest->func);
+  record.verified = true;
+  absl::StatusOr<int64_t> id = db->CommitRecord(record);
+  ASSERT_TRUE(id.ok()) << id.status();
+
+  for (bool runoff : {true, false}) {
+    ModelCompileOptions options;
+    options.target = target;
+    options.database = db.get();
+    options.runoff = runoff;
+    const std::string dir = testing::ScratchDirUntilTestEnds("compile_runoff");
+    absl::StatusOr<ModelCompileResult> result = CompileModel(*m, dir, options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_TRUE(result->warnings.empty());
+    const CompiledKernel* kernel = nullptr;
+    for (const CompiledKernel& k : result->compiled.kernels) {
+      if (k.task == heaviest->name) kernel = &k;
+      EXPECT_TRUE(std::filesystem::exists(dir + "/" + k.artifact)) << k.artifact;
+    }
+    ASSERT_NE(kernel, nullptr);
+    if (runoff) {
+      EXPECT_EQ(kernel->schedule.kind, "default");
+      const std::regex described("default rule \\w+ \\(tuned record " + std::to_string(*id) +
+                                 " ran slower: [0-9.]+ us in the model against the default's "
+                                 "[0-9.]+ us\\)");
+      EXPECT_TRUE(std::regex_match(DescribeSchedule(kernel->schedule), described))
+          << DescribeSchedule(kernel->schedule);
+      // The losing kernel's files are gone: one artifact per kernel.
+      size_t shared_objects = 0;
+      for (const auto& entry : std::filesystem::directory_iterator(dir + "/kernels")) {
+        shared_objects += entry.path().extension() == ".so";
+      }
+      EXPECT_EQ(shared_objects, result->compiled.kernels.size());
+    } else {
+      EXPECT_EQ(kernel->schedule.kind, "tuned");
+      EXPECT_EQ(DescribeSchedule(kernel->schedule), "tuned record " + std::to_string(*id));
+    }
+    absl::StatusOr<CompiledModel> back = ReadCompiledModel(dir);
+    ASSERT_TRUE(back.ok()) << back.status();
   }
 }
 
