@@ -71,7 +71,7 @@ void Feed(JobStore* store, Dispatcher* dispatcher, const std::string& target, co
       JobSpec spec;
       spec.workloads = {"GMM"};
       spec.target = target;
-      spec.max_trials = 1 << 20;
+      spec.max_trials_global = 1 << 20;
       std::string id = store->CreateJob(spec, 0).value().id;
       BatchContext context;
       context.target = target;

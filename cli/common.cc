@@ -4,9 +4,12 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -87,6 +90,26 @@ absl::StatusOr<Schedule> Replay(const PrimFunc& func, const Trace& trace, const 
 int ReportError(const absl::Status& status) {
   std::fprintf(stderr, "tessera: error: %s\n", std::string(status.message()).c_str());
   return 1;
+}
+
+absl::Status WithFlagName(const absl::Status& status) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"max_trials_per_task: ", "--trials-per-task: "},
+      {"max_trials: ", "--trials: "},
+      {"trials_per_iter: ", "--trials-per-iter: "},
+      {"strategy: ", "--strategy: "},
+      {"cost_model: ", "--cost-model: "},
+      {"task_scheduler: ", "--task-scheduler: "},
+      {"rule_params: ", "--rule-params: "},
+  };
+  const std::string message(status.message());
+  for (const auto& [field, flag] : kFlags) {
+    if (absl::StartsWith(message, field)) {
+      return absl::Status(status.code(),
+                          absl::StrCat(flag, absl::string_view(message).substr(strlen(field))));
+    }
+  }
+  return status;
 }
 
 std::string FormatSeconds(double seconds) {

@@ -80,6 +80,10 @@ absl::StatusOr<Schedule> Replay(const PrimFunc& func, const Trace& trace, const 
 // Prints "tessera: error: <message>" to stderr; returns the exit code 1.
 int ReportError(const absl::Status& status);
 
+// An error of TuningSettings::Validate (tuner/tune_options.h) with the field it names spelled as
+// the flag of `tune` and `submit` that sets it: "--trials: the trial budget must be > 0".
+absl::Status WithFlagName(const absl::Status& status);
+
 // "12.3 us", "4.56 ms", "1.23 s".
 std::string FormatSeconds(double seconds);
 

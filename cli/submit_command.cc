@@ -6,8 +6,10 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/job_output.h"
+#include "ir/target.h"
 #include "model/load.h"
 #include "proto/tessera.grpc.pb.h"
+#include "tuner/tune_options.h"
 
 namespace tessera {
 namespace cli {
@@ -17,14 +19,8 @@ struct SubmitOptions {
   ClientOptions client;
   std::vector<std::string> workloads;
   std::string target = "cpu";
-  int trials = 0;
-  int trials_per_task = 0;
-  int trials_per_iter = 0;
-  int64_t seed = 0;
+  TuningSettings settings;  // the flags set all but runoff, verify and rule_params directly
   int priority = 0;
-  std::string strategy;
-  std::string cost_model;
-  std::string task_scheduler;
   std::string name;
   std::string rule_params;  // JSON, as tune's --rule-params; empty: the defaults
   std::vector<std::string> input_shapes;  // a model's, NAME=D0,D1,... as tune's --input-shape
@@ -36,6 +32,21 @@ struct SubmitOptions {
 };
 
 int RunSubmit(const SubmitOptions& o) {
+  TuningSettings settings = o.settings;
+  settings.verify = !o.no_verify;
+  settings.runoff = !o.no_runoff;
+  settings.rule_params = RuleParamsFromText(o.rule_params);
+  // Checked here as the server checks them (its own limits aside), and answered alike.
+  absl::StatusOr<Target> target = Target::Parse(o.target);
+  absl::Status valid =
+      target.ok()
+          ? settings.Validate(*target)
+          : absl::InvalidArgumentError(absl::StrCat("--target: ", target.status().message()));
+  if (!valid.ok()) {
+    return ReportRpcError(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                       std::string(WithFlagName(valid).message())),
+                          "submit");
+  }
   absl::StatusOr<Client> client = Connect(o.client);
   if (!client.ok()) return ReportError(client.status());
   v1::SubmitJobRequest request;
@@ -58,18 +69,18 @@ int RunSubmit(const SubmitOptions& o) {
     }
   }
   request.set_target(o.target);
-  request.set_max_trials(o.trials);
-  request.set_max_trials_per_task(o.trials_per_task);
-  request.set_trials_per_iter(o.trials_per_iter);
-  request.set_strategy(o.strategy);
-  request.set_cost_model(o.cost_model);
-  request.set_task_scheduler(o.task_scheduler);
-  request.set_seed(o.seed);
+  request.set_max_trials(settings.max_trials_global);
+  request.set_max_trials_per_task(settings.max_trials_per_task);
+  request.set_trials_per_iter(settings.num_trials_per_iter);
+  request.set_strategy(settings.strategy);
+  request.set_cost_model(settings.cost_model);
+  request.set_task_scheduler(settings.task_scheduler);
+  request.set_seed(settings.seed);
   request.set_priority(o.priority);
-  request.set_verify(!o.no_verify);
-  request.set_runoff(!o.no_runoff);
+  request.set_verify(settings.verify);
+  request.set_runoff(settings.runoff);
   request.set_name(o.name);
-  request.set_rule_params(o.rule_params);
+  request.set_rule_params(RuleParamsText(settings.rule_params));
   auto stub = v1::TuningService::NewStub(client->channel);
   grpc::ClientContext context;
   client->Prepare(&context);
@@ -101,18 +112,21 @@ Command RegisterSubmitCommand(CLI::App* root) {
                   "Target: cpu, cuda, or a full target string (a bare kind is completed from "
                   "the workers)")
       ->capture_default_str();
-  app->add_option("--trials", o->trials, "Trial budget of the whole job")->required();
-  app->add_option("--trials-per-task", o->trials_per_task,
+  TuningSettings& settings = o->settings;
+  app->add_option("--trials", settings.max_trials_global, "Trial budget of the whole job")
+      ->required();
+  app->add_option("--trials-per-task", settings.max_trials_per_task,
                   "Trial budget of each task (default: the job's budget)");
-  app->add_option("--trials-per-iter", o->trials_per_iter,
-                  "Candidates per batch (default: the server's, 64)");
-  app->add_option("--seed", o->seed, "Seed of the search")->capture_default_str();
+  app->add_option("--trials-per-iter", settings.num_trials_per_iter, "Candidates per batch")
+      ->capture_default_str();
+  app->add_option("--seed", settings.seed, "Seed of the search")->capture_default_str();
   app->add_option("--priority", o->priority,
                   "Higher runs first; equal priorities share the workers")
       ->capture_default_str();
-  app->add_option("--strategy", o->strategy, "evolutionary (default) or replay");
-  app->add_option("--cost-model", o->cost_model, "xgb (default) or random");
-  app->add_option("--task-scheduler", o->task_scheduler, "gradient (default) or round-robin");
+  app->add_option("--strategy", settings.strategy, "evolutionary or replay")->capture_default_str();
+  app->add_option("--cost-model", settings.cost_model, "xgb or random")->capture_default_str();
+  app->add_option("--task-scheduler", settings.task_scheduler, "gradient or round-robin")
+      ->capture_default_str();
   app->add_option("--name", o->name, "A name for people");
   app->add_option("--rule-params", o->rule_params,
                   "JSON object: default schedule rules made with other parameters, by rule name "

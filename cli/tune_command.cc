@@ -27,13 +27,7 @@ struct TuneCommandOptions {
   std::string target = "cpu";
   std::string db_path;
   std::string work_dir;
-  int trials = 64;
-  int trials_per_task = -1;
-  int trials_per_iter = 64;
-  int64_t seed = 0;
-  std::string strategy = "evolutionary";
-  std::string cost_model = "xgb";
-  std::string task_scheduler = "gradient";
+  TuningSettings settings;  // the flags set all but runoff, verify and rule_params directly
   int num_threads = 0;
   int repeat = 3;
   int min_repeat_ms = 20;
@@ -96,13 +90,6 @@ int RunTune(const TuneCommandOptions& o) {
   absl::StatusOr<std::vector<FunctionList::Entry>> entries =
       workloads.specs.empty() ? std::vector<FunctionList::Entry>{} : workloads.Load();
   if (!entries.ok()) return ReportError(entries.status());
-  // Checked before anything is opened; rule names and parameters are checked by the rules
-  // themselves when the job makes its design spaces (DefaultScheduleRules), naming the culprit.
-  const nlohmann::json rule_params = nlohmann::json::parse(o.rule_params, nullptr, false);
-  if (rule_params.is_discarded() || !rule_params.is_object()) {
-    return ReportError(absl::InvalidArgumentError(
-        absl::StrCat("tune: --rule-params: not a JSON object of rule names: ", o.rule_params)));
-  }
   BuildOverlap overlap = BuildOverlap::kAuto;
   if (o.overlap_builds == "on") {
     overlap = BuildOverlap::kOn;
@@ -114,27 +101,25 @@ int RunTune(const TuneCommandOptions& o) {
   }
   absl::StatusOr<Target> target = ResolveRunnableTarget(o.target);
   if (!target.ok()) return ReportError(target.status());
+  TuneOptions options(o.settings);
+  options.verify = !o.no_verify;
+  options.runoff = !o.no_runoff;
+  options.rule_params = RuleParamsFromText(o.rule_params);
+  // Checked before anything is opened, as `submit` and the server check them.
+  if (absl::Status valid = options.Validate(*target); !valid.ok()) {
+    return ReportError(
+        absl::InvalidArgumentError(absl::StrCat("tune: ", WithFlagName(valid).message())));
+  }
   absl::StatusOr<std::unique_ptr<Database>> db = OpenDatabase(o.db_path);
   if (!db.ok()) return ReportError(db.status());
 
-  TuneOptions options;
   options.target = *target;
-  options.max_trials_global = o.trials;
-  options.max_trials_per_task = o.trials_per_task;
-  options.num_trials_per_iter = o.trials_per_iter;
-  options.strategy = o.strategy;
-  options.cost_model = o.cost_model;
-  options.task_scheduler = o.task_scheduler;
-  options.seed = o.seed;
   options.num_threads = o.num_threads;
   options.work_dir = o.work_dir;
-  options.verify = !o.no_verify;
-  options.runoff = !o.no_runoff;
-  options.rule_params = rule_params;
   options.measure.runner.repeat = o.repeat;
   options.measure.runner.min_repeat_ms = o.min_repeat_ms;
   options.measure.runner.timeout_sec = o.timeout;
-  options.measure.runner.seed = static_cast<uint64_t>(o.seed);
+  options.measure.runner.seed = static_cast<uint64_t>(options.seed);
   options.measure.overlap_builds = overlap;
   options.measure.build_parallelism = o.build_threads;
 
@@ -143,7 +128,7 @@ int RunTune(const TuneCommandOptions& o) {
   tasks.insert(tasks.end(), model_tasks.begin(), model_tasks.end());
   bool tty = isatty(STDERR_FILENO);
   std::fprintf(stderr, "tuning %zu task(s) on %s, %d trials, database %s\n", tasks.size(),
-               target->ToString().c_str(), o.trials, o.db_path.c_str());
+               target->ToString().c_str(), options.max_trials_global, o.db_path.c_str());
   absl::StatusOr<TuneSummary> summary =
       Tune(tasks, db->get(), options, [tty](const TuneProgress& p) { PrintProgress(p, tty); });
   if (tty) std::fprintf(stderr, "\n");
@@ -287,18 +272,21 @@ Command RegisterTuneCommand(CLI::App* root) {
   app->add_option("--db", o->db_path,
                   "Tuning database: a SQLite file (created if missing) or a postgresql:// URL")
       ->required();
-  app->add_option("--trials", o->trials, "Trial budget of the whole job")->capture_default_str();
-  app->add_option("--trials-per-task", o->trials_per_task,
+  TuningSettings& settings = o->settings;
+  app->add_option("--trials", settings.max_trials_global, "Trial budget of the whole job")
+      ->capture_default_str();
+  app->add_option("--trials-per-task", settings.max_trials_per_task,
                   "Trial budget of each task (default: the job's budget)");
-  app->add_option("--trials-per-iter", o->trials_per_iter, "Candidates measured per batch")
+  app->add_option("--trials-per-iter", settings.num_trials_per_iter,
+                  "Candidates measured per batch")
       ->capture_default_str();
-  app->add_option("--seed", o->seed, "Seed of the search and of the input data")
+  app->add_option("--seed", settings.seed, "Seed of the search and of the input data")
       ->capture_default_str();
-  app->add_option("--strategy", o->strategy, "Search strategy: evolutionary or replay")
+  app->add_option("--strategy", settings.strategy, "Search strategy: evolutionary or replay")
       ->capture_default_str();
-  app->add_option("--cost-model", o->cost_model, "Cost model: xgb or random")
+  app->add_option("--cost-model", settings.cost_model, "Cost model: xgb or random")
       ->capture_default_str();
-  app->add_option("--task-scheduler", o->task_scheduler, "gradient or round-robin")
+  app->add_option("--task-scheduler", settings.task_scheduler, "gradient or round-robin")
       ->capture_default_str();
   app->add_option("--work-dir", o->work_dir,
                   "Directory for per-task logs and the saved cost model");

@@ -34,7 +34,6 @@ namespace tessera {
 namespace {
 
 constexpr size_t kMaxNameLength = 256;
-constexpr int kMaxTrialsPerIter = 4096;
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -59,56 +58,24 @@ double BufferBytes(const PrimFunc& func) {
   return total;
 }
 
-absl::Status ValidateSpec(JobSpec* spec, const JobManagerOptions& options) {
-  if (spec->workloads.empty()) return Field("workloads", "give at least one workload");
-  if (spec->workloads.size() > static_cast<size_t>(options.max_workloads)) {
+// The service's checks of a job beyond its settings' own (TuningSettings::Validate): the
+// workloads, the target and the server's limits.
+absl::Status ValidateSpec(const JobSpec& spec, const JobManagerOptions& options) {
+  if (spec.workloads.empty()) return Field("workloads", "give at least one workload");
+  if (spec.workloads.size() > static_cast<size_t>(options.max_workloads)) {
     return Field("workloads", absl::StrCat("at most ", options.max_workloads,
                                            " per job (the server's --max-job-workloads)"));
   }
-  if (spec->target.empty()) return Field("target", "give a target (cpu, cuda, or a full string)");
-  absl::StatusOr<Target> target = Target::Parse(spec->target);
+  if (spec.target.empty()) return Field("target", "give a target (cpu, cuda, or a full string)");
+  absl::StatusOr<Target> target = Target::Parse(spec.target);
   if (!target.ok()) return Field("target", std::string(target.status().message()));
-  if (spec->max_trials <= 0) return Field("max_trials", "must be > 0");
-  if (spec->max_trials > options.max_trials) {
+  if (spec.max_trials_global > options.max_trials) {
     return Field("max_trials",
                  absl::StrCat("at most ", options.max_trials, " (the server's --max-job-trials)"));
   }
-  if (spec->max_trials_per_task < 0) return Field("max_trials_per_task", "must be >= 0");
-  if (spec->max_trials_per_task > spec->max_trials) {
-    return Field("max_trials_per_task",
-                 absl::StrCat(spec->max_trials_per_task, " is more than the job's max_trials ",
-                              spec->max_trials));
-  }
-  if (spec->trials_per_iter < 0 || spec->trials_per_iter > kMaxTrialsPerIter) {
-    return Field("trials_per_iter", absl::StrCat("must be in [0, ", kMaxTrialsPerIter, "]"));
-  }
-  if (spec->trials_per_iter == 0) spec->trials_per_iter = 64;
-  if (spec->strategy.empty()) spec->strategy = "evolutionary";
-  if (spec->strategy != "evolutionary" && spec->strategy != "replay") {
-    return Field("strategy",
-                 absl::StrCat("unknown strategy '", spec->strategy, "' (evolutionary, replay)"));
-  }
-  if (spec->cost_model.empty()) spec->cost_model = "xgb";
-  if (spec->cost_model != "xgb" && spec->cost_model != "random") {
-    return Field("cost_model",
-                 absl::StrCat("unknown cost model '", spec->cost_model, "' (xgb, random)"));
-  }
-  if (spec->task_scheduler.empty()) spec->task_scheduler = "gradient";
-  if (spec->task_scheduler != "gradient" && spec->task_scheduler != "round-robin") {
-    return Field("task_scheduler", absl::StrCat("unknown task scheduler '", spec->task_scheduler,
-                                                "' (gradient, round-robin)"));
-  }
-  if (spec->name.size() > kMaxNameLength) {
+  TESSERA_RETURN_IF_ERROR(spec.Validate(*target));
+  if (spec.name.size() > kMaxNameLength) {
     return Field("name", absl::StrCat("longer than ", kMaxNameLength, " characters"));
-  }
-  if (!spec->rule_params.empty()) {
-    // Made here once, so that a bad rule name or parameter fails the submission, not the job.
-    const nlohmann::json params = nlohmann::json::parse(spec->rule_params, nullptr, false);
-    if (params.is_discarded() || !params.is_object()) {
-      return Field("rule_params", "not a JSON object of rule names");
-    }
-    absl::StatusOr<std::vector<ScheduleRulePtr>> rules = DefaultScheduleRules(*target, params);
-    if (!rules.ok()) return Field("rule_params", std::string(rules.status().message()));
   }
   return absl::OkStatus();
 }
@@ -416,7 +383,7 @@ absl::Status JobManager::ResumeAll() {
 absl::StatusOr<std::string> JobManager::Submit(JobSpec spec, const ModelUpload* model) {
   if (stopping()) return absl::UnavailableError("the server is shutting down");
   if (model != nullptr) TESSERA_RETURN_IF_ERROR(ImportModelTasks(*model, options_, &spec));
-  TESSERA_RETURN_IF_ERROR(ValidateSpec(&spec, options_));
+  TESSERA_RETURN_IF_ERROR(ValidateSpec(spec, options_));
   TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, JobTasks(spec));
   for (size_t i = 0; i < tasks.size(); ++i) {
     const double bytes = BufferBytes(tasks[i].func);
@@ -432,7 +399,7 @@ absl::StatusOr<std::string> JobManager::Submit(JobSpec spec, const ModelUpload* 
   TESSERA_LOG(INFO) << "job " << row.id << ": submitted, "
                     << (spec.model.empty() ? "" : absl::StrCat("model ", spec.model, ", "))
                     << spec.workloads.size() << " workload(s) on " << spec.target << ", "
-                    << spec.max_trials << " trials, priority " << spec.priority;
+                    << spec.max_trials_global << " trials, priority " << spec.priority;
   if (shared_ != nullptr) {
     // Another server's claim loop may have taken it first: then that server runs it.
     TESSERA_ASSIGN_OR_RETURN(
@@ -519,25 +486,13 @@ absl::Status JobManager::RunJob(Job* job) {
   std::vector<std::string> hashes;
   for (const TuneTaskSpec& t : tasks) hashes.push_back(StructuralHashHex(t.func));
 
-  TuneOptions options;
+  TuneOptions options(spec);
   options.target = target;
-  options.max_trials_global = spec.max_trials;
-  options.max_trials_per_task = spec.max_trials_per_task > 0 ? spec.max_trials_per_task : -1;
-  options.num_trials_per_iter = spec.trials_per_iter;
-  options.strategy = spec.strategy;
-  options.cost_model = spec.cost_model;
-  options.task_scheduler = spec.task_scheduler;
-  options.seed = spec.seed;
   options.num_threads = options_.search_threads;
-  options.verify = spec.verify;
-  if (!spec.rule_params.empty()) {
-    options.rule_params = nlohmann::json::parse(spec.rule_params, nullptr, false);
-  }
   options.measure.runner = options_.runner;
   options.measure.runner.seed = static_cast<uint64_t>(spec.seed);
   options.measure.build_timeout_sec = options_.build_timeout_sec;
-  const int per_task =
-      options.max_trials_per_task > 0 ? options.max_trials_per_task : options.max_trials_global;
+  const int per_task = options.PerTaskBudget();
 
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<TuningJob> tuning,
                            TuningJob::Start(tasks, db_, options, job->id));
@@ -667,7 +622,7 @@ absl::Status JobManager::RunJob(Job* job) {
     refresh();
     TuneSummary summary = tuning->Summary();
     TESSERA_LOG(INFO) << "job " << job->id << ": committed a batch of task " << task << ", "
-                      << tuning->trials() << "/" << spec.max_trials << " trials";
+                      << tuning->trials() << "/" << spec.max_trials_global << " trials";
     Emit(job, JobEventKind::kBatchDone, task);
     if (task < static_cast<int>(summary.tasks.size()) &&
         summary.tasks[task].best_secs != best_before[task] &&

@@ -65,9 +65,9 @@ std::string JobSpec::ToJson() const {
   json j;
   j["workloads"] = workloads;
   j["target"] = target;
-  j["max_trials"] = max_trials;
+  j["max_trials"] = max_trials_global;
   j["max_trials_per_task"] = max_trials_per_task;
-  j["trials_per_iter"] = trials_per_iter;
+  j["trials_per_iter"] = num_trials_per_iter;
   j["strategy"] = strategy;
   j["cost_model"] = cost_model;
   j["task_scheduler"] = task_scheduler;
@@ -76,7 +76,8 @@ std::string JobSpec::ToJson() const {
   j["verify"] = verify;
   j["runoff"] = runoff;
   j["name"] = name;
-  if (!rule_params.empty()) j["rule_params"] = rule_params;
+  // The JSON text, as SubmitJobRequest.rule_params carries it.
+  if (const std::string text = RuleParamsText(rule_params); !text.empty()) j["rule_params"] = text;
   if (!model.empty()) {
     j["model"] = model;
     j["weights"] = weights;
@@ -93,9 +94,9 @@ absl::StatusOr<JobSpec> JobSpec::FromJson(const std::string& text) {
   try {
     s.workloads = j["workloads"].get<std::vector<std::string>>();
     s.target = j.value("target", "");
-    s.max_trials = j.value("max_trials", 0);
+    s.max_trials_global = j.value("max_trials", 0);
     s.max_trials_per_task = j.value("max_trials_per_task", 0);
-    s.trials_per_iter = j.value("trials_per_iter", 64);
+    s.num_trials_per_iter = j.value("trials_per_iter", 64);
     s.strategy = j.value("strategy", s.strategy);
     s.cost_model = j.value("cost_model", s.cost_model);
     s.task_scheduler = j.value("task_scheduler", s.task_scheduler);
@@ -104,7 +105,7 @@ absl::StatusOr<JobSpec> JobSpec::FromJson(const std::string& text) {
     s.verify = j.value("verify", true);
     s.runoff = j.value("runoff", false);
     s.name = j.value("name", "");
-    s.rule_params = j.value("rule_params", "");
+    s.rule_params = RuleParamsFromText(j.value("rule_params", ""));
     s.model = j.value("model", "");
     if (j.contains("weights")) s.weights = j["weights"].get<std::vector<double>>();
   } catch (const json::exception& e) {

@@ -31,26 +31,19 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "database/database.h"
+#include "tuner/tune_options.h"
 #include "worker/measurer.h"
 
 namespace tessera {
 
-// What a client asked for (SubmitJobRequest, defaults filled in). Stored as JSON.
-struct JobSpec {
+// What a client asked for (SubmitJobRequest, defaults filled in; proto/convert.h): the job's
+// TuningSettings (tuner/tune_options.h, validated by their Validate) and what the service adds.
+// Stored as JSON, the settings under the service's field names.
+struct JobSpec : TuningSettings {
   std::vector<std::string> workloads;  // "NAME:K=V,...", IR text or IR JSON
   std::string target;                  // as submitted: "cpu", or a full target string
-  int max_trials = 0;
-  int max_trials_per_task = 0;  // 0: max_trials
-  int trials_per_iter = 64;
-  std::string strategy = "evolutionary";
-  std::string cost_model = "xgb";
-  std::string task_scheduler = "gradient";
-  int64_t seed = 0;
   int priority = 0;
-  bool verify = true;
-  bool runoff = false;  // the fastest against the default after the search (tuner/runoff.h)
   std::string name;
-  std::string rule_params;  // JSON object: rule name -> parameters; empty: the defaults
   // A model job (SubmitJobRequest.model): the model's name. Its tasks were extracted at
   // submission and are `workloads` (IR JSON), `weights` saying how often the model calls each.
   std::string model;

@@ -139,7 +139,7 @@ void ToProto(const JobSnapshot& s, v1::JobStatus* out) {
   out->set_name(s.row.spec.name);
   out->set_state(ToProtoState(s.row.state));
   out->set_target(s.row.target.empty() ? s.row.spec.target : s.row.target);
-  out->set_max_trials(s.row.spec.max_trials);
+  out->set_max_trials(s.row.spec.max_trials_global);
   out->set_trials(s.row.trials);
   out->set_priority(s.row.spec.priority);
   for (const TaskSnapshot& t : s.tasks) {
@@ -226,12 +226,13 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
     if (spec.workloads[i].empty()) return Invalid(absl::StrCat("workloads[", i, "]"), "empty");
   }
   spec.target = request->target();
-  spec.max_trials = request->max_trials();
+  // Unset fields keep the settings' defaults (tuner/tune_options.h).
+  spec.max_trials_global = request->max_trials();
   spec.max_trials_per_task = request->max_trials_per_task();
-  spec.trials_per_iter = request->trials_per_iter();
-  spec.strategy = request->strategy();
-  spec.cost_model = request->cost_model();
-  spec.task_scheduler = request->task_scheduler();
+  if (request->trials_per_iter() != 0) spec.num_trials_per_iter = request->trials_per_iter();
+  if (!request->strategy().empty()) spec.strategy = request->strategy();
+  if (!request->cost_model().empty()) spec.cost_model = request->cost_model();
+  if (!request->task_scheduler().empty()) spec.task_scheduler = request->task_scheduler();
   spec.seed = request->seed();
   spec.priority = request->priority();
   if (request->has_verify() && request->verify() && request->skip_verify()) {
@@ -241,7 +242,7 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
   spec.verify = request->has_verify() ? request->verify() : !request->skip_verify();
   spec.runoff = !request->has_runoff() || request->runoff();
   spec.name = request->name();
-  spec.rule_params = request->rule_params();
+  spec.rule_params = RuleParamsFromText(request->rule_params());
   // With tokens, a bare kind is completed only from targets that a worker token names in full
   // (server/auth.h); where no token names one, such a job could only wait for ever.
   if (absl::StatusOr<Target> t = Target::Parse(spec.target);

@@ -21,6 +21,7 @@
 #include "ir/target.h"
 #include "tuner/runoff.h"
 #include "tuner/search_strategy.h"
+#include "tuner/tune_options.h"
 #include "worker/measurer.h"
 
 namespace tessera {
@@ -31,25 +32,15 @@ struct TuneTaskSpec {
   double weight = 1;  // how often it occurs in the job
 };
 
-struct TuneOptions {
-  Target target;                 // resolved (worker/host.h ResolveTarget)
-  int max_trials_global = 64;
-  int max_trials_per_task = -1;  // -1: max_trials_global
-  int num_trials_per_iter = 64;
-  std::string strategy = "evolutionary";  // or "replay"
-  std::string cost_model = "xgb";         // or "random"
-  std::string task_scheduler = "gradient";  // or "round-robin"
-  int64_t seed = 0;
-  int num_threads = 0;  // search threads; <= 0: hardware threads
+// TuningSettings (tuner/tune_options.h: budgets, strategy, cost model, scheduler, seed, verify,
+// runoff, rule parameters; validated by its Validate) and what a run in this process adds.
+struct TuneOptions : TuningSettings {
+  TuneOptions() = default;
+  explicit TuneOptions(const TuningSettings& settings) : TuningSettings(settings) {}
+
+  Target target;         // resolved (worker/host.h ResolveTarget)
+  int num_threads = 0;   // search threads; <= 0: hardware threads
   std::string work_dir;  // logs/, the cost model; empty: no files besides the database
-  bool verify = true;    // check each new best against the reference
-  // After the search, time each task's fastest record against the default schedule's again,
-  // side by side (tuner/runoff.h). `tessera tune` and bench_shapes turn it on; the service's
-  // jobs do not run it yet.
-  bool runoff = false;
-  // Parameters of default schedule rules by rule name (rules/registry.h DefaultScheduleRules),
-  // e.g. {"MultiLevelTiling": {"pad_odd_extents": false}}; empty: every rule's defaults.
-  nlohmann::json rule_params = nlohmann::json::object();
   MeasureConfig measure;
   EvolutionaryConfig evolutionary;
 };
@@ -76,7 +67,7 @@ struct TaskSummary {
   // default_error).
   std::optional<double> default_secs;
   std::string default_error;  // why the default schedule failed, e.g. "run_error: ..."; or empty
-  // With TuneOptions::runoff: its rounds (none when the fastest record was the default's), or
+  // With TuningSettings::runoff: its rounds (none when the fastest record was the default's), or
   // why it failed. After rounds, best_secs, best_verified and best_record_id are the record
   // `tessera best` returns and default_secs is the last round's timing of the default, so that
   // the gain compares two timings of one sitting: a job's first timing of the default can be

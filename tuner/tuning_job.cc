@@ -123,20 +123,8 @@ std::unique_ptr<SearchStrategy> NewStrategy(const TuneOptions& options) {
 
 absl::Status ValidateOptions(const std::vector<TuneTaskSpec>& tasks, const TuneOptions& options) {
   if (tasks.empty()) return absl::InvalidArgumentError("tune: no task");
-  if (options.max_trials_global <= 0) {
-    return absl::InvalidArgumentError("tune: the trial budget must be positive");
-  }
-  if (options.num_trials_per_iter <= 0) {
-    return absl::InvalidArgumentError("tune: trials per iteration must be positive");
-  }
-  if (options.strategy != "evolutionary" && options.strategy != "replay") {
-    return absl::InvalidArgumentError(absl::StrCat("tune: unknown strategy '", options.strategy,
-                                                   "' (expected evolutionary or replay)"));
-  }
-  if (options.cost_model != "xgb" && options.cost_model != "random") {
-    return absl::InvalidArgumentError(absl::StrCat("tune: unknown cost model '", options.cost_model,
-                                                   "' (expected xgb or random)"));
-  }
+  absl::Status valid = options.Validate(options.target);
+  if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("tune: ", valid.message()));
   return absl::OkStatus();
 }
 
@@ -346,10 +334,7 @@ class TuningJob::Impl {
   const std::vector<TuneTaskSpec>& specs() const { return specs_; }
 
  private:
-  int PerTaskBudget() const {
-    return options_.max_trials_per_task > 0 ? options_.max_trials_per_task
-                                            : options_.max_trials_global;
-  }
+  int PerTaskBudget() const { return options_.PerTaskBudget(); }
 
   // Batch sizes that let the budget reach every task (docs/tuning.md, "Sharing the budget"):
   // later batches hold at most budget / tasks candidates, and each task's first batch (the

@@ -172,8 +172,9 @@ TEST(TuneCommandTest, BadInputIsAOneLineErrorAndANonzeroExit) {
   Output strategy = RunTessera(std::string("tune ") + kSmallGmm + " --db " + dir +
                                "/b.db --trials 4 " + "--strategy annealing");
   EXPECT_EQ(strategy.exit_code, 1);
-  EXPECT_NE(strategy.stdout_text.find("tessera: error: tune: unknown strategy 'annealing'"),
-            std::string::npos)
+  EXPECT_NE(
+      strategy.stdout_text.find("tessera: error: tune: --strategy: unknown strategy 'annealing'"),
+      std::string::npos)
       << strategy.stdout_text;
 
   Output trials =

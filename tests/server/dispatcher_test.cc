@@ -46,7 +46,7 @@ std::vector<int64_t> StoredBatch(JobStore* store, int n, std::string* job_id) {
   JobSpec spec;
   spec.workloads = {"GMM"};
   spec.target = "cpu";
-  spec.max_trials = n;
+  spec.max_trials_global = n;
   *job_id = store->CreateJob(spec, 0).value().id;
   std::vector<NewCandidate> rows;
   for (int i = 0; i < n; ++i) rows.push_back({"{}", "h" + std::to_string(i), "{}"});

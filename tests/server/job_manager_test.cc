@@ -50,8 +50,8 @@ std::string Submit(TuningServer* server, int trials, int per_iter, bool runoff =
   spec.runoff = runoff;
   spec.workloads = {"GMM:M=32,N=32,K=32"};
   spec.target = "cpu";
-  spec.max_trials = trials;
-  spec.trials_per_iter = per_iter;
+  spec.max_trials_global = trials;
+  spec.num_trials_per_iter = per_iter;
   spec.cost_model = "random";
   spec.seed = 3;
   return server->jobs()->Submit(spec).value();
@@ -220,24 +220,24 @@ TEST(JobManagerTest, RuleParamsAreCheckedAtSubmissionAndStoredWithTheJob) {
   JobSpec spec;
   spec.workloads = {"GMM:M=32,N=32,K=32"};
   spec.target = "cpu";
-  spec.max_trials = 8;
-  spec.rule_params = "{MultiLevelTiling";
+  spec.max_trials_global = 8;
+  spec.rule_params = RuleParamsFromText("{MultiLevelTiling");
   absl::StatusOr<std::string> bad = server->jobs()->Submit(spec);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.status().message(), "rule_params: not a JSON object of rule names");
-  spec.rule_params = R"({"MultiLevelTilling": {}})";
+  spec.rule_params = RuleParamsFromText(R"({"MultiLevelTilling": {}})");
   bad = server->jobs()->Submit(spec);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.status().message().rfind(
                 "rule_params: rule params: 'MultiLevelTilling' is not a default rule on cpu", 0),
             0u)
       << bad.status();
-  spec.rule_params = R"({"MultiLevelTiling": {"tile": 1}})";
+  spec.rule_params = RuleParamsFromText(R"({"MultiLevelTiling": {"tile": 1}})");
   bad = server->jobs()->Submit(spec);
   EXPECT_NE(bad.status().message().find("unknown parameter 'tile'"), std::string::npos)
       << bad.status();
 
-  spec.rule_params = R"({"MultiLevelTiling": {"max_innermost_factor": 4}})";
+  spec.rule_params = RuleParamsFromText(R"({"MultiLevelTiling": {"max_innermost_factor": 4}})");
   absl::StatusOr<std::string> job = server->jobs()->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(server->store()->GetJob(*job).value().spec.rule_params, spec.rule_params);
@@ -257,7 +257,7 @@ TEST(JobManagerTest, AModelJobStoresTheTasksOfALocalLoadWithTheirWeights) {
   auto server = TuningServer::Start(testing::TestServerOptions(dir)).value();
   JobSpec spec;
   spec.target = "cpu";
-  spec.max_trials = 8;
+  spec.max_trials_global = 8;
   spec.workloads = {"GMM"};
   ModelUpload upload{&model, "cnn.onnx", {}};
   absl::StatusOr<std::string> both = server->jobs()->Submit(spec, &upload);

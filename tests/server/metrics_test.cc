@@ -67,7 +67,7 @@ std::string QueueBatch(JobStore* store, Dispatcher* d, int n, std::vector<int64_
   JobSpec spec;
   spec.workloads = {"GMM"};
   spec.target = "cpu";
-  spec.max_trials = n;
+  spec.max_trials_global = n;
   std::string job = store->CreateJob(spec, 0).value().id;
   std::vector<NewCandidate> rows;
   for (int i = 0; i < n; ++i) rows.push_back({"{}", "h" + std::to_string(i), "{}"});

@@ -58,7 +58,7 @@ TEST(TuningServerTest, ShutdownKeepsUnfinishedJobsForTheNextStart) {
     spec.workloads = {"GMM:M=32,N=32,K=32"};
     // A full target (a partial one would wait for a worker to complete it); no worker: it waits.
     spec.target = "cpu -cores=1 -vector_bits=128 -fma_per_cycle=1 -l1d_kb=32 -l2_kb=1024 -isa=none";
-    spec.max_trials = 4;
+    spec.max_trials_global = 4;
     id = server->jobs()->Submit(spec).value();
     server->Shutdown();
     server->Shutdown();  // idempotent

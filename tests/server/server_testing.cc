@@ -20,7 +20,7 @@ JobSpec TestJobSpec() {
   JobSpec spec;
   spec.workloads = {"GMM:M=32,N=32,K=32", "C2D"};
   spec.target = "cpu";
-  spec.max_trials = 16;
+  spec.max_trials_global = 16;
   spec.priority = 3;
   spec.seed = 7;
   spec.verify = false;

@@ -294,11 +294,11 @@ TEST(TuningJobTest, BatchSizesAdaptToTheBudget) {
   struct Case {
     int tasks, trials, per_task, per_iter, warmup, later;
   };
-  for (const Case& c : std::vector<Case>{{2, 1000, -1, 64, 64, 64},
-                                         {2, 64, -1, 64, 16, 32},
-                                         {1, 40, -1, 64, 40, 40},
-                                         {2, 16, -1, 8, 4, 8},
-                                         {3, 2, -1, 64, 1, 1},
+  for (const Case& c : std::vector<Case>{{2, 1000, 0, 64, 64, 64},
+                                         {2, 64, 0, 64, 16, 32},
+                                         {1, 40, 0, 64, 40, 40},
+                                         {2, 16, 0, 8, 4, 8},
+                                         {3, 2, 0, 64, 1, 1},
                                          {2, 1000, 8, 64, 4, 8}}) {
     std::vector<TuneTaskSpec> specs = TwelveTasks();
     specs.resize(c.tasks);
