@@ -9,7 +9,7 @@
 #include "ir/target.h"
 #include "model/load.h"
 #include "proto/tessera.grpc.pb.h"
-#include "tuner/tune_options.h"
+#include "server/job_spec_convert.h"
 
 namespace tessera {
 namespace cli {
@@ -18,10 +18,9 @@ namespace {
 struct SubmitOptions {
   ClientOptions client;
   std::vector<std::string> workloads;
-  std::string target = "cpu";
-  TuningSettings settings;  // the flags set all but runoff, verify and rule_params directly
-  int priority = 0;
-  std::string name;
+  // The job as the flags give it (target, settings, priority, name) but for its workloads,
+  // runoff, verify and rule parameters, which RunSubmit sets.
+  JobSpec job;
   std::string rule_params;  // JSON, as tune's --rule-params; empty: the defaults
   std::vector<std::string> input_shapes;  // a model's, NAME=D0,D1,... as tune's --input-shape
   bool no_verify = false;
@@ -32,15 +31,15 @@ struct SubmitOptions {
 };
 
 int RunSubmit(const SubmitOptions& o) {
-  TuningSettings settings = o.settings;
-  settings.verify = !o.no_verify;
-  settings.runoff = !o.no_runoff;
-  settings.rule_params = RuleParamsFromText(o.rule_params);
+  JobSpec job = o.job;
+  job.verify = !o.no_verify;
+  job.runoff = !o.no_runoff;
+  job.rule_params = RuleParamsFromText(o.rule_params);
   // Checked here as the server checks them (its own limits aside), and answered alike.
-  absl::StatusOr<Target> target = Target::Parse(o.target);
+  absl::StatusOr<Target> target = Target::Parse(job.target);
   absl::Status valid =
       target.ok()
-          ? settings.Validate(*target)
+          ? job.Validate(*target)
           : absl::InvalidArgumentError(absl::StrCat("--target: ", target.status().message()));
   if (!valid.ok()) {
     return ReportRpcError(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -65,22 +64,10 @@ int RunSubmit(const SubmitOptions& o) {
     for (const std::string& spec : o.workloads) {
       absl::StatusOr<std::string> workload = WorkloadForServer(spec);
       if (!workload.ok()) return ReportError(workload.status());
-      request.add_workloads(*workload);
+      job.workloads.push_back(*workload);
     }
   }
-  request.set_target(o.target);
-  request.set_max_trials(settings.max_trials_global);
-  request.set_max_trials_per_task(settings.max_trials_per_task);
-  request.set_trials_per_iter(settings.num_trials_per_iter);
-  request.set_strategy(settings.strategy);
-  request.set_cost_model(settings.cost_model);
-  request.set_task_scheduler(settings.task_scheduler);
-  request.set_seed(settings.seed);
-  request.set_priority(o.priority);
-  request.set_verify(settings.verify);
-  request.set_runoff(settings.runoff);
-  request.set_name(o.name);
-  request.set_rule_params(RuleParamsText(settings.rule_params));
+  ToProto(job, &request);
   auto stub = v1::TuningService::NewStub(client->channel);
   grpc::ClientContext context;
   client->Prepare(&context);
@@ -102,32 +89,32 @@ int RunSubmit(const SubmitOptions& o) {
 Command RegisterSubmitCommand(CLI::App* root) {
   CLI::App* app = root->add_subcommand("submit", "Submit a tuning job to a server");
   auto o = std::make_shared<SubmitOptions>();
+  JobSpec& job = o->job;
+  job.target = "cpu";
   app->add_option("workload", o->workloads,
                   "Workloads to tune: NAME:K=V,... (see `tessera workloads`) or files holding a "
                   "function (.ir text or .json); or one ONNX model (.onnx), whose tasks the "
                   "server extracts")
       ->required();
   o->client.AddOptions(app);
-  app->add_option("--target", o->target,
+  app->add_option("--target", job.target,
                   "Target: cpu, cuda, or a full target string (a bare kind is completed from "
                   "the workers)")
       ->capture_default_str();
-  TuningSettings& settings = o->settings;
-  app->add_option("--trials", settings.max_trials_global, "Trial budget of the whole job")
-      ->required();
-  app->add_option("--trials-per-task", settings.max_trials_per_task,
+  app->add_option("--trials", job.max_trials_global, "Trial budget of the whole job")->required();
+  app->add_option("--trials-per-task", job.max_trials_per_task,
                   "Trial budget of each task (default: the job's budget)");
-  app->add_option("--trials-per-iter", settings.num_trials_per_iter, "Candidates per batch")
+  app->add_option("--trials-per-iter", job.num_trials_per_iter, "Candidates per batch")
       ->capture_default_str();
-  app->add_option("--seed", settings.seed, "Seed of the search")->capture_default_str();
-  app->add_option("--priority", o->priority,
+  app->add_option("--seed", job.seed, "Seed of the search")->capture_default_str();
+  app->add_option("--priority", job.priority,
                   "Higher runs first; equal priorities share the workers")
       ->capture_default_str();
-  app->add_option("--strategy", settings.strategy, "evolutionary or replay")->capture_default_str();
-  app->add_option("--cost-model", settings.cost_model, "xgb or random")->capture_default_str();
-  app->add_option("--task-scheduler", settings.task_scheduler, "gradient or round-robin")
+  app->add_option("--strategy", job.strategy, "evolutionary or replay")->capture_default_str();
+  app->add_option("--cost-model", job.cost_model, "xgb or random")->capture_default_str();
+  app->add_option("--task-scheduler", job.task_scheduler, "gradient or round-robin")
       ->capture_default_str();
-  app->add_option("--name", o->name, "A name for people");
+  app->add_option("--name", job.name, "A name for people");
   app->add_option("--rule-params", o->rule_params,
                   "JSON object: default schedule rules made with other parameters, by rule name "
                   "(as tune's --rule-params)");

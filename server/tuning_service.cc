@@ -19,7 +19,9 @@
 #include "ir/printer.h"
 #include "ir/structural_hash.h"
 #include "ir/target.h"
+#include "proto/convert.h"
 #include "rules/default/default_rule.h"
+#include "server/job_spec_convert.h"
 #include "server/status_convert.h"
 #include "tuner/apply_best.h"
 #include "tuner/best_record.h"
@@ -56,32 +58,6 @@ double EventTime() {
 }
 
 v1::JobState ToProtoState(JobState s) { return static_cast<v1::JobState>(static_cast<int>(s)); }
-
-void ToProto(const TuningRecord& r, const std::string& workload_hash, v1::Record* out) {
-  out->set_id(r.id);
-  out->set_workload_hash(workload_hash);
-  out->set_target(r.target);
-  out->set_trace_json(r.trace_json);
-  for (double s : r.run_secs) out->add_run_seconds(s);
-  out->set_error_kind(MeasureErrorName(r.error));
-  out->set_error_msg(r.error_msg);
-  out->set_verified(r.verified);
-  out->set_timestamp(r.timestamp);
-  v1::Provenance* p = out->mutable_provenance();
-  p->set_tessera_version(r.provenance.tessera_version);
-  p->set_compiler(r.provenance.compiler);
-  p->set_device(r.provenance.device);
-  p->set_driver(r.provenance.driver);
-  p->set_worker_id(r.provenance.worker_id);
-  out->set_job_id(r.job_id);
-  out->set_mean_seconds(r.ok() ? r.mean_secs() : 0);
-  v1::StageSeconds* stages = out->mutable_stage_seconds();
-  stages->set_build(r.stage_secs.build);
-  stages->set_run(r.stage_secs.run);
-  stages->set_verify(r.stage_secs.verify);
-  stages->set_search(r.stage_secs.search);
-  if (r.is_retiming()) out->set_retimes_record_id(r.retimes);
-}
 
 // One function from a workload field (spec, IR text or JSON), named as jobs name it so that the
 // database finds the records jobs stored.
@@ -220,34 +196,13 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
                                           const v1::SubmitJobRequest* request,
                                           v1::SubmitJobResponse* response) {
   TESSERA_CHECK_SCOPE(context, Scope::kClient);
-  JobSpec spec;
-  spec.workloads.assign(request->workloads().begin(), request->workloads().end());
-  for (size_t i = 0; i < spec.workloads.size(); ++i) {
-    if (spec.workloads[i].empty()) return Invalid(absl::StrCat("workloads[", i, "]"), "empty");
-  }
-  spec.target = request->target();
-  // Unset fields keep the settings' defaults (tuner/tune_options.h).
-  spec.max_trials_global = request->max_trials();
-  spec.max_trials_per_task = request->max_trials_per_task();
-  if (request->trials_per_iter() != 0) spec.num_trials_per_iter = request->trials_per_iter();
-  if (!request->strategy().empty()) spec.strategy = request->strategy();
-  if (!request->cost_model().empty()) spec.cost_model = request->cost_model();
-  if (!request->task_scheduler().empty()) spec.task_scheduler = request->task_scheduler();
-  spec.seed = request->seed();
-  spec.priority = request->priority();
-  if (request->has_verify() && request->verify() && request->skip_verify()) {
-    return Invalid("verify",
-                   "true beside skip_verify true (skip_verify is its old name: send verify alone)");
-  }
-  spec.verify = request->has_verify() ? request->verify() : !request->skip_verify();
-  spec.runoff = !request->has_runoff() || request->runoff();
-  spec.name = request->name();
-  spec.rule_params = RuleParamsFromText(request->rule_params());
+  absl::StatusOr<JobSpec> spec = JobSpecFromProto(*request);
+  if (!spec.ok()) return ToGrpcStatus(spec.status());
   // With tokens, a bare kind is completed only from targets that a worker token names in full
   // (server/auth.h); where no token names one, such a job could only wait for ever.
-  if (absl::StatusOr<Target> t = Target::Parse(spec.target);
-      t.ok() && !IsCompleteTarget(spec.target) && !auth_->CanVerifyKind(t->kind_name())) {
-    return Invalid("target", absl::StrCat("a partial '", spec.target,
+  if (absl::StatusOr<Target> t = Target::Parse(spec->target);
+      t.ok() && !IsCompleteTarget(spec->target) && !auth_->CanVerifyKind(t->kind_name())) {
+    return Invalid("target", absl::StrCat("a partial '", spec->target,
                                           "' is completed only from a target that a worker "
                                           "token names, and no worker token here names a ",
                                           t->kind_name(),
@@ -263,7 +218,7 @@ grpc::Status TuningServiceImpl::SubmitJob(grpc::ServerContext* context,
     return Invalid(request->input_shapes_size() > 0 ? "input_shapes" : "model_name",
                    "only with a model");
   }
-  absl::StatusOr<std::string> id = jobs_->Submit(std::move(spec), model ? &*model : nullptr);
+  absl::StatusOr<std::string> id = jobs_->Submit(*std::move(spec), model ? &*model : nullptr);
   if (!id.ok()) return ToGrpcStatus(id.status());
   response->set_job_id(*id);
   return grpc::Status::OK;

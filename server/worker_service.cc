@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ir/target.h"
+#include "proto/convert.h"
 #include "server/status_convert.h"
 
 namespace tessera {
@@ -119,10 +120,12 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* context,
     grpc::Status s = CheckProvenanceText(field, *value);
     if (!s.ok()) return s;
   }
-  info.software.tessera_version = Cut(p.tessera_version());
-  info.software.compiler = Cut(p.compiler());
+  info.software = FromProto(p);
+  info.software.worker_id.clear();  // the dispatcher's to assign
+  info.software.tessera_version = Cut(info.software.tessera_version);
+  info.software.compiler = Cut(info.software.compiler);
   info.software.device = Cut(p.device().empty() ? request->devices(0).name() : p.device());
-  info.software.driver = Cut(p.driver());
+  info.software.driver = Cut(info.software.driver);
   absl::StatusOr<std::string> id = dispatcher_->RegisterWorker(std::move(info));
   if (!id.ok()) return ToGrpcStatus(id.status());
   response->set_worker_id(*id);
@@ -228,10 +231,13 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
       return InvalidField(field + ".candidate_id",
                           absl::StrCat("not a candidate id: '", Cut(r.candidate_id()), "'"));
     }
-    absl::StatusOr<MeasureError> kind = ParseMeasureError(r.error_kind());
-    if (!kind.ok())
-      return InvalidField(field + ".error_kind", std::string(kind.status().message()));
-    if (*kind == MeasureError::kWorkerLost) {
+    absl::StatusOr<MeasureOutcome> outcome = FromProto(r);
+    if (!outcome.ok()) {  // "error_kind: ..."
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat(field, ".", outcome.status().message()));
+    }
+    const MeasureError kind = outcome->error;
+    if (kind == MeasureError::kWorkerLost) {
       return InvalidField(field + ".error_kind", "worker_lost is the server's to give");
     }
     if (r.run_seconds_size() > kMaxRepeats) {
@@ -242,7 +248,7 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
       if (!FiniteNonNegative(s))
         return InvalidField(field + ".run_seconds", "must be finite and >= 0");
     }
-    if (*kind == MeasureError::kNone && r.run_seconds_size() == 0) {
+    if (kind == MeasureError::kNone && r.run_seconds_size() == 0) {
       return InvalidField(field + ".run_seconds", "empty for a candidate that ran");
     }
     if (!FiniteNonNegative(r.build_seconds())) {
@@ -265,18 +271,8 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
     }
     CandidateReport report;
     report.candidate_id = *id;
-    report.outcome.error = *kind;
-    report.outcome.error_msg = Cut(r.error_msg());
-    if (*kind == MeasureError::kNone || *kind == MeasureError::kWrongOutput) {
-      report.outcome.run_secs.assign(r.run_seconds().begin(), r.run_seconds().end());
-    }
-    report.outcome.verified = *kind == MeasureError::kNone && r.verified();
-    report.outcome.build_secs = r.build_seconds();
-    report.outcome.run_wall_secs = r.run_wall_seconds();
-    report.outcome.verify_secs = r.verify_seconds();
-    report.outcome.process_medians.assign(r.process_median_seconds().begin(),
-                                          r.process_median_seconds().end());
-    report.outcome.disturbed = r.disturbed();
+    report.outcome = *std::move(outcome);
+    report.outcome.error_msg = Cut(report.outcome.error_msg);
     reports.push_back(std::move(report));
   }
   absl::StatusOr<int> accepted =

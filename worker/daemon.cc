@@ -26,6 +26,7 @@
 #include "grpcpp/client_context.h"
 #include "ir/serialize.h"
 #include "ir/target.h"
+#include "proto/convert.h"
 #include "proto/tessera.grpc.pb.h"
 #include "worker/devices.h"
 #include "worker/grpc_status.h"
@@ -322,11 +323,7 @@ absl::Status WorkerDaemon::Impl::Register() {
   pb::RegisterWorkerRequest request;
   request.set_host(HostName());
   *request.add_devices() = device_;
-  pb::Provenance* software = request.mutable_software();
-  software->set_tessera_version(provenance_.tessera_version);
-  software->set_compiler(provenance_.compiler);
-  software->set_device(provenance_.device);
-  software->set_driver(provenance_.driver);
+  ToProto(provenance_, request.mutable_software());
   request.set_build_parallelism(options_.build_parallelism > 0
                                     ? options_.build_parallelism
                                     : static_cast<int>(std::thread::hardware_concurrency()));
@@ -568,16 +565,8 @@ void WorkerDaemon::Impl::MeasureBatch(const pb::WorkBatch& batch,
   for (size_t j = 0; j < measured.size() && j < done.outcomes.size(); ++j) {
     const MeasureOutcome& o = done.outcomes[j];
     pb::CandidateResult& r = (*results)[measured[j]];
-    r.set_error_kind(MeasureErrorName(o.error));
-    r.set_error_msg(o.error_msg);
-    for (double s : o.run_secs) r.add_run_seconds(s);
-    r.set_verified(o.verified);
+    ToProto(o, &r);
     r.set_log(Truncate(o.error_msg, kMaxLogBytes));
-    r.set_build_seconds(o.build_secs);
-    r.set_run_wall_seconds(o.run_wall_secs);
-    r.set_verify_seconds(o.verify_secs);
-    for (double m : o.process_medians) r.add_process_median_seconds(m);
-    r.set_disturbed(o.disturbed);
   }
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/serialize.h"
 #include "ir/target.h"
+#include "proto/convert.h"
 #include "worker/host.h"
 #include "worker/measurer.h"
 
@@ -146,14 +147,8 @@ absl::StatusOr<int> TestWorker::RunOnce(int max_candidates, double wait_seconds)
   for (int i = 0; i < batch->candidates_size(); ++i) {
     const MeasureOutcome& o = measured->outcomes[i];
     v1::CandidateResult* r = report.add_results();
+    ToProto(o, r);
     r->set_candidate_id(batch->candidates(i).candidate_id());
-    r->set_error_kind(MeasureErrorName(o.error));
-    r->set_error_msg(o.error_msg);
-    for (double s : o.run_secs) r->add_run_seconds(s);
-    r->set_verified(o.verified);
-    r->set_build_seconds(o.build_secs);
-    r->set_run_wall_seconds(o.run_wall_secs);
-    r->set_verify_seconds(o.verify_secs);
   }
   v1::ReportResultsResponse response;
   grpc::Status s = stub_->ReportResults(Context(token_).get(), report, &response);
