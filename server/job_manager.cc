@@ -23,6 +23,7 @@
 #include "ir/verify.h"
 #include "model/load.h"
 #include "rules/registry.h"
+#include "server/durable_measurer.h"
 #include "server/remote_measurer.h"
 #include "tuner/best_record.h"
 #include "tuner/runoff.h"
@@ -524,93 +525,28 @@ absl::Status JobManager::RunJob(Job* job) {
   refresh();
   Emit(job, JobEventKind::kSnapshot, -1);
 
-  RemoteMeasurer measurer(job->id, spec.priority, dispatcher_, store_, options.measure.runner,
-                          options_.build_timeout_sec, &job->cancel);
-  std::optional<JobBatch> batch;
-  bool restored = false;
-  TESSERA_ASSIGN_OR_RETURN(std::vector<StoredCandidate> pending, store_->PendingBatch(job->id));
-  if (!pending.empty() && pending[0].trace_json.empty()) {
-    // A runoff's batch (StoredRunoffMeasurer): the runoff runs again after the search.
-    TESSERA_LOG(INFO) << "job " << job->id << ": dropping the pending batch of its runoff";
-    TESSERA_RETURN_IF_ERROR(store_->DeleteBatch(job->id));
-  } else if (!pending.empty()) {
-    std::vector<std::string> traces;
-    for (const StoredCandidate& c : pending) traces.push_back(c.trace_json);
-    absl::StatusOr<JobBatch> restore = tuning->RestoreBatch(pending[0].task, traces);
-    if (restore.ok()) {
-      batch = *std::move(restore);
-      restored = true;
-      TESSERA_LOG(INFO) << "job " << job->id << ": restored its pending batch of " << pending.size()
-                        << " candidates";
-    } else {
-      // Not counted anywhere yet, so dropping it keeps the budget exact.
-      TESSERA_LOG(WARNING) << "job " << job->id << ": dropping a pending batch that does not "
-                           << "restore: " << restore.status();
-      TESSERA_RETURN_IF_ERROR(store_->DeleteBatch(job->id));
-    }
-  }
-
+  RemoteMeasurer remote(job->id, spec.priority, dispatcher_, store_, options.measure.runner,
+                        options_.build_timeout_sec, &job->cancel);
+  // Stores each batch before it is measured and drops it once committed; restores the one a
+  // previous run left pending (server/durable_measurer.h).
+  DurableMeasurer measurer(job->id, store_, db_, &remote);
   while (true) {
     if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));
     if (stopping()) return absl::UnavailableError("the server is shutting down");
-    if (!batch.has_value()) {
-      TESSERA_ASSIGN_OR_RETURN(std::optional<JobBatch> next, tuning->NextBatch());
-      if (!next.has_value()) break;
-      std::vector<NewCandidate> rows;
-      for (const MeasureCandidate& c : next->candidates) {
-        rows.push_back(NewCandidate{c.sch.trace().ToJson(), c.hash, SaveJson(c.sch.func())});
-      }
-      TESSERA_RETURN_IF_ERROR(store_->AddBatch(job->id, next->task, rows).status());
-      batch = std::move(next);
-    }
+    TESSERA_ASSIGN_OR_RETURN(std::optional<JobBatch> batch, measurer.NextBatch(tuning.get()));
+    if (!batch.has_value()) break;
     if (row.state == JobState::kQueued) {
       row.state = JobState::kRunning;
       TESSERA_RETURN_IF_ERROR(store_->SetState(job->id, JobState::kRunning, "", Now()));
       UpdateRow(job, [](JobRow* r) { r->state = JobState::kRunning; });
     }
-    MeasureRequest request = tuning->RequestFor(*batch);
-    TESSERA_ASSIGN_OR_RETURN(MeasuredBatch measured, measurer.Measure(request));
-
-    // A restored batch may have been committed in part before the server died: its records
-    // carry this job's id and the very same traces.
-    JobBatch to_commit = *batch;
-    if (restored) {
-      std::set<std::string> recorded;
-      TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> workload,
-                               db_->FindWorkload(tasks[batch->task].func));
-      if (workload.has_value()) {
-        TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records,
-                                 db_->AllRecords(*workload, target.ToString()));
-        for (const TuningRecord& r : records) {
-          if (r.job_id == job->id) recorded.insert(r.trace_json);
-        }
-      }
-      to_commit.candidates.clear();
-      MeasuredBatch kept = measured;
-      kept.outcomes.clear();
-      for (size_t i = 0; i < batch->candidates.size(); ++i) {
-        if (recorded.count(batch->candidates[i].sch.trace().ToJson())) continue;
-        to_commit.candidates.push_back(batch->candidates[i]);
-        kept.outcomes.push_back(measured.outcomes[i]);
-      }
-      if (to_commit.candidates.size() != batch->candidates.size()) {
-        TESSERA_LOG(INFO) << "job " << job->id << ": "
-                          << batch->candidates.size() - to_commit.candidates.size()
-                          << " candidates of the restored batch were committed already";
-      }
-      measured = std::move(kept);
-    }
+    TESSERA_ASSIGN_OR_RETURN(MeasuredBatch measured, measurer.Measure(tuning->RequestFor(*batch)));
     std::vector<std::optional<double>> best_before;
     const TuneSummary before = tuning->Summary();
     for (const TaskSummary& t : before.tasks) best_before.push_back(t.best_secs);
-    if (!to_commit.candidates.empty()) {
-      TESSERA_RETURN_IF_ERROR(tuning->Commit(to_commit, measured));
-    }
-    TESSERA_RETURN_IF_ERROR(store_->DeleteBatch(job->id));
+    TESSERA_RETURN_IF_ERROR(measurer.Commit(tuning.get(), *batch, measured));
     TESSERA_RETURN_IF_ERROR(store_->SetTrials(job->id, tuning->trials(), Now()));
-    int task = batch->task;
-    batch.reset();
-    restored = false;
+    const int task = batch->task;
     if (task >= 0 && task < static_cast<int>(bests.size())) update_best(task);
 
     bool was_finished;
@@ -640,7 +576,7 @@ absl::Status JobManager::RunJob(Job* job) {
   refresh();
   if (spec.runoff) {
     for (size_t i = 0; i < tuning->tasks().size(); ++i) {
-      StoredRunoffMeasurer runoff_measurer(job->id, static_cast<int>(i), store_, &measurer);
+      StoredRunoffMeasurer runoff_measurer(job->id, static_cast<int>(i), store_, &remote);
       absl::StatusOr<std::vector<Runoff>> rounds =
           RunOff(db_, tuning->tasks()[i].func, target, spec.verify, &runoff_measurer, job->id);
       if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));

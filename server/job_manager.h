@@ -1,8 +1,8 @@
 // The server's jobs: each one runs a TuningJob (tuner/tuning_job.h) in its own thread,
 //
 //   resolve the target -> TuningJob::Start(tasks, db, options, job_id)
-//   [restore the pending batch from the JobStore]
-//   loop: NextBatch -> JobStore::AddBatch -> RemoteMeasurer::Measure -> Commit -> DeleteBatch
+//   loop: DurableMeasurer::NextBatch (the pending batch restored from the JobStore first; each
+//         new one stored) -> Measure (a RemoteMeasurer) -> DurableMeasurer::Commit (drops it)
 //
 // and keeps a status snapshot and a short event log per job for GetJob / WatchJob. Job specs,
 // states and progress are written to the JobStore, so a restarted server resumes every
