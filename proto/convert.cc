@@ -1,5 +1,7 @@
 #include "proto/convert.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace tessera {
@@ -104,6 +106,28 @@ absl::StatusOr<MeasureOutcome> FromProto(const v1::CandidateResult& r) {
   out.process_medians.assign(r.process_median_seconds().begin(), r.process_median_seconds().end());
   out.disturbed = r.disturbed();
   return out;
+}
+
+void ToProto(const RunnerConfig& runner, double build_timeout_sec, v1::RunnerSettings* out) {
+  out->set_warmup(runner.warmup);
+  out->set_number(runner.number);
+  out->set_repeat(runner.repeat);
+  out->set_min_repeat_ms(runner.min_repeat_ms);
+  out->set_enable_cpu_cache_flush(runner.enable_cpu_cache_flush);
+  out->set_timeout(runner.timeout_sec);
+  out->set_build_timeout(build_timeout_sec);
+}
+
+MeasureConfig FromProto(const v1::RunnerSettings& s) {
+  MeasureConfig c;
+  c.runner.warmup = s.warmup() > 0 ? std::min(s.warmup(), 100) : 1;
+  c.runner.number = s.number() > 0 ? std::min(s.number(), 100000) : 1;
+  c.runner.repeat = s.repeat() > 0 ? std::min(s.repeat(), 100) : 3;
+  c.runner.min_repeat_ms = std::clamp(s.min_repeat_ms(), 0, 10000);
+  c.runner.enable_cpu_cache_flush = s.enable_cpu_cache_flush();
+  c.runner.timeout_sec = s.timeout() > 0 ? std::min(s.timeout(), 3600.0) : 30;
+  c.build_timeout_sec = s.build_timeout() > 0 ? std::min(s.build_timeout(), 3600.0) : 60;
+  return c;
 }
 
 }  // namespace tessera

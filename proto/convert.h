@@ -1,5 +1,5 @@
 // The one mapping between the tessera.v1 messages of measurements (proto/tessera.proto:
-// Provenance, Record, CandidateResult) and Tessera's types (database/database.h,
+// Provenance, Record, CandidateResult, RunnerSettings) and Tessera's types (database/database.h,
 // worker/measurer.h), each direction written once: the server's services and the worker daemon
 // convert through it. A conversion from a message checks only what the types cannot hold (an
 // unknown error kind), naming the field; bounds and lengths (what the service accepts from a
@@ -34,6 +34,15 @@ void ToProto(const MeasureOutcome& o, v1::CandidateResult* out);
 // ran (no error, or a wrong output), verified only without an error. kInvalidArgument
 // "error_kind: ..." for an unknown kind.
 absl::StatusOr<MeasureOutcome> FromProto(const v1::CandidateResult& r);
+
+// What a lease's candidates are measured with (WorkBatch.runner): the runner's settings and the
+// build's time-out. The runner's seed travels as the batch's check_seed.
+void ToProto(const RunnerConfig& runner, double build_timeout_sec, v1::RunnerSettings* out);
+// The other way, as a worker measures with them: unset fields (0) take `tessera tune`'s defaults
+// and the rest are clamped, so that a server cannot make a worker spin for hours on one
+// candidate. The seed and the worker's own settings (build parallelism, work dir) are the
+// caller's.
+MeasureConfig FromProto(const v1::RunnerSettings& s);
 
 }  // namespace tessera
 

@@ -193,14 +193,7 @@ grpc::Status WorkerServiceImpl::PullWork(grpc::ServerContext* context,
     out->set_func_json(c.func_json);
     out->set_hash(c.hash);
   }
-  v1::RunnerSettings* runner = batch->mutable_runner();
-  runner->set_warmup(l.context.runner.warmup);
-  runner->set_number(l.context.runner.number);
-  runner->set_repeat(l.context.runner.repeat);
-  runner->set_min_repeat_ms(l.context.runner.min_repeat_ms);
-  runner->set_enable_cpu_cache_flush(l.context.runner.enable_cpu_cache_flush);
-  runner->set_timeout(l.context.runner.timeout_sec);
-  runner->set_build_timeout(l.context.build_timeout_sec);
+  ToProto(l.context.runner, l.context.build_timeout_sec, batch->mutable_runner());
   batch->set_best_seconds(l.context.best_secs);
   batch->set_verify(l.context.verify);
   batch->set_check_seed(l.context.check_seed);

@@ -94,17 +94,8 @@ using MeasurerKey = std::tuple<int, int, int, int, bool, double, double, int64_t
 
 MeasureConfig ConfigFor(const pb::RunnerSettings& s, int64_t seed,
                         const WorkerDaemonOptions& options) {
-  MeasureConfig c;
-  // Unset fields take `tessera tune`'s defaults; the rest are clamped so that a server cannot
-  // make a worker spin for hours on one candidate.
-  c.runner.warmup = s.warmup() > 0 ? std::min(s.warmup(), 100) : 1;
-  c.runner.number = s.number() > 0 ? std::min(s.number(), 100000) : 1;
-  c.runner.repeat = s.repeat() > 0 ? std::min(s.repeat(), 100) : 3;
-  c.runner.min_repeat_ms = std::clamp(s.min_repeat_ms(), 0, 10000);
-  c.runner.enable_cpu_cache_flush = s.enable_cpu_cache_flush();
-  c.runner.timeout_sec = s.timeout() > 0 ? std::min(s.timeout(), 3600.0) : 30;
+  MeasureConfig c = FromProto(s);  // defaults and clamps (proto/convert.h)
   c.runner.seed = static_cast<uint64_t>(seed);
-  c.build_timeout_sec = s.build_timeout() > 0 ? std::min(s.build_timeout(), 3600.0) : 60;
   c.build_parallelism = options.build_parallelism;
   c.work_dir = options.work_dir;
   return c;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "database/record_json.h"
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 
 namespace tessera {
@@ -133,6 +134,39 @@ TEST(ProtoConvertTest, AResultKeepsOnlyWhatItsKindAllows) {
 
   message.set_error_kind("gremlins");
   EXPECT_EQ(std::string(FromProto(message).status().message()).rfind("error_kind: ", 0), 0u);
+}
+
+TEST(ProtoConvertTest, RunnerSettingsRoundTripAndUnsetOnesTakeTheDefaults) {
+  v1::RunnerSettings message;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "warmup: 2 number: 3 repeat: 5 min_repeat_ms: 20 enable_cpu_cache_flush: true "
+      "timeout: 12 build_timeout: 45",
+      &message));
+  const MeasureConfig back = FromProto(message);
+  v1::RunnerSettings again;
+  ToProto(back.runner, back.build_timeout_sec, &again);
+  EXPECT_TRUE(MessageDifferencer::Equals(again, message)) << again.DebugString();
+
+  const MeasureConfig unset = FromProto(v1::RunnerSettings());
+  const MeasureConfig defaults;
+  EXPECT_EQ(unset.runner.warmup, defaults.runner.warmup);
+  EXPECT_EQ(unset.runner.number, defaults.runner.number);
+  EXPECT_EQ(unset.runner.repeat, defaults.runner.repeat);
+  EXPECT_EQ(unset.runner.timeout_sec, defaults.runner.timeout_sec);
+  EXPECT_EQ(unset.build_timeout_sec, defaults.build_timeout_sec);
+}
+
+TEST(ProtoConvertTest, RunnerSettingsAreClampedAsAWorkerTakesThem) {
+  v1::RunnerSettings message;
+  message.set_repeat(1000000);
+  message.set_min_repeat_ms(-5);
+  message.set_timeout(1e9);
+  message.set_build_timeout(1e9);
+  const MeasureConfig c = FromProto(message);
+  EXPECT_EQ(c.runner.repeat, 100);
+  EXPECT_EQ(c.runner.min_repeat_ms, 0);
+  EXPECT_EQ(c.runner.timeout_sec, 3600);
+  EXPECT_EQ(c.build_timeout_sec, 3600);
 }
 
 }  // namespace
