@@ -46,6 +46,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(CompiledModel model,
   std::unique_ptr<Executor> e(new Executor());
   e->model_ = std::move(model);
   e->options_ = options;
+  if (options.num_threads <= 0) e->cpu_share_ = std::make_unique<CpuShare>(DefaultMaxThreads());
   // The memory points into model_.plan, which therefore never moves again.
   TESSERA_ASSIGN_OR_RETURN(e->memory_, PlanMemory::Create(e->model_.plan, weights));
   TESSERA_RETURN_IF_ERROR(e->LoadKernels(dir));
@@ -151,7 +152,6 @@ absl::Status Executor::Run(std::vector<double>* call_seconds) {
     if (options_.num_threads > 0) {
       omp_set_num_threads_(options_.num_threads);
     } else {
-      if (cpu_share_ == nullptr) cpu_share_ = std::make_unique<CpuShare>(DefaultMaxThreads());
       omp_set_num_threads_(cpu_share_->Threads());
     }
   }

@@ -296,7 +296,9 @@ TEST_F(TuningServiceTest, JobRunsWatchedToTheEndAndItsRecordsAnswerQueries) {
   ASSERT_TRUE(stub_->GetTopK(Context().get(), topk, &top).ok());
   ASSERT_GE(top.records_size(), 1);
   EXPECT_LE(top.records_size(), 3);
-  for (int i = 1; i < top.records_size(); ++i) {
+  // The best comes first (it may be the default schedule, up to the margin slower than the
+  // fastest: tuner/best_record.h), then the others fastest first.
+  for (int i = 2; i < top.records_size(); ++i) {
     EXPECT_LE(top.records(i - 1).mean_seconds(), top.records(i).mean_seconds());
   }
 
