@@ -4,7 +4,8 @@
 # growing from budget to budget (a job resumed with a larger budget measures only the new trials).
 # Per budget: the model latency the tuner estimates (sum of weight x best over its tasks, from the
 # records' timings), the latency measured by `tessera exec` of the compiled model (median of 20),
-# and both as ratios to the defaults and to onnxruntime, measured in the same round.
+# and both as ratios to the defaults and to onnxruntime: the three measured alternately, $ROUNDS
+# rounds (default 3), the median of each.
 #
 #   bash bench/models/bench_tuning.sh [BUDGETS (default "8 16 32")] [MODELS (default "resnet bert llama")]
 #
@@ -13,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 budgets=${1:-"8 16 32"}
+rounds=${ROUNDS:-3}  # alternating rounds of onnxruntime, the defaults and the tuned model
 models=${2:-"resnet bert llama"}
 source bench/models/bench_common.sh
 py() { "$venv/bin/python" -c "$@"; }
@@ -36,11 +38,19 @@ for m in $models; do
     "$tessera" compile "$onnx" --db "$db" -o "$work/$m.tuned-$b" > /dev/null
     "$tessera" exec "$work/$m.tuned-$b" --inputs "$input" --repeat 3 --check > /dev/null
     # The three latencies of a row in one round, so that they share the machine's state.
-    ort=$(timed "$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 20)
-    def=$(latency "$work/$m.default" "$input")
-    tuned=$(latency "$work/$m.tuned-$b" "$input")
+    # The three alternately, $rounds rounds: the VM's speed drifts by 10-20% over minutes, and
+    # one measurement of each in a row once had the tuned GPT-2 block 0.85x its defaults where
+    # four alternating rounds had it faster in every round.
+    ort="" def="" tuned=""
+    for ((r = 0; r < rounds; r++)); do
+      ort+="$(timed "$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 20),"
+      def+="$(latency "$work/$m.default" "$input"),"
+      tuned+="$(latency "$work/$m.tuned-$b" "$input"),"
+    done
     py "
-ort, d, e, t = $ort, $def, $estimated, $tuned
+import statistics
+ort, d, t = (statistics.median(v) for v in (($ort), ($def), ($tuned)))
+e = $estimated
 print('%-8s %7d %9.3f ms %9.3f ms %9.3f ms %9.3f ms %8.2fx %8.2fx' % ('$m', $b, ort*1e3, d*1e3, e*1e3, t*1e3, d/t, ort/t))"
   done
 done
