@@ -162,9 +162,17 @@ std::string Dispatcher::WaitingFor(const std::string& target) const {
   return NoWorkerServes("", target, others);
 }
 
+std::vector<std::string> Dispatcher::VerifiedTargets() const {
+  std::vector<std::string> targets = LocalVerifiedTargets();
+  if (shared_ != nullptr) {
+    std::vector<std::string> shared = SharedVerifiedTargets();
+    targets.insert(targets.end(), shared.begin(), shared.end());
+  }
+  return targets;
+}
+
 std::optional<std::string> Dispatcher::TargetFor(const std::string& wanted) const {
-  if (shared_ != nullptr) return SharedTargetFor(wanted);
-  return LocalTargetFor(wanted);
+  return FirstTargetDescribed(wanted, VerifiedTargets());
 }
 
 bool Dispatcher::LocalWorkerServes(const std::string& target, std::set<std::string>* others) const {
@@ -176,16 +184,17 @@ bool Dispatcher::LocalWorkerServes(const std::string& target, std::set<std::stri
   return false;
 }
 
-std::optional<std::string> Dispatcher::LocalTargetFor(const std::string& wanted) const {
+std::vector<std::string> Dispatcher::LocalVerifiedTargets() const {
   std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> targets;
   for (const std::string& id : worker_order_) {
     auto it = workers_.find(id);
     if (it == workers_.end()) continue;
     for (const DeviceSpec& d : it->second.info.devices) {
-      if (d.verified && TargetDescribes(wanted, d.target)) return d.target;
+      if (d.verified) targets.push_back(d.target);
     }
   }
-  return std::nullopt;
+  return targets;
 }
 
 std::string Dispatcher::NoWorkerServes(const std::string& whom, const std::string& target,

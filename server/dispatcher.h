@@ -151,9 +151,13 @@ class Dispatcher {
   std::pair<int, int> JobCounts(const std::string& job_id) const;
   // Why a job on `target` cannot progress, or "" when a live worker serves it.
   std::string WaitingFor(const std::string& target) const;
-  // The target string of the first registered live worker device whose target is verified
-  // (DeviceSpec::verified) and described by the partial target `wanted` ("cpu",
-  // "cuda -arch=sm_90": TargetDescribes in worker/host.h), or nullopt.
+  // The verified (DeviceSpec::verified) targets of the registered live worker devices: those
+  // of this server's workers in registration order, then, with a shared queue, those the other
+  // servers' workers published (an unreadable shared list adds none). What a job's partial
+  // target is completed from (worker/host.h CompleteTarget).
+  std::vector<std::string> VerifiedTargets() const;
+  // The first of VerifiedTargets() that the partial target `wanted` ("cpu",
+  // "cuda -arch=sm_90") describes (worker/host.h FirstTargetDescribed), or nullopt.
   std::optional<std::string> TargetFor(const std::string& wanted) const;
 
   // --- Workers (called by the worker service) ---
@@ -222,9 +226,8 @@ class Dispatcher {
   // Whether a worker registered here serves `target`; when none does, the targets they serve
   // are added to `others`.
   bool LocalWorkerServes(const std::string& target, std::set<std::string>* others) const;
-  // The target of the first device of kind `kind` of a worker registered here, in
-  // registration order.
-  std::optional<std::string> LocalTargetFor(const std::string& wanted) const;
+  // The verified targets of the devices of the workers registered here, in registration order.
+  std::vector<std::string> LocalVerifiedTargets() const;
   // "no live worker <whom>serves target T (workers serve: A; B)": what a job on `target` waits
   // for, listing `others`.
   static std::string NoWorkerServes(const std::string& whom, const std::string& target,
@@ -248,7 +251,8 @@ class Dispatcher {
                                  const std::vector<std::string>& leases);
   void SharedSweep();
   std::string SharedWaitingFor(const std::string& target) const;
-  std::optional<std::string> SharedTargetFor(const std::string& wanted) const;
+  // The verified targets the live workers of every server published to the shared queue.
+  std::vector<std::string> SharedVerifiedTargets() const;
   static double WallTime(Clock::time_point t);
 
   const DispatcherOptions options_;

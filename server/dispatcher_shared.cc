@@ -357,15 +357,15 @@ std::string Dispatcher::SharedWaitingFor(const std::string& target) const {
   return NoWorkerServes("of any server ", target, others);
 }
 
-std::optional<std::string> Dispatcher::SharedTargetFor(const std::string& wanted) const {
-  if (std::optional<std::string> local = LocalTargetFor(wanted)) return local;
+std::vector<std::string> Dispatcher::SharedVerifiedTargets() const {
+  std::vector<std::string> targets;
   absl::StatusOr<std::vector<std::string>> live =
       shared_->LiveWorkerTargets(WallNow() - kTargetStaleSeconds);
-  if (!live.ok()) return std::nullopt;
+  if (!live.ok()) return targets;
   for (const std::string& t : *live) {
-    if (!absl::EndsWith(t, kUnverifiedMark) && TargetDescribes(wanted, t)) return t;
+    if (!absl::EndsWith(t, kUnverifiedMark)) targets.push_back(t);
   }
-  return std::nullopt;
+  return targets;
 }
 
 }  // namespace tessera

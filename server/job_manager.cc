@@ -442,27 +442,26 @@ absl::Status JobManager::ResolveTarget(Job* job) {
     if (!job->snapshot.row.target.empty()) return absl::OkStatus();
     target = job->snapshot.row.spec.target;
   }
+  // A partial target ("cpu", "cpu -cores=2") waits for a verified worker target it describes
+  // (worker/host.h CompleteTarget): the defaults of the keys left out are no machine's.
+  const KnownTargets verified = [this]() -> absl::StatusOr<std::vector<std::string>> {
+    return dispatcher_->VerifiedTargets();
+  };
   std::string resolved;
-  if (IsCompleteTarget(target)) {
-    TESSERA_ASSIGN_OR_RETURN(Target parsed, Target::Parse(target));
-    resolved = parsed.ToString();
-  } else {
-    // A partial target ("cpu", "cpu -cores=2") is completed from the first verified worker
-    // target it describes: the defaults of the keys left out are no machine's.
+  while (true) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> t, CompleteTarget(target, verified));
+    if (t.has_value()) {
+      resolved = *std::move(t);
+      break;
+    }
     {
       std::lock_guard<std::mutex> lock(job->mu);
       job->unresolved_target = target;
     }
-    while (true) {
-      if (std::optional<std::string> t = dispatcher_->TargetFor(target)) {
-        resolved = *t;
-        break;
-      }
-      if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));
-      if (stopping()) return absl::UnavailableError("the server is shutting down");
-      std::unique_lock<std::mutex> lock(mu_);
-      stop_cv_.wait_for(lock, std::chrono::milliseconds(200));
-    }
+    if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));
+    if (stopping()) return absl::UnavailableError("the server is shutting down");
+    std::unique_lock<std::mutex> lock(mu_);
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(200));
   }
   TESSERA_RETURN_IF_ERROR(store_->SetTarget(job->id, resolved, Now()));
   UpdateRow(job, [&](JobRow* row) { row->target = resolved; });

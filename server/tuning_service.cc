@@ -74,29 +74,32 @@ absl::StatusOr<TuneTaskSpec> ParseOne(const std::string& field, const std::strin
   return std::move(tasks->front());
 }
 
-// The target string a query means: a full target string as written (canonical), or for a
-// partial one the newest record's target among `funcs` that it describes, else the first
-// verified worker target it describes, else its defaults (cpu: this host).
+// The target string a query means (worker/host.h CompleteTarget): a full target string as
+// written (canonical), or for a partial one the newest record's target among `funcs` that it
+// describes, else the first verified worker target it describes, else its defaults (cpu: this
+// host).
 absl::StatusOr<std::string> QueryTarget(const std::string& text, const std::vector<PrimFunc>& funcs,
                                         Database* db, Dispatcher* dispatcher) {
   if (text.empty()) return absl::InvalidArgumentError("target: empty");
-  absl::StatusOr<Target> parsed = Target::Parse(text);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("target: ", parsed.status().message()));
-  }
-  if (IsCompleteTarget(text)) return parsed->ToString();
-  std::set<int64_t> ids;
-  for (const PrimFunc& f : funcs) {
-    TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> w, db->FindWorkload(f));
-    if (w.has_value()) ids.insert(w->id);
-  }
-  if (!ids.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records, db->AllRecords());
-    for (auto it = records.rbegin(); it != records.rend(); ++it) {
-      if (ids.count(it->workload_id) && TargetDescribes(text, it->target)) return it->target;
+  const KnownTargets known = [&]() -> absl::StatusOr<std::vector<std::string>> {
+    std::vector<std::string> targets;
+    std::set<int64_t> ids;
+    for (const PrimFunc& f : funcs) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<Workload> w, db->FindWorkload(f));
+      if (w.has_value()) ids.insert(w->id);
     }
-  }
-  if (std::optional<std::string> t = dispatcher->TargetFor(text)) return *t;
+    if (!ids.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<TuningRecord> records, db->AllRecords());
+      for (auto it = records.rbegin(); it != records.rend(); ++it) {
+        if (ids.count(it->workload_id)) targets.push_back(it->target);
+      }
+    }
+    std::vector<std::string> verified = dispatcher->VerifiedTargets();
+    targets.insert(targets.end(), verified.begin(), verified.end());
+    return targets;
+  };
+  TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> target, CompleteTarget(text, known));
+  if (target.has_value()) return *std::move(target);
   TESSERA_ASSIGN_OR_RETURN(Target resolved, ResolveTarget(text));
   return resolved.ToString();
 }

@@ -287,6 +287,25 @@ bool TargetDescribes(const std::string& wanted, const std::string& target) {
   return true;
 }
 
+std::optional<std::string> FirstTargetDescribed(const std::string& wanted,
+                                                const std::vector<std::string>& targets) {
+  for (const std::string& t : targets) {
+    if (TargetDescribes(wanted, t)) return t;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::optional<std::string>> CompleteTarget(const std::string& text,
+                                                          const KnownTargets& known) {
+  absl::StatusOr<Target> parsed = Target::Parse(text);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("target: ", parsed.status().message()));
+  }
+  if (IsCompleteTarget(text)) return parsed->ToString();
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> targets, known());
+  return FirstTargetDescribed(text, targets);
+}
+
 absl::StatusOr<Target> ResolveTarget(const std::string& text) {
   TESSERA_ASSIGN_OR_RETURN(Target target, Target::Parse(text));
   if (!target.is_cpu()) return target;

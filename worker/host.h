@@ -3,6 +3,8 @@
 #define TESSERA_WORKER_HOST_H_
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,6 +33,38 @@ bool IsCompleteTarget(const std::string& text);
 // Whether the target string `target` is one that `wanted` describes: the same kind and, for
 // every key `wanted` gives, the same value. False when either does not parse.
 bool TargetDescribes(const std::string& wanted, const std::string& target);
+
+// The first of `targets` (target strings, in the caller's order of preference) that `wanted`
+// describes (TargetDescribes), or nullopt.
+std::optional<std::string> FirstTargetDescribed(const std::string& wanted,
+                                                const std::vector<std::string>& targets);
+
+// The complete target strings a partial target may be completed from, in order of preference;
+// asked only for a partial target.
+using KnownTargets = std::function<absl::StatusOr<std::vector<std::string>>()>;
+
+// The one rule by which the server turns a job's or a query's target string into the target
+// it measures on and stores records under:
+//  - a complete string (IsCompleteTarget) is taken as written, in canonical form
+//    (Target::ToString), and `known` is not asked;
+//  - a partial one ("cpu", "cpu -cores=2", "cuda -arch=sm_90") becomes the first of `known()`
+//    it describes (FirstTargetDescribed): the defaults of the keys it leaves out are no
+//    machine's, so it is never completed from Target::Parse's defaults here;
+//  - nullopt when none of them is described.
+// Errors: kInvalidArgument "target: <Target::Parse's message>" when `text` does not parse,
+// and `known`'s error.
+// The callers differ on purpose in what they pass as `known` and do on nullopt:
+//  - a job (JobManager) passes only *verified* workers' targets (Dispatcher::VerifiedTargets:
+//    those a worker token names, server/auth.h), so that an unverified worker never captures a
+//    job, and waits on nullopt until such a worker registers;
+//  - a query (GetBest, GetTopK, ApplyBest: QueryTarget in server/tuning_service.cc) passes the
+//    targets of its workloads' records, newest first, then the verified workers' targets, and on
+//    nullopt completes from the server's own machine (ResolveTarget);
+//  - on a single machine (`tessera` commands, `cli/measure.h` ResolveRunnableTarget, and a
+//    worker daemon, which measures on its own machine) a target string is completed from that
+//    machine (ResolveTarget, worker/devices.h ResolveCudaTarget), never from other targets.
+absl::StatusOr<std::optional<std::string>> CompleteTarget(const std::string& text,
+                                                          const KnownTargets& known);
 
 // The "model name" of /proc/cpuinfo, or "unknown cpu".
 std::string HostCpuName();

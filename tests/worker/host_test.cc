@@ -1,6 +1,7 @@
 // Tests of the host target probe.
 #include "worker/host.h"
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace tessera {
@@ -114,4 +115,27 @@ TEST(HostTest, CpuNameIsKnown) {
 }
 
 }  // namespace
+TEST(HostTest, CompleteTargetTakesAFullOneAsWrittenAndAPartialOneFromTheFirstItDescribes) {
+  const std::string cpu256 = Target::Parse("cpu -cores=4 -vector_bits=256")->ToString();
+  const std::string cpu512 = Target::Parse("cpu -cores=2 -vector_bits=512")->ToString();
+  int asked = 0;
+  const KnownTargets known = [&]() -> absl::StatusOr<std::vector<std::string>> {
+    ++asked;
+    return std::vector<std::string>{cpu256, cpu512};
+  };
+  EXPECT_EQ(*CompleteTarget(cpu512, known), cpu512);
+  EXPECT_EQ(asked, 0) << "a complete target asks for no known targets";
+  EXPECT_EQ(*CompleteTarget("cpu", known), cpu256);
+  EXPECT_EQ(*CompleteTarget("cpu -vector_bits=512", known), cpu512);
+  EXPECT_FALSE(CompleteTarget("cpu -cores=8", known)->has_value());
+  EXPECT_FALSE(CompleteTarget("cuda", known)->has_value());
+  absl::StatusOr<std::optional<std::string>> bad = CompleteTarget("tpu", known);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(bad.status().message(), "target: ")) << bad.status();
+  const KnownTargets failing = []() -> absl::StatusOr<std::vector<std::string>> {
+    return absl::UnavailableError("no database");
+  };
+  EXPECT_EQ(CompleteTarget("cpu", failing).status().code(), absl::StatusCode::kUnavailable);
+}
+
 }  // namespace tessera
