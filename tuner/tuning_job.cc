@@ -128,6 +128,215 @@ absl::Status ValidateOptions(const std::vector<TuneTaskSpec>& tasks, const TuneO
   return absl::OkStatus();
 }
 
+// Records how the task's default schedule fared (the latest measurement counts).
+void NoteDefaultOutcome(bool ok, std::optional<double> secs, MeasureError error,
+                        const std::string& error_msg, TaskSummary* summary) {
+  if (ok && secs) {
+    summary->default_secs = *secs;
+    summary->default_error.clear();
+  } else {
+    summary->default_secs.reset();
+    summary->default_error = absl::StrCat(MeasureErrorName(error), ": ", error_msg);
+  }
+}
+
+// One measured batch of one task as the measure callbacks see it: what was measured, the task
+// they update, and what an earlier callback left for a later one.
+struct MeasuredTaskBatch {
+  TaskRun& task;
+  const JobBatch& batch;
+  const MeasuredBatch& measured;    // one outcome per candidate, in order
+  std::vector<int64_t> record_ids;  // AddToDatabase's, one per candidate
+};
+
+// What happens after a batch is measured, as MetaSchedule's MeasureCallback: TuningJob::Commit
+// runs the job's callbacks in order on each batch (SummarizeBatch, AddToDatabase,
+// UpdateCostModel, UpdateBest, LogBatch, UpdateProgress), and stops at the first error.
+class MeasureCallback {
+ public:
+  virtual ~MeasureCallback() = default;
+  virtual absl::Status Apply(MeasuredTaskBatch& b) = 0;
+};
+
+// The counts and times of the job and the task (trials, the default schedule's outcome, the
+// stage times), and the task's strategy told the results.
+class SummarizeBatch : public MeasureCallback {
+ public:
+  SummarizeBatch(int* trials, TuneTimes* times, std::vector<double>* build_secs)
+      : trials_(trials), times_(times), build_secs_(build_secs) {}
+  absl::Status Apply(MeasuredTaskBatch& b) override {
+    TaskRun& task = b.task;
+    const std::vector<MeasureCandidate>& candidates = b.batch.candidates;
+    const MeasuredBatch& measured = b.measured;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (task.default_hash.empty() || candidates[i].hash != task.default_hash) continue;
+      NoteDefaultOutcome(measured.outcomes[i].ok(), measured.outcomes[i].mean_secs(),
+                         measured.outcomes[i].error, measured.outcomes[i].error_msg, &task.summary);
+    }
+    times_->build += measured.build_seconds;
+    times_->run += measured.run_seconds;
+    times_->verify += measured.verify_seconds;
+    for (const MeasureOutcome& o : measured.outcomes) build_secs_->push_back(o.build_secs);
+    const int n = static_cast<int>(candidates.size());
+    *trials_ += n;
+    task.summary.trials += n;
+    task.strategy->NotifyResults(candidates, measured.outcomes);
+    for (const MeasureCandidate& c : candidates) {
+      if (task.default_candidate && c.hash == task.default_candidate->hash) {
+        task.default_candidate.reset();  // a restored batch held it
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int* trials_;
+  TuneTimes* times_;
+  std::vector<double>* build_secs_;
+};
+
+// One record per candidate, tagged with the job's id (MeasuredTaskBatch::record_ids), and the
+// task's error counts and best latency this run.
+class AddToDatabase : public MeasureCallback {
+ public:
+  AddToDatabase(Database* db, std::string target, std::string job_id, double* seconds)
+      : db_(db), target_(std::move(target)), job_id_(std::move(job_id)), seconds_(seconds) {}
+  absl::Status Apply(MeasuredTaskBatch& b) override {
+    ScopedTimer timer(seconds_);
+    TaskRun& task = b.task;
+    const JobBatch& batch = b.batch;
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (size_t i = 0; i < batch.candidates.size(); ++i) {
+      const MeasureOutcome& r = b.measured.outcomes[i];
+      TuningRecord record;
+      record.workload_id = task.workload.id;
+      record.target = target_;
+      record.trace_json = batch.candidates[i].sch.trace().ToJson();
+      record.run_secs = r.run_secs;
+      record.error = r.error;
+      record.error_msg = r.error_msg;
+      record.args = ArgInfosOf(task.spec.func);
+      record.timestamp = now;
+      record.provenance = r.provenance.value_or(b.measured.provenance);
+      record.verified = r.verified;
+      record.job_id = job_id_;
+      record.stage_secs.build = r.build_secs;
+      record.stage_secs.run = r.run_wall_secs;
+      record.stage_secs.verify = r.verify_secs;
+      record.stage_secs.search =
+          batch.search_seconds / static_cast<double>(batch.candidates.size());
+      TESSERA_ASSIGN_OR_RETURN(int64_t id, db_->CommitRecord(record));
+      b.record_ids.push_back(id);
+      CountError(r.error, &task.summary);
+      if (r.ok() && r.disturbed) ++task.summary.disturbed;
+      if (r.ok()) task.best_this_run_ms = std::min(task.best_this_run_ms, *r.mean_secs() * 1e3);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  Database* db_;
+  const std::string target_;
+  const std::string job_id_;
+  double* seconds_;  // TuneTimes::database
+};
+
+// The job's cost model trained on the batch (build failures and lost workers left out); its
+// time counts as the next batch's search too.
+class UpdateCostModel : public MeasureCallback {
+ public:
+  UpdateCostModel(CostModel* model, Target target, double* seconds, double* search_seconds)
+      : model_(model),
+        target_(std::move(target)),
+        seconds_(seconds),
+        search_seconds_(search_seconds) {}
+  absl::Status Apply(MeasuredTaskBatch& b) override {
+    ScopedTimer timer(seconds_);
+    ScopedTimer search_timer(search_seconds_);  // the next batch's search
+    std::vector<CostSample> samples;
+    for (size_t i = 0; i < b.batch.candidates.size(); ++i) {
+      const MeasureOutcome& r = b.measured.outcomes[i];
+      // Build failures and lost workers teach the model nothing about speed.
+      if (r.error == MeasureError::kBuild || r.error == MeasureError::kWorkerLost) continue;
+      absl::StatusOr<FeatureMatrix> f = ExtractFeatures(b.batch.candidates[i].sch.func(), target_);
+      if (!f.ok() || f->rows == 0) continue;
+      samples.push_back(
+          CostSample{b.task.workload.hash, *std::move(f), CostLabel(r.run_secs, r.error)});
+    }
+    if (samples.empty()) return absl::OkStatus();
+    return model_->Update(samples);
+  }
+
+ private:
+  CostModel* model_;
+  const Target target_;
+  double* seconds_;         // TuneTimes::cost_model
+  double* search_seconds_;  // the job's unclaimed search seconds
+};
+
+// The task's best: a verified candidate when the job verifies (the measurer checked those that
+// beat the best), else the fastest that ran.
+class UpdateBest : public MeasureCallback {
+ public:
+  explicit UpdateBest(bool verify) : verify_(verify) {}
+  absl::Status Apply(MeasuredTaskBatch& b) override {
+    TaskSummary& summary = b.task.summary;
+    for (size_t i = 0; i < b.measured.outcomes.size(); ++i) {
+      const MeasureOutcome& r = b.measured.outcomes[i];
+      if (!r.ok() || (verify_ && !r.verified)) continue;
+      if (summary.best_secs && *r.mean_secs() >= *summary.best_secs) continue;
+      summary.best_secs = *r.mean_secs();
+      summary.best_verified = r.verified;
+      summary.best_record_id = b.record_ids[i];
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool verify_;
+};
+
+// A line per record and one for the batch in the task's log, when the job has a work dir.
+class LogBatch : public MeasureCallback {
+ public:
+  absl::Status Apply(MeasuredTaskBatch& b) override {
+    TaskRun& task = b.task;
+    if (!task.log.is_open()) return absl::OkStatus();
+    for (size_t i = 0; i < b.batch.candidates.size(); ++i) {
+      const MeasureOutcome& r = b.measured.outcomes[i];
+      task.log << "record " << b.record_ids[i] << ": ";
+      if (r.ok()) {
+        double secs = *r.mean_secs();
+        task.log << absl::StrFormat("%.4f ms, %.2f GFLOP/s%s", secs * 1e3,
+                                    task.summary.flops / secs / 1e9,
+                                    r.verified ? ", verified" : "");
+      } else {
+        task.log << "FAILED (" << MeasureErrorName(r.error) << ") " << r.error_msg
+                 << "\n  trace: " << b.batch.candidates[i].sch.trace().ToJson();
+      }
+      task.log << "\n";
+    }
+    const SearchStats& stats = task.strategy->stats();
+    task.log << "# batch: build " << absl::StrFormat("%.2f", b.measured.build_seconds) << " s, run "
+             << absl::StrFormat("%.2f", b.measured.run_seconds) << " s; best "
+             << (task.summary.best_secs ? absl::StrFormat("%.4f ms", *task.summary.best_secs * 1e3)
+                                        : std::string("none"))
+             << "; sampled " << stats.sampled << ", mutated " << stats.mutated << "\n";
+    task.log.flush();
+    return absl::OkStatus();
+  }
+};
+
+// The task scheduler's view of the task: its best latency after this batch.
+class UpdateProgress : public MeasureCallback {
+ public:
+  absl::Status Apply(MeasuredTaskBatch& b) override {
+    b.task.progress.best_latency_history.push_back(b.task.best_this_run_ms);
+    return absl::OkStatus();
+  }
+};
+
 }  // namespace
 
 class TuningJob::Impl {
@@ -139,6 +348,15 @@ class TuningJob::Impl {
     TESSERA_RETURN_IF_ERROR(ValidateOptions(specs, options_));
     TESSERA_ASSIGN_OR_RETURN(space_, DefaultSpaceConfig(options_.target, options_.rule_params));
     cost_model_ = NewCostModel(options_);
+    // The measure callbacks, in MetaSchedule's order, then the best, the log and the progress.
+    callbacks_.push_back(std::make_unique<SummarizeBatch>(&trials_, &times_, &build_secs_));
+    callbacks_.push_back(std::make_unique<AddToDatabase>(db_, options_.target.ToString(), job_id_,
+                                                         &times_.database));
+    callbacks_.push_back(std::make_unique<UpdateCostModel>(
+        cost_model_.get(), options_.target, &times_.cost_model, &unclaimed_search_secs_));
+    callbacks_.push_back(std::make_unique<UpdateBest>(options_.verify));
+    callbacks_.push_back(std::make_unique<LogBatch>());
+    callbacks_.push_back(std::make_unique<UpdateProgress>());
     TESSERA_ASSIGN_OR_RETURN(scheduler_, NewTaskScheduler(options_.task_scheduler, options_.seed));
     if (!options_.work_dir.empty()) {
       std::error_code ec;
@@ -237,31 +455,10 @@ class TuningJob::Impl {
                                                      " outcomes for ", batch.candidates.size(),
                                                      " candidates"));
     }
-    TaskRun& task = tasks_[batch.task];
-    for (size_t i = 0; i < batch.candidates.size(); ++i) {
-      if (task.default_hash.empty() || batch.candidates[i].hash != task.default_hash) continue;
-      NoteDefaultOutcome(measured.outcomes[i].ok(), measured.outcomes[i].mean_secs(),
-                         measured.outcomes[i].error, measured.outcomes[i].error_msg, &task.summary);
+    MeasuredTaskBatch b{tasks_[batch.task], batch, measured, {}};
+    for (const std::unique_ptr<MeasureCallback>& callback : callbacks_) {
+      TESSERA_RETURN_IF_ERROR(callback->Apply(b));
     }
-    times_.build += measured.build_seconds;
-    times_.run += measured.run_seconds;
-    times_.verify += measured.verify_seconds;
-    for (const MeasureOutcome& o : measured.outcomes) build_secs_.push_back(o.build_secs);
-    const int n = static_cast<int>(batch.candidates.size());
-    trials_ += n;
-    task.summary.trials += n;
-    task.strategy->NotifyResults(batch.candidates, measured.outcomes);
-    for (const MeasureCandidate& c : batch.candidates) {
-      if (task.default_candidate && c.hash == task.default_candidate->hash) {
-        task.default_candidate.reset();  // a restored batch held it
-      }
-    }
-    // The measure callbacks, in MetaSchedule's order, then the best and progress.
-    TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> ids, AddToDatabase(task, batch, measured));
-    TESSERA_RETURN_IF_ERROR(UpdateCostModel(task, batch, measured));
-    UpdateBest(task, measured, ids);
-    LogBatch(task, batch, measured, ids);
-    task.progress.best_latency_history.push_back(task.best_this_run_ms);
     return absl::OkStatus();
   }
 
@@ -355,18 +552,6 @@ class TuningJob::Impl {
           "a budget of ", options_.max_trials_global, " trial(s) cannot measure each of the ", n,
           " tasks once: the minimum is ", n, " (one trial per task, its default schedule)"));
       TESSERA_LOG(WARNING) << "tune: " << budget_warnings_.back();
-    }
-  }
-
-  // Records how the task's default schedule fared (the latest measurement counts).
-  static void NoteDefaultOutcome(bool ok, std::optional<double> secs, MeasureError error,
-                                 const std::string& error_msg, TaskSummary* summary) {
-    if (ok && secs) {
-      summary->default_secs = *secs;
-      summary->default_error.clear();
-    } else {
-      summary->default_secs.reset();
-      summary->default_error = absl::StrCat(MeasureErrorName(error), ": ", error_msg);
     }
   }
 
@@ -505,98 +690,6 @@ class TuningJob::Impl {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::vector<int64_t>> AddToDatabase(TaskRun& task, const JobBatch& batch,
-                                                     const MeasuredBatch& measured) {
-    ScopedTimer timer(&times_.database);
-    std::vector<int64_t> ids;
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    for (size_t i = 0; i < batch.candidates.size(); ++i) {
-      const MeasureOutcome& r = measured.outcomes[i];
-      TuningRecord record;
-      record.workload_id = task.workload.id;
-      record.target = options_.target.ToString();
-      record.trace_json = batch.candidates[i].sch.trace().ToJson();
-      record.run_secs = r.run_secs;
-      record.error = r.error;
-      record.error_msg = r.error_msg;
-      record.args = ArgInfosOf(task.spec.func);
-      record.timestamp = now;
-      record.provenance = r.provenance.value_or(measured.provenance);
-      record.verified = r.verified;
-      record.job_id = job_id_;
-      record.stage_secs.build = r.build_secs;
-      record.stage_secs.run = r.run_wall_secs;
-      record.stage_secs.verify = r.verify_secs;
-      record.stage_secs.search =
-          batch.search_seconds / static_cast<double>(batch.candidates.size());
-      TESSERA_ASSIGN_OR_RETURN(int64_t id, db_->CommitRecord(record));
-      ids.push_back(id);
-      CountError(r.error, &task.summary);
-      if (r.ok() && r.disturbed) ++task.summary.disturbed;
-      if (r.ok()) task.best_this_run_ms = std::min(task.best_this_run_ms, *r.mean_secs() * 1e3);
-    }
-    return ids;
-  }
-
-  absl::Status UpdateCostModel(const TaskRun& task, const JobBatch& batch,
-                               const MeasuredBatch& measured) {
-    ScopedTimer timer(&times_.cost_model);
-    ScopedTimer search_timer(&unclaimed_search_secs_);  // the next batch's search
-    std::vector<CostSample> samples;
-    for (size_t i = 0; i < batch.candidates.size(); ++i) {
-      const MeasureOutcome& r = measured.outcomes[i];
-      // Build failures and lost workers teach the model nothing about speed.
-      if (r.error == MeasureError::kBuild || r.error == MeasureError::kWorkerLost) continue;
-      absl::StatusOr<FeatureMatrix> f =
-          ExtractFeatures(batch.candidates[i].sch.func(), options_.target);
-      if (!f.ok() || f->rows == 0) continue;
-      samples.push_back(
-          CostSample{task.workload.hash, *std::move(f), CostLabel(r.run_secs, r.error)});
-    }
-    if (samples.empty()) return absl::OkStatus();
-    return cost_model_->Update(samples);
-  }
-
-  // The task's best: a verified candidate when the job verifies (the measurer checked those
-  // that beat the best), else the fastest that ran.
-  void UpdateBest(TaskRun& task, const MeasuredBatch& measured, const std::vector<int64_t>& ids) {
-    for (size_t i = 0; i < measured.outcomes.size(); ++i) {
-      const MeasureOutcome& r = measured.outcomes[i];
-      if (!r.ok() || (options_.verify && !r.verified)) continue;
-      if (task.summary.best_secs && *r.mean_secs() >= *task.summary.best_secs) continue;
-      task.summary.best_secs = *r.mean_secs();
-      task.summary.best_verified = r.verified;
-      task.summary.best_record_id = ids[i];
-    }
-  }
-
-  void LogBatch(TaskRun& task, const JobBatch& batch, const MeasuredBatch& measured,
-                const std::vector<int64_t>& ids) {
-    if (!task.log.is_open()) return;
-    for (size_t i = 0; i < batch.candidates.size(); ++i) {
-      const MeasureOutcome& r = measured.outcomes[i];
-      task.log << "record " << ids[i] << ": ";
-      if (r.ok()) {
-        double secs = *r.mean_secs();
-        task.log << absl::StrFormat("%.4f ms, %.2f GFLOP/s%s", secs * 1e3,
-                                    task.summary.flops / secs / 1e9,
-                                    r.verified ? ", verified" : "");
-      } else {
-        task.log << "FAILED (" << MeasureErrorName(r.error) << ") " << r.error_msg
-                 << "\n  trace: " << batch.candidates[i].sch.trace().ToJson();
-      }
-      task.log << "\n";
-    }
-    const SearchStats& stats = task.strategy->stats();
-    task.log << "# batch: build " << absl::StrFormat("%.2f", measured.build_seconds) << " s, run "
-             << absl::StrFormat("%.2f", measured.run_seconds) << " s; best "
-             << (task.summary.best_secs ? absl::StrFormat("%.4f ms", *task.summary.best_secs * 1e3)
-                                        : std::string("none"))
-             << "; sampled " << stats.sampled << ", mutated " << stats.mutated << "\n";
-    task.log.flush();
-  }
-
   Database* db_;
   TuneOptions options_;
   std::string job_id_;
@@ -604,6 +697,7 @@ class TuningJob::Impl {
   SpaceConfig space_;
   std::unique_ptr<CostModel> cost_model_;
   std::unique_ptr<TaskScheduler> scheduler_;
+  std::vector<std::unique_ptr<MeasureCallback>> callbacks_;  // run by Commit, in order
   std::vector<TuneTaskSpec> specs_;
   std::vector<TaskRun> tasks_;
   int trials_ = 0;

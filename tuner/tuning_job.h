@@ -4,7 +4,8 @@
 //   job = TuningJob::Start(tasks, db, options, job_id)
 //   while (batch = job->NextBatch())            // the task scheduler picks a task, its search
 //     measured = measurer->Measure(job->RequestFor(*batch))   //   strategy proposes candidates
-//     job->Commit(*batch, measured)             // records, cost model, best, scheduler
+//     job->Commit(*batch, measured)             // each measure callback: records, cost
+//                                               //   model, best, log, scheduler
 //   job->Summary()
 //
 // The job's state is data: the records it committed (tagged with `job_id`) and the job's
@@ -69,8 +70,10 @@ class TuningJob {
   absl::StatusOr<std::optional<JobBatch>> NextBatch();
   // What a measurer needs for `batch`: target, workload, candidates, the task's best, checks.
   MeasureRequest RequestFor(const JobBatch& batch) const;
-  // Commits the measurements of `batch` (one outcome per candidate, in order): records in the
-  // database, the cost model, the task's best, the scheduler's history, the progress.
+  // Commits the measurements of `batch` (one outcome per candidate, in order) by running the
+  // job's measure callbacks on it in order, as MetaSchedule's MeasureCallbacks (tuning_job.cc):
+  // the counts and times, records in the database, the cost model, the task's best, the task's
+  // log, the scheduler's history.
   absl::Status Commit(const JobBatch& batch, const MeasuredBatch& measured);
   // A batch of task `task` rebuilt from the traces of its candidates (Trace::ToJson of each
   // candidate's schedule). Errors name the candidate whose trace does not replay.
