@@ -547,7 +547,9 @@ TEST_F(ServiceSecurityTest, FuzzedRequestsLeaveTheServerAliveAndTheDatabaseSound
   ASSERT_TRUE(records.ok()) << records.status();
   EXPECT_TRUE(Duplicates(*records).empty());
   for (const StoredRecord& r : *records) {
-    if (r.ok) EXPECT_TRUE(std::isfinite(r.mean_secs) && r.mean_secs > 0) << "record " << r.id;
+    if (r.ok) {
+      EXPECT_TRUE(std::isfinite(r.mean_secs) && r.mean_secs > 0) << "record " << r.id;
+    }
   }
 }
 
