@@ -18,10 +18,8 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -59,28 +57,15 @@ struct Options {
 
 constexpr int kSkipped = 77;
 
-// The cores the machine's other processes kept busy over `seconds` (/proc/stat's busy ticks,
-// steal included, less this process's own); nullopt where /proc cannot be read.
-std::optional<double> OthersBusyCores(double seconds) {
-  auto read = []() -> std::optional<std::pair<int64_t, int64_t>> {
-    std::ifstream stat("/proc/stat"), self("/proc/self/stat");
-    std::stringstream stat_text, self_text;
-    stat_text << stat.rdbuf();
-    self_text << self.rdbuf();
-    std::vector<int> cpus(static_cast<size_t>(HostCpuCores()));
-    for (size_t i = 0; i < cpus.size(); ++i) cpus[i] = static_cast<int>(i);
-    std::optional<int64_t> busy = BusyTicks(stat_text.str(), cpus);
-    std::optional<int64_t> own = OwnTicks(self_text.str());
-    if (!busy.has_value() || !own.has_value()) return std::nullopt;
-    return std::make_pair(*busy, *own);
-  };
-  std::optional<std::pair<int64_t, int64_t>> before = read();
+// The cores the machine's other processes kept busy over `seconds` (model/cpu_share.h: busy
+// ticks, steal included, less this process's own); nullopt where /proc cannot be read.
+std::optional<double> BusyCoresOverSeconds(double seconds) {
+  const std::vector<int> cpus = AffinityCpus();
+  std::optional<CpuTimes> before = ReadCpuTimes(cpus);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  std::optional<std::pair<int64_t, int64_t>> after = read();
+  std::optional<CpuTimes> after = ReadCpuTimes(cpus);
   if (!before.has_value() || !after.has_value()) return std::nullopt;
-  const double ticks =
-      static_cast<double>((after->first - before->first) - (after->second - before->second));
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK)) / seconds;
+  return OthersBusyCores(*before, *after, static_cast<double>(sysconf(_SC_CLK_TCK)));
 }
 
 int Fail(const std::string& message) {
@@ -97,7 +82,7 @@ std::string LoadAverage() {
 
 int Bench(const Options& o) {
   if (o.skip_if_busy) {
-    std::optional<double> busy = OthersBusyCores(1.0);
+    std::optional<double> busy = BusyCoresOverSeconds(1.0);
     if (busy.has_value() && *busy > 0.25) {
       std::printf(
           "skipped: other processes kept %.2f cores busy (the agreement is asked of a "

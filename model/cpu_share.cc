@@ -25,6 +25,8 @@ std::optional<std::string> ReadFile(const char* path) {
   return text.str();
 }
 
+}  // namespace
+
 std::vector<int> AffinityCpus() {
   std::vector<int> cpus;
   cpu_set_t set;
@@ -36,8 +38,6 @@ std::vector<int> AffinityCpus() {
   }
   return cpus;
 }
-
-}  // namespace
 
 std::optional<int64_t> BusyTicks(const std::string& proc_stat, const std::vector<int>& cpus) {
   int64_t busy = 0;
@@ -73,11 +73,15 @@ std::optional<int64_t> OwnTicks(const std::string& proc_self_stat) {
   return utime + stime;
 }
 
-int ThreadsLeft(const CpuTimes& before, const CpuTimes& after, int cores, double ticks_per_second) {
+double OthersBusyCores(const CpuTimes& before, const CpuTimes& after, double ticks_per_second) {
   const double seconds = after.wall - before.wall;
-  if (seconds <= 0 || ticks_per_second <= 0) return std::max(1, cores);
-  const double others = static_cast<double>((after.busy - before.busy) - (after.own - before.own)) /
-                        ticks_per_second / seconds;
+  if (seconds <= 0 || ticks_per_second <= 0) return 0;
+  return static_cast<double>((after.busy - before.busy) - (after.own - before.own)) /
+         ticks_per_second / seconds;
+}
+
+int ThreadsLeft(const CpuTimes& before, const CpuTimes& after, int cores, double ticks_per_second) {
+  const double others = OthersBusyCores(before, after, ticks_per_second);
   const int busy_cores = static_cast<int>(std::floor(std::max(0.0, others) + 0.5));
   return std::max(1, cores - busy_cores);
 }
@@ -88,11 +92,11 @@ CpuShare::CpuShare(int max_threads)
       ticks_per_second_(static_cast<double>(sysconf(_SC_CLK_TCK))),
       threads_(max_threads_) {}
 
-std::optional<CpuTimes> CpuShare::Read() const {
+std::optional<CpuTimes> ReadCpuTimes(const std::vector<int>& cpus) {
   std::optional<std::string> stat = ReadFile("/proc/stat");
   std::optional<std::string> self = ReadFile("/proc/self/stat");
-  if (!stat || !self || cpus_.empty()) return std::nullopt;
-  std::optional<int64_t> busy = BusyTicks(*stat, cpus_);
+  if (!stat || !self || cpus.empty()) return std::nullopt;
+  std::optional<int64_t> busy = BusyTicks(*stat, cpus);
   std::optional<int64_t> own = OwnTicks(*self);
   if (!busy || !own) return std::nullopt;
   return CpuTimes{*busy, *own, NowSeconds()};
@@ -101,7 +105,7 @@ std::optional<CpuTimes> CpuShare::Read() const {
 int CpuShare::Threads() {
   if (max_threads_ == 1) return 1;
   if (last_.has_value() && NowSeconds() - last_->wall < kResampleSeconds) return threads_;
-  std::optional<CpuTimes> now = Read();
+  std::optional<CpuTimes> now = ReadCpuTimes(cpus_);
   if (!now.has_value()) {
     last_.reset();
     threads_ = max_threads_;

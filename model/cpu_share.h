@@ -29,6 +29,13 @@ std::optional<int64_t> BusyTicks(const std::string& proc_stat, const std::vector
 // utime + stime of `proc_self_stat`, the text of /proc/self/stat; nullopt when malformed.
 std::optional<int64_t> OwnTicks(const std::string& proc_self_stat);
 
+// A reading of the `cpus`' busy ticks and this process's own, now; nullopt where /proc cannot
+// be read or a cpu's line is missing.
+std::optional<CpuTimes> ReadCpuTimes(const std::vector<int>& cpus);
+// The cores (fractional) the machine's other processes kept busy between `before` and
+// `after`; 0 for an empty interval.
+double OthersBusyCores(const CpuTimes& before, const CpuTimes& after, double ticks_per_second);
+
 // The threads to run on between readings `before` and `after`: `cores` less the cores the other
 // processes kept busy (their ticks over the interval, rounded to whole cores, a core counted
 // once it is busy more than half the time), at least 1. `ticks_per_second` as sysconf's
@@ -49,14 +56,15 @@ class CpuShare {
   int max_threads() const { return max_threads_; }
 
  private:
-  std::optional<CpuTimes> Read() const;
-
   std::vector<int> cpus_;  // the cores this process may run on
   int max_threads_;
   double ticks_per_second_;
   std::optional<CpuTimes> last_;
   int threads_;
 };
+
+// The cores this process may run on (sched_getaffinity); empty when it cannot be read.
+std::vector<int> AffinityCpus();
 
 // The cores this process may run on (sched_getaffinity), at least one; their count capped by
 // OMP_NUM_THREADS when that is set to a positive number.
