@@ -154,7 +154,8 @@ bool LargestReadRunsAlongReduction(const Block& block, const BlockInfo& info) {
   return !iters.empty() && iters.back() >= 0 && info.kinds[iters.back()] == 'R';
 }
 
-absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block& block) {
+absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block& block,
+                               const CpuCore& core) {
   std::vector<LoopRV> spatial, reduction;
   for (size_t i = 0; i < info.kinds.size(); ++i) {
     (info.kinds[i] == 'S' ? spatial : reduction).push_back(info.loops[i]);
@@ -183,14 +184,14 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
   const ChannelsLastKind channels_last =
       dot_products ? ChannelsLastKind::kNone : ClassifyChannelsLast(block, info);
   if (channels_last == ChannelsLastKind::kBroadcast) {
-    absl::StatusOr<ConvTiling> tiling = DefaultConvTiling(info);
+    absl::StatusOr<ConvTiling> tiling = DefaultConvTiling(info, core);
     if (tiling.ok()) {
       // Layout-free weights read from strips packed once; the plain weights where that fails.
-      tiling->prepack_weights = CanPrepackConvWeights(sch->func(), block, info);
+      tiling->prepack_weights = CanPrepackConvWeights(sch->func(), block, info, core);
       for (bool prepack : {tiling->prepack_weights, false}) {
         tiling->prepack_weights = prepack;
         Schedule tiled = sch->Copy();
-        if (TiledConvolution(&tiled, info, spatial, reduction, *tiling).ok()) {
+        if (TiledConvolution(&tiled, info, spatial, reduction, *tiling, core).ok()) {
           *sch = std::move(tiled);
           return absl::OkStatus();
         }
@@ -199,7 +200,7 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
   }
   if (channels_last == ChannelsLastKind::kPerChannel) {
     Schedule trial = sch->Copy();
-    if (TiledDepthwise(&trial, info, spatial, reduction).ok()) {
+    if (TiledDepthwise(&trial, info, spatial, reduction, core).ok()) {
       *sch = std::move(trial);
       return absl::OkStatus();
     }
@@ -230,9 +231,10 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
 }
 
 std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
+  const CpuCore core = CpuCore::Of(target);
   std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
   if (blocks.has_value()) blocks = TryInline(&sch, *blocks, /*into_reductions=*/false);
-  if (blocks.has_value()) blocks = InlinePaddingIntoConvolutions(&sch, *blocks);
+  if (blocks.has_value()) blocks = InlinePaddingIntoConvolutions(&sch, *blocks, core);
   if (!blocks.has_value()) return std::nullopt;
   for (const BlockInfo& original : *blocks) {
     // Re-resolve: an earlier block's write-back may have absorbed this one.
@@ -247,20 +249,21 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
     if (std::optional<GemmMatch> gemm = MatchGemm(*block, info.extents)) {
       Schedule trial = sch.Copy();
       const int64_t cores = target.Has("cores") ? target.cores() : 0;
-      MatmulTiling tiling =
-          DefaultMatmulTiling(info, *gemm, cores, ReadsLayoutFreeB(sch.func(), *block, *gemm));
-      bool tiled = TiledMatmul(&trial, info, *block, *gemm, tiling).ok();
+      MatmulTiling tiling = DefaultMatmulTiling(info, *gemm, core, cores,
+                                                ReadsLayoutFreeB(sch.func(), *block, *gemm));
+      bool tiled = TiledMatmul(&trial, info, *block, *gemm, tiling, core).ok();
       if (!tiled && tiling.layout == MatmulLayout::kPrepacked) {
         trial = sch.Copy();
-        tiled =
-            TiledMatmul(&trial, info, *block, *gemm, DefaultMatmulTiling(info, *gemm, cores)).ok();
+        tiled = TiledMatmul(&trial, info, *block, *gemm,
+                            DefaultMatmulTiling(info, *gemm, core, cores), core)
+                    .ok();
       }
       if (tiled) {
         sch = std::move(trial);
         continue;
       }
     }
-    if (!ParallelVectorize(&sch, info, *block).ok()) return std::nullopt;
+    if (!ParallelVectorize(&sch, info, *block, core).ok()) return std::nullopt;
   }
   return sch;
 }

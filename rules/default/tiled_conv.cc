@@ -15,12 +15,24 @@ namespace tessera {
 namespace dlight {
 namespace {
 
-// The AVX-512 register file: accumulators, one weight vector per tile column and the broadcast
-// input share it. 7 x 4 vectors (28 accumulators + 4 + 1 = 33 registers) spilled an
-// accumulator to the stack in every iteration; 14 x 2 (31) does not, and ran 1.07x (ResNet
-// 56x56x64) and 1.18x (14x14x256) faster on one thread.
-constexpr int64_t kVectorRegisters = 32;
-constexpr int64_t kMaxAccumulators = 28;
+// The register file (CpuCore::registers): accumulators, one weight vector per tile column and
+// the broadcast input share it. On AVX-512 (32), 7 x 4 vectors (28 accumulators + 4 + 1 = 33
+// registers) spilled an accumulator to the stack in every iteration; 14 x 2 (31) does not, and
+// ran 1.07x (ResNet 56x56x64) and 1.18x (14x14x256) faster on one thread; at most 28
+// accumulators. With AVX2's 16 the FMAs read the weight vectors from memory (they are read once
+// per tap and row anyway), so up to 14 accumulators beside the broadcast input: ResNet
+// 56x56x64 on Zen 3, 2 threads, ran 172 GFLOP/s with 7 x 2 vectors (14), 160-165 with 8 x 1 and
+// 14 x 1, 123 with 4 x 2 and 56 with 2 x 4 (`tessera run --trace`, medians of 5).
+int64_t MaxAccumulators(const CpuCore& core) {
+  return core.registers >= 32 ? core.registers - 4 : core.registers - 2;
+}
+// The rows a tile of `vectors` vectors may have on `core`: its accumulators, and with 32
+// registers also one weight vector per column and the broadcast input, in the registers.
+int64_t MaxRows(const CpuCore& core, int64_t vectors) {
+  int64_t rows = std::min(kMaxConvRows, MaxAccumulators(core) / vectors);
+  if (core.registers >= 32) rows = std::min(rows, (core.registers - 1 - vectors) / vectors);
+  return rows;
+}
 // (kMaxConvRows = 14: 28 x 1 vector loaded more broadcasts than it computed FMAs, 1.3x slower
 // than 14 x 2.)
 // Weights up to this size stay in L2 beside the input rows when every thread sweeps all channel
@@ -114,20 +126,18 @@ bool ConvChannelsInner(const BlockInfo& info) {
   return weights * 4 <= kMaxInnerChannelWeightBytes;
 }
 
-absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info) {
+absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info, const CpuCore& core) {
   const size_t last = info.kinds.find_last_of('S');
   const size_t width = info.kinds.find_last_of('S', last - 1);
   const int64_t channels = info.extents[last];
   const int64_t pixels = info.extents[width];
   int64_t best_rows = 0, best_columns = 0, best_accumulators = 0;
-  for (int64_t vectors = kMaxTileColumns / kLanes; vectors >= 1; --vectors) {
+  const int64_t lanes = core.lanes;
+  for (int64_t vectors = MaxTileVectors(core, lanes); vectors >= 1; --vectors) {
     // Fewer channels than a vector: one partial vector of the largest power of two dividing.
-    const int64_t columns =
-        channels < kLanes ? FloorPowerOfTwo(channels, kLanes) : vectors * kLanes;
-    if (channels % columns != 0 || (channels < kLanes && vectors > 1)) continue;
-    const int64_t max_rows = std::min(
-        {kMaxConvRows, kMaxAccumulators / vectors, (kVectorRegisters - 1 - vectors) / vectors});
-    const int64_t rows = LargestDivisorAtMost(pixels, max_rows);
+    const int64_t columns = channels < lanes ? FloorPowerOfTwo(channels, lanes) : vectors * lanes;
+    if (channels % columns != 0 || (channels < lanes && vectors > 1)) continue;
+    const int64_t rows = LargestDivisorAtMost(pixels, MaxRows(core, vectors));
     if (rows < 2 || rows * vectors <= best_accumulators) continue;
     best_accumulators = rows * vectors;
     best_rows = rows;
@@ -141,22 +151,24 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info) {
   }
   ConvTiling tiling;
   tiling.rows = InstValue::IntArray({pixels / best_rows, best_rows});
-  tiling.columns = channels % kLanes == 0
-                       ? InstValue::IntArray({channels / best_columns, best_columns / kLanes})
+  tiling.columns = channels % lanes == 0
+                       ? InstValue::IntArray({channels / best_columns, best_columns / lanes})
                        : InstValue::IntArray({channels / best_columns, best_columns});
   tiling.channels_inner = ConvChannelsInner(info);
   return tiling;
 }
 
-bool CanPrepackConvWeights(const PrimFunc& func, const Block& block, const BlockInfo& info) {
+bool CanPrepackConvWeights(const PrimFunc& func, const Block& block, const BlockInfo& info,
+                           const CpuCore& core) {
   const int channels = ChannelIter(info);
-  return channels >= 0 && info.extents[channels] % kLanes == 0 &&
+  return channels >= 0 && info.extents[channels] % core.lanes == 0 &&
          LayoutFreeWeightRead(func, block, channels) >= 0;
 }
 
 absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
                               const std::vector<LoopRV>& spatial,
-                              const std::vector<LoopRV>& reduction, const ConvTiling& tiling) {
+                              const std::vector<LoopRV>& reduction, const ConvTiling& tiling,
+                              const CpuCore& core) {
   if (tiling.prepack_weights) {
     TESSERA_ASSIGN_OR_RETURN(Block block, sch->Get(info.rv));
     const int weights = LayoutFreeWeightRead(sch->func(), block, ChannelIter(info));
@@ -165,26 +177,26 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
     }
     const int channels_dim = block->reads[weights].buffer.ndim() - 1;
     TESSERA_RETURN_IF_ERROR(
-        PrepackIntoStrips(sch, info.rv, weights, channels_dim, kLanes).status());
+        PrepackIntoStrips(sch, info.rv, weights, channels_dim, core.lanes).status());
   }
   const LoopRV width = spatial[spatial.size() - 2];
   TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> rows,
                            sch->SamplePerfectTile(width, 2, kMaxConvRows, tiling.rows));
-  // Whole vectors where 16 divides the channels: split by the lanes first and sample the vectors
-  // per tile, so every draw vectorizes (sampling the column count directly drew 1, 2, 4 or 8
-  // columns on most draws, as in PackedPanelGemm).
+  // Whole vectors where the core's lanes divide the channels: split by the lanes first and
+  // sample the vectors per tile, so every draw vectorizes (sampling the column count directly
+  // drew 1, 2, 4 or 8 columns on most draws, as in PackedPanelGemm).
   LoopRV channels = spatial.back();
   std::optional<LoopRV> lanes;
-  if (LoopExtent(*sch, channels) % kLanes == 0) {
+  if (LoopExtent(*sch, channels) % core.lanes == 0) {
     TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> split,
-                             sch->Split(channels, {InstValue(), InstValue::Int(kLanes)}));
+                             sch->Split(channels, {InstValue(), InstValue::Int(core.lanes)}));
     channels = split[0];
     lanes = split[1];
   }
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<ExprRV> columns,
       sch->SamplePerfectTile(channels, 2,
-                             lanes.has_value() ? kMaxTileColumns / kLanes : kMaxTileColumns,
+                             lanes.has_value() ? MaxTileVectors(core, core.lanes) : kMaxTileColumns,
                              tiling.columns));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi, sch->Split(width, ConvFactors(rows)));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> ci, sch->Split(channels, ConvFactors(columns)));
@@ -227,31 +239,33 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(ci[1]));
   }
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
-  if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  if (LoopExtent(*sch, wb.back()) > 1 && VectorizeWriteBack(core)) {
+    TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  }
   return absl::OkStatus();
 }
 
 absl::Status TiledDepthwise(Schedule* sch, const BlockInfo& info,
                             const std::vector<LoopRV>& spatial,
-                            const std::vector<LoopRV>& reduction) {
+                            const std::vector<LoopRV>& reduction, const CpuCore& core) {
   if (spatial.size() < 2 || reduction.empty()) {
     return absl::FailedPreconditionError("depthwise tiling: needs a width, channels and taps");
   }
   const LoopRV width = spatial[spatial.size() - 2];
   const int64_t extent = LoopExtent(*sch, width);
   const int64_t pixels = LargestDivisorAtMost(extent, kMaxDepthwisePixels);
-  if (pixels < 2 || LoopExtent(*sch, spatial.back()) % kLanes != 0) {
-    return absl::FailedPreconditionError("depthwise tiling: no tile of 2.." +
-                                         std::to_string(kMaxDepthwisePixels) +
-                                         " pixels divides the width " + std::to_string(extent) +
-                                         ", or 16 lanes do not divide the channels");
+  if (pixels < 2 || LoopExtent(*sch, spatial.back()) % core.lanes != 0) {
+    return absl::FailedPreconditionError(
+        "depthwise tiling: no tile of 2.." + std::to_string(kMaxDepthwisePixels) +
+        " pixels divides the width " + std::to_string(extent) + ", or " +
+        std::to_string(core.lanes) + " lanes do not divide the channels");
   }
   TESSERA_ASSIGN_OR_RETURN(std::vector<ExprRV> rows,
                            sch->SamplePerfectTile(width, 2, kMaxDepthwisePixels,
                                                   InstValue::IntArray({extent / pixels, pixels})));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wi, sch->Split(width, ConvFactors(rows)));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> ci,
-                           sch->Split(spatial.back(), {InstValue(), InstValue::Int(kLanes)}));
+                           sch->Split(spatial.back(), {InstValue(), InstValue::Int(core.lanes)}));
   std::vector<LoopRV> outer(spatial.begin(), spatial.end() - 2);
   outer.push_back(wi[0]);
   std::vector<LoopRV> order = outer;
@@ -271,12 +285,14 @@ absl::Status TiledDepthwise(Schedule* sch, const BlockInfo& info,
   TESSERA_RETURN_IF_ERROR(sch->Vectorize(ci[1]));
   TESSERA_RETURN_IF_ERROR(sch->Annotate(tile, kUnswitchBorders, InstValue::Int(1)));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
-  if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  if (LoopExtent(*sch, wb.back()) > 1 && VectorizeWriteBack(core)) {
+    TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  }
   return absl::OkStatus();
 }
 
 std::optional<std::vector<BlockInfo>> InlinePaddingIntoConvolutions(
-    Schedule* sch, const std::vector<BlockInfo>& blocks) {
+    Schedule* sch, const std::vector<BlockInfo>& blocks, const CpuCore& core) {
   std::set<std::string> convolutions;
   for (const BlockInfo& info : blocks) {
     absl::StatusOr<Block> block = BlockByName(*sch, info.name);
@@ -287,7 +303,7 @@ std::optional<std::vector<BlockInfo>> InlinePaddingIntoConvolutions(
     // runtime offset the bounds tests stay tests inside the innermost loop (ResNet 56x56x64,
     // tiles of 14 pixels: 1.02 -> 1.43 ms).
     if (kind == ChannelsLastKind::kBroadcast) {
-      absl::StatusOr<ConvTiling> tiling = DefaultConvTiling(info);
+      absl::StatusOr<ConvTiling> tiling = DefaultConvTiling(info, core);
       if (tiling.ok() && tiling->rows.AsIntArray().front() == 1) convolutions.insert(info.name);
     }
   }

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "rules/default/analysis.h"
+#include "rules/default/cpu_core.h"
 #include "schedule/instruction.h"
 #include "schedule/schedule.h"
 
@@ -30,21 +31,22 @@ struct ConvTiling {
   // SamplePerfectTile of the width (the spatial loop before the channels): [tiles, rows], rows
   // (unrolled) at most kMaxConvRows.
   InstValue rows;
-  // SamplePerfectTile of the channels' vectors when kLanes divides the channels: [blocks,
-  // vectors], vectors (unrolled, their lanes vectorized) at most kMaxTileColumns / kLanes;
+  // SamplePerfectTile of the channels' vectors when the core's lanes divide the channels:
+  // [blocks, vectors], vectors (unrolled, their lanes vectorized) at most MaxTileVectors;
   // otherwise of the channels: [blocks, columns], columns (vectorized) at most kMaxTileColumns.
   InstValue columns;
   // Channel blocks innermost of the parallel tile loops (else outermost).
   bool channels_inner = false;
-  // Read the layout-free weights (ir/prepack.h) from strips [C / 16, .., 16] packed once,
+  // Read the layout-free weights (ir/prepack.h) from strips [C / lanes, .., lanes] packed once,
   // outside the call (PrepackIntoStrips), instead of with a stride of C floats per input channel.
   bool prepack_weights = false;
 };
 
 // True when `block` (a kBroadcast reduction of `info`) reads a layout-free parameter of `func`
-// whose last dimension is the output channels, and 16 lanes divide them: TiledConvolution can
-// prepack its weights.
-bool CanPrepackConvWeights(const PrimFunc& func, const Block& block, const BlockInfo& info);
+// whose last dimension is the output channels, and the core's lanes divide them:
+// TiledConvolution can prepack its weights.
+bool CanPrepackConvWeights(const PrimFunc& func, const Block& block, const BlockInfo& info,
+                           const CpuCore& core);
 
 // The most tile rows TiledConvolution samples.
 constexpr int64_t kMaxConvRows = 14;
@@ -53,35 +55,38 @@ constexpr int64_t kMaxConvRows = 14;
 // thread then sweeps all channel blocks of its pixel tiles, whose input rows stay in L1.
 bool ConvChannelsInner(const BlockInfo& info);
 
-// The default's tile: the most accumulator vectors (rows x columns / 16) that fit the AVX-512
-// registers beside one vector per column and the broadcast input (<= 28 accumulators, <= 32
-// registers in all), more columns on ties, rows a divisor of the width, at most kMaxConvRows;
-// channels_inner as ConvChannelsInner. Returns an error when no tile of >= 2 rows and whole
-// vectors (or one partial vector for < 16 channels) divides the shape.
-absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info);
+// The default's tile: the most accumulator vectors (rows x columns / lanes) that fit the core's
+// registers (AVX-512: <= 28 accumulators beside one vector per column and the broadcast input,
+// <= 32 registers in all; AVX2: <= 14 beside the broadcast, the weights read from memory), more
+// columns on ties, rows a divisor of the width,
+// at most kMaxConvRows; channels_inner as ConvChannelsInner. Returns an error when no tile of
+// >= 2 rows and whole vectors (or one partial vector for fewer channels than lanes) divides the
+// shape.
+absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info, const CpuCore& core);
 
 // Loops (S.., W_o, C_o | R | W_i, C_v, C_lane) (C_o first when !channels_inner): the outer ones
 // fused and parallel, a local rows x columns accumulator written back per tile with the
-// epilogues, W_i and C_v unrolled, the lanes vectorized (channels that kLanes does not divide:
+// epilogues, W_i and C_v unrolled, the lanes vectorized (channels the lanes do not divide:
 // (.. | W_i, C_i), C_i vectorized). `spatial` and `reduction` are `info`'s loops by kind.
 absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
                               const std::vector<LoopRV>& spatial,
-                              const std::vector<LoopRV>& reduction, const ConvTiling& tiling);
+                              const std::vector<LoopRV>& reduction, const ConvTiling& tiling,
+                              const CpuCore& core);
 
 // The most output pixels a depthwise tile (TiledDepthwise) accumulates: 8 vectors beside the
 // input and weight vectors (7 and 14 ran slower on MobileNet's 56 x 56 x 128).
 constexpr int64_t kMaxDepthwisePixels = 8;
 
-// A kPerChannel reduction (a depthwise convolution, pooling) whose channels 16 lanes divide and
+// A kPerChannel reduction (a depthwise convolution, pooling) whose channels the lanes divide and
 // whose width (the spatial loop before the channels) has a divisor in [2, kMaxDepthwisePixels]:
 // loops (S.., W_o | C_o | R | W_i, C_lane), the outer ones fused and parallel, per channel
-// vector a local W_i x 16 accumulator written back with the epilogues, the taps (R) as loops
+// vector a local W_i x lanes accumulator written back with the epilogues, the taps (R) as loops
 // over it, W_i unrolled and the lanes vectorized; the tile loop is annotated kUnswitchBorders,
 // so tiles away from the image's border run without the inlined padding's tests. An error when
 // the shape does not fit.
 absl::Status TiledDepthwise(Schedule* sch, const BlockInfo& info,
                             const std::vector<LoopRV>& spatial,
-                            const std::vector<LoopRV>& reduction);
+                            const std::vector<LoopRV>& reduction, const CpuCore& core);
 
 // Inlines every padding block (a store of select(in_bounds, load, constant)) whose consumers are
 // all channels-last reductions (convolutions) into them. A depthwise convolution's innermost
@@ -92,7 +97,7 @@ absl::Status TiledDepthwise(Schedule* sch, const BlockInfo& info,
 // width is a constant, and code generation skips the padding taps' multiply-adds.
 // Returns the blocks that remain (NormalizeBlocks), nullopt if the function stops being normal.
 std::optional<std::vector<BlockInfo>> InlinePaddingIntoConvolutions(
-    Schedule* sch, const std::vector<BlockInfo>& blocks);
+    Schedule* sch, const std::vector<BlockInfo>& blocks, const CpuCore& core);
 
 }  // namespace dlight
 }  // namespace tessera

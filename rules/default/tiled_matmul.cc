@@ -14,20 +14,25 @@ namespace tessera {
 namespace dlight {
 namespace {
 
-// The default's tile: kDefaultRows x kDefaultColumns accumulators (16 AVX-512 vectors). Of
-// the tiles of 16-32 accumulators, 8 rows x 2-4 vectors ran fastest: the emitted C of
+// The default's tile: DefaultRows x 2 vectors of accumulators. With 32 registers (AVX-512), of
+// the tiles of 16-32 accumulators 8 rows x 2-4 vectors ran fastest: the emitted C of
 // 128x768x768 and DENSE 128x3072x768 compiled into one driver and timed alternately (5 rounds
-// of 40 calls, 2026-11-26, loaded machine: medians within 1%) took 0.376 / 1.60 ms with 4 x 4
-// vectors, 0.303 / 1.32 ms with 8 x 2, 0.302 / 1.31 ms with 8 x 3 and 0.306 / 1.35 with 8 x 4;
-// the 8 x 2 tile keeps panels a power of two wide.
-constexpr int64_t kDefaultRows = 8;
-constexpr int64_t kDefaultColumns = 32;
+// of 40 calls, 2026-11-26, Zen 4, loaded machine: medians within 1%) took 0.376 / 1.60 ms with
+// 4 x 4 vectors, 0.303 / 1.32 ms with 8 x 2, 0.302 / 1.31 ms with 8 x 3 and 0.306 / 1.35 with
+// 8 x 4; the 8 x 2 tile keeps panels a power of two wide. With 16 registers (AVX2) 8 x 2
+// vectors is 16 accumulators beside 2 B vectors and the broadcast, and gcc spills; 6 x 2 (12
+// accumulators, 15 registers: BLIS's Haswell tile) is the largest that fits (docs/cpu-backend.md
+// "Micro-kernels by core" has the Zen 3 timings).
+constexpr int64_t kDefaultVectors = 2;
+int64_t DefaultRows(const CpuCore& core) { return core.registers >= 32 ? 8 : 6; }
+int64_t DefaultColumns(const CpuCore& core) { return kDefaultVectors * core.lanes; }
 // Packing B per column panel needs enough panels for the parallel loop (2+ per core). Even 5
 // panels (GMM 127x257x509: 3 on one thread, 2 on the other) ran faster packed than as 160
 // fused unpacked tiles on the 2-core machine.
 constexpr int64_t kMinPanels = 4;
-// The largest packed panel: half of the 1 MiB L2 per core of the development machine.
-constexpr int64_t kMaxPanelBytes = 512 * 1024;
+// The largest packed panel: half of the core's L2 (512 KiB on the 1 MiB L2 of Zen 4, where
+// it was measured).
+int64_t MaxPanelBytes(const CpuCore& core) { return core.l2_bytes / 2; }
 
 // True if the innermost dimension of B (read `g.b`) is indexed by a K iterator: B is laid out
 // [.., J, K] (DENSE's weight X * W^T), so a vector over J columns would be a strided gather.
@@ -88,8 +93,9 @@ int64_t GroupExtent(const BlockInfo& main, const GemmMatch& g, int group) {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The side of the square tiles the transposing panel copy moves at a time.
-constexpr int64_t kCopyTile = kLanes;
+// The side of the square tiles the transposing panel copy moves at a time (a 64-byte line of
+// floats).
+constexpr int64_t kCopyTile = 16;
 
 // The packing copy of a B laid out [.., J, K] (DENSE's weight) iterates (J, K) like its
 // source, so each store of a K row of the source went to another line of the [K, J] panel,
@@ -129,36 +135,47 @@ int64_t PaddingMultiple(int64_t extent, int64_t tile, int64_t smallest) {
 }
 
 // The default's panel width and tile rows for a GEMM of these extents (docs/default-schedules.md
-// "cpu"): 32 columns (fewer for narrow J) halved while a K x columns panel exceeds
-// kMaxPanelBytes, and rows that keep kDefaultRows x kDefaultColumns accumulators.
+// "cpu"): DefaultColumns (fewer for narrow J) halved while a K x columns panel exceeds
+// MaxPanelBytes, and rows that keep DefaultRows x DefaultColumns accumulators.
 struct DefaultTile {
   int64_t columns;
   int64_t rows;
 };
-DefaultTile DefaultTileFor(int64_t extent_j, int64_t extent_k) {
-  int64_t columns = FloorPowerOfTwo(extent_j, kDefaultColumns);
-  while (columns > kLanes && extent_k * columns * 4 > kMaxPanelBytes) columns /= 2;
-  return {columns, std::max<int64_t>(kDefaultRows, kDefaultRows * kDefaultColumns / columns)};
+DefaultTile DefaultTileFor(int64_t extent_i, int64_t extent_j, int64_t extent_k,
+                           const CpuCore& core) {
+  int64_t rows = DefaultRows(core);
+  int64_t full = DefaultColumns(core);
+  // 6 rows pad an I they do not divide (128, BERT's tokens), and the padded rows' test on A
+  // stays in the k loop: gcc then branches per row and keeps the tile in memory (bert_attn_out
+  // 2.46 ms). Where 8 divides I, 8 rows of one vector (8 accumulators, as many as two FMA pipes
+  // of 4 cycles' latency need) divide it instead.
+  if (core.registers < 32 && extent_i % rows != 0 && extent_i % 8 == 0) {
+    rows = 8;
+    full = core.lanes;
+  }
+  int64_t columns = FloorPowerOfTwo(extent_j, full);
+  while (columns > core.lanes && extent_k * columns * 4 > MaxPanelBytes(core)) columns /= 2;
+  return {columns, std::max<int64_t>(rows, rows * full / columns)};
 }
 
 // The I and J extents the tiles cover: I padded to a multiple of the default's rows and J to a
-// multiple of its panel width (or of a power-of-two share of it, at least kLanes: then at least
+// multiple of its panel width (or of a power-of-two share of it, at least a vector: then at least
 // no vector has a scalar tail) where that wastes at most a quarter (GMM 127x257x509: 128 x 320).
 // Only single-loop I and J are padded; the multiples are 1 where nothing is.
 struct PaddedGemm {
   int64_t i, j;                    // the padded extents
   int64_t multiple_i, multiple_j;  // PadEinsum's padding of the I and J iteration variables
 };
-PaddedGemm PaddedGemmExtents(const BlockInfo& main, const GemmMatch& g) {
+PaddedGemm PaddedGemmExtents(const BlockInfo& main, const GemmMatch& g, const CpuCore& core) {
   const int64_t extent_i = GroupExtent(main, g, kGemmI);
   const int64_t extent_j = GroupExtent(main, g, kGemmJ);
   if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) {
     return {extent_i, extent_j, 1, 1};
   }
-  const DefaultTile tile = DefaultTileFor(extent_j, GroupExtent(main, g, kGemmK));
+  const DefaultTile tile = DefaultTileFor(extent_i, extent_j, GroupExtent(main, g, kGemmK), core);
   // Rows pad only to whole default tiles: a multiple of fewer rows would keep its guard.
   const int64_t multiple_i = PaddingMultiple(extent_i, tile.rows, tile.rows);
-  const int64_t multiple_j = PaddingMultiple(extent_j, tile.columns, kLanes);
+  const int64_t multiple_j = PaddingMultiple(extent_j, tile.columns, core.lanes);
   return {CeilDiv(extent_i, multiple_i) * multiple_i, CeilDiv(extent_j, multiple_j) * multiple_j,
           multiple_i, multiple_j};
 }
@@ -204,10 +221,10 @@ struct PadCopies {
 // into the GEMM, a select on the row inside the broadcast operand, as a copy of its own it was
 // another OpenMP region (127x257x509: 0.141 ms with it, 0.119 ms inlined); B's and the output's
 // copies are returned for TiledMatmul to place, the epilogues are inlined into the latter.
-absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, BlockInfo* main,
-                                     Block* block) {
+absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, const CpuCore& core,
+                                     BlockInfo* main, Block* block) {
   PadCopies copies;
-  const PaddedGemm padded = PaddedGemmExtents(*main, g);
+  const PaddedGemm padded = PaddedGemmExtents(*main, g, core);
   if (padded.multiple_i == 1 && padded.multiple_j == 1) return copies;
   const int var_i = g.groups[kGemmI][0];
   const int var_j = g.groups[kGemmJ][0];
@@ -242,6 +259,13 @@ absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, BlockInf
 
 }  // namespace
 
+int64_t MaxTileRows(const CpuCore& core) { return core.registers >= 32 ? kMaxTileRows : 12; }
+
+int64_t MaxTileVectors(const CpuCore& core, int64_t lanes) {
+  return std::max<int64_t>(1, (core.registers >= 32 ? kMaxTileColumns : kMaxTileColumns / 2) /
+                                  std::max<int64_t>(1, lanes));
+}
+
 // The column tile loop is outside the row tile loop, so one panel of B is copied once into a
 // contiguous buffer (cache_read at the panel loop; a B laid out [J, K], DENSE's weight, also
 // transposed to [K, J] so the tile reads it as vectors) and stays in L2 while every row tile of
@@ -257,10 +281,10 @@ absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, BlockInf
 // a 32x1024x1024 sample loads, multiplies-adds and stores each accumulator vector per k), so
 // this nest pays only where a whole-K panel would not fit in cache.
 absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Block& unpadded_block,
-                         const GemmMatch& g, const MatmulTiling& tiling) {
+                         const GemmMatch& g, const MatmulTiling& tiling, const CpuCore& core) {
   BlockInfo main = unpadded_main;
   Block block = unpadded_block;
-  TESSERA_ASSIGN_OR_RETURN(PadCopies pad_copies, PadToTiles(sch, g, &main, &block));
+  TESSERA_ASSIGN_OR_RETURN(PadCopies pad_copies, PadToTiles(sch, g, core, &main, &block));
   const bool k_blocked = tiling.layout == MatmulLayout::kPackedKBlocked;
   const bool prepack = tiling.layout == MatmulLayout::kPrepacked;
   const bool pack = tiling.layout == MatmulLayout::kPacked || k_blocked;
@@ -270,15 +294,15 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<ExprRV> row_factors,
-      sch->SamplePaddedTile(loops.i, k_blocked ? 3 : 2, kMaxTileRows, tiling.rows));
+      sch->SamplePaddedTile(loops.i, k_blocked ? 3 : 2, MaxTileRows(core), tiling.rows));
   // Columns come in whole vectors: J is split by the vector length first and only the number
   // of vectors is sampled, so every draw of the space has vector-sized tile columns.
-  const int64_t lanes = FloorPowerOfTwo(loops.extent_j, kLanes);
+  const int64_t lanes = FloorPowerOfTwo(loops.extent_j, core.lanes);
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j_lanes,
                            sch->Split(loops.j, {InstValue(), InstValue::Int(lanes)}));
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<ExprRV> column_factors,
-      sch->SamplePaddedTile(j_lanes[0], 3, kMaxTileColumns / lanes, tiling.columns));
+      sch->SamplePaddedTile(j_lanes[0], 3, MaxTileVectors(core, lanes), tiling.columns));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> i, sch->Split(loops.i, Factors(row_factors)));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j, sch->Split(j_lanes[0], Factors(column_factors)));
   j.push_back(j_lanes[1]);
@@ -345,7 +369,9 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_vectors));
   if (lanes > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(tile_lanes));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
-  if (LoopExtent(*sch, wb.back()) > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  if (LoopExtent(*sch, wb.back()) > 1 && VectorizeWriteBack(core)) {
+    TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
+  }
   // The write-back's rows unrolled too (its own loops: .., rows, columns): GMM 127x257x509's
   // emitted C ran 0.105 ms with them unrolled against 0.123 ms (7 alternating rounds of one
   // driver); 128x768x768 the same. Only tile-sized row loops: a K-blocked C block has more.
@@ -368,14 +394,15 @@ bool ReadsLayoutFreeB(const PrimFunc& func, const Block& block, const GemmMatch&
          IsLayoutFreeParam(func, block->reads[g.b].buffer);
 }
 
-MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int64_t cores,
-                                 bool b_layout_free) {
-  const PaddedGemm padded = PaddedGemmExtents(main, g);
+MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, const CpuCore& core,
+                                 int64_t cores, bool b_layout_free) {
+  const PaddedGemm padded = PaddedGemmExtents(main, g, core);
   const int64_t batch = GroupExtent(main, g, kGemmS);
-  // Narrower panels (and taller tiles, the same kDefaultRows x kDefaultColumns accumulators)
-  // when a K x kDefaultColumns panel would not stay in L2 next to the rows of A.
+  // Narrower panels (and taller tiles, the same DefaultRows x DefaultColumns accumulators)
+  // when a K x DefaultColumns panel would not stay in L2 next to the rows of A.
   const DefaultTile tile =
-      DefaultTileFor(GroupExtent(main, g, kGemmJ), GroupExtent(main, g, kGemmK));
+      DefaultTileFor(GroupExtent(main, g, kGemmI), GroupExtent(main, g, kGemmJ),
+                     GroupExtent(main, g, kGemmK), core);
   MatmulTiling tiling;
   tiling.layout = batch * CeilDiv(padded.j, tile.columns) >= kMinPanels ? MatmulLayout::kPacked
                                                                         : MatmulLayout::kUnpacked;
@@ -385,30 +412,36 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int6
   // of a panel is another page) the emitted C ran 4.20 ms with 64-column panels against 5.62 ms
   // with 32 (4 alternating rounds, one driver); 128 and 256 columns ran 4.23 and 5.08 ms, and
   // 128x768x3072 ran 1.28 / 1.30 ms (64 / 32).
-  const int64_t tiles =
-      padded.j % (2 * tile.columns) == 0 && batch * (padded.j / (2 * tile.columns)) >= kMinPanels
-          ? 2
-          : 1;
-  const int64_t lanes = FloorPowerOfTwo(padded.j, kLanes);
+  // Tiles narrower than 32 columns (16 registers) take more of them, up to 64-column panels.
+  int64_t tiles = 1;
+  for (int64_t t = 2; t * tile.columns <= std::max<int64_t>(64, 2 * tile.columns); t *= 2) {
+    if (padded.j % (t * tile.columns) == 0 &&
+        batch * (padded.j / (t * tile.columns)) >= kMinPanels) {
+      tiles = t;
+    }
+  }
+  const int64_t lanes = FloorPowerOfTwo(padded.j, core.lanes);
   tiling.columns =
       InstValue::IntArray({CeilDiv(padded.j, tiles * tile.columns), tiles, tile.columns / lanes});
   // Panels of three vectors where they balance the cores better: the parallel loop's slowest
   // core computes ceil(panels / cores) panels, so GMM 127x257x509 (padded to 288 columns) on
   // two cores took 5 of 9 32-column panels (160 columns), against 3 of 6 48-column ones (144).
   // An 8 x 3-vector tile (24 accumulators) ran as fast as 8 x 2 per core (the emitted C of
-  // 127x257x509 on one thread: 0.173 / 0.173 ms; 128x768x768: 0.302 / 0.303 ms).
-  const int64_t wide = kDefaultColumns + kLanes;
+  // 127x257x509 on one thread: 0.173 / 0.173 ms; 128x768x768: 0.302 / 0.303 ms). Not with 16
+  // registers: 6 x 3 vectors is 18 accumulators.
+  const int64_t wide = DefaultColumns(core) + core.lanes;
   const int64_t width = tiles * tile.columns;
-  if (cores > 1 && batch == 1 && lanes == kLanes && tile.columns == kDefaultColumns &&
-      padded.j % wide == 0 && padded.j / wide >= kMinPanels &&
-      GroupExtent(main, g, kGemmK) * wide * 4 <= kMaxPanelBytes &&
+  if (core.registers >= 32 && cores > 1 && batch == 1 && lanes == core.lanes &&
+      tile.columns == DefaultColumns(core) && padded.j % wide == 0 &&
+      padded.j / wide >= kMinPanels &&
+      GroupExtent(main, g, kGemmK) * wide * 4 <= MaxPanelBytes(core) &&
       CeilDiv(padded.j / wide, cores) * wide < CeilDiv(padded.j / width, cores) * width) {
-    tiling.rows = InstValue::IntArray({CeilDiv(padded.i, kDefaultRows), kDefaultRows});
-    tiling.columns = InstValue::IntArray({padded.j / wide, 1, wide / kLanes});
+    tiling.rows = InstValue::IntArray({CeilDiv(padded.i, DefaultRows(core)), DefaultRows(core)});
+    tiling.columns = InstValue::IntArray({padded.j / wide, 1, wide / core.lanes});
   }
   // Pre-packed strips need no panel copy, so every layout's tiles read B as well from them.
-  if (b_layout_free && lanes == kLanes && padded.j % kLanes == 0 && g.groups[kGemmJ].size() == 1 &&
-      g.groups[kGemmK].size() == 1) {
+  if (b_layout_free && lanes == core.lanes && padded.j % core.lanes == 0 &&
+      g.groups[kGemmJ].size() == 1 && g.groups[kGemmK].size() == 1) {
     tiling.layout = MatmulLayout::kPrepacked;
   }
   return tiling;

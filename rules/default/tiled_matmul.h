@@ -10,17 +10,18 @@
 
 #include "absl/status/status.h"
 #include "rules/default/analysis.h"
+#include "rules/default/cpu_core.h"
 #include "schedule/instruction.h"
 #include "schedule/schedule.h"
 
 namespace tessera {
 namespace dlight {
 
-// The largest register tile the samplers draw: rows (unrolled) and columns (vectorized).
+// The largest register tile the samplers draw: rows (unrolled) and columns (vectorized, whole
+// vectors of the core's lanes), on a core of 32 vector registers; MaxTileRows and
+// MaxTileVectors give a core's own bounds.
 constexpr int64_t kMaxTileRows = 16;
 constexpr int64_t kMaxTileColumns = 64;
-// The vector length in floats (AVX-512); tile columns are whole vectors of it.
-constexpr int64_t kLanes = 16;
 // The most K blocks the K-blocked nest samples (blocks of at least K / kMaxKBlocks).
 constexpr int64_t kMaxKBlocks = 16;
 
@@ -49,15 +50,20 @@ enum class MatmulLayout {
 struct MatmulTiling {
   MatmulLayout layout = MatmulLayout::kPacked;
   // SamplePaddedTile of the fused I loop: [tiles, rows] (kPackedKBlocked: [blocks, tiles,
-  // rows]), rows at most kMaxTileRows.
+  // rows]), rows at most MaxTileRows.
   InstValue rows;
-  // SamplePaddedTile of the fused J loop's vectors (J split by kLanes first): [panels, tiles
-  // per panel, vectors per tile], at most kMaxTileColumns / kLanes vectors.
+  // SamplePaddedTile of the fused J loop's vectors (J split by the core's lanes first): [panels,
+  // tiles per panel, vectors per tile], at most MaxTileVectors vectors.
   InstValue columns;
   // kPackedKBlocked only: SamplePerfectTile of the fused K loop, [block length, blocks] (the
   // split takes them in the other order), at most kMaxKBlocks blocks.
   InstValue k;
 };
+
+// The samplers' bounds on `core`: rows at most kMaxTileRows (12 with 16 registers), and at most
+// kMaxTileColumns floats (half with 16 registers) in whole vectors of `lanes` floats.
+int64_t MaxTileRows(const CpuCore& core);
+int64_t MaxTileVectors(const CpuCore& core, int64_t lanes);
 
 // Schedules the GEMM block `main` (`block`, matched as `g`) as `tiling` says: parallel outer
 // loops, rows unrolled, columns vectorized, epilogues inlined into the write-back. An I or J
@@ -65,18 +71,19 @@ struct MatmulTiling {
 // with the copies in and out parallel and the epilogues in the copy out. Errors from the
 // primitives (the caller treats them as "does not apply").
 absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& block,
-                         const GemmMatch& g, const MatmulTiling& tiling);
+                         const GemmMatch& g, const MatmulTiling& tiling, const CpuCore& core);
 
-// The default's point of the space (docs/default-schedules.md "cpu"): kPacked with 8 x 32 (or
-// 16 x 16) tiles, one tile per panel, the columns halved until a K x columns panel fits
-// kMaxPanelBytes; kUnpacked when that leaves fewer than kMinPanels panels. The extents are the
-// padded ones (TiledMatmul pads I and J to whole default tiles where that wastes little).
-// With `cores` (the target's, 0 when unknown) a panel of 3 vectors (one 8 x 48 tile) replaces
-// the 32- or 64-column panels where its panels divide J and spread over the cores with a
-// shorter slowest core.
+// The default's point of the space (docs/default-schedules.md "cpu"): kPacked with tiles of 2
+// vectors' columns and 8 rows (32 registers: 8 x 32 floats on AVX-512, or 16 x 16) or 6 rows
+// (16 registers: 6 x 16 floats on AVX2), one tile per panel, the columns halved until a K x
+// columns panel fits half the core's L2; kUnpacked when that leaves fewer than kMinPanels
+// panels. The extents are the padded ones (TiledMatmul pads I and J to whole default tiles where
+// that wastes little). With `cores` (the target's, 0 when unknown) and 32 registers a panel of 3
+// vectors (one 8 x 48 tile) replaces the 32- or 64-column panels where its panels divide J and
+// spread over the cores with a shorter slowest core.
 // With `b_layout_free` (ReadsLayoutFreeB) the layout is kPrepacked where its strips divide J.
-MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, int64_t cores = 0,
-                                 bool b_layout_free = false);
+MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, const CpuCore& core,
+                                 int64_t cores = 0, bool b_layout_free = false);
 
 // True if the GEMM's B (`block` reads it as `g.b`) is a layout-free parameter of `func`.
 bool ReadsLayoutFreeB(const PrimFunc& func, const Block& block, const GemmMatch& g);

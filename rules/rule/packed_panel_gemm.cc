@@ -31,8 +31,8 @@ using dlight::MatmulTiling;
 
 class PackedPanelGemm : public ScheduleRule {
  public:
-  PackedPanelGemm(std::vector<MatmulLayout> layouts, bool keep_untiled)
-      : layouts_(std::move(layouts)), keep_untiled_(keep_untiled) {}
+  PackedPanelGemm(std::vector<MatmulLayout> layouts, bool keep_untiled, dlight::CpuCore core)
+      : layouts_(std::move(layouts)), keep_untiled_(keep_untiled), core_(core) {}
   std::string name() const override { return "PackedPanelGemm"; }
 
   absl::StatusOr<std::vector<Schedule>> Apply(Schedule* sch, BlockRV block) const override {
@@ -46,7 +46,7 @@ class PackedPanelGemm : public ScheduleRule {
       Schedule tiled = sch->Copy();
       MatmulTiling tiling;
       tiling.layout = layout;
-      if (!dlight::TiledMatmul(&tiled, *info, node, *gemm, tiling).ok()) continue;
+      if (!dlight::TiledMatmul(&tiled, *info, node, *gemm, tiling, core_).ok()) continue;
       if (!tiled.Annotate(block, attr::kScheduleRule, InstValue::String("None")).ok()) continue;
       result.push_back(std::move(tiled));
     }
@@ -57,6 +57,7 @@ class PackedPanelGemm : public ScheduleRule {
  private:
   std::vector<MatmulLayout> layouts_;
   bool keep_untiled_;
+  dlight::CpuCore core_;  // the target's: the tile's lanes and bounds
 };
 
 }  // namespace
@@ -86,7 +87,8 @@ absl::StatusOr<ScheduleRulePtr> NewPackedPanelGemm(const Target& target,
   // The loop nests are CPU ones (parallel loops, a local C tile); on other targets the rule
   // never applies.
   if (!target.is_cpu()) layouts.clear();
-  return std::make_shared<const PackedPanelGemm>(std::move(layouts), keep_untiled);
+  return std::make_shared<const PackedPanelGemm>(std::move(layouts), keep_untiled,
+                                                 dlight::CpuCore::Of(target));
 }
 
 }  // namespace tessera

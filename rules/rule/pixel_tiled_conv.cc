@@ -28,8 +28,8 @@ using dlight::BlockInfo;
 
 class PixelTiledConv : public ScheduleRule {
  public:
-  PixelTiledConv(bool enabled, bool keep_untiled)
-      : enabled_(enabled), keep_untiled_(keep_untiled) {}
+  PixelTiledConv(bool enabled, bool keep_untiled, dlight::CpuCore core)
+      : enabled_(enabled), keep_untiled_(keep_untiled), core_(core) {}
   std::string name() const override { return "PixelTiledConv"; }
 
   absl::StatusOr<std::vector<Schedule>> Apply(Schedule* sch, BlockRV block) const override {
@@ -50,10 +50,10 @@ class PixelTiledConv : public ScheduleRule {
     dlight::ConvTiling tiling;  // rows and columns drawn
     tiling.channels_inner = dlight::ConvChannelsInner(*info);
     // Layout-free weights are read from strips packed once (as the default does), else plain.
-    for (bool prepack : {dlight::CanPrepackConvWeights(sch->func(), node, *info), false}) {
+    for (bool prepack : {dlight::CanPrepackConvWeights(sch->func(), node, *info, core_), false}) {
       tiling.prepack_weights = prepack;
       Schedule tiled = sch->Copy();
-      if (dlight::TiledConvolution(&tiled, *info, spatial, reduction, tiling).ok() &&
+      if (dlight::TiledConvolution(&tiled, *info, spatial, reduction, tiling, core_).ok() &&
           tiled.Annotate(block, attr::kScheduleRule, InstValue::String("None")).ok()) {
         result.push_back(std::move(tiled));
         break;
@@ -66,6 +66,7 @@ class PixelTiledConv : public ScheduleRule {
  private:
   bool enabled_;
   bool keep_untiled_;
+  dlight::CpuCore core_;  // the target's: the tile's lanes and bounds
 };
 
 }  // namespace
@@ -77,7 +78,8 @@ absl::StatusOr<ScheduleRulePtr> NewPixelTiledConv(const Target& target,
   TESSERA_ASSIGN_OR_RETURN(bool keep_untiled, p.Bool("keep_untiled", true));
   // The loop nest is a CPU one (parallel loops, a local tile); on other targets the rule never
   // applies.
-  return std::make_shared<const PixelTiledConv>(target.is_cpu(), keep_untiled);
+  return std::make_shared<const PixelTiledConv>(target.is_cpu(), keep_untiled,
+                                                dlight::CpuCore::Of(target));
 }
 
 }  // namespace tessera

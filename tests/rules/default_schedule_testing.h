@@ -36,6 +36,16 @@ inline Target CpuTarget() {
   return *target;
 }
 
+// The host target as an AVX-512 core (16 floats, 32 registers): the core whose tiles the
+// tests' shapes were measured on, so they hold on any host (an AVX2 host's own tiles are tested
+// with explicit cores).
+inline Target Avx512CpuTarget() {
+  absl::StatusOr<Target> target = CpuTarget().With("vector_bits", "512");
+  if (target.ok()) target = target->With("isa", "avx2+fma+avx512f");
+  TESSERA_CHECK(target.ok()) << target.status();
+  return *target;
+}
+
 // The first rule of the target's list that applies, with its schedule.
 struct Applied {
   std::string rule;

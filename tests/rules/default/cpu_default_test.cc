@@ -101,8 +101,8 @@ namespace tessera {
 namespace {
 
 // An NHWC convolution is register-tiled with output pixels as rows: a local accumulator of
-// rows x 64 channels (12 = 6 x 2 pixels: 6 rows), the row loop unrolled, the channel loop
-// vectorized.
+// rows x 64 channels (12 = 6 x 2 pixels: 6 rows on an AVX-512 core), the row loop unrolled, the
+// channel loop vectorized.
 TEST(DefaultScheduleRuleTest, CpuConvolutionIsRegisterTiledOverPixels) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", {{"N", 1},
                                                        {"H", 6},
@@ -113,7 +113,8 @@ TEST(DefaultScheduleRuleTest, CpuConvolutionIsRegisterTiledOverPixels) {
                                                        {"stride", 1},
                                                        {"padding", 1}});
   ASSERT_TRUE(func.ok()) << func.status();
-  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const PrimFunc scheduled =
+      ApplyToModule(*func, default_schedule_testing::Avx512CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
   EXPECT_TRUE(shape.kinds.count(ForKind::kParallel)) << PrintFunc(scheduled);
   EXPECT_TRUE(shape.kinds.count(ForKind::kVectorized)) << PrintFunc(scheduled);

@@ -24,6 +24,7 @@ namespace tessera {
 namespace {
 
 using default_schedule_testing::ApplyToModule;
+using default_schedule_testing::Avx512CpuTarget;
 using default_schedule_testing::CpuTarget;
 using default_schedule_testing::ExpectMatchesReference;
 using default_schedule_testing::ShapeOf;
@@ -48,37 +49,67 @@ std::optional<dlight::BlockInfo> ConvBlock(const PrimFunc& func, Schedule* sch) 
   return std::nullopt;
 }
 
+// The cores the tiles are sized for: AVX-512 (16 floats, 32 registers) and AVX2 (8, 16).
+const dlight::CpuCore kAvx512Core{16, 32, 1 << 20};
+const dlight::CpuCore kAvx2Core{8, 16, 512 << 10};
+
 // Each tile divides the output width and channels and keeps its accumulators, one weight vector
-// per column and the broadcast input within the 32 vector registers (no spilled accumulator),
-// and has at least 2 rows; the weights of the small convolution are swept per pixel tile.
+// per column and the broadcast input within the core's vector registers (no spilled
+// accumulator), and has at least 2 rows; the weights of the small convolution are swept per
+// pixel tile.
 TEST(TiledConvTest, DefaultTileFitsTheRegistersAndDividesTheShape) {
   for (const auto& [hw, ci, co] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
            {56, 64, 64}, {14, 256, 256}, {28, 128, 128}, {7, 512, 512}, {12, 16, 48}}) {
-    SCOPED_TRACE("HW=" + std::to_string(hw) + " CO=" + std::to_string(co));
-    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(hw, ci, co, 1));
-    ASSERT_TRUE(func.ok()) << func.status();
-    Schedule sch = Schedule::Create(*func, 1);
-    std::optional<dlight::BlockInfo> info = ConvBlock(*func, &sch);
-    ASSERT_TRUE(info.has_value());
-    absl::StatusOr<Block> block = dlight::BlockByName(sch, info->name);
-    ASSERT_TRUE(block.ok());
-    EXPECT_EQ(dlight::ClassifyChannelsLast(*block, *info), dlight::ChannelsLastKind::kBroadcast);
-    absl::StatusOr<dlight::ConvTiling> tiling = dlight::DefaultConvTiling(*info);
-    ASSERT_TRUE(tiling.ok()) << tiling.status();
-    const std::vector<int64_t> rows = tiling->rows.AsIntArray();
-    const std::vector<int64_t> columns = tiling->columns.AsIntArray();
-    ASSERT_EQ(rows.size(), 2u);
-    ASSERT_EQ(columns.size(), 2u);
-    // Whole vectors of 16 channels: the decision counts vectors.
-    ASSERT_EQ(co % 16, 0);
-    const int64_t vectors = columns[1];
-    EXPECT_GE(rows[1], 2);
-    EXPECT_EQ(rows[0] * rows[1], hw);
-    EXPECT_EQ(columns[0] * columns[1], co / 16);
-    EXPECT_LE(rows[1] * vectors, 28);
-    EXPECT_LE(rows[1] * vectors + vectors + 1, 32);
-    EXPECT_EQ(tiling->channels_inner, 9 * ci * co * 4 <= (1 << 20));
+    for (const dlight::CpuCore& core : {kAvx512Core, kAvx2Core}) {
+      SCOPED_TRACE("HW=" + std::to_string(hw) + " CO=" + std::to_string(co) +
+                   " lanes=" + std::to_string(core.lanes));
+      absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(hw, ci, co, 1));
+      ASSERT_TRUE(func.ok()) << func.status();
+      Schedule sch = Schedule::Create(*func, 1);
+      std::optional<dlight::BlockInfo> info = ConvBlock(*func, &sch);
+      ASSERT_TRUE(info.has_value());
+      absl::StatusOr<Block> block = dlight::BlockByName(sch, info->name);
+      ASSERT_TRUE(block.ok());
+      EXPECT_EQ(dlight::ClassifyChannelsLast(*block, *info), dlight::ChannelsLastKind::kBroadcast);
+      absl::StatusOr<dlight::ConvTiling> tiling = dlight::DefaultConvTiling(*info, core);
+      ASSERT_TRUE(tiling.ok()) << tiling.status();
+      const std::vector<int64_t> rows = tiling->rows.AsIntArray();
+      const std::vector<int64_t> columns = tiling->columns.AsIntArray();
+      ASSERT_EQ(rows.size(), 2u);
+      ASSERT_EQ(columns.size(), 2u);
+      // Whole vectors of the core's lanes: the decision counts vectors.
+      ASSERT_EQ(co % core.lanes, 0);
+      const int64_t vectors = columns[1];
+      EXPECT_GE(rows[1], 2);
+      EXPECT_EQ(rows[0] * rows[1], hw);
+      EXPECT_EQ(columns[0] * columns[1], co / core.lanes);
+      if (core.registers >= 32) {
+        EXPECT_LE(rows[1] * vectors, 28);
+        EXPECT_LE(rows[1] * vectors + vectors + 1, core.registers);
+      } else {
+        EXPECT_LE(rows[1] * vectors + 2, core.registers);  // the weights from memory
+      }
+      EXPECT_EQ(tiling->channels_inner, 9 * ci * co * 4 <= (1 << 20));
+    }
   }
+}
+
+// The tiles measured fastest on ResNet's 56x56x64: AVX-512's 14 x 2 vectors of 16 (28
+// accumulators, Zen 4) and AVX2's 7 x 2 vectors of 8 (14, Zen 3).
+TEST(TiledConvTest, DefaultTileIsTheCoresLargest) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(56, 64, 64, 1));
+  ASSERT_TRUE(func.ok()) << func.status();
+  Schedule sch = Schedule::Create(*func, 1);
+  std::optional<dlight::BlockInfo> info = ConvBlock(*func, &sch);
+  ASSERT_TRUE(info.has_value());
+  absl::StatusOr<dlight::ConvTiling> avx512 = dlight::DefaultConvTiling(*info, kAvx512Core);
+  ASSERT_TRUE(avx512.ok()) << avx512.status();
+  EXPECT_EQ(avx512->rows.AsIntArray(), (std::vector<int64_t>{4, 14}));
+  EXPECT_EQ(avx512->columns.AsIntArray(), (std::vector<int64_t>{2, 2}));
+  absl::StatusOr<dlight::ConvTiling> avx2 = dlight::DefaultConvTiling(*info, kAvx2Core);
+  ASSERT_TRUE(avx2.ok()) << avx2.status();
+  EXPECT_EQ(avx2->rows.AsIntArray(), (std::vector<int64_t>{8, 7}));
+  EXPECT_EQ(avx2->columns.AsIntArray(), (std::vector<int64_t>{4, 2}));
 }
 
 // A prime width above the row limit (14) has no row tile: DefaultConvTiling says so (the
@@ -90,7 +121,7 @@ TEST(TiledConvTest, NoTileForAPrimeWidthAboveTheRowLimit) {
     Schedule sch = Schedule::Create(*func, 1);
     std::optional<dlight::BlockInfo> info = ConvBlock(*func, &sch);
     ASSERT_TRUE(info.has_value());
-    absl::StatusOr<dlight::ConvTiling> tiling = dlight::DefaultConvTiling(*info);
+    absl::StatusOr<dlight::ConvTiling> tiling = dlight::DefaultConvTiling(*info, kAvx512Core);
     if (width == 17) {
       EXPECT_FALSE(tiling.ok());
     } else {
@@ -110,7 +141,7 @@ TEST(TiledConvTest, DenseConvolutionsOnOddShapesMatchReference) {
                  " CO=" + std::to_string(co) + " stride=" + std::to_string(stride));
     absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(hw, ci, co, stride));
     ASSERT_TRUE(func.ok()) << func.status();
-    ExpectMatchesReference(ApplyToModule(*func, CpuTarget()).second, *func);
+    ExpectMatchesReference(ApplyToModule(*func, Avx512CpuTarget()).second, *func);
   }
 }
 
@@ -125,7 +156,7 @@ TEST(TiledConvTest, DenseConvolutionWeightsArePrepackedIntoChannelStrips) {
                  " CO=" + std::to_string(co));
     absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(hw, ci, co, 1));
     ASSERT_TRUE(func.ok()) << func.status();
-    const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+    const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
     absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(scheduled);
     ASSERT_TRUE(split.ok()) << split.status();
     ASSERT_EQ(split->has_value(), strips) << PrintFunc(scheduled);
@@ -166,9 +197,9 @@ TEST(TiledConvTest, PaddingIsInlinedWhereTheTestsBecomeConstants) {
   absl::StatusOr<PrimFunc> tiled_width = MakeWorkload("C2D", Conv2d(28, 8, 32, 1));
   ASSERT_TRUE(depthwise.ok() && whole_width.ok() && tiled_width.ok());
   ASSERT_TRUE(HasPaddingBlock(*depthwise));
-  const PrimFunc scheduled_depthwise = ApplyToModule(*depthwise, CpuTarget()).second;
-  const PrimFunc scheduled_whole = ApplyToModule(*whole_width, CpuTarget()).second;
-  const PrimFunc scheduled_tiled = ApplyToModule(*tiled_width, CpuTarget()).second;
+  const PrimFunc scheduled_depthwise = ApplyToModule(*depthwise, Avx512CpuTarget()).second;
+  const PrimFunc scheduled_whole = ApplyToModule(*whole_width, Avx512CpuTarget()).second;
+  const PrimFunc scheduled_tiled = ApplyToModule(*tiled_width, Avx512CpuTarget()).second;
   EXPECT_FALSE(HasPaddingBlock(scheduled_depthwise)) << PrintFunc(scheduled_depthwise);
   EXPECT_FALSE(HasPaddingBlock(scheduled_whole)) << PrintFunc(scheduled_whole);
   EXPECT_TRUE(HasPaddingBlock(scheduled_tiled)) << PrintFunc(scheduled_tiled);
@@ -197,8 +228,8 @@ TEST(TiledConvTest, DepthwiseTilesPixelsAndUnswitchesTheBorders) {
   absl::StatusOr<PrimFunc> tiled = MakeWorkload("DEP", Depthwise(10, 16, 32, 1));
   absl::StatusOr<PrimFunc> prime = MakeWorkload("DEP", Depthwise(13, 13, 32, 1));
   ASSERT_TRUE(tiled.ok() && prime.ok());
-  const PrimFunc scheduled = ApplyToModule(*tiled, CpuTarget()).second;
-  const PrimFunc scheduled_prime = ApplyToModule(*prime, CpuTarget()).second;
+  const PrimFunc scheduled = ApplyToModule(*tiled, Avx512CpuTarget()).second;
+  const PrimFunc scheduled_prime = ApplyToModule(*prime, Avx512CpuTarget()).second;
   EXPECT_EQ(LoopsAnnotated(scheduled, kUnswitchBorders), 1) << PrintFunc(scheduled);
   EXPECT_EQ(LoopsAnnotated(scheduled_prime, kUnswitchBorders), 0) << PrintFunc(scheduled_prime);
   int pixel_tiles = 0;
@@ -221,7 +252,7 @@ TEST(TiledConvTest, DepthwiseOnOddShapesMatchesReference) {
                  " stride=" + std::to_string(stride));
     absl::StatusOr<PrimFunc> func = MakeWorkload("DEP", Depthwise(h, w, c, stride));
     ASSERT_TRUE(func.ok()) << func.status();
-    ExpectMatchesReference(ApplyToModule(*func, CpuTarget()).second, *func);
+    ExpectMatchesReference(ApplyToModule(*func, Avx512CpuTarget()).second, *func);
   }
 }
 

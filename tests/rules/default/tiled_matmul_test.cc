@@ -6,6 +6,7 @@
 // (tests/rules/rule/packed_panel_gemm_test.cc).
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,7 @@ namespace tessera {
 namespace {
 
 using default_schedule_testing::ApplyToModule;
+using default_schedule_testing::Avx512CpuTarget;
 using default_schedule_testing::CpuTarget;
 using default_schedule_testing::ExpectMatchesReference;
 using default_schedule_testing::ScheduleShape;
@@ -53,7 +55,7 @@ std::set<std::string> BlockNames(const PrimFunc& scheduled) {
 TEST(DefaultScheduleRuleTest, CpuMatmulIsRegisterTiled) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("GMM");
   ASSERT_TRUE(func.ok()) << func.status();
-  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
   std::set<ForKind> kinds;
   std::set<std::string> scopes;
   PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
@@ -73,7 +75,7 @@ TEST(DefaultScheduleRuleTest, CpuMatmulIsRegisterTiled) {
 TEST(DefaultScheduleRuleTest, CpuMatmulPacksColumnPanelsOfB) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 16}, {"N", 256}, {"K", 48}});
   ASSERT_TRUE(func.ok()) << func.status();
-  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
   EXPECT_TRUE(shape.kinds.count(ForKind::kParallel)) << PrintFunc(scheduled);
   EXPECT_EQ(ShapeOfScope(shape, "global"), (std::vector<int64_t>{1, 48, 256}))
@@ -92,7 +94,7 @@ TEST(DefaultScheduleRuleTest, CpuDenseTransposesPackedWeight) {
       MakeWorkload("DENSE_BIAS_RELU", {{"M", 13}, {"N", 256}, {"K", 48}});
   ASSERT_TRUE(func.ok()) << func.status();
   func = WithoutLayoutFree(*func);
-  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
   EXPECT_EQ(ShapeOfBuffer(shape, "W_global"), (std::vector<int64_t>{48, 256}))
       << PrintFunc(scheduled);
@@ -120,7 +122,7 @@ TEST(DefaultScheduleRuleTest, CpuDenseTransposesPackedWeight) {
 TEST(DefaultScheduleRuleTest, CpuMatmulNarrowsPanelsForLongReductions) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 16}, {"N", 64}, {"K", 4200}});
   ASSERT_TRUE(func.ok()) << func.status();
-  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
   EXPECT_EQ(ShapeOfBuffer(shape, "B_global"), (std::vector<int64_t>{1, 4200, 64}))
       << PrintFunc(scheduled);
@@ -143,7 +145,7 @@ TEST(DefaultScheduleRuleTest, CpuMatmulNarrowsPanelsForLongReductions) {
 TEST(DefaultScheduleRuleTest, CpuMatmulOnOddShapesMatchesReference) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", 7}, {"N", 257}, {"K", 29}});
   ASSERT_TRUE(func.ok()) << func.status();
-  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
   EXPECT_EQ(ShapeOfBuffer(shape, "C_pad"), (std::vector<int64_t>{1, 8, 288}))
       << PrintFunc(scheduled);
@@ -179,7 +181,7 @@ TEST(DefaultScheduleRuleTest, CpuMatmulPanelsBalanceTheCores) {
   ASSERT_TRUE(func.ok()) << func.status();
   for (const auto& [cores, panels] :
        std::vector<std::pair<std::string, int64_t>>{{"1", 9}, {"2", 6}}) {
-    absl::StatusOr<Target> target = CpuTarget().With("cores", cores);
+    absl::StatusOr<Target> target = Avx512CpuTarget().With("cores", cores);
     ASSERT_TRUE(target.ok()) << target.status();
     const PrimFunc scheduled = ApplyToModule(*func, *target).second;
     EXPECT_EQ(ParallelExtent(scheduled), panels) << cores << " cores\n" << PrintFunc(scheduled);
@@ -193,7 +195,7 @@ TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPutsEpiloguesIntoTheCrop) {
   absl::StatusOr<PrimFunc> func =
       MakeWorkload("DENSE_BIAS_RELU", {{"M", 13}, {"N", 67}, {"K", 24}});
   ASSERT_TRUE(func.ok()) << func.status();
-  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
   const ScheduleShape shape = ShapeOf(scheduled);
   EXPECT_EQ(ShapeOfBuffer(shape, "T_dense_pad"), (std::vector<int64_t>{16, 80}))
       << PrintFunc(scheduled);
@@ -209,7 +211,7 @@ TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPutsEpiloguesIntoTheCrop) {
 TEST(DefaultScheduleRuleTest, CpuLinearReadsItsWeightFromPrepackedStrips) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("LINEAR", {{"M", 16}, {"N", 256}, {"K", 48}});
   ASSERT_TRUE(func.ok()) << func.status();
-  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
   EXPECT_EQ(ShapeOfBuffer(ShapeOf(scheduled), "W_global"), (std::vector<int64_t>{16, 48, 16}))
       << PrintFunc(scheduled);
   absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(scheduled);
@@ -227,7 +229,7 @@ TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPacksPaddedStrips) {
   absl::StatusOr<PrimFunc> func =
       MakeWorkload("DENSE_BIAS_RELU", {{"M", 13}, {"N", 67}, {"K", 24}});
   ASSERT_TRUE(func.ok()) << func.status();
-  const PrimFunc scheduled = ApplyToModule(*func, CpuTarget()).second;
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
   absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(scheduled);
   ASSERT_TRUE(split.ok()) << split.status();
   ASSERT_TRUE(split->has_value()) << PrintFunc(scheduled);
@@ -236,6 +238,29 @@ TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPacksPaddedStrips) {
             (std::vector<int64_t>{5, 24, 16}))
       << PrintFunc(scheduled);
   ExpectMatchesReference(scheduled, *func);
+}
+
+// On an AVX2 core (8 floats, 16 registers) the default's tiles (6 x 2 vectors, or 8 x 1 where 8
+// divides the rows and 6 does not; docs/cpu-backend.md "Micro-kernels by core") compute the
+// product on round and odd shapes, packed per panel and from prepacked strips, with epilogues.
+TEST(DefaultScheduleRuleTest, CpuMatmulOnAnAvx2CoreMatchesReference) {
+  absl::StatusOr<Target> avx2 = CpuTarget().With("vector_bits", "256");
+  if (avx2.ok()) avx2 = avx2->With("isa", "avx2+fma");
+  ASSERT_TRUE(avx2.ok()) << avx2.status();
+  for (const auto& [name, m, n, k] :
+       std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>>{
+           {"GMM", 96, 64, 40},
+           {"GMM", 64, 48, 24},
+           {"GMM", 7, 257, 29},
+           {"LINEAR", 37, 67, 23},
+           {"LINEAR", 32, 128, 48},
+           {"DENSE_BIAS_RELU", 13, 67, 24}}) {
+    SCOPED_TRACE(name + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                 std::to_string(k));
+    absl::StatusOr<PrimFunc> func = MakeWorkload(name, {{"M", m}, {"N", n}, {"K", k}});
+    ASSERT_TRUE(func.ok()) << func.status();
+    ExpectMatchesReference(ApplyToModule(*func, *avx2).second, *func);
+  }
 }
 
 }  // namespace

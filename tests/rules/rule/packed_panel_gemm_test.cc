@@ -30,6 +30,9 @@ using rule_testing::Cpu;
 using rule_testing::Cuda;
 using rule_testing::Workload;
 
+// An AVX-512 core (32 registers of 16 floats); Cpu() is an AVX2 one (16 of 8).
+Target Avx512() { return *Target::Parse("cpu -cores=4 -vector_bits=512"); }
+
 PrimFunc Gmm(int64_t m, int64_t n, int64_t k) {
   return Workload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}});
 }
@@ -107,27 +110,32 @@ TEST(PackedPanelGemmTest, LinearSpacesIncludingPrepackedMatchTheReference) {
 TEST(PackedPanelGemmTest, PrimeExtentsSampleNonDividingTiles) {
   const PrimFunc func = Gmm(127, 257, 509);
   int non_dividing = 0;
-  for (int64_t seed = 0; seed < 8; ++seed) {
-    std::vector<Schedule> spaces = ApplyRule(Cpu(), func, seed);
-    ASSERT_EQ(spaces.size(), 4u);
-    for (size_t s = 0; s < 3; ++s) {
-      std::vector<std::vector<int64_t>> padded = Decisions(spaces[s].trace(), "SamplePaddedTile");
-      ASSERT_EQ(padded.size(), 2u);  // rows, column vectors (257 columns: 17 vectors)
-      EXPECT_LE(padded[0].back(), dlight::kMaxTileRows);
-      EXPECT_LE(padded[1].back(), dlight::kMaxTileColumns / dlight::kLanes);
-      EXPECT_GE(Product(padded[0]), 127);
-      EXPECT_GE(Product(padded[1]), 17);
-      non_dividing += Product(padded[0]) != 127;
-      non_dividing += Product(padded[1]) != 17;
-      // Only the K-blocked space splits K, perfectly.
-      std::vector<std::vector<int64_t>> k = Decisions(spaces[s].trace(), "SamplePerfectTile");
-      ASSERT_EQ(k.size(), s == 1 ? 1u : 0u);
-      if (!k.empty()) {
-        EXPECT_EQ(Product(k[0]), 509);
-        EXPECT_LE(k[0].back(), dlight::kMaxKBlocks);
+  for (const Target& target : {Avx512(), Cpu()}) {
+    const dlight::CpuCore core = dlight::CpuCore::Of(target);
+    // 257 columns: 17 vectors of 16, 33 of 8.
+    const int64_t vectors = (257 + core.lanes - 1) / core.lanes;
+    for (int64_t seed = 0; seed < 8; ++seed) {
+      std::vector<Schedule> spaces = ApplyRule(target, func, seed);
+      ASSERT_EQ(spaces.size(), 4u);
+      for (size_t s = 0; s < 3; ++s) {
+        std::vector<std::vector<int64_t>> padded = Decisions(spaces[s].trace(), "SamplePaddedTile");
+        ASSERT_EQ(padded.size(), 2u);  // rows, column vectors
+        EXPECT_LE(padded[0].back(), dlight::MaxTileRows(core));
+        EXPECT_LE(padded[1].back(), dlight::MaxTileVectors(core, core.lanes));
+        EXPECT_GE(Product(padded[0]), 127);
+        EXPECT_GE(Product(padded[1]), vectors);
+        non_dividing += Product(padded[0]) != 127;
+        non_dividing += Product(padded[1]) != vectors;
+        // Only the K-blocked space splits K, perfectly.
+        std::vector<std::vector<int64_t>> k = Decisions(spaces[s].trace(), "SamplePerfectTile");
+        ASSERT_EQ(k.size(), s == 1 ? 1u : 0u);
+        if (!k.empty()) {
+          EXPECT_EQ(Product(k[0]), 509);
+          EXPECT_LE(k[0].back(), dlight::kMaxKBlocks);
+        }
+        absl::Status replay = testing::CheckReplay(spaces[s], func);
+        EXPECT_TRUE(replay.ok()) << replay;
       }
-      absl::Status replay = testing::CheckReplay(spaces[s], func);
-      EXPECT_TRUE(replay.ok()) << replay;
     }
   }
   EXPECT_GT(non_dividing, 0);
@@ -135,7 +143,7 @@ TEST(PackedPanelGemmTest, PrimeExtentsSampleNonDividingTiles) {
 
 TEST(PackedPanelGemmTest, TheDefaultIsAPointOfTheSpaceWithMutableTiles) {
   const PrimFunc func = Gmm(64, 256, 96);
-  absl::StatusOr<std::optional<Schedule>> def = dlight::NewCpuDefaultRule()->Apply(func, Cpu());
+  absl::StatusOr<std::optional<Schedule>> def = dlight::NewCpuDefaultRule()->Apply(func, Avx512());
   ASSERT_TRUE(def.ok()) << def.status();
   ASSERT_TRUE(def->has_value());
   const Trace& trace = (*def)->trace();
@@ -163,6 +171,33 @@ TEST(PackedPanelGemmTest, TheDefaultIsAPointOfTheSpaceWithMutableTiles) {
   EXPECT_TRUE(correct.ok()) << correct;
   absl::Status built = testing::CheckCBackendMatches(func, replayed.func());
   EXPECT_TRUE(built.ok()) << built;
+}
+
+// On an AVX2 core (16 registers of 8 floats) the default's tile is 6 rows x 2 vectors (12
+// accumulators beside 2 B vectors and the broadcast: BLIS's Haswell tile), rows padded to whole
+// tiles; the space's bounds keep to half of AVX-512's columns and 12 rows.
+TEST(PackedPanelGemmTest, TheDefaultTileFitsAnAvx2Core) {
+  const PrimFunc func = Gmm(96, 256, 96);
+  absl::StatusOr<std::optional<Schedule>> def = dlight::NewCpuDefaultRule()->Apply(func, Cpu());
+  ASSERT_TRUE(def.ok()) << def.status();
+  ASSERT_TRUE(def->has_value());
+  std::vector<std::vector<int64_t>> padded = Decisions((*def)->trace(), "SamplePaddedTile");
+  ASSERT_EQ(padded.size(), 2u);
+  EXPECT_EQ(padded[0], (std::vector<int64_t>{16, 6}));
+  EXPECT_EQ(padded[1].back(), 2);  // vectors of 8 per tile
+  EXPECT_EQ(Product(padded[1]), 256 / 8);
+  absl::Status built = testing::CheckCBackendMatches(func, (*def)->func());
+  EXPECT_TRUE(built.ok()) << built;
+  const dlight::CpuCore core = dlight::CpuCore::Of(Cpu());
+  EXPECT_EQ(core.lanes, 8);
+  EXPECT_EQ(core.registers, 16);
+  EXPECT_EQ(dlight::MaxTileRows(core), 12);
+  EXPECT_EQ(dlight::MaxTileVectors(core, core.lanes), 4);
+  const dlight::CpuCore avx512 = dlight::CpuCore::Of(Avx512());
+  EXPECT_EQ(avx512.lanes, 16);
+  EXPECT_EQ(avx512.registers, 32);
+  EXPECT_EQ(dlight::MaxTileRows(avx512), dlight::kMaxTileRows);
+  EXPECT_EQ(dlight::MaxTileVectors(avx512, avx512.lanes), 4);
 }
 
 TEST(PackedPanelGemmTest, LeavesOtherBlocksAndTargetsAlone) {
