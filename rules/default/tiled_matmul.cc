@@ -242,7 +242,10 @@ absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, const Cp
     if (node->name == b_pad) {
       copies.b = producer;
     } else if (EndsWith(node->name, "_pad")) {
-      TESSERA_RETURN_IF_ERROR(sch->ComputeInline(producer));
+      // With 16 registers the inlined row test stays in the k loop as a branch per row, and gcc
+      // keeps the whole tile in memory: A's padded copy is a parallel loop nest of its own.
+      TESSERA_RETURN_IF_ERROR(core.registers >= 32 ? sch->ComputeInline(producer)
+                                                   : ParallelCopy(sch, producer));
     }
   }
   for (BlockRV consumer : consumers) {

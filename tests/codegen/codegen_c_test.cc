@@ -271,6 +271,28 @@ TEST(CodegenCTest, SmallAllocationsOnStackLargeOnHeap) {
   EXPECT_TRUE(Contains(*code, "float acc[4] __attribute__((aligned(64)));")) << *code;
 }
 
+// A copy allocated inside a parallel loop (scope "global": a packed panel, a padded input) goes
+// on the heap at any size, where a stack array beside the register tile made gcc keep the tile's
+// accumulators in memory (docs/cpu-backend.md "Micro-kernels by core"); the tile ("local")
+// stays on the stack.
+TEST(CodegenCTest, CopiesInsideParallelLoopsOnHeapTilesOnStack) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {8, 8});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {8, 8});
+  Buffer tile = Buffer::Make("acc", DataType::Float32(), {4}, "local");
+  Buffer panel = Buffer::Make("panel", DataType::Float32(), {4}, "global");
+  Stmt out = ElementwiseNest("B", b, {ForKind::kParallel},
+                             [&](const std::vector<Var>& v) {
+                               return a.Load({v[0], v[1]}) * 2;
+                             },
+                             {tile, panel});
+  absl::StatusOr<std::string> code = GenerateC(MakeFunc("copies", {a, b}, out), "copies");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "float* restrict panel = (float*)tessera_alloc(16);")) << *code;
+  EXPECT_TRUE(Contains(*code, "if (panel == NULL) __builtin_trap();")) << *code;
+  EXPECT_TRUE(Contains(*code, "free(panel);")) << *code;
+  EXPECT_TRUE(Contains(*code, "float acc[4] __attribute__((aligned(64)));")) << *code;
+}
+
 TEST(CodegenCTest, ModuleHoldsSeveralFunctionsAndRejectsDuplicates) {
   absl::StatusOr<std::string> code =
       GenerateCModule({{Matmul(2, 2, 2), "first"}, {Matmul(4, 4, 4), "second"}});
