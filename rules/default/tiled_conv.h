@@ -57,8 +57,8 @@ bool ConvChannelsInner(const BlockInfo& info);
 
 // The default's tile: the most accumulator vectors (rows x columns / lanes) that fit the core's
 // registers (AVX-512: <= 28 accumulators beside one vector per column and the broadcast input,
-// <= 32 registers in all; AVX2: <= 14 beside the broadcast, the weights read from memory), more
-// columns on ties, rows a divisor of the width,
+// <= 32 registers in all; AVX2: <= 14 beside the broadcast, the weights read from memory), ties
+// to more columns on AVX-512 and to fewer on AVX2, rows a divisor of the width,
 // at most kMaxConvRows; channels_inner as ConvChannelsInner. Returns an error when no tile of
 // >= 2 rows and whole vectors (or one partial vector for fewer channels than lanes) divides the
 // shape.

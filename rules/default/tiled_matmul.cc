@@ -141,15 +141,15 @@ struct DefaultTile {
   int64_t columns;
   int64_t rows;
 };
-DefaultTile DefaultTileFor(int64_t extent_i, int64_t extent_j, int64_t extent_k,
+DefaultTile DefaultTileFor(int64_t extent_i, bool pad_i, int64_t extent_j, int64_t extent_k,
                            const CpuCore& core) {
   int64_t rows = DefaultRows(core);
   int64_t full = DefaultColumns(core);
-  // 6 rows pad an I they do not divide (128, BERT's tokens), and the padded rows' test on A
-  // stays in the k loop: gcc then branches per row and keeps the tile in memory (bert_attn_out
-  // 2.46 ms). Where 8 divides I, 8 rows of one vector (8 accumulators, as many as two FMA pipes
-  // of 4 cycles' latency need) divide it instead.
-  if (core.registers < 32 && extent_i % rows != 0 && extent_i % 8 == 0) {
+  // An I of several loops (a batch of one beside the tokens: [1, 32, 4096] x [4096, 4096]) is
+  // not padded, and 6 rows that do not divide it leave a guarded tail in the k loop: there 8
+  // rows of one vector, where 8 divides I (LLaMA's q, k and v projections in the model: 57
+  // GFLOP/s with 6 x 2, where 8 x 1 had run them at about 120).
+  if (core.registers < 32 && !pad_i && extent_i % rows != 0 && extent_i % 8 == 0) {
     rows = 8;
     full = core.lanes;
   }
@@ -172,7 +172,8 @@ PaddedGemm PaddedGemmExtents(const BlockInfo& main, const GemmMatch& g, const Cp
   if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) {
     return {extent_i, extent_j, 1, 1};
   }
-  const DefaultTile tile = DefaultTileFor(extent_i, extent_j, GroupExtent(main, g, kGemmK), core);
+  const DefaultTile tile =
+      DefaultTileFor(extent_i, /*pad_i=*/true, extent_j, GroupExtent(main, g, kGemmK), core);
   // Rows pad only to whole default tiles: a multiple of fewer rows would keep its guard.
   const int64_t multiple_i = PaddingMultiple(extent_i, tile.rows, tile.rows);
   const int64_t multiple_j = PaddingMultiple(extent_j, tile.columns, core.lanes);
@@ -243,7 +244,10 @@ absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, const Cp
       copies.b = producer;
     } else if (EndsWith(node->name, "_pad")) {
       // With 16 registers the inlined row test stays in the k loop as a branch per row, and gcc
-      // keeps the whole tile in memory: A's padded copy is a parallel loop nest of its own.
+      // keeps the whole tile in memory: A's padded copy is a parallel loop nest of its own. So
+      // the 6-row tile pads 128 rows to 132 and still beats the 8 x 1 tiles that divide them
+      // (Zen 3, 2 threads, twice: LINEAR 128x768x3072 3.36-3.50 ms against 4.52-4.55, LLaMA's
+      // 32x4096x4096 7.26-7.63 against 8.79-8.87, DENSE 128x3072x768 3.48-3.64 against 3.78).
       TESSERA_RETURN_IF_ERROR(core.registers >= 32 ? sch->ComputeInline(producer)
                                                    : ParallelCopy(sch, producer));
     }
@@ -403,9 +407,9 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, cons
   const int64_t batch = GroupExtent(main, g, kGemmS);
   // Narrower panels (and taller tiles, the same DefaultRows x DefaultColumns accumulators)
   // when a K x DefaultColumns panel would not stay in L2 next to the rows of A.
-  const DefaultTile tile =
-      DefaultTileFor(GroupExtent(main, g, kGemmI), GroupExtent(main, g, kGemmJ),
-                     GroupExtent(main, g, kGemmK), core);
+  const DefaultTile tile = DefaultTileFor(
+      GroupExtent(main, g, kGemmI), g.groups[kGemmI].size() == 1 && g.groups[kGemmJ].size() == 1,
+      GroupExtent(main, g, kGemmJ), GroupExtent(main, g, kGemmK), core);
   MatmulTiling tiling;
   tiling.layout = batch * CeilDiv(padded.j, tile.columns) >= kMinPanels ? MatmulLayout::kPacked
                                                                         : MatmulLayout::kUnpacked;

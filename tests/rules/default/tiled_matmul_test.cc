@@ -240,9 +240,10 @@ TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPacksPaddedStrips) {
   ExpectMatchesReference(scheduled, *func);
 }
 
-// On an AVX2 core (8 floats, 16 registers) the default's tiles (6 x 2 vectors, or 8 x 1 where 8
-// divides the rows and 6 does not; docs/cpu-backend.md "Micro-kernels by core") compute the
-// product on round and odd shapes, packed per panel and from prepacked strips, with epilogues.
+// On an AVX2 core (8 floats, 16 registers) the default's tiles (6 x 2 vectors, rows padded to
+// whole tiles through a copy of A of their own; docs/cpu-backend.md "Micro-kernels by core")
+// compute the product on round and odd shapes, packed per panel and from prepacked strips, with
+// epilogues.
 TEST(DefaultScheduleRuleTest, CpuMatmulOnAnAvx2CoreMatchesReference) {
   absl::StatusOr<Target> avx2 = CpuTarget().With("vector_bits", "256");
   if (avx2.ok()) avx2 = avx2->With("isa", "avx2+fma");
