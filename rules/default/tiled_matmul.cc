@@ -366,7 +366,10 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
                                             : ParallelCopy(sch, *pad_copies.b));
   }
   if (pad_copies.out.has_value()) {
-    TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(*pad_copies.out, parallel));
+    // Unit loops kept: a K-blocked tile of one row block would otherwise drop the copy's row
+    // loop, and a mutated trace's GetLoops below would replay with another count.
+    TESSERA_RETURN_IF_ERROR(
+        sch->ReverseComputeAt(*pad_copies.out, parallel, /*preserve_unit_loops=*/true));
     TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> out_loops, sch->GetLoops(*pad_copies.out));
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(out_loops.back()));
   }

@@ -82,7 +82,7 @@ class RunoffTest : public ::testing::Test {
  protected:
   void SetUp() override {
     setup_ = NewSetup("GMM", {{"M", 32}, {"N", 32}, {"K", 32}});
-    schedules_ = std::make_unique<Schedules>(MakeSchedules(*setup_, 16));
+    schedules_ = std::make_unique<Schedules>(MakeSchedules(*setup_, 48));
     default_secs_ = ScriptedLatency(schedules_->default_schedule);
     ASSERT_TRUE(default_secs_.has_value()) << "the scripted measurer fails the default";
   }
