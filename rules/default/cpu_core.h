@@ -24,10 +24,6 @@ struct CpuCore {
   // The core a cpu target describes; a target of another kind gets the default above (the
   // AVX-512 core the rules' constants were first measured on).
   static CpuCore Of(const Target& target);
-
-  bool operator==(const CpuCore& other) const {
-    return lanes == other.lanes && registers == other.registers && l2_bytes == other.l2_bytes;
-  }
 };
 
 // Whether a register tile's write-back loop is marked vectorized (`#pragma omp simd`). With 16
