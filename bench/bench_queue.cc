@@ -170,19 +170,19 @@ void Bench(const std::string& name, const std::function<std::string()>& fresh_st
     }
     DispatcherOptions options;
     options.max_wait_seconds = 1;
-    Dispatcher dispatcher(store->get(), options);
+    std::unique_ptr<Dispatcher> dispatcher = NewDispatcher(store->get(), options);
     TokenAuth auth;
-    WorkerServiceImpl service(&dispatcher, &auth);
+    WorkerServiceImpl service(dispatcher.get(), &auth);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(&service);
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
     std::atomic<bool> stop{false};
-    std::thread feeder([&] { Feed(store->get(), &dispatcher, target, c, &stop); });
+    std::thread feeder([&] { Feed(store->get(), dispatcher.get(), target, c, &stop); });
     Figures f = RunWorkers(absl::StrCat("127.0.0.1:", port), target, n, c);
     stop = true;
-    dispatcher.Shutdown();  // wakes the feeder's AwaitBatch
+    dispatcher->Shutdown();  // wakes the feeder's AwaitBatch
     feeder.join();
     server->Shutdown();
     double rate = f.reported / f.seconds;

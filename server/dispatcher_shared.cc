@@ -7,18 +7,23 @@
 // polling (kSharedPollSeconds), shortened by this server's own events (a local batch queued, a
 // local report).
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/logging.h"
+#include "base/periodic_thread.h"
 #include "base/status_macros.h"
 #include "server/dispatcher.h"
 #include "server/metrics.h"
-#include "worker/host.h"
 
 namespace tessera {
 namespace {
@@ -92,31 +97,109 @@ absl::StatusOr<BatchContext> ContextFromJson(const std::string& text) {
   return c;
 }
 
-double Seconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
+class SharedDispatcher : public Dispatcher {
+ public:
+  SharedDispatcher(JobStore* store, DispatcherOptions options);
+  ~SharedDispatcher() override { Shutdown(); }
+  const DispatcherOptions& options() const override { return options_; }
+
+  absl::Status SubmitBatch(const std::string& job_id, int priority, BatchContext context,
+                           std::vector<LeasedCandidate> items, std::vector<int> attempts) override;
+  absl::StatusOr<std::map<int64_t, ReportedOutcome>> AwaitBatch(const std::string& job_id) override;
+  void CancelJob(const std::string& job_id) override;
+  std::pair<int, int> JobCounts(const std::string& job_id) const override;
+  std::string WaitingFor(const std::string& target) const override;
+  std::vector<std::string> VerifiedTargets() const override;
+
+  WorkerRegistry& workers() override { return workers_; }
+  const WorkerRegistry& workers() const override { return workers_; }
+  HeartbeatReply Heartbeat(const std::string& worker_id,
+                           const std::vector<std::string>& leases) override;
+  absl::StatusOr<std::optional<Lease>> PullWork(const std::string& worker_id, int max_candidates,
+                                                double wait_seconds) override;
+  absl::StatusOr<int> Report(const std::string& worker_id, const std::string& lease_id,
+                             const std::vector<CandidateReport>& reports) override;
+  void ReturnLease(const std::string& lease_id) override;
+  DispatcherStats Stats() const override;
+  void Sweep() override;
+  void Shutdown() override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // A lease this server granted: its worker reports here.
+  struct GrantedLease {
+    std::string worker_id;
+    std::string job_id;
+    Clock::time_point deadline;
+    std::string target;  // its job's target string (for the metrics)
+  };
+
+  Clock::time_point LeaseDeadline() const;
+  // The targets other servers' live workers published (`kUnverifiedMark` kept).
+  std::vector<std::string> PublishedTargets() const;
+  void PublishWorkerTargets();
+  static void Persist(const absl::Status& s);
+
+  const DispatcherOptions options_;
+  JobStore* const store_;
+  SharedQueue* const shared_;
+  WorkerRegistry workers_;
+  UniqueIds lease_ids_;  // its salt names this server in the published targets
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;    // a batch queued here; shutdown
+  std::condition_variable result_cv_;  // a report here; cancel; shutdown
+  // The batches this server's jobs await (true: cancelled), and the leases it granted.
+  std::map<std::string, bool> awaited_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, GrantedLease> granted_ ABSL_GUARDED_BY(mu_);
+  Clock::time_point published_ ABSL_GUARDED_BY(mu_);  // worker targets, last time
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  PeriodicThread sweeper_;  // last: stops before the members Sweep uses
+};
+
+SharedDispatcher::SharedDispatcher(JobStore* store, DispatcherOptions options)
+    : options_(options),
+      store_(store),
+      shared_(store->shared()),
+      sweeper_(options_.sweep_interval, [this] { Sweep(); }) {}
+
+void SharedDispatcher::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  result_cv_.notify_all();
+  sweeper_.Stop();
 }
 
-double WallNow() { return Seconds(std::chrono::system_clock::now()); }
+SharedDispatcher::Clock::time_point SharedDispatcher::LeaseDeadline() const {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(options_.lease_seconds));
+}
 
-}  // namespace
+void SharedDispatcher::Persist(const absl::Status& s) {
+  // A failed write leaves the rows as they were: the lease expires and is handed out again.
+  if (!s.ok()) TESSERA_LOG(ERROR) << "dispatcher: shared queue write failed: " << s.message();
+}
 
-absl::Status Dispatcher::SharedSubmitBatch(const std::string& job_id, int priority,
-                                           const BatchContext& context) {
+absl::Status SharedDispatcher::SubmitBatch(const std::string& job_id, int priority,
+                                           BatchContext context, std::vector<LeasedCandidate>,
+                                           std::vector<int>) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return absl::UnavailableError("the server is shutting down");
-    if (shared_batches_.count(job_id)) {
+    if (awaited_.count(job_id)) {
       return absl::FailedPreconditionError(
           absl::StrCat("job ", job_id, " already has a batch in flight"));
     }
   }
   // The candidates are rows already (AddBatch); the context makes them leasable by any server.
-  absl::Status s =
-      shared_->SetBatchContext(job_id, context.target, priority, ContextToJson(context));
-  if (!s.ok()) return s;
+  TESSERA_RETURN_IF_ERROR(
+      shared_->SetBatchContext(job_id, context.target, priority, ContextToJson(context)));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    shared_batches_[job_id] = SharedBatch{};
+    awaited_[job_id] = false;
   }
   TESSERA_LOG(INFO) << "job " << job_id << ": batch of task " << context.task
                     << " queued in the shared queue for " << context.target;
@@ -124,21 +207,21 @@ absl::Status Dispatcher::SharedSubmitBatch(const std::string& job_id, int priori
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::map<int64_t, ReportedOutcome>> Dispatcher::SharedAwaitBatch(
+absl::StatusOr<std::map<int64_t, ReportedOutcome>> SharedDispatcher::AwaitBatch(
     const std::string& job_id) {
   while (true) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = shared_batches_.find(job_id);
-      if (it == shared_batches_.end()) {
+      auto it = awaited_.find(job_id);
+      if (it == awaited_.end()) {
         return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " has no batch queued"));
       }
-      if (it->second.cancelled) {
-        shared_batches_.erase(it);
+      if (it->second) {
+        awaited_.erase(it);
         return absl::CancelledError(absl::StrCat("job ", job_id, " was cancelled"));
       }
       if (stopping_) {
-        shared_batches_.erase(it);
+        awaited_.erase(it);
         return absl::UnavailableError("the server is shutting down");
       }
     }
@@ -151,7 +234,7 @@ absl::StatusOr<std::map<int64_t, ReportedOutcome>> Dispatcher::SharedAwaitBatch(
           if (c.result.has_value()) results[c.id] = *std::move(c.result);
         }
         std::lock_guard<std::mutex> lock(mu_);
-        shared_batches_.erase(job_id);
+        awaited_.erase(job_id);
         return results;
       }
       counts = rows.status();
@@ -163,7 +246,26 @@ absl::StatusOr<std::map<int64_t, ReportedOutcome>> Dispatcher::SharedAwaitBatch(
   }
 }
 
-absl::StatusOr<std::optional<Lease>> Dispatcher::SharedPullWork(const std::string& worker_id,
+void SharedDispatcher::CancelJob(const std::string& job_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = awaited_.find(job_id);
+    if (it != awaited_.end()) it->second = true;
+    // The leases of it granted here are revoked at once (the job's rows go with its batch).
+    for (auto l = granted_.begin(); l != granted_.end();) {
+      l = l->second.job_id == job_id ? granted_.erase(l) : std::next(l);
+    }
+  }
+  result_cv_.notify_all();
+}
+
+std::pair<int, int> SharedDispatcher::JobCounts(const std::string& job_id) const {
+  absl::StatusOr<BatchCounts> counts = shared_->CountBatch(job_id);
+  if (!counts.ok()) return {0, 0};
+  return {counts->queued, counts->leased};
+}
+
+absl::StatusOr<std::optional<Lease>> SharedDispatcher::PullWork(const std::string& worker_id,
                                                                 int max_candidates,
                                                                 double wait_seconds) {
   double wait = std::clamp(wait_seconds, 0.0, options_.max_wait_seconds);
@@ -171,15 +273,14 @@ absl::StatusOr<std::optional<Lease>> Dispatcher::SharedPullWork(const std::strin
                                                std::chrono::duration<double>(wait));
   int n = max_candidates > 0 ? max_candidates : options_.default_batch;
   while (true) {
-    std::set<std::string> targets;
-    std::string lease_id;
+    TESSERA_ASSIGN_OR_RETURN(WorkerInfo worker, workers_.Seen(worker_id));
     {
       std::lock_guard<std::mutex> lock(mu_);
-      TESSERA_ASSIGN_OR_RETURN(WorkerState * worker, SeenWorker(worker_id));
       if (stopping_) return std::optional<Lease>();
-      for (const DeviceSpec& d : worker->info.devices) targets.insert(d.target);
-      lease_id = absl::StrCat("lease-", ++id_counter_, "-", id_salt_);
     }
+    std::set<std::string> targets;
+    for (const DeviceSpec& d : worker.devices) targets.insert(d.target);
+    std::string lease_id = lease_ids_.Next("lease");
     for (const std::string& target : targets) {
       double now = WallNow();
       double expires = now + options_.lease_seconds;
@@ -202,11 +303,7 @@ absl::StatusOr<std::optional<Lease>> Dispatcher::SharedPullWork(const std::strin
       lease.candidates = std::move(row.candidates);
       {
         std::lock_guard<std::mutex> lock(mu_);
-        shared_leases_[lease_id] = SharedLeaseOwner{
-            worker_id,
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                               std::chrono::duration<double>(options_.lease_seconds)),
-            target};
+        granted_[lease_id] = GrantedLease{worker_id, lease.job_id, LeaseDeadline(), target};
       }
       TESSERA_LOG(INFO) << "job " << lease.job_id << ": lease " << lease.id << " of "
                         << lease.candidates.size() << " candidates to worker " << worker_id;
@@ -221,17 +318,15 @@ absl::StatusOr<std::optional<Lease>> Dispatcher::SharedPullWork(const std::strin
   }
 }
 
-absl::StatusOr<int> Dispatcher::SharedReport(const std::string& worker_id,
+absl::StatusOr<int> SharedDispatcher::Report(const std::string& worker_id,
                                              const std::string& lease_id,
                                              const std::vector<CandidateReport>& reports) {
-  Provenance software;
+  TESSERA_ASSIGN_OR_RETURN(WorkerInfo worker, workers_.Seen(worker_id));
   std::string target;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    TESSERA_ASSIGN_OR_RETURN(WorkerState * worker, SeenWorker(worker_id));
-    software = worker->info.software;
-    auto l = shared_leases_.find(lease_id);
-    if (l == shared_leases_.end() || l->second.worker_id != worker_id) {
+    auto l = granted_.find(lease_id);
+    if (l == granted_.end() || l->second.worker_id != worker_id) {
       return absl::FailedPreconditionError(absl::StrCat(
           "lease ", lease_id, " is not a live lease of worker ", worker_id,
           " (expired, revoked or unknown): its candidates were or will be measured elsewhere"));
@@ -240,12 +335,12 @@ absl::StatusOr<int> Dispatcher::SharedReport(const std::string& worker_id,
   }
   std::vector<std::pair<int64_t, ReportedOutcome>> outcomes;
   for (const CandidateReport& r : reports) {
-    outcomes.push_back({r.candidate_id, ReportedOutcome{r.outcome, software}});
+    outcomes.push_back({r.candidate_id, ReportedOutcome{r.outcome, worker.software}});
   }
   absl::StatusOr<int> accepted = shared_->ReportLease(lease_id, outcomes);
   if (!accepted.ok() && accepted.status().code() == absl::StatusCode::kFailedPrecondition) {
     std::lock_guard<std::mutex> lock(mu_);
-    shared_leases_.erase(lease_id);
+    granted_.erase(lease_id);
   }
   if (accepted.ok()) {
     TESSERA_LOG(INFO) << "worker " << worker_id << " reported " << *accepted << " of lease "
@@ -255,12 +350,8 @@ absl::StatusOr<int> Dispatcher::SharedReport(const std::string& worker_id,
     // The store says how many it accepted, not which: when some were reported already (rare),
     // only the number is counted, without error kinds.
     if (*accepted == static_cast<int>(reports.size())) {
-      for (const CandidateReport& r : reports) {
-        double run_secs = 0;
-        for (double t : r.outcome.run_secs) run_secs += t;
-        options_.metrics->CandidateMeasured(target, r.outcome.error, r.outcome.build_secs,
-                                            run_secs);
-      }
+      for (const CandidateReport& r : reports)
+        options_.metrics->CandidateMeasured(target, r.outcome);
     } else {
       options_.metrics->CandidatesMeasured(target, *accepted);
     }
@@ -269,16 +360,16 @@ absl::StatusOr<int> Dispatcher::SharedReport(const std::string& worker_id,
   return accepted;
 }
 
-HeartbeatReply Dispatcher::SharedHeartbeat(const std::string& worker_id,
+HeartbeatReply SharedDispatcher::Heartbeat(const std::string& worker_id,
                                            const std::vector<std::string>& leases) {
   HeartbeatReply reply;
+  reply.known = workers_.Seen(worker_id).ok();
   std::vector<std::string> mine;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    reply.known = SeenWorker(worker_id).ok();
     for (const std::string& id : leases) {
-      auto l = shared_leases_.find(id);
-      if (reply.known && l != shared_leases_.end() && l->second.worker_id == worker_id) {
+      auto l = granted_.find(id);
+      if (reply.known && l != granted_.end() && l->second.worker_id == worker_id) {
         mine.push_back(id);
       } else {
         reply.revoked.push_back(id);
@@ -289,14 +380,10 @@ HeartbeatReply Dispatcher::SharedHeartbeat(const std::string& worker_id,
     absl::StatusOr<bool> renewed = shared_->RenewLease(id, WallNow() + options_.lease_seconds);
     std::lock_guard<std::mutex> lock(mu_);
     if (renewed.ok() && *renewed) {
-      auto l = shared_leases_.find(id);
-      if (l != shared_leases_.end()) {
-        l->second.deadline =
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                               std::chrono::duration<double>(options_.lease_seconds));
-      }
+      auto l = granted_.find(id);
+      if (l != granted_.end()) l->second.deadline = LeaseDeadline();
     } else if (renewed.ok()) {
-      shared_leases_.erase(id);
+      granted_.erase(id);
       reply.revoked.push_back(id);
     }
     // A database error revokes nothing: the worker keeps measuring and reports later.
@@ -304,7 +391,17 @@ HeartbeatReply Dispatcher::SharedHeartbeat(const std::string& worker_id,
   return reply;
 }
 
-void Dispatcher::SharedSweep() {
+void SharedDispatcher::ReturnLease(const std::string& lease_id) {
+  Persist(shared_->ReturnLease(lease_id));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    granted_.erase(lease_id);
+  }
+  work_cv_.notify_all();
+}
+
+void SharedDispatcher::Sweep() {
+  workers_.ForgetSilent(options_.worker_timeout);
   absl::StatusOr<ExpiredLeases> expired = shared_->ExpireLeases(WallNow(), options_.max_attempts);
   if (!expired.ok()) {
     TESSERA_LOG(WARNING) << "dispatcher: expiring leases: " << expired.status();
@@ -321,51 +418,74 @@ void Dispatcher::SharedSweep() {
       }
     }
   }
-  std::vector<std::string> targets;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // This server's record of its leases: those past their deadline are gone from the rows too.
     Clock::time_point now = Clock::now();
-    for (auto it = shared_leases_.begin(); it != shared_leases_.end();) {
-      it = it->second.deadline <= now ? shared_leases_.erase(it) : std::next(it);
+    for (auto it = granted_.begin(); it != granted_.end();) {
+      it = it->second.deadline <= now ? granted_.erase(it) : std::next(it);
     }
-    if (now - shared_published_ < std::chrono::duration<double>(kPublishSeconds)) return;
-    shared_published_ = now;
-    std::set<std::string> unique;
-    for (const auto& [id, w] : workers_) {
-      for (const DeviceSpec& d : w.info.devices) {
-        unique.insert(d.verified ? d.target : d.target + kUnverifiedMark);
-      }
-    }
-    targets.assign(unique.begin(), unique.end());
+    if (now - published_ < std::chrono::duration<double>(kPublishSeconds)) return;
+    published_ = now;
   }
-  Persist(shared_->PublishWorkerTargets(absl::StrCat("dispatcher-", id_salt_), targets, WallNow()));
+  PublishWorkerTargets();
 }
 
-std::string Dispatcher::SharedWaitingFor(const std::string& target) const {
-  std::set<std::string> others;
-  if (LocalWorkerServes(target, &others)) return "";
+void SharedDispatcher::PublishWorkerTargets() {
+  std::set<std::string> unique;
+  for (const WorkerInfo& w : workers_.Workers()) {
+    for (const DeviceSpec& d : w.devices) {
+      unique.insert(d.verified ? d.target : d.target + kUnverifiedMark);
+    }
+  }
+  std::vector<std::string> targets(unique.begin(), unique.end());
+  Persist(shared_->PublishWorkerTargets(absl::StrCat("dispatcher-", lease_ids_.salt()), targets,
+                                        WallNow()));
+}
+
+std::vector<std::string> SharedDispatcher::PublishedTargets() const {
   absl::StatusOr<std::vector<std::string>> live =
       shared_->LiveWorkerTargets(WallNow() - kTargetStaleSeconds);
-  if (live.ok()) {
-    for (const std::string& published : *live) {
-      const std::string t(absl::StripSuffix(published, kUnverifiedMark));
-      if (t == target) return "";  // a worker of another server serves it
-      others.insert(t);
-    }
+  if (!live.ok()) return {};
+  return *std::move(live);
+}
+
+std::string SharedDispatcher::WaitingFor(const std::string& target) const {
+  std::set<std::string> others;
+  if (workers_.AnyServes(target, &others)) return "";
+  for (const std::string& published : PublishedTargets()) {
+    const std::string t(absl::StripSuffix(published, kUnverifiedMark));
+    if (t == target) return "";  // a worker of another server serves it
+    others.insert(t);
   }
   return NoWorkerServes("of any server ", target, others);
 }
 
-std::vector<std::string> Dispatcher::SharedVerifiedTargets() const {
-  std::vector<std::string> targets;
-  absl::StatusOr<std::vector<std::string>> live =
-      shared_->LiveWorkerTargets(WallNow() - kTargetStaleSeconds);
-  if (!live.ok()) return targets;
-  for (const std::string& t : *live) {
+std::vector<std::string> SharedDispatcher::VerifiedTargets() const {
+  std::vector<std::string> targets = workers_.VerifiedTargets();
+  for (const std::string& t : PublishedTargets()) {
     if (!absl::EndsWith(t, kUnverifiedMark)) targets.push_back(t);
   }
   return targets;
+}
+
+DispatcherStats SharedDispatcher::Stats() const {
+  // The rows hold every lease with its unreported candidates. A failed read leaves the gauges
+  // at 0.
+  LoadByWorker loads;
+  absl::StatusOr<std::map<std::string, WorkerLeases>> rows = shared_->LeasesByWorker();
+  if (rows.ok()) {
+    for (const auto& [worker, held] : *rows) loads[worker] = {held.leases, held.candidates};
+  } else {
+    TESSERA_LOG(WARNING) << "dispatcher: reading the leases per worker: " << rows.status();
+  }
+  return workers_.Stats(loads);
+}
+
+}  // namespace
+
+std::unique_ptr<Dispatcher> NewSharedDispatcher(JobStore* store, DispatcherOptions options) {
+  return std::make_unique<SharedDispatcher>(store, options);
 }
 
 }  // namespace tessera

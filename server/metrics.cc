@@ -238,13 +238,14 @@ absl::Status ServerMetrics::Listen(const std::string& address) {
   return absl::OkStatus();
 }
 
-void ServerMetrics::CandidateMeasured(const std::string& target, MeasureError error,
-                                      double build_secs, double run_secs) {
+void ServerMetrics::CandidateMeasured(const std::string& target, const MeasureOutcome& outcome) {
   measured_->Add({{"target", target}}).Increment();
-  if (error != MeasureError::kNone) {
-    errors_->Add({{"target", target}, {"kind", MeasureErrorName(error)}}).Increment();
+  if (outcome.error != MeasureError::kNone) {
+    errors_->Add({{"target", target}, {"kind", MeasureErrorName(outcome.error)}}).Increment();
   }
-  if (build_secs > 0) build_seconds_->Increment(build_secs);
+  double run_secs = 0;
+  for (double t : outcome.run_secs) run_secs += t;
+  if (outcome.build_secs > 0) build_seconds_->Increment(outcome.build_secs);
   if (run_secs > 0) run_seconds_->Increment(run_secs);
 }
 

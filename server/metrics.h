@@ -25,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "database/database.h"
+#include "worker/measurer.h"
 
 namespace prometheus {
 class Counter;
@@ -58,8 +59,7 @@ class ServerMetrics {
 
   // --- Events ---
   // A worker's outcome of one candidate of a `target` job was accepted.
-  void CandidateMeasured(const std::string& target, MeasureError error, double build_secs,
-                         double run_secs);
+  void CandidateMeasured(const std::string& target, const MeasureOutcome& outcome);
   // `n` outcomes were accepted whose kinds and times are not known (the shared queue accepted
   // only part of a report).
   void CandidatesMeasured(const std::string& target, int n);

@@ -79,7 +79,7 @@ absl::StatusOr<std::unique_ptr<TuningServer>> TuningServer::Start(ServerOptions 
   }
   s->db_ = *std::move(db);
   TESSERA_ASSIGN_OR_RETURN(s->store_, JobStore::Open(options.state_path));
-  s->dispatcher_ = std::make_unique<Dispatcher>(s->store_.get(), options.dispatcher);
+  s->dispatcher_ = NewDispatcher(s->store_.get(), options.dispatcher);
   s->jobs_ = std::make_unique<JobManager>(s->db_.get(), s->store_.get(), s->dispatcher_.get(),
                                           options.jobs);
   s->tuning_service_ = std::make_unique<TuningServiceImpl>(s->jobs_.get(), s->dispatcher_.get(),

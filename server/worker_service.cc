@@ -126,7 +126,7 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* context,
   info.software.compiler = Cut(info.software.compiler);
   info.software.device = Cut(p.device().empty() ? request->devices(0).name() : p.device());
   info.software.driver = Cut(info.software.driver);
-  absl::StatusOr<std::string> id = dispatcher_->RegisterWorker(std::move(info));
+  absl::StatusOr<std::string> id = dispatcher_->workers().Register(std::move(info));
   if (!id.ok()) return ToGrpcStatus(id.status());
   response->set_worker_id(*id);
   response->set_heartbeat_interval(dispatcher_->options().heartbeat_interval);

@@ -1,4 +1,5 @@
-// The dispatcher on a shared queue (server/dispatcher_shared.cc): two servers' dispatchers on
+// The dispatcher on a shared queue (server/dispatcher_shared.cc) as only several servers show
+// it (the suite both dispatchers pass is dispatcher_test.cc): two servers' dispatchers on
 // one PostgreSQL database (a fresh database of the test process's throw-away cluster,
 // tests/database/postgres_cluster.h; skipped, saying why, where the PostgreSQL binaries are
 // missing), each over its own connection, as two `tessera serve` processes would be. Waits
@@ -45,8 +46,8 @@ class DispatcherSharedTest : public ::testing::Test {
     o.lease_seconds = 30;
     o.max_wait_seconds = 2;
     o.sweep_interval = 0.05;
-    a_ = std::make_unique<Dispatcher>(store_a_.get(), o);
-    b_ = std::make_unique<Dispatcher>(store_b_.get(), o);
+    a_ = NewDispatcher(store_a_.get(), o);
+    b_ = NewDispatcher(store_b_.get(), o);
   }
   // A job of server a with `n` candidates stored and queued by a's dispatcher.
   std::string QueueOnA(int n, BatchContext context) {
@@ -77,7 +78,7 @@ TEST_F(DispatcherSharedTest, ABatchQueuedByOneServerIsMeasuredThroughTheOther) {
   context.runner.repeat = 7;
   context.runner.timeout_sec = 3;
   std::string job = QueueOnA(3, context);
-  std::string worker = b_->RegisterWorker(CpuWorker()).value();
+  std::string worker = b_->workers().Register(CpuWorker()).value();
 
   // A same_machine batch is leased whole, whatever the worker asks for.
   std::optional<Lease> lease = b_->PullWork(worker, 1, 2).value();
@@ -122,7 +123,7 @@ TEST_F(DispatcherSharedTest, ABatchQueuedByOneServerIsMeasuredThroughTheOther) {
 TEST_F(DispatcherSharedTest, AnotherServersWorkersResolveBareKinds) {
   EXPECT_FALSE(a_->TargetFor("cpu").has_value());
   EXPECT_NE(a_->WaitingFor(kTarget), "") << "no worker anywhere yet";
-  ASSERT_TRUE(b_->RegisterWorker(CpuWorker()).ok());
+  ASSERT_TRUE(b_->workers().Register(CpuWorker()).ok());
   // b publishes its workers' targets on its sweep (every second at most).
   ASSERT_TRUE(WaitUntil([&] { return a_->TargetFor("cpu").has_value(); }));
   EXPECT_EQ(*a_->TargetFor("cpu"), kTarget);
@@ -144,20 +145,6 @@ TEST_F(DispatcherSharedTest, CancelEndsTheAwaitAndAnUnknownBatchIsNotAwaited) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
   EXPECT_EQ(b_->AwaitBatch(job).status().code(), absl::StatusCode::kFailedPrecondition)
       << "b did not queue the batch: it has nothing to await";
-}
-
-// Without same_machine the worker's max_candidates holds on the shared queue too.
-TEST_F(DispatcherSharedTest, OtherBatchesAreLeasedUpToTheWorkersMax) {
-  BatchContext context;
-  context.task = 0;
-  context.target = kTarget;
-  context.workload_json = "{}";
-  QueueOnA(4, context);
-  std::string worker = b_->RegisterWorker(CpuWorker()).value();
-  std::optional<Lease> lease = b_->PullWork(worker, 1, 2).value();
-  ASSERT_TRUE(lease.has_value());
-  EXPECT_EQ(lease->candidates.size(), 1u);
-  EXPECT_FALSE(lease->context.same_machine);
 }
 
 }  // namespace

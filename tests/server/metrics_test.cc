@@ -97,20 +97,20 @@ TEST(MetricsTest, AcceptedReportsCountOnceWithTheirErrorKindsAndTimes) {
   auto store = JobStore::Open(dir.Path("state.db")).value();
   DispatcherOptions o = Options(&metrics);
   o.lease_seconds = 30;
-  Dispatcher d(store.get(), o);
-  std::string worker = d.RegisterWorker(Worker()).value();
+  std::unique_ptr<Dispatcher> d = NewDispatcher(store.get(), o);
+  std::string worker = d->workers().Register(Worker()).value();
   std::vector<int64_t> ids;
-  QueueBatch(store.get(), &d, 3, &ids);
-  Lease lease = d.PullWork(worker, 0, 0).value().value();
-  EXPECT_EQ(d.Report(worker, lease.id,
-                     {Outcome(ids[0], MeasureError::kNone, 0.5, {0.25, 0.5}),
-                      Outcome(ids[1], MeasureError::kBuild, 1.5, {})})
+  QueueBatch(store.get(), d.get(), 3, &ids);
+  Lease lease = d->PullWork(worker, 0, 0).value().value();
+  EXPECT_EQ(d->Report(worker, lease.id,
+                      {Outcome(ids[0], MeasureError::kNone, 0.5, {0.25, 0.5}),
+                       Outcome(ids[1], MeasureError::kBuild, 1.5, {})})
                 .value(),
             2);
-  EXPECT_EQ(d.Report(worker, lease.id, {Outcome(ids[0], MeasureError::kNone, 9, {9})}).value(), 0)
+  EXPECT_EQ(d->Report(worker, lease.id, {Outcome(ids[0], MeasureError::kNone, 9, {9})}).value(), 0)
       << "reported twice";
-  EXPECT_EQ(d.Report(worker, lease.id, {Outcome(ids[2], MeasureError::kTimeout, 0.25, {})}).value(),
-            1);
+  EXPECT_EQ(
+      d->Report(worker, lease.id, {Outcome(ids[2], MeasureError::kTimeout, 0.25, {})}).value(), 1);
   const std::string text = metrics.Render();
   EXPECT_EQ(Sample(text, "tessera_candidates_measured_total{" + Target() + "}"), 3) << text;
   EXPECT_EQ(Sample(text, "tessera_measure_errors_total{kind=\"build_error\"," + Target() + "}"), 1)
@@ -126,15 +126,15 @@ TEST(MetricsTest, ExpiredLeasesAndQuarantinesAreCounted) {
   TempDir dir;
   ServerMetrics metrics;
   auto store = JobStore::Open(dir.Path("state.db")).value();
-  Dispatcher d(store.get(), Options(&metrics));
-  std::string worker = d.RegisterWorker(Worker()).value();
+  std::unique_ptr<Dispatcher> d = NewDispatcher(store.get(), Options(&metrics));
+  std::string worker = d->workers().Register(Worker()).value();
   std::vector<int64_t> ids;
-  std::string job = QueueBatch(store.get(), &d, 2, &ids);
+  std::string job = QueueBatch(store.get(), d.get(), 2, &ids);
   // Two leases of both candidates expire unreported: max_attempts 2 quarantines them.
-  ASSERT_TRUE(d.PullWork(worker, 0, 0).value().has_value());
-  ASSERT_TRUE(WaitUntil([&] { return d.JobCounts(job).first == 2; }));
-  ASSERT_TRUE(d.PullWork(worker, 0, 0).value().has_value());
-  ASSERT_TRUE(d.AwaitBatch(job).ok());
+  ASSERT_TRUE(d->PullWork(worker, 0, 0).value().has_value());
+  ASSERT_TRUE(WaitUntil([&] { return d->JobCounts(job).first == 2; }));
+  ASSERT_TRUE(d->PullWork(worker, 0, 0).value().has_value());
+  ASSERT_TRUE(d->AwaitBatch(job).ok());
   const std::string text = metrics.Render();
   EXPECT_EQ(Sample(text, "tessera_lease_expiries_total"), 2) << text;
   EXPECT_EQ(Sample(text, "tessera_quarantined_candidates_total{" + Target() + "}"), 2) << text;
@@ -150,14 +150,14 @@ TEST(MetricsTest, WorkersAndTheirLeasesAreSampledAtEachScrape) {
   auto store = JobStore::Open(dir.Path("state.db")).value();
   DispatcherOptions o = Options(&metrics);
   o.lease_seconds = 30;
-  Dispatcher d(store.get(), o);
-  metrics.SetSources(nullptr, &d);
+  std::unique_ptr<Dispatcher> d = NewDispatcher(store.get(), o);
+  metrics.SetSources(nullptr, d.get());
   EXPECT_EQ(Sample(metrics.Render(), "tessera_workers"), 0);
-  std::string busy = d.RegisterWorker(Worker()).value();
-  std::string idle = d.RegisterWorker(Worker()).value();
+  std::string busy = d->workers().Register(Worker()).value();
+  std::string idle = d->workers().Register(Worker()).value();
   std::vector<int64_t> ids;
-  QueueBatch(store.get(), &d, 3, &ids);
-  Lease lease = d.PullWork(busy, 0, 0).value().value();
+  QueueBatch(store.get(), d.get(), 3, &ids);
+  Lease lease = d->PullWork(busy, 0, 0).value().value();
   std::string text = metrics.Render();
   EXPECT_EQ(Sample(text, "tessera_workers"), 2) << text;
   const std::string busy_labels = absl::StrCat("{host=\"test-host\",worker=\"", busy, "\"}");
@@ -165,7 +165,8 @@ TEST(MetricsTest, WorkersAndTheirLeasesAreSampledAtEachScrape) {
   EXPECT_EQ(Sample(text, "tessera_worker_leases" + busy_labels), 1) << text;
   EXPECT_EQ(Sample(text, "tessera_worker_leased_candidates" + busy_labels), 3) << text;
   EXPECT_EQ(Sample(text, "tessera_worker_leases" + idle_labels), 0) << text;
-  ASSERT_EQ(d.Report(busy, lease.id, {Outcome(ids[0], MeasureError::kNone, 0, {1e-3})}).value(), 1);
+  ASSERT_EQ(d->Report(busy, lease.id, {Outcome(ids[0], MeasureError::kNone, 0, {1e-3})}).value(),
+            1);
   text = metrics.Render();
   EXPECT_EQ(Sample(text, "tessera_worker_leased_candidates" + busy_labels), 2) << text;
   metrics.SetSources(nullptr, nullptr);
@@ -188,20 +189,20 @@ TEST(MetricsTest, SharedQueueCountsEachExpiryOnceAndReadsLeasesFromTheRows) {
   DispatcherOptions options_a = Options(&metrics_a), options_b = Options(&metrics_b);
   // Long enough that a loaded machine does not expire the lease before the first scrape.
   options_a.lease_seconds = 1.5;
-  Dispatcher a(store_a.get(), options_a);
-  Dispatcher b(store_b.get(), options_b);
-  metrics_a.SetSources(nullptr, &a);
-  std::string worker = a.RegisterWorker(Worker()).value();
+  std::unique_ptr<Dispatcher> a = NewDispatcher(store_a.get(), options_a);
+  std::unique_ptr<Dispatcher> b = NewDispatcher(store_b.get(), options_b);
+  metrics_a.SetSources(nullptr, a.get());
+  std::string worker = a->workers().Register(Worker()).value();
   std::vector<int64_t> ids;
-  std::string job = QueueBatch(store_a.get(), &a, 3, &ids);
+  std::string job = QueueBatch(store_a.get(), a.get(), 3, &ids);
 
-  ASSERT_TRUE(a.PullWork(worker, 0, 0).value().has_value());
+  ASSERT_TRUE(a->PullWork(worker, 0, 0).value().has_value());
   const std::string labels = absl::StrCat("{host=\"test-host\",worker=\"", worker, "\"}");
   std::string text = metrics_a.Render();
   EXPECT_EQ(Sample(text, "tessera_worker_leases" + labels), 1) << text;
   EXPECT_EQ(Sample(text, "tessera_worker_leased_candidates" + labels), 3) << text;
   // The first expiry puts them back; the second lease's expiry quarantines them.
-  ASSERT_TRUE(WaitUntil([&] { return a.PullWork(worker, 0, 0).value().has_value(); }, 10));
+  ASSERT_TRUE(WaitUntil([&] { return a->PullWork(worker, 0, 0).value().has_value(); }, 10));
   ASSERT_TRUE(WaitUntil(
       [&] {
         absl::StatusOr<BatchCounts> counts = store_a->shared()->CountBatch(job);

@@ -27,7 +27,7 @@ class RemoteMeasurerTest : public ::testing::Test {
     DispatcherOptions o;
     o.max_wait_seconds = 2;
     o.sweep_interval = 0.05;
-    dispatcher_ = std::make_unique<Dispatcher>(store_.get(), o);
+    dispatcher_ = NewDispatcher(store_.get(), o);
     job_ = store_->CreateJob(testing::TestJobSpec(), 0).value().id;
     ids_ = store_->AddBatch(job_, 2, testing::TestCandidates(3)).value();
     request_.target = Target::Parse(kTarget).value();
@@ -46,7 +46,7 @@ class RemoteMeasurerTest : public ::testing::Test {
     // The canonical string, as a real worker registers its resolved target.
     info.devices.push_back(DeviceSpec{Target::Parse(kTarget)->ToString(), "test cpu", 0, -1});
     info.software.device = "test cpu";
-    *worker_id = dispatcher_->RegisterWorker(info).value();
+    *worker_id = dispatcher_->workers().Register(info).value();
     return std::thread([this, done, id = *worker_id] {
       while (!done->load()) {
         absl::StatusOr<std::optional<Lease>> lease = dispatcher_->PullWork(id, 0, 0.2);

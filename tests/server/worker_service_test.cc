@@ -93,7 +93,7 @@ TEST_F(WorkerServiceTest, RegisterValidatesDevices) {
   EXPECT_GT(response.lease_seconds(), 0);
   EXPECT_GT(response.heartbeat_interval(), 0);
   // The device's target is stored canonical: a bare key list is completed with defaults.
-  std::optional<WorkerInfo> info = server_->dispatcher()->FindWorker(response.worker_id());
+  std::optional<WorkerInfo> info = server_->dispatcher()->workers().Find(response.worker_id());
   ASSERT_TRUE(info.has_value());
   EXPECT_EQ(info->devices[0].target.rfind("cpu -cores=2 ", 0), 0u) << info->devices[0].target;
 }

@@ -96,8 +96,8 @@ TEST(WorkerDaemonTest, RegistersMeasuresAJobToTheEndAndStops) {
   ASSERT_NE(daemon, nullptr);
   EXPECT_EQ(daemon->target().rfind("cpu", 0), 0u) << daemon->target();
   Running running(daemon.get());
-  ASSERT_TRUE(WaitUntil([&] { return server->dispatcher()->Workers().size() == 1; }, 30));
-  EXPECT_EQ(server->dispatcher()->Workers()[0].devices.at(0).target, daemon->target());
+  ASSERT_TRUE(WaitUntil([&] { return server->dispatcher()->workers().Workers().size() == 1; }, 30));
+  EXPECT_EQ(server->dispatcher()->workers().Workers()[0].devices.at(0).target, daemon->target());
 
   v1::SubmitJobRequest request;
   request.add_workloads("GMM:M=16,N=16,K=16");
@@ -129,7 +129,7 @@ TEST(WorkerDaemonTest, AJobsRunoffIsMeasuredOnTheWorker) {
   std::unique_ptr<WorkerDaemon> daemon = NewDaemon(server->address(), FastOptions(dir));
   ASSERT_NE(daemon, nullptr);
   Running running(daemon.get());
-  ASSERT_TRUE(WaitUntil([&] { return server->dispatcher()->Workers().size() == 1; }, 30));
+  ASSERT_TRUE(WaitUntil([&] { return server->dispatcher()->workers().Workers().size() == 1; }, 30));
 
   v1::SubmitJobRequest request;
   request.add_workloads("GMM:M=32,N=32,K=32");
@@ -195,7 +195,7 @@ TEST(WorkerDaemonTest, ARefusedTokenEndsRunWithTheServersCode) {
   thread.join();
   ASSERT_TRUE(returned) << "Run() kept retrying a refused token";
   EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated) << status;
-  EXPECT_TRUE(server->dispatcher()->Workers().empty());
+  EXPECT_TRUE(server->dispatcher()->workers().Workers().empty());
 }
 
 }  // namespace
