@@ -473,136 +473,184 @@ absl::Status JobManager::ResolveTarget(Job* job) {
   return absl::OkStatus();
 }
 
-absl::Status JobManager::RunJob(Job* job) {
-  TESSERA_RETURN_IF_ERROR(ResolveTarget(job));
-  JobRow row;
-  {
-    std::lock_guard<std::mutex> lock(job->mu);
-    row = job->snapshot.row;
+// One run of a job on this server: its TuningJob, and what the job's status shows of it.
+// RunJob drives it through the step loop; what follows each commit and the runoff after the
+// search are its methods.
+class JobManager::JobRun {
+ public:
+  static absl::StatusOr<std::unique_ptr<JobRun>> Start(JobManager* manager, Job* job) {
+    auto run = std::unique_ptr<JobRun>(new JobRun(manager, job));
+    TESSERA_RETURN_IF_ERROR(run->Init());
+    return run;
   }
-  const JobSpec& spec = row.spec;
-  TESSERA_ASSIGN_OR_RETURN(Target target, Target::Parse(row.target));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, JobTasks(spec));
-  std::vector<std::string> hashes;
-  for (const TuneTaskSpec& t : tasks) hashes.push_back(StructuralHashHex(t.func));
 
-  TuneOptions options(spec);
-  options.target = target;
-  options.num_threads = options_.search_threads;
-  options.measure.runner = options_.runner;
-  options.measure.runner.seed = static_cast<uint64_t>(spec.seed);
-  options.measure.build_timeout_sec = options_.build_timeout_sec;
-  const int per_task = options.PerTaskBudget();
+  TuningJob* tuning() { return tuning_.get(); }
+  const JobSpec& spec() const { return row_.spec; }
 
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<TuningJob> tuning,
-                           TuningJob::Start(tasks, db_, options, job->id));
-  // Per task, the record GetBest returns and what the runoff did (SetTaskBest), recomputed for
-  // a task whenever its records change: the status's best is GetBest's.
-  std::vector<TaskSnapshot> bests(tasks.size());
-  auto update_best = [&](size_t i) {
-    absl::Status s = SetTaskBest(db_, tasks[i].func, target, spec.verify, job->id, &bests[i]);
-    if (!s.ok()) {
-      TESSERA_LOG(WARNING) << "job " << job->id << ": the best record of task " << i << ": " << s;
-    }
-  };
-  for (size_t i = 0; i < tasks.size(); ++i) update_best(i);
-  auto refresh = [&] {
-    TuneSummary summary = tuning->Summary();
-    std::lock_guard<std::mutex> lock(job->mu);
-    job->snapshot.tasks.resize(summary.tasks.size());
-    for (size_t i = 0; i < summary.tasks.size(); ++i) {
-      TaskSnapshot& t = job->snapshot.tasks[i];
-      t.workload_hash = i < hashes.size() ? hashes[i] : "";
-      t.summary = summary.tasks[i];
-      if (i < bests.size()) CopyBestFields(bests[i], &t);
-      t.finished = t.summary.trials >= per_task || tuning->finished();
-    }
-    job->snapshot.warnings = summary.warnings;
-    job->snapshot.row.trials = tuning->trials();
-    job->snapshot.row.updated_at = Now();
-  };
-  refresh();
-  Emit(job, JobEventKind::kSnapshot, -1);
-
-  RemoteMeasurer remote(job->id, spec.priority, dispatcher_, store_, options.measure.runner,
-                        options_.build_timeout_sec, &job->cancel);
-  // Stores each batch before it is measured and drops it once committed; restores the one a
-  // previous run left pending (server/durable_measurer.h).
-  DurableMeasurer measurer(job->id, store_, db_, &remote);
-  while (true) {
-    if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));
-    if (stopping()) return absl::UnavailableError("the server is shutting down");
-    TESSERA_ASSIGN_OR_RETURN(std::optional<JobBatch> batch, measurer.NextBatch(tuning.get()));
-    if (!batch.has_value()) break;
-    if (row.state == JobState::kQueued) {
-      row.state = JobState::kRunning;
-      TESSERA_RETURN_IF_ERROR(store_->SetState(job->id, JobState::kRunning, "", Now()));
-      UpdateRow(job, [](JobRow* r) { r->state = JobState::kRunning; });
-    }
-    TESSERA_ASSIGN_OR_RETURN(MeasuredBatch measured, measurer.Measure(tuning->RequestFor(*batch)));
-    std::vector<std::optional<double>> best_before;
-    const TuneSummary before = tuning->Summary();
-    for (const TaskSummary& t : before.tasks) best_before.push_back(t.best_secs);
-    TESSERA_RETURN_IF_ERROR(measurer.Commit(tuning.get(), *batch, measured));
-    TESSERA_RETURN_IF_ERROR(store_->SetTrials(job->id, tuning->trials(), Now()));
-    const int task = batch->task;
-    if (task >= 0 && task < static_cast<int>(bests.size())) update_best(task);
-
-    bool was_finished;
-    {
-      std::lock_guard<std::mutex> lock(job->mu);
-      was_finished =
-          task < static_cast<int>(job->snapshot.tasks.size()) && job->snapshot.tasks[task].finished;
-    }
-    refresh();
-    TuneSummary summary = tuning->Summary();
-    TESSERA_LOG(INFO) << "job " << job->id << ": committed a batch of task " << task << ", "
-                      << tuning->trials() << "/" << spec.max_trials_global << " trials";
-    Emit(job, JobEventKind::kBatchDone, task);
-    if (task < static_cast<int>(summary.tasks.size()) &&
-        summary.tasks[task].best_secs != best_before[task] &&
-        summary.tasks[task].best_secs.has_value()) {
-      Emit(job, JobEventKind::kNewBest, task);
-    }
-    bool finished_now;
-    {
-      std::lock_guard<std::mutex> lock(job->mu);
-      finished_now =
-          task < static_cast<int>(job->snapshot.tasks.size()) && job->snapshot.tasks[task].finished;
-    }
-    if (finished_now && !was_finished) Emit(job, JobEventKind::kTaskFinished, task);
+  // kCancelled or kUnavailable when the job must stop before its next step.
+  absl::Status CheckGoing() const {
+    if (job_->cancel) return absl::CancelledError(absl::StrCat("job ", job_->id, " was cancelled"));
+    if (manager_->stopping()) return absl::UnavailableError("the server is shutting down");
+    return absl::OkStatus();
   }
-  refresh();
-  if (spec.runoff) {
-    for (size_t i = 0; i < tuning->tasks().size(); ++i) {
-      StoredRunoffMeasurer runoff_measurer(job->id, static_cast<int>(i), store_, &remote);
+
+  // The job's state becomes running with its first batch.
+  absl::Status MarkRunning() {
+    if (row_.state != JobState::kQueued) return absl::OkStatus();
+    row_.state = JobState::kRunning;
+    TESSERA_RETURN_IF_ERROR(manager_->store_->SetState(job_->id, JobState::kRunning, "", Now()));
+    manager_->UpdateRow(job_, [](JobRow* r) { r->state = JobState::kRunning; });
+    return absl::OkStatus();
+  }
+
+  // After a batch of `batch.task` was committed (`before`: the summary before it): the trials
+  // stored, the task's best as GetBest answers, the status, the log line and the events.
+  absl::Status Committed(const JobBatch& batch, const TuneSummary& before) {
+    TESSERA_RETURN_IF_ERROR(manager_->store_->SetTrials(job_->id, tuning_->trials(), Now()));
+    const int task = batch.task;
+    if (task < 0 || task >= static_cast<int>(bests_.size())) return absl::OkStatus();
+    UpdateBest(task);
+    const bool was_finished = TaskFinished(task);
+    Refresh();
+    TESSERA_LOG(INFO) << "job " << job_->id << ": committed a batch of task " << task << ", "
+                      << tuning_->trials() << "/" << spec().max_trials_global << " trials";
+    manager_->Emit(job_, JobEventKind::kBatchDone, task);
+    const std::optional<double>& best = tuning_->Summary().tasks[task].best_secs;
+    if (best.has_value() && best != before.tasks[task].best_secs) {
+      manager_->Emit(job_, JobEventKind::kNewBest, task);
+    }
+    if (TaskFinished(task) && !was_finished) {
+      manager_->Emit(job_, JobEventKind::kTaskFinished, task);
+    }
+    return absl::OkStatus();
+  }
+
+  // Each task's best against its default schedule, side by side (tuner/runoff.h), measured by
+  // `remote` as a stored batch; the status says every round.
+  absl::Status RunOffs(Measurer* remote) {
+    for (size_t i = 0; i < tuning_->tasks().size(); ++i) {
+      const PrimFunc& func = tuning_->tasks()[i].func;
+      StoredRunoffMeasurer measurer(job_->id, static_cast<int>(i), manager_->store_, remote);
       absl::StatusOr<std::vector<Runoff>> rounds =
-          RunOff(db_, tuning->tasks()[i].func, target, spec.verify, &runoff_measurer, job->id);
-      if (job->cancel) return absl::CancelledError(absl::StrCat("job ", job->id, " was cancelled"));
-      if (stopping()) return absl::UnavailableError("the server is shutting down");
+          RunOff(manager_->db_, func, target_, spec().verify, &measurer, job_->id);
+      TESSERA_RETURN_IF_ERROR(CheckGoing());
       std::vector<std::string> lines;
       if (!rounds.ok()) {
         // The search's records stand; only the check of its best against the default failed.
-        TESSERA_LOG(WARNING) << "job " << job->id << ": runoff of task " << i << ": "
+        TESSERA_LOG(WARNING) << "job " << job_->id << ": runoff of task " << i << ": "
                              << rounds.status();
         lines.push_back(absl::StrCat("failed: ", rounds.status().message()));
       } else {
         // The default's time becomes the last round's, as in `tune` (TaskSummary::runoffs);
-        // update_best below sets the best as GetBest answers.
-        TakeRunoffFigures(db_, tuning->tasks()[i].func, target, spec.verify, *rounds,
-                          &bests[i].summary)
+        // UpdateBest below sets the best as GetBest answers.
+        TakeRunoffFigures(manager_->db_, func, target_, spec().verify, *rounds, &bests_[i].summary)
             .IgnoreError();
         for (const Runoff& r : *rounds) {
           lines.push_back(RunoffLine(r));
-          TESSERA_LOG(INFO) << "job " << job->id << ": runoff of task " << i << ": "
+          TESSERA_LOG(INFO) << "job " << job_->id << ": runoff of task " << i << ": "
                             << lines.back();
         }
       }
-      update_best(i);
-      bests[i].runoff = absl::StrJoin(lines, "\n");
+      UpdateBest(static_cast<int>(i));
+      bests_[i].runoff = absl::StrJoin(lines, "\n");
     }
-    refresh();
+    Refresh();
+    return absl::OkStatus();
   }
+
+  // The status's tasks from the TuningJob's summary and the bests.
+  void Refresh() {
+    TuneSummary summary = tuning_->Summary();
+    std::lock_guard<std::mutex> lock(job_->mu);
+    job_->snapshot.tasks.resize(summary.tasks.size());
+    for (size_t i = 0; i < summary.tasks.size(); ++i) {
+      TaskSnapshot& t = job_->snapshot.tasks[i];
+      t.workload_hash = i < hashes_.size() ? hashes_[i] : "";
+      t.summary = summary.tasks[i];
+      if (i < bests_.size()) CopyBestFields(bests_[i], &t);
+      t.finished = t.summary.trials >= per_task_ || tuning_->finished();
+    }
+    job_->snapshot.warnings = summary.warnings;
+    job_->snapshot.row.trials = tuning_->trials();
+    job_->snapshot.row.updated_at = Now();
+  }
+
+ private:
+  JobRun(JobManager* manager, Job* job) : manager_(manager), job_(job) {}
+
+  absl::Status Init() {
+    {
+      std::lock_guard<std::mutex> lock(job_->mu);
+      row_ = job_->snapshot.row;
+    }
+    TESSERA_ASSIGN_OR_RETURN(target_, Target::Parse(row_.target));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<TuneTaskSpec> tasks, JobTasks(spec()));
+    for (const TuneTaskSpec& t : tasks) hashes_.push_back(StructuralHashHex(t.func));
+    TuneOptions options(spec());
+    options.target = target_;
+    options.num_threads = manager_->options_.search_threads;
+    options.measure.runner = manager_->options_.runner;
+    options.measure.runner.seed = static_cast<uint64_t>(spec().seed);
+    options.measure.build_timeout_sec = manager_->options_.build_timeout_sec;
+    per_task_ = options.PerTaskBudget();
+    TESSERA_ASSIGN_OR_RETURN(tuning_,
+                             TuningJob::Start(std::move(tasks), manager_->db_, options, job_->id));
+    bests_.resize(tuning_->tasks().size());
+    for (size_t i = 0; i < bests_.size(); ++i) UpdateBest(static_cast<int>(i));
+    Refresh();
+    manager_->Emit(job_, JobEventKind::kSnapshot, -1);
+    return absl::OkStatus();
+  }
+
+  // Task `i`'s record as GetBest returns it and what the runoff did (SetTaskBest): recomputed
+  // whenever its records change, so that the status's best is GetBest's.
+  void UpdateBest(int i) {
+    absl::Status s = SetTaskBest(manager_->db_, tuning_->tasks()[i].func, target_, spec().verify,
+                                 job_->id, &bests_[i]);
+    if (!s.ok()) {
+      TESSERA_LOG(WARNING) << "job " << job_->id << ": the best record of task " << i << ": " << s;
+    }
+  }
+
+  bool TaskFinished(int task) const {
+    std::lock_guard<std::mutex> lock(job_->mu);
+    return task < static_cast<int>(job_->snapshot.tasks.size()) &&
+           job_->snapshot.tasks[task].finished;
+  }
+
+  JobManager* const manager_;
+  Job* const job_;
+  JobRow row_;  // as the run started; its state as this run set it
+  Target target_;
+  std::vector<std::string> hashes_;
+  int per_task_ = 0;
+  std::unique_ptr<TuningJob> tuning_;
+  std::vector<TaskSnapshot> bests_;
+};
+
+// The step loop of tuner/tuning_job.h, measured by the workers through the dispatcher, each
+// batch stored until committed (DurableMeasurer).
+absl::Status JobManager::RunJob(Job* job) {
+  TESSERA_RETURN_IF_ERROR(ResolveTarget(job));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<JobRun> run, JobRun::Start(this, job));
+  TuningJob* tuning = run->tuning();
+  RemoteMeasurer remote(job->id, run->spec().priority, dispatcher_, store_,
+                        tuning->options().measure.runner, options_.build_timeout_sec, &job->cancel);
+  // Stores each batch before it is measured and drops it once committed; restores the one a
+  // previous run left pending (server/durable_measurer.h).
+  DurableMeasurer measurer(job->id, store_, db_, &remote);
+  while (true) {
+    TESSERA_RETURN_IF_ERROR(run->CheckGoing());
+    TESSERA_ASSIGN_OR_RETURN(std::optional<JobBatch> batch, measurer.NextBatch(tuning));
+    if (!batch.has_value()) break;
+    TESSERA_RETURN_IF_ERROR(run->MarkRunning());
+    TESSERA_ASSIGN_OR_RETURN(MeasuredBatch measured, measurer.Measure(tuning->RequestFor(*batch)));
+    const TuneSummary before = tuning->Summary();
+    TESSERA_RETURN_IF_ERROR(measurer.Commit(tuning, *batch, measured));
+    TESSERA_RETURN_IF_ERROR(run->Committed(*batch, before));
+  }
+  run->Refresh();
+  if (run->spec().runoff) TESSERA_RETURN_IF_ERROR(run->RunOffs(&remote));
   return absl::OkStatus();
 }
 

@@ -176,6 +176,8 @@ class JobManager {
     std::string unresolved_target;
   };
 
+  class JobRun;  // job_manager.cc
+
   void StartThread(std::shared_ptr<Job> job);
   // Shared store: renews and takes claims until Stop() (the claim thread's loop).
   void ClaimLoop();
