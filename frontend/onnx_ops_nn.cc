@@ -328,7 +328,11 @@ absl::Status ConvertMatMul(NodeContext* ctx) {
             std::vector<Expr> idx;
             const int op_batch = op.ndim() - (vec_first || vec_last ? 1 : 2);
             for (int d = 0; d < op_batch; ++d) {
-              idx.push_back(op.shape[d] == 1 ? Expr(0) : Expr(i[nb - op_batch + d]));
+              // A broadcast dimension reads index 0; one of extent 1 in the result too reads
+              // its iteration variable, so that the block stays einsum-like and PadEinsum can
+              // pad its rows to whole register tiles (LLaMA's [1, 128, 2048] x [2048, 5632]).
+              const int out_d = nb - op_batch + d;
+              idx.push_back(op.shape[d] == 1 && batch[out_d] != 1 ? Expr(0) : Expr(i[out_d]));
             }
             if (!vec_first) idx.push_back(x);
             if (!vec_last) idx.push_back(y);

@@ -93,6 +93,9 @@ class OneNodeModel {
     return *this;
   }
 
+  // The model as an .onnx file holds it.
+  std::string Bytes() const { return model_.SerializeAsString(); }
+
   // Imports the model and runs it on `inputs` (in Input order); the output "y".
   absl::StatusOr<NDArray> Run(const std::vector<Tensor>& inputs) const {
     absl::StatusOr<Graph> graph = ImportOnnxBytes(model_.SerializeAsString(), "m.onnx");
