@@ -94,6 +94,29 @@ TEST(DefaultScheduleRuleTest, CpuShortContiguousSumKeepsOneVectorOfLanes) {
   ExpectMatchesReference(scheduled, *func);
 }
 
+// The extents of the parallel loops of `f`.
+std::multiset<int64_t> ParallelExtents(const PrimFunc& f) {
+  std::multiset<int64_t> extents;
+  PostOrderVisitStmts(f->body, [&](const Stmt& s) {
+    const auto* loop = s.as<ForNode>();
+    const auto* extent = loop == nullptr ? nullptr : loop->extent.as<IntImmNode>();
+    if (extent != nullptr && loop->for_kind == ForKind::kParallel) extents.insert(extent->value);
+  });
+  return extents;
+}
+
+// A batch-1 product with a [K, N] weight (y = x W, the vectorized-row path) has one row: its
+// 1000 columns are cut into one chunk per core (4 here), run in parallel.
+TEST(DefaultScheduleRuleTest, CpuOneRowProductSplitsItsColumnsOverTheCores) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("LINEAR", {{"M", 1}, {"N", 1000}, {"K", 512}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  absl::StatusOr<Target> four_cores = CpuTarget().With("cores", "4");
+  ASSERT_TRUE(four_cores.ok()) << four_cores.status();
+  const PrimFunc scheduled = ApplyToModule(*func, *four_cores).second;
+  EXPECT_EQ(ParallelExtents(scheduled), (std::multiset<int64_t>{4})) << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, *func);
+}
+
 }  // namespace
 }  // namespace tessera
 
