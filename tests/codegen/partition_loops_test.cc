@@ -143,6 +143,40 @@ TEST(PartitionGuardedLoopsTest, ZeroPaddingSelectBecomesCopyAndFill) {
   EXPECT_TRUE(built.ok()) << built;
 }
 
+// A concatenation along the last axis, out[i, c] = c >= 6 ? b[i, c - 6] : a[i, c], selects on a
+// lower bound of its innermost loop: the loop becomes a copy of a for c < 6 and one of b after,
+// no select left (the U-Net block's Resize+Concat ran scalar before). It still concatenates.
+TEST(PartitionGuardedLoopsTest, ALowerBoundSelectBecomesTwoCopies) {
+  for (BinaryOp op : {BinaryOp::kGE, BinaryOp::kGT}) {
+    const int64_t from = op == BinaryOp::kGE ? 6 : 5;  // c >= 6 is c > 5
+    Tensor a = Placeholder({4, 6}, DataType::Float32(), "a");
+    Tensor b = Placeholder({4, 10}, DataType::Float32(), "b");
+    Tensor out =
+        Compute({4, 16},
+                [&](const std::vector<Var>& i) {
+                  const Expr c = i[1];
+                  const Expr second = op == BinaryOp::kGE ? GE(c, Expr(from)) : GT(c, Expr(from));
+                  return Select(second, b({i[0], Max(c - 6, Expr(0))}), a({i[0], Min(c, Expr(5))}));
+                },
+                "out", {}, {"i", "c"});
+    absl::StatusOr<PrimFunc> func = CreatePrimFunc("main", {a, b, out});
+    ASSERT_TRUE(func.ok()) << func.status();
+    Schedule sch = Schedule::Create(*func, 0);
+    absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    ASSERT_EQ(SelectStores(lowered->body(), "out"), 1) << PrintStmt(lowered->body());
+    const PrimFunc partitioned = PartitionGuardedLoops(*lowered);
+    EXPECT_EQ(SelectStores(partitioned.body(), "out"), 0) << PrintStmt(partitioned.body());
+    std::vector<int64_t> extents;
+    for (const ForNode* c : LoopsNamed(partitioned.body(), "c")) {
+      if (const int64_t* n = AsConstInt(c->extent)) extents.push_back(*n);
+    }
+    EXPECT_EQ(extents, (std::vector<int64_t>{6, 10})) << PrintStmt(partitioned.body());
+    absl::Status built = testing::CheckCBackendMatches(*func, sch.func());
+    EXPECT_TRUE(built.ok()) << built;
+  }
+}
+
 // The selects left in `sch`'s function after lowering and partitioning (a failed lowering
 // fails the test and counts -1).
 int SelectsAfterPartitioning(const Schedule& sch) {
