@@ -29,8 +29,12 @@ ChannelsLastKind ClassifyChannelsLast(const Block& block, const BlockInfo& info)
 // records (InstValue() draws one), and the order of the parallel tile loops.
 struct ConvTiling {
   // SamplePerfectTile of the width (the spatial loop before the channels): [tiles, rows], rows
-  // (unrolled) at most kMaxConvRows.
+  // (unrolled) at most kMaxConvRows. Not sampled when clipped_rows is set.
   InstValue rows;
+  // > 0: the width is split into tiles of this many pixels, the last one clipped (a split that
+  // does not divide; code generation peels the clipped tile off, PartitionGuardedLoops), in place
+  // of the sampled rows.
+  int64_t clipped_rows = 0;
   // SamplePerfectTile of the channels' vectors when the core's lanes divide the channels:
   // [blocks, vectors], vectors (unrolled, their lanes vectorized) at most MaxTileVectors;
   // otherwise of the channels: [blocks, columns], columns (vectorized) at most kMaxTileColumns.
@@ -59,7 +63,9 @@ bool ConvChannelsInner(const BlockInfo& info);
 // registers (AVX-512: <= 28 accumulators beside one vector per column and the broadcast input,
 // <= 32 registers in all; AVX2: <= 14 beside the broadcast, the weights read from memory), ties
 // to more columns on AVX-512 and to fewer on AVX2, rows a divisor of the width,
-// at most kMaxConvRows; channels_inner as ConvChannelsInner. Returns an error when no tile of
+// at most kMaxConvRows; channels_inner as ConvChannelsInner. With 16 registers, where no such
+// tile reaches 12 accumulators (power-of-two widths) and two vectors divide the channels: 6
+// pixels x 2 vectors with the last tile clipped (clipped_rows). Returns an error when no tile of
 // >= 2 rows and whole vectors (or one partial vector for fewer channels than lanes) divides the
 // shape.
 absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info, const CpuCore& core);

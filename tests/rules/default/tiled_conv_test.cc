@@ -113,6 +113,34 @@ TEST(TiledConvTest, DefaultTileIsTheCoresLargest) {
   EXPECT_EQ(avx2->columns.AsIntArray(), (std::vector<int64_t>{8, 1}));
 }
 
+// On a power-of-two width no divisor reaches 12 accumulators with 16 registers (8 x 1 is the
+// best), so AVX2 takes 6 pixels x 2 vectors with the last tile clipped; AVX-512's 16 x 2 divides
+// and stays sampled. The clipped tiling computes the convolution, here and on a width whose
+// tail is 2 pixels of a 6-pixel tile (20).
+TEST(TiledConvTest, Avx2ClipsTheLastTileWhereNoDivisorFillsTheRegisters) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(32, 32, 32, 1));
+  ASSERT_TRUE(func.ok()) << func.status();
+  Schedule sch = Schedule::Create(*func, 1);
+  std::optional<dlight::BlockInfo> info = ConvBlock(*func, &sch);
+  ASSERT_TRUE(info.has_value());
+  absl::StatusOr<dlight::ConvTiling> avx2 = dlight::DefaultConvTiling(*info, kAvx2Core);
+  ASSERT_TRUE(avx2.ok()) << avx2.status();
+  EXPECT_EQ(avx2->clipped_rows, 6);
+  EXPECT_EQ(avx2->columns.AsIntArray(), (std::vector<int64_t>{2, 2}));
+  absl::StatusOr<dlight::ConvTiling> avx512 = dlight::DefaultConvTiling(*info, kAvx512Core);
+  ASSERT_TRUE(avx512.ok()) << avx512.status();
+  EXPECT_EQ(avx512->clipped_rows, 0);
+  absl::StatusOr<Target> avx2_target = CpuTarget().With("vector_bits", "256");
+  if (avx2_target.ok()) avx2_target = avx2_target->With("isa", "avx2+fma");
+  ASSERT_TRUE(avx2_target.ok()) << avx2_target.status();
+  for (const int64_t width : {32, 20}) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    absl::StatusOr<PrimFunc> conv = MakeWorkload("C2D", Conv2d(width, 16, 32, 1));
+    ASSERT_TRUE(conv.ok()) << conv.status();
+    ExpectMatchesReference(ApplyToModule(*conv, *avx2_target).second, *conv);
+  }
+}
+
 // A prime width above the row limit (14) has no row tile: DefaultConvTiling says so (the
 // default falls back to one pixel per tile); a width of 13 is one tile of 13 rows.
 TEST(TiledConvTest, NoTileForAPrimeWidthAboveTheRowLimit) {
