@@ -157,6 +157,25 @@ std::optional<Stmt> PeelByCondition(const ForNode* op, const Stmt& body) {
   return pieces.size() == 1 ? pieces[0] : SeqStmt(std::move(pieces));
 }
 
+// A serial loop whose body is `if (c) S1 else S2` with c free of its variable and of loads
+// becomes `if (c) loop(S1) else loop(S2)`; bubbling up, a clipped tile's test (an inner loop
+// partitioned above, inside the reduction loops of a convolution tile: `6 <= 64 - o * 6`) ends
+// above the whole reduction nest, whose full-tile copy is then free of branches and keeps its
+// accumulators in registers.
+std::optional<Stmt> UnswitchInvariantBranch(const ForNode* op, const Stmt& body) {
+  const auto* branch = body.as<IfThenElseNode>();
+  if (branch == nullptr || !branch->else_case.defined() ||
+      (op->for_kind != ForKind::kSerial && op->for_kind != ForKind::kUnrolled) ||
+      ReadsBuffer(branch->condition) ||
+      UsesVar(branch->condition, [&](const VarNode* x) { return x == op->loop_var.get(); })) {
+    return std::nullopt;
+  }
+  auto loop = [&](const Stmt& s) {
+    return For(op->loop_var, op->extent, op->for_kind, s, op->thread_tag, op->annotations);
+  };
+  return IfThenElse(branch->condition, loop(branch->then_case), loop(branch->else_case));
+}
+
 bool IsZero(const Expr& e) {
   if (const auto* f = e.as<FloatImmNode>()) return f->value == 0.0;
   return IsConstInt(e, 0);
@@ -253,6 +272,7 @@ class Partitioner : public IRMutator {
       if (std::optional<Stmt> split = PartitionSelectStore(op, store)) return *split;
     }
     if (std::optional<Stmt> peeled = PeelByCondition(op, body)) return *peeled;
+    if (std::optional<Stmt> unswitched = UnswitchInvariantBranch(op, body)) return *unswitched;
     const auto* guard = body.as<IfThenElseNode>();
     if (guard == nullptr || guard->else_case.defined()) {
       return body.same_as(op->body) ? self
