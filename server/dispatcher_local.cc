@@ -74,7 +74,6 @@ class LocalDispatcher : public Dispatcher {
   };
 
   static bool JobDone(const JobQueue& q) { return q.results.size() >= q.slots.size(); }
-  Clock::time_point LeaseDeadline() const;
   std::optional<Lease> TryLease(const WorkerInfo& worker, int max_candidates)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Requeues the lease's unreported candidates; with `count_attempt`, quarantines those that
@@ -110,11 +109,6 @@ void LocalDispatcher::Shutdown() {
   work_cv_.notify_all();
   result_cv_.notify_all();
   sweeper_.Stop();
-}
-
-LocalDispatcher::Clock::time_point LocalDispatcher::LeaseDeadline() const {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(options_.lease_seconds));
 }
 
 void LocalDispatcher::Persist(const absl::Status& s) const {
@@ -214,7 +208,7 @@ HeartbeatReply LocalDispatcher::Heartbeat(const std::string& worker_id,
   for (const std::string& id : leases) {
     auto l = leases_.find(id);
     if (reply.known && l != leases_.end() && l->second.lease.worker_id == worker_id) {
-      l->second.deadline = LeaseDeadline();
+      l->second.deadline = SteadyAfter(options_.lease_seconds);
       l->second.lease.deadline = WallNow() + options_.lease_seconds;
     } else {
       reply.revoked.push_back(id);
@@ -235,7 +229,7 @@ std::optional<Lease> LocalDispatcher::TryLease(const WorkerInfo& worker, int max
   if (best == nullptr) return std::nullopt;
   best->last_served = ++serve_counter_;
   LiveLease live;
-  live.deadline = LeaseDeadline();
+  live.deadline = SteadyAfter(options_.lease_seconds);
   Lease& lease = live.lease;
   lease.id = lease_ids_.Next("lease");
   lease.worker_id = worker.id;
@@ -266,8 +260,7 @@ absl::StatusOr<std::optional<Lease>> LocalDispatcher::PullWork(const std::string
                                                                int max_candidates,
                                                                double wait_seconds) {
   double wait = std::clamp(wait_seconds, 0.0, options_.max_wait_seconds);
-  Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                               std::chrono::duration<double>(wait));
+  Clock::time_point until = SteadyAfter(wait);
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     TESSERA_ASSIGN_OR_RETURN(WorkerInfo worker, workers_.Seen(worker_id));

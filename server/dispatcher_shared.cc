@@ -134,7 +134,6 @@ class SharedDispatcher : public Dispatcher {
     std::string target;  // its job's target string (for the metrics)
   };
 
-  Clock::time_point LeaseDeadline() const;
   // The targets other servers' live workers published (`kUnverifiedMark` kept).
   std::vector<std::string> PublishedTargets() const;
   void PublishWorkerTargets();
@@ -171,11 +170,6 @@ void SharedDispatcher::Shutdown() {
   work_cv_.notify_all();
   result_cv_.notify_all();
   sweeper_.Stop();
-}
-
-SharedDispatcher::Clock::time_point SharedDispatcher::LeaseDeadline() const {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(options_.lease_seconds));
 }
 
 void SharedDispatcher::Persist(const absl::Status& s) {
@@ -269,8 +263,7 @@ absl::StatusOr<std::optional<Lease>> SharedDispatcher::PullWork(const std::strin
                                                                 int max_candidates,
                                                                 double wait_seconds) {
   double wait = std::clamp(wait_seconds, 0.0, options_.max_wait_seconds);
-  Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                               std::chrono::duration<double>(wait));
+  Clock::time_point until = SteadyAfter(wait);
   int n = max_candidates > 0 ? max_candidates : options_.default_batch;
   while (true) {
     TESSERA_ASSIGN_OR_RETURN(WorkerInfo worker, workers_.Seen(worker_id));
@@ -303,18 +296,16 @@ absl::StatusOr<std::optional<Lease>> SharedDispatcher::PullWork(const std::strin
       lease.candidates = std::move(row.candidates);
       {
         std::lock_guard<std::mutex> lock(mu_);
-        granted_[lease_id] = GrantedLease{worker_id, lease.job_id, LeaseDeadline(), target};
+        granted_[lease_id] =
+            GrantedLease{worker_id, lease.job_id, SteadyAfter(options_.lease_seconds), target};
       }
       TESSERA_LOG(INFO) << "job " << lease.job_id << ": lease " << lease.id << " of "
                         << lease.candidates.size() << " candidates to worker " << worker_id;
       return std::optional<Lease>(std::move(lease));
     }
-    Clock::time_point now = Clock::now();
-    if (now >= until) return std::optional<Lease>();
+    if (Clock::now() >= until) return std::optional<Lease>();
     std::unique_lock<std::mutex> lock(mu_);
-    work_cv_.wait_until(
-        lock, std::min(until, now + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(kSharedPollSeconds))));
+    work_cv_.wait_until(lock, std::min(until, SteadyAfter(kSharedPollSeconds)));
   }
 }
 
@@ -381,7 +372,7 @@ HeartbeatReply SharedDispatcher::Heartbeat(const std::string& worker_id,
     std::lock_guard<std::mutex> lock(mu_);
     if (renewed.ok() && *renewed) {
       auto l = granted_.find(id);
-      if (l != granted_.end()) l->second.deadline = LeaseDeadline();
+      if (l != granted_.end()) l->second.deadline = SteadyAfter(options_.lease_seconds);
     } else if (renewed.ok()) {
       granted_.erase(id);
       reply.revoked.push_back(id);

@@ -33,6 +33,12 @@ double WallNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+std::chrono::steady_clock::time_point SteadyAfter(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(seconds));
+}
+
 absl::StatusOr<std::string> WorkerRegistry::Register(WorkerInfo info) {
   if (info.devices.empty()) {
     return absl::InvalidArgumentError("devices: a worker must register at least one device");

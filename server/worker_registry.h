@@ -73,6 +73,8 @@ class UniqueIds {
 
 // Seconds since the Unix epoch.
 double WallNow();
+// The steady clock `seconds` from now (deadlines of leases and waits).
+std::chrono::steady_clock::time_point SteadyAfter(double seconds);
 
 class WorkerRegistry {
  public:

@@ -98,7 +98,7 @@ class OneNodeModel {
 
   // Imports the model and runs it on `inputs` (in Input order); the output "y".
   absl::StatusOr<NDArray> Run(const std::vector<Tensor>& inputs) const {
-    absl::StatusOr<Graph> graph = ImportOnnxBytes(model_.SerializeAsString(), "m.onnx");
+    absl::StatusOr<Graph> graph = ImportOnnxBytes(Bytes(), "m.onnx");
     if (!graph.ok()) return graph.status();
     absl::StatusOr<FusedGraph> unfused = FuseGraph(*graph, {/*fuse=*/false});
     if (!unfused.ok()) return unfused.status();

@@ -46,6 +46,14 @@ inline Target Avx512CpuTarget() {
   return *target;
 }
 
+// The host target as an AVX2 core (8 floats, 16 registers), whatever the host.
+inline Target Avx2CpuTarget() {
+  absl::StatusOr<Target> target = CpuTarget().With("vector_bits", "256");
+  if (target.ok()) target = target->With("isa", "avx2+fma");
+  TESSERA_CHECK(target.ok()) << target.status();
+  return *target;
+}
+
 // The first rule of the target's list that applies, with its schedule.
 struct Applied {
   std::string rule;

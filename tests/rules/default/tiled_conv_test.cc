@@ -130,14 +130,12 @@ TEST(TiledConvTest, Avx2ClipsTheLastTileWhereNoDivisorFillsTheRegisters) {
   absl::StatusOr<dlight::ConvTiling> avx512 = dlight::DefaultConvTiling(*info, kAvx512Core);
   ASSERT_TRUE(avx512.ok()) << avx512.status();
   EXPECT_EQ(avx512->clipped_rows, 0);
-  absl::StatusOr<Target> avx2_target = CpuTarget().With("vector_bits", "256");
-  if (avx2_target.ok()) avx2_target = avx2_target->With("isa", "avx2+fma");
-  ASSERT_TRUE(avx2_target.ok()) << avx2_target.status();
   for (const int64_t width : {32, 20}) {
     SCOPED_TRACE("width " + std::to_string(width));
     absl::StatusOr<PrimFunc> conv = MakeWorkload("C2D", Conv2d(width, 16, 32, 1));
     ASSERT_TRUE(conv.ok()) << conv.status();
-    ExpectMatchesReference(ApplyToModule(*conv, *avx2_target).second, *conv);
+    ExpectMatchesReference(ApplyToModule(*conv, default_schedule_testing::Avx2CpuTarget()).second,
+                           *conv);
   }
 }
 

@@ -245,9 +245,7 @@ TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPacksPaddedStrips) {
 // compute the product on round and odd shapes, packed per panel and from prepacked strips, with
 // epilogues.
 TEST(DefaultScheduleRuleTest, CpuMatmulOnAnAvx2CoreMatchesReference) {
-  absl::StatusOr<Target> avx2 = CpuTarget().With("vector_bits", "256");
-  if (avx2.ok()) avx2 = avx2->With("isa", "avx2+fma");
-  ASSERT_TRUE(avx2.ok()) << avx2.status();
+  const Target avx2 = default_schedule_testing::Avx2CpuTarget();
   for (const auto& [name, m, n, k] :
        std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>>{
            {"GMM", 96, 64, 40},
@@ -260,7 +258,7 @@ TEST(DefaultScheduleRuleTest, CpuMatmulOnAnAvx2CoreMatchesReference) {
                  std::to_string(k));
     absl::StatusOr<PrimFunc> func = MakeWorkload(name, {{"M", m}, {"N", n}, {"K", k}});
     ASSERT_TRUE(func.ok()) << func.status();
-    ExpectMatchesReference(ApplyToModule(*func, *avx2).second, *func);
+    ExpectMatchesReference(ApplyToModule(*func, avx2).second, *func);
   }
 }
 
