@@ -1,22 +1,25 @@
 // bench_cuda_gmm: Tessera's tuned GMM on the GPU against cuBLAS, measured in the same run.
-// For each dtype (--dtypes, default float32,float16) and shape (--shapes MxNxK, default
+// For each precision (--dtypes, default float32,float16->float32,bfloat16->float32; also
+// float16, which sums in float16) and shape (--shapes MxNxK, default
 // 4096x4096x4096): a tuning job (evolutionary search, --trials, into an in-memory database,
 // the cuda target of GPU 0), then cuBLAS, the tuned best and the default schedule timed in
 // alternating rounds (--rounds), each figure the median of its rounds.
 //
 // The anchor is cuBLAS computing what Tessera's function computes: float32 cublasSgemm in the
-// default math mode (no TF32: Tessera's float32 GMM multiplies in float32) and float16
-// cublasGemmEx with CUBLAS_COMPUTE_16F (Tessera's float16 GMM accumulates in float16,
-// frontend/workloads_matmul.cc). For float16 the float32-accumulating cuBLAS figure is printed
-// beside it, for reference.
+// default math mode (no TF32: Tessera's float32 GMM multiplies in float32); float16 and
+// bfloat16 summed in float32 (`GMM --dtype float16 --acc float32`, a float32 C) cublasGemmEx
+// with CUBLAS_COMPUTE_32F and a float32 C; float16 summed in float16 (Tessera's plain float16
+// GMM, frontend/workloads_matmul.cc) cublasGemmEx with CUBLAS_COMPUTE_16F, and beside it, for
+// reference, the float32-summing cuBLAS figure with a float16 C.
 //
 // CUDA and fork: the measurer runs every batch in a forked child and its parent must never
 // initialize CUDA (docs/cuda-backend.md, "Processes"), so cuBLAS runs in a forked child too and
 // sends its figure back through a pipe.
 //
-//   bench_cuda_gmm [--shapes 4096x4096x4096] [--dtypes float32,float16] [--trials 64]
+//   bench_cuda_gmm [--shapes 4096x4096x4096] [--dtypes float32,float16->float32,...] [--trials 64]
 //                  [--rounds 3] [--seed 0]
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <sys/wait.h>
@@ -67,20 +70,55 @@ struct ChildResult {
     }                                                                                \
   } while (0)
 
+// What cuBLAS computes for a precision: A and B of `in`, C of `out`, summed in `compute`.
+struct CublasGemm {
+  cudaDataType_t in, out;
+  cublasComputeType_t compute;
+};
+
+// A precision of the bench: the workload's dtype and accumulator, cuBLAS computing the same,
+// and for float16 summed in float16 the float32-summing cuBLAS figure beside it.
+struct Precision {
+  std::string name;  // "float16->float32", as --dtypes and the table name it
+  std::string dtype, acc;
+  CublasGemm anchor;
+  std::optional<CublasGemm> reference;
+};
+
+std::optional<Precision> FindPrecision(const std::string& name) {
+  const CublasGemm f32 = {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+  const CublasGemm f16 = {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F};
+  const CublasGemm f16_sums_f32 = {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F};
+  const CublasGemm f16_to_f32 = {CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+  const CublasGemm bf16_to_f32 = {CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+  for (const Precision& p :
+       {Precision{"float32", "float32", "", f32, std::nullopt},
+        Precision{"float16", "float16", "", f16, f16_sums_f32},
+        Precision{"float16->float32", "float16", "float32", f16_to_f32, std::nullopt},
+        Precision{"bfloat16->float32", "bfloat16", "float32", bf16_to_f32, std::nullopt}}) {
+    if (p.name == name) return p;
+  }
+  return std::nullopt;
+}
+
+size_t ElementBytes(cudaDataType_t t) { return t == CUDA_R_32F ? 4 : 2; }
+
 // In the child: cuBLAS on device arrays of seeded random values, mean seconds per call, the
 // mean of 5 repeats of `number` calls each (number grows until a repeat lasts 50 ms), as the
 // CUDA runner times Tessera's kernels (bench config below).
-ChildResult CublasInChild(const GemmShape& s, bool half, bool accumulate_in_float) {
+ChildResult CublasInChild(const GemmShape& s, const CublasGemm& g) {
   ChildResult result;
-  const size_t elem = half ? sizeof(__half) : sizeof(float);
+  const size_t elem = ElementBytes(g.in), out_elem = ElementBytes(g.out);
   const size_t a_n = s.m * s.k, b_n = s.k * s.n, c_n = s.m * s.n;
   std::vector<char> host(std::max(a_n, b_n) * elem);
   Random rng(1);
   auto fill = [&](size_t count) {
     for (size_t i = 0; i < count; ++i) {
       const float v = static_cast<float>(rng.UniformReal() * 2 - 1);
-      if (half) {
+      if (g.in == CUDA_R_16F) {
         reinterpret_cast<__half*>(host.data())[i] = __float2half(v);
+      } else if (g.in == CUDA_R_16BF) {
+        reinterpret_cast<__nv_bfloat16*>(host.data())[i] = __float2bfloat16(v);
       } else {
         reinterpret_cast<float*>(host.data())[i] = v;
       }
@@ -90,7 +128,7 @@ ChildResult CublasInChild(const GemmShape& s, bool half, bool accumulate_in_floa
   BENCH_CUDA_CHECK(cudaSetDevice(0), "cudaSetDevice(0)");
   BENCH_CUDA_CHECK(cudaMalloc(&a, a_n * elem), "cudaMalloc");
   BENCH_CUDA_CHECK(cudaMalloc(&b, b_n * elem), "cudaMalloc");
-  BENCH_CUDA_CHECK(cudaMalloc(&c, c_n * elem), "cudaMalloc");
+  BENCH_CUDA_CHECK(cudaMalloc(&c, c_n * out_elem), "cudaMalloc");
   fill(a_n);
   BENCH_CUDA_CHECK(cudaMemcpy(a, host.data(), a_n * elem, cudaMemcpyHostToDevice), "cudaMemcpy");
   fill(b_n);
@@ -98,22 +136,20 @@ ChildResult CublasInChild(const GemmShape& s, bool half, bool accumulate_in_floa
   cublasHandle_t handle;
   BENCH_CUDA_CHECK(cublasCreate(&handle), "cublasCreate");
   // Row-major C = A B is column-major C^T = B^T A^T: B first, with the roles of m and n swapped.
+  // alpha and beta are of the compute type.
   const float alpha = 1, beta = 0;
   const __half alpha_h = __float2half(1.0f), beta_h = __float2half(0.0f);
+  const bool half_scalars = g.compute == CUBLAS_COMPUTE_16F;
   auto gemm = [&]() -> int {
-    if (!half) {
+    if (g.in == CUDA_R_32F) {
       return cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha,
                          static_cast<float*>(b), s.n, static_cast<float*>(a), s.k, &beta,
                          static_cast<float*>(c), s.n);
     }
-    if (accumulate_in_float) {
-      return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b, CUDA_R_16F,
-                          s.n, a, CUDA_R_16F, s.k, &beta, c, CUDA_R_16F, s.n, CUBLAS_COMPUTE_32F,
-                          CUBLAS_GEMM_DEFAULT);
-    }
-    return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha_h, b, CUDA_R_16F,
-                        s.n, a, CUDA_R_16F, s.k, &beta_h, c, CUDA_R_16F, s.n, CUBLAS_COMPUTE_16F,
-                        CUBLAS_GEMM_DEFAULT);
+    return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k,
+                        half_scalars ? static_cast<const void*>(&alpha_h) : &alpha, b, g.in, s.n, a,
+                        g.in, s.k, half_scalars ? static_cast<const void*>(&beta_h) : &beta, c,
+                        g.out, s.n, g.compute, CUBLAS_GEMM_DEFAULT);
   };
   cudaEvent_t start, stop;
   BENCH_CUDA_CHECK(cudaEventCreate(&start), "cudaEventCreate");
@@ -147,14 +183,14 @@ ChildResult CublasInChild(const GemmShape& s, bool half, bool accumulate_in_floa
 }
 
 // cuBLAS timed in a forked child; an error names what failed.
-absl::StatusOr<double> CublasSeconds(const GemmShape& s, bool half, bool accumulate_in_float) {
+absl::StatusOr<double> CublasSeconds(const GemmShape& s, const CublasGemm& g) {
   int fds[2];
   if (pipe(fds) != 0) return absl::InternalError("bench_cuda_gmm: pipe failed");
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError("bench_cuda_gmm: fork failed");
   if (pid == 0) {
     close(fds[0]);
-    const ChildResult result = CublasInChild(s, half, accumulate_in_float);
+    const ChildResult result = CublasInChild(s, g);
     ssize_t written = write(fds[1], &result, sizeof(result));
     _exit(written == sizeof(result) ? 0 : 1);
   }
@@ -191,8 +227,8 @@ std::string Ratio(double anchor_secs, double secs) {
                                      : std::string("  n/a");
 }
 
-int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& dtypes, int trials,
-          int rounds, int64_t seed) {
+int Bench(const std::vector<GemmShape>& shapes, const std::vector<Precision>& precisions,
+          int trials, int rounds, int64_t seed) {
   const absl::Time start = absl::Now();
   absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
   if (!target.ok()) {
@@ -209,17 +245,17 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
       "target %s; %d trials per job; medians of %d alternating rounds; ratios are cuBLAS "
       "time / Tessera time (> 1: faster than cuBLAS)\n",
       target->ToString().c_str(), trials, rounds);
-  std::printf("%-8s %-16s %9s %9s %9s %9s %8s %8s %9s\n", "dtype", "shape", "cuBLAS", "tuned",
+  std::printf("%-17s %-16s %9s %9s %9s %9s %8s %8s %9s\n", "dtype", "shape", "cuBLAS", "tuned",
               "default", "cuBLAS32", "tuned/cB", "def/cB", "tune s");
-  std::printf("%-8s %-16s %9s %9s %9s %9s %8s %8s %9s\n", "", "", "TFLOP/s", "TFLOP/s", "TFLOP/s",
+  std::printf("%-17s %-16s %9s %9s %9s %9s %8s %8s %9s\n", "", "", "TFLOP/s", "TFLOP/s", "TFLOP/s",
               "TFLOP/s", "", "", "");
   std::fflush(stdout);  // a run stopped at its time limit still shows what it finished
   int failures = 0;
-  for (const std::string& dtype : dtypes) {
-    const bool half = dtype == "float16";
+  for (const Precision& precision : precisions) {
+    const std::string& dtype = precision.name;
     for (const GemmShape& s : shapes) {
-      absl::StatusOr<PrimFunc> func =
-          MakeWorkload("GMM", {{"B", 1}, {"M", s.m}, {"N", s.n}, {"K", s.k}}, dtype);
+      absl::StatusOr<PrimFunc> func = MakeWorkload(
+          "GMM", {{"B", 1}, {"M", s.m}, {"N", s.n}, {"K", s.k}}, precision.dtype, precision.acc);
       if (!func.ok()) {
         std::fprintf(stderr, "bench_cuda_gmm: %s\n", std::string(func.status().message()).c_str());
         ++failures;
@@ -274,11 +310,11 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
         std::fprintf(stderr, "bench_cuda_gmm: %s %s: timing round %d of %d (%.0f s in)\n",
                      dtype.c_str(), s.ToString().c_str(), round + 1, rounds,
                      absl::ToDoubleSeconds(absl::Now() - start));
-        absl::StatusOr<double> c = CublasSeconds(s, half, /*accumulate_in_float=*/false);
+        absl::StatusOr<double> c = CublasSeconds(s, precision.anchor);
         if (!c.ok()) std::fprintf(stderr, "bench_cuda_gmm: %s\n", c.status().ToString().c_str());
         cublas.push_back(c.value_or(0));
-        if (half) {
-          absl::StatusOr<double> c32 = CublasSeconds(s, half, /*accumulate_in_float=*/true);
+        if (precision.reference.has_value()) {
+          absl::StatusOr<double> c32 = CublasSeconds(s, *precision.reference);
           cublas32.push_back(c32.value_or(0));
         }
         std::vector<PrimFunc> candidates;
@@ -292,10 +328,11 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
       const double cb = Median(cublas), cb32 = Median(cublas32), tu = Median(tuned),
                    de = Median(def_secs);
       if (tu <= 0) ++failures;
-      std::printf("%-8s %-16s %9s %9s %9s %9s %8s %8s %9.1f\n", dtype.c_str(), s.ToString().c_str(),
-                  Tflops(flops, cb).c_str(), Tflops(flops, tu).c_str(), Tflops(flops, de).c_str(),
-                  half ? Tflops(flops, cb32).c_str() : "       -", Ratio(cb, tu).c_str(),
-                  Ratio(cb, de).c_str(), summary->times.wall);
+      std::printf("%-17s %-16s %9s %9s %9s %9s %8s %8s %9.1f\n", dtype.c_str(),
+                  s.ToString().c_str(), Tflops(flops, cb).c_str(), Tflops(flops, tu).c_str(),
+                  Tflops(flops, de).c_str(),
+                  precision.reference ? Tflops(flops, cb32).c_str() : "       -",
+                  Ratio(cb, tu).c_str(), Ratio(cb, de).c_str(), summary->times.wall);
       std::fflush(stdout);
     }
   }
@@ -308,12 +345,15 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<std::string>& 
 int main(int argc, char** argv) {
   CLI::App app{"Tessera's tuned GMM on the GPU against cuBLAS, measured in the same run"};
   std::string shapes_text = "4096x4096x4096";
-  std::string dtypes_text = "float32,float16";
+  std::string dtypes_text = "float32,float16->float32,bfloat16->float32";
   int trials = 64, rounds = 3;
   int64_t seed = 0;
   app.add_option("--shapes", shapes_text, "Comma-separated MxNxK (row-major A MxK, B KxN)")
       ->capture_default_str();
-  app.add_option("--dtypes", dtypes_text, "float32 and/or float16")->capture_default_str();
+  app.add_option("--dtypes", dtypes_text,
+                 "Precisions: float32, float16 (summed in float16), float16->float32, "
+                 "bfloat16->float32 (summed in float32, a float32 C)")
+      ->capture_default_str();
   app.add_option("--trials", trials, "Trials of each tuning job")->capture_default_str();
   app.add_option("--rounds", rounds, "Alternating timing rounds (medians)")->capture_default_str();
   app.add_option("--seed", seed, "Seed of the search and the data")->capture_default_str();
@@ -330,12 +370,18 @@ int main(int argc, char** argv) {
     }
     shapes.push_back(s);
   }
-  std::vector<std::string> dtypes = absl::StrSplit(dtypes_text, ',', absl::SkipEmpty());
-  for (const std::string& d : dtypes) {
-    if (d != "float32" && d != "float16") {
-      std::fprintf(stderr, "bench_cuda_gmm: --dtypes: '%s' is not float32 or float16\n", d.c_str());
+  std::vector<tessera::Precision> precisions;
+  for (const std::string& d :
+       std::vector<std::string>(absl::StrSplit(dtypes_text, ',', absl::SkipEmpty()))) {
+    std::optional<tessera::Precision> p = tessera::FindPrecision(d);
+    if (!p.has_value()) {
+      std::fprintf(stderr,
+                   "bench_cuda_gmm: --dtypes: '%s' is not float32, float16, float16->float32 or "
+                   "bfloat16->float32\n",
+                   d.c_str());
       return 2;
     }
+    precisions.push_back(*p);
   }
-  return tessera::Bench(shapes, dtypes, trials, std::max(rounds, 1), seed);
+  return tessera::Bench(shapes, precisions, trials, std::max(rounds, 1), seed);
 }

@@ -49,18 +49,22 @@ void FunctionSource::AddOptions(CLI::App* app) {
       ->required();
   app->add_option("--shape", shape, "Shape parameters of the workload, e.g. M=64,N=32,K=16");
   app->add_option("--dtype", dtype, "Data type of the workload (default: its first dtype)");
+  app->add_option("--acc", acc,
+                  "What a float16 or bfloat16 product or convolution sums in: float32 (its "
+                  "result then float32; default: the dtype itself)");
 }
 
 absl::StatusOr<PrimFunc> FunctionSource::Load(std::string* label) const {
   if (IsRegularFile(workload)) {
-    if (!shape.empty() || !dtype.empty()) {
-      return absl::InvalidArgumentError("--shape and --dtype apply to workloads, not to files");
+    if (!shape.empty() || !dtype.empty() || !acc.empty()) {
+      return absl::InvalidArgumentError(
+          "--shape, --dtype and --acc apply to workloads, not to files");
     }
     *label = workload;
     return LoadFile(workload);
   }
   // NAME:K=V,... carries its shape inline (the form job commands take).
-  TESSERA_ASSIGN_OR_RETURN(SpecFunction loaded, LoadWorkloadSpec(workload, shape, dtype));
+  TESSERA_ASSIGN_OR_RETURN(SpecFunction loaded, LoadWorkloadSpec(workload, shape, dtype, acc));
   *label = loaded.label;
   return loaded.func;
 }
@@ -130,6 +134,9 @@ void FunctionList::AddOptions(CLI::App* app) {
       ->required();
   app->add_option("--dtype", dtype,
                   "Data type of every workload (default: each one's first dtype)");
+  app->add_option("--acc", acc,
+                  "What float16 and bfloat16 products and convolutions sum in: float32 (their "
+                  "results then float32; default: the dtype itself)");
 }
 
 absl::StatusOr<std::vector<FunctionList::Entry>> FunctionList::Load() const {
@@ -139,6 +146,7 @@ absl::StatusOr<std::vector<FunctionList::Entry>> FunctionList::Load() const {
     FunctionSource source;
     source.workload = spec;
     source.dtype = IsRegularFile(spec) ? "" : dtype;
+    source.acc = IsRegularFile(spec) ? "" : acc;
     Entry entry;
     TESSERA_ASSIGN_OR_RETURN(entry.func, source.Load(&entry.label));
     std::string stem = spec.substr(0, spec.find(':'));

@@ -27,13 +27,14 @@ struct Command {
   std::function<int()> run;
 };
 
-// Where a function comes from: a workload name with optional shape/dtype, or a file.
+// Where a function comes from: a workload name with optional shape/dtype/accumulator, or a file.
 struct FunctionSource {
   std::string workload;  // workload name, or path to a .ir (text) / .json file
   std::string shape;     // "M=64,N=32"
   std::string dtype;
+  std::string acc;  // what 16-bit floats accumulate in ("float32"); empty: their own dtype
 
-  // Adds the positional WORKLOAD argument and --shape/--dtype options to `app`.
+  // Adds the positional WORKLOAD argument and --shape/--dtype/--acc options to `app`.
   void AddOptions(CLI::App* app);
   // The function, and a human-readable label such as "GMM(B=1,M=512,N=512,K=512) float32".
   absl::StatusOr<PrimFunc> Load(std::string* label) const;
@@ -41,10 +42,11 @@ struct FunctionSource {
 
 // Several functions, for commands over a job (`tune`, `apply`): each WORKLOAD argument is a
 // workload name with optional shape parameters after a colon ("GMM:M=128,N=128,K=128") or a
-// file. --dtype applies to every workload.
+// file. --dtype and --acc apply to every workload.
 struct FunctionList {
   std::vector<std::string> specs;
   std::string dtype;
+  std::string acc;
   void AddOptions(CLI::App* app);
   struct Entry {
     std::string label;  // "GMM(B=1,M=128,N=128,K=128) float32"

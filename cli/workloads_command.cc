@@ -14,13 +14,16 @@ namespace tessera {
 namespace cli {
 
 Command RegisterWorkloadsCommand(CLI::App* root) {
-  CLI::App* app = root->add_subcommand("workloads", "List the workload library (names, default "
-                                                    "shapes, dtypes, FLOPs)");
+  CLI::App* app = root->add_subcommand("workloads",
+                                       "List the workload library (names, default "
+                                       "shapes, dtypes and wider accumulators, FLOPs)");
   auto json = std::make_shared<bool>(false);
   app->add_flag("--json", *json, "Print machine-readable JSON");
   return {app, [json]() {
             nlohmann::json out = nlohmann::json::array();
-            if (!*json) std::printf("%-16s %-22s %8s  %s\n", "NAME", "DTYPES", "GFLOP", "DEFAULT SHAPE");
+            if (!*json)
+              std::printf("%-16s %-29s %-7s %8s  %s\n", "NAME", "DTYPES", "ACC", "GFLOP",
+                          "DEFAULT SHAPE");
             for (const WorkloadInfo& info : ListWorkloads()) {
               absl::StatusOr<PrimFunc> func = MakeWorkload(info.name);
               if (!func.ok()) return ReportError(func.status());
@@ -35,11 +38,14 @@ Command RegisterWorkloadsCommand(CLI::App* root) {
                 out.push_back({{"name", info.name},
                                {"description", info.description},
                                {"dtypes", info.dtypes},
+                               {"accumulators", info.accumulators},
                                {"default_shape", shape},
                                {"flops", flops}});
               } else {
-                std::printf("%-16s %-22s %8.4f  %s\n", info.name.c_str(),
-                            absl::StrJoin(info.dtypes, ",").c_str(), flops / 1e9,
+                const std::string acc =
+                    info.accumulators.empty() ? "-" : absl::StrJoin(info.accumulators, ",");
+                std::printf("%-16s %-29s %-7s %8.4f  %s\n", info.name.c_str(),
+                            absl::StrJoin(info.dtypes, ",").c_str(), acc.c_str(), flops / 1e9,
                             absl::StrJoin(params, ",").c_str());
               }
             }

@@ -13,9 +13,11 @@
 #include "codegen/lower_gpu.h"
 #include "codegen/lower_gpu_internal.h"
 #include "codegen/lower_internal.h"
+#include "codegen/software_pipeline.h"
 #include "codegen/verify_gpu.h"
 #include "ir/arith/analyzer.h"
 #include "ir/functor.h"
+#include "ir/loop_annotations.h"
 
 namespace tessera {
 namespace {
@@ -163,6 +165,10 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
     const std::string& name = op->name;
     std::vector<std::string> args;
     if (name == lower_gpu_internal::kSyncThreads) return "__syncthreads()";
+    if (name == kCpAsyncCommit && op->args.empty()) return absl::StrCat(kCpAsyncCommit, "()");
+    if (name == kCpAsyncWait && op->args.size() == 1) {
+      return absl::StrCat(kCpAsyncWait, "(", PrintExpr(op->args[0]), ")");
+    }
     if (name.rfind(lower_gpu_internal::kBlockReducePrefix, 0) == 0 && op->args.size() == 3) {
       return absl::StrCat(name, "(", PrintExpr(op->args[0]), ", ", Address(op->args[1]), ", ",
                           PrintExpr(op->args[2]), ")");
@@ -244,6 +250,9 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
     const int64_t* extent = AsConstInt(op->extent);
     int64_t saved_budget = unroll_budget_;
     BindLoopVar(op->loop_var, op->extent);
+    if (extent != nullptr && op->annotations.count(kAsyncCopy) && TryEmitAsyncCopy(op, *extent)) {
+      return;
+    }
     if (op->for_kind == ForKind::kVectorized && extent != nullptr && TryEmitVector(op, *extent)) {
       return;
     }
@@ -391,6 +400,26 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
     if (!analyzer()->CanProveEqual(index, b + v)) return false;
     if (!analyzer()->CanProve(EQ(FloorMod(b, Expr(lanes)), Expr(0)))) return false;
     *base = b;
+    return true;
+  }
+
+  // A loop the software pipeline marked kAsyncCopy, `dst[base + v] = src[base' + v]` over
+  // `lanes` contiguous elements of 4, 8 or 16 aligned bytes in all: one cp.async.
+  bool TryEmitAsyncCopy(const ForNode* op, int64_t lanes) {
+    const auto* store = op->body.as<BufferStoreNode>();
+    const auto* load = store == nullptr ? nullptr : store->value.as<BufferLoadNode>();
+    if (load == nullptr || store->indices.size() != 1 || load->indices.size() != 1) return false;
+    const int64_t bytes = lanes * store->buffer.dtype().bytes();
+    if (bytes != 4 && bytes != 8 && bytes != 16) return false;
+    Expr dst, src;
+    if (!ContiguousBase(store->indices[0], op->loop_var, lanes, &dst) ||
+        !ContiguousBase(load->indices[0], op->loop_var, lanes, &src)) {
+      return false;
+    }
+    Line(absl::StrCat(
+        "tessera_cp_async<", bytes, ">(&", NameOf(store->buffer.get(), store->buffer.name()), "[",
+        StripParens(PrintExpr(dst)), "], &", NameOf(load->buffer.get(), load->buffer.name()), "[",
+        StripParens(PrintExpr(src)), "]);"));
     return true;
   }
 

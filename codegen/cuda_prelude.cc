@@ -76,6 +76,38 @@ template <typename T> __device__ __forceinline__ T tessera_block_reduce_max(T v,
 template <typename T> __device__ __forceinline__ T tessera_block_reduce_min(T v, T* s, int g) {
   return tessera_block_reduce<tessera_min_op>(v, s, g);
 }
+// Asynchronous global -> shared copies of a software pipeline (codegen/software_pipeline.h):
+// kBytes (4, 8 or 16) aligned bytes, cp.async.cg (L2 only) for 16 and .ca otherwise, in commit
+// groups; a wait leaves at most `pending` groups in flight. Issued only for sm_80 and later.
+template <int kBytes>
+__device__ __forceinline__ void tessera_cp_async(void* shared, const void* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  if constexpr (kBytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global)
+                 : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(address), "l"(global),
+                 "n"(kBytes) : "memory");
+  }
+#endif
+}
+__device__ __forceinline__ void tessera_cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void tessera_cp_async_wait(int pending) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+    case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 4;\n" ::: "memory"); break;
+  }
+#endif
+}
 )CUDA";
 
 const char kCudaWmmaPrelude[] = R"CUDA(#include <mma.h>

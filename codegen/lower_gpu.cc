@@ -13,6 +13,7 @@
 #include "codegen/compact_buffers.h"
 #include "codegen/lower_gpu_internal.h"
 #include "codegen/lower_internal.h"
+#include "codegen/software_pipeline.h"
 #include "ir/arith/analyzer.h"
 #include "ir/arith/int_set.h"
 #include "ir/functor.h"
@@ -459,6 +460,8 @@ absl::StatusOr<PrimFunc> LowerForGpu(const PrimFunc& f, const Target& target) {
   std::vector<Stmt> synced;
   for (const GpuKernelInfo& info : infos) {
     TESSERA_ASSIGN_OR_RETURN(Stmt s, InsertThreadSyncs(info.body, info.block));
+    // 7. Software pipelines, asynchronous where the architecture has cp.async.
+    TESSERA_ASSIGN_OR_RETURN(s, InjectSoftwarePipelines(s, target.compute_capability() >= 80));
     synced.push_back(s);
   }
   return lowered.WithBody(SeqStmt(synced));

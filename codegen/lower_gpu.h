@@ -22,6 +22,8 @@
 //      memory read or written since then, including across iterations of enclosing serial
 //      loops; two accesses of one thread at the same index do not conflict (TVM's ThreadSync
 //      for "shared", at buffer granularity otherwise).
+//   7. Serial loops annotated software_pipeline_stages fill later iterations' shared buffers
+//      while the current one computes (codegen/software_pipeline.h), with cp.async on sm_80+.
 // The result's root body is the sequence of kernels: one per top-level loop nest that is bound
 // to blockIdx/threadIdx, thread-bound loops kept (emitters turn them into thread indices).
 #ifndef TESSERA_CODEGEN_LOWER_GPU_H_

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ir/functor.h"
 
 namespace tessera {
 namespace {
@@ -15,6 +16,27 @@ constexpr const char* kDims[3] = {"x", "y", "z"};
 
 absl::Status Invalid(const std::string& message) {
   return absl::InvalidArgumentError("verify_gpu: " + message);
+}
+
+// Tensor-core fragments the target's architecture lacks: float16 ones need sm_70 (Volta),
+// bfloat16 ones sm_80 (Ampere).
+absl::Status CheckFragmentsRunOn(const PrimFunc& func, const Target& target) {
+  absl::Status status = absl::OkStatus();
+  PostOrderVisitStmts(func.body(), [&](const Stmt& stmt) {
+    const auto* realize = stmt.as<BlockRealizeNode>();
+    if (realize == nullptr || !status.ok()) return;
+    for (const Buffer& b : realize->block->alloc_buffers) {
+      if (b.scope().rfind("wmma.", 0) != 0) continue;
+      const int needs = b.dtype() == DataType::BFloat16() ? 80 : 70;
+      if (target.compute_capability() < needs) {
+        status = Invalid(absl::StrCat("the ", b.dtype().ToString(), " tensor-core fragment ",
+                                      b.name(), " (", b.scope(), ") needs sm_", needs,
+                                      " or later; the target is ", target.ToString()));
+        return;
+      }
+    }
+  });
+  return status;
 }
 
 }  // namespace
@@ -60,6 +82,7 @@ absl::Status VerifyGpuCode(const PrimFunc& lowered_or_scheduled, const Target& t
   if (!target.is_cuda()) {
     return Invalid(absl::StrCat("target ", target.ToString(), " is not a cuda target"));
   }
+  TESSERA_RETURN_IF_ERROR(CheckFragmentsRunOn(lowered_or_scheduled, target));
   TESSERA_ASSIGN_OR_RETURN(PrimFunc lowered, LowerForGpu(lowered_or_scheduled, target));
   TESSERA_ASSIGN_OR_RETURN(std::vector<GpuKernelInfo> kernels, SplitKernels(lowered));
   return VerifyGpuKernels(kernels, target);

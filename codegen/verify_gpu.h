@@ -22,6 +22,8 @@ namespace tessera {
 //   - shared memory (after compaction, see codegen/lower_gpu.h) over
 //     max_shared_memory_per_block;
 //   - more than kMaxVirtualThreads virtual threads;
+//   - a tensor-core fragment (scope wmma.*) the architecture lacks: float16 before sm_70,
+//     bfloat16 before sm_80;
 //   - a target that is not cuda.
 absl::Status VerifyGpuCode(const PrimFunc& lowered_or_scheduled, const Target& target);
 

@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "frontend/workloads.h"
 #include "ir/parser.h"
@@ -22,10 +24,35 @@ std::string Stem(const std::string& name) {
   return out;
 }
 
+// Takes the items "dtype=..." and "acc=..." out of `shape` ("K=V,...") into `dtype` and `acc`,
+// which may already hold the same value (from flags), not another.
+absl::Status TakePrecision(const std::string& workload, std::string* shape, std::string* dtype,
+                           std::string* acc) {
+  std::vector<std::string> rest;
+  for (absl::string_view item : absl::StrSplit(*shape, ',', absl::SkipWhitespace())) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    std::string key(absl::StripAsciiWhitespace(kv[0]));
+    std::string* into = key == "dtype" ? dtype : key == "acc" ? acc : nullptr;
+    if (into == nullptr || kv.size() != 2) {
+      rest.emplace_back(item);
+      continue;
+    }
+    const std::string value(absl::StripAsciiWhitespace(kv[1]));
+    if (!into->empty() && *into != value) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(workload, ": ", key, " is given twice ('", *into, "' and '", value, "')"));
+    }
+    *into = value;
+  }
+  *shape = absl::StrJoin(rest, ",");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SpecFunction> LoadWorkloadSpec(const std::string& spec, const std::string& shape,
-                                              const std::string& dtype) {
+                                              const std::string& dtype_flag,
+                                              const std::string& acc_flag) {
   std::string name = spec, inline_shape;
   if (size_t colon = spec.find(':'); colon != std::string::npos) {
     name = spec.substr(0, colon);
@@ -36,10 +63,12 @@ absl::StatusOr<SpecFunction> LoadWorkloadSpec(const std::string& spec, const std
     }
   }
   TESSERA_ASSIGN_OR_RETURN(WorkloadInfo info, FindWorkload(name));
-  TESSERA_ASSIGN_OR_RETURN(auto overrides,
-                           ParseShapeOverrides(inline_shape.empty() ? shape : inline_shape));
+  std::string shape_text = inline_shape.empty() ? shape : inline_shape;
+  std::string dtype = dtype_flag, acc = acc_flag;
+  TESSERA_RETURN_IF_ERROR(TakePrecision(info.name, &shape_text, &dtype, &acc));
+  TESSERA_ASSIGN_OR_RETURN(auto overrides, ParseShapeOverrides(shape_text));
   SpecFunction out;
-  TESSERA_ASSIGN_OR_RETURN(out.func, MakeWorkload(info.name, overrides, dtype));
+  TESSERA_ASSIGN_OR_RETURN(out.func, MakeWorkload(info.name, overrides, dtype, acc));
   std::vector<std::string> params;
   for (const WorkloadParam& p : info.params) {
     auto it = overrides.find(p.name);
@@ -47,7 +76,7 @@ absl::StatusOr<SpecFunction> LoadWorkloadSpec(const std::string& spec, const std
         absl::StrCat(p.name, "=", it == overrides.end() ? p.default_value : it->second));
   }
   out.label = absl::StrCat(info.name, "(", absl::StrJoin(params, ","), ") ",
-                           dtype.empty() ? info.dtypes.front() : dtype);
+                           PrecisionName(dtype.empty() ? info.dtypes.front() : dtype, acc));
   out.stem = Stem(name);
   return out;
 }

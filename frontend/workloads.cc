@@ -79,7 +79,7 @@ absl::StatusOr<WorkloadInfo> FindWorkload(const std::string& name) {
 
 absl::StatusOr<PrimFunc> MakeWorkload(const std::string& name,
                                       const std::map<std::string, int64_t>& shape,
-                                      const std::string& dtype) {
+                                      const std::string& dtype, const std::string& acc) {
   TESSERA_ASSIGN_OR_RETURN(const WorkloadDef* def, FindDef(name));
   const WorkloadInfo& info = def->info;
   ShapeMap values;
@@ -106,8 +106,33 @@ absl::StatusOr<PrimFunc> MakeWorkload(const std::string& name,
                      "' not supported (supported: ", absl::StrJoin(info.dtypes, ", "), ")"));
   }
   TESSERA_ASSIGN_OR_RETURN(DataType parsed, DataType::Parse(dtype_name));
-  return def->build(values, parsed);
+  DataType accumulator = parsed.is_int() ? DataType::Int32() : parsed;
+  if (!acc.empty() && acc != dtype_name) {
+    const bool narrow_float = parsed.is_float() && parsed.bits() == 16;
+    if (!narrow_float || std::find(info.accumulators.begin(), info.accumulators.end(), acc) ==
+                             info.accumulators.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(info.name, ": cannot accumulate ", dtype_name, " in '", acc, "' (",
+                       info.accumulators.empty() || !narrow_float
+                           ? absl::StrCat(dtype_name, " accumulates in its own dtype")
+                           : absl::StrCat("float16 and bfloat16 may accumulate in ",
+                                          absl::StrJoin(info.accumulators, ", ")),
+                       ")"));
+    }
+    TESSERA_ASSIGN_OR_RETURN(accumulator, DataType::Parse(acc));
+  }
+  return def->build(values, parsed, accumulator);
 }
+
+std::string PrecisionName(const std::string& dtype, const std::string& acc) {
+  return acc.empty() || acc == dtype ? dtype : absl::StrCat(dtype, "->", acc);
+}
+
+namespace workloads_internal {
+
+Expr Widened(const Expr& x, DataType acc) { return x.dtype() == acc ? x : Cast(acc, x); }
+
+}  // namespace workloads_internal
 
 absl::StatusOr<std::map<std::string, int64_t>> ParseShapeOverrides(const std::string& text) {
   std::map<std::string, int64_t> out;

@@ -26,6 +26,10 @@ struct WorkloadInfo {
   std::string description;  // one line, e.g. "batched matrix multiply C[b,i,j] = sum_k A*B"
   std::vector<WorkloadParam> params;
   std::vector<std::string> dtypes;  // supported; the first is the default
+  // What its reductions may sum in instead of the dtype, for float16 and bfloat16 (e.g.
+  // "float32": the operands widened before multiplying, the result in float32); empty: the
+  // dtype itself (int32 for int8).
+  std::vector<std::string> accumulators = {};
 };
 
 // All workloads, in a fixed order.
@@ -33,11 +37,17 @@ const std::vector<WorkloadInfo>& ListWorkloads();
 
 // kNotFound for an unknown name (listing the known ones); kInvalidArgument for an unknown
 // shape parameter, a non-positive or inconsistent value (e.g. a kernel larger than its
-// padded input), or a dtype the workload does not support. Names are case-insensitive.
+// padded input), a dtype the workload does not support, or an accumulator `acc` (empty: the
+// dtype's own) that is neither the dtype nor one of its accumulators for a 16-bit float
+// dtype. Names are case-insensitive.
 absl::StatusOr<WorkloadInfo> FindWorkload(const std::string& name);
 absl::StatusOr<PrimFunc> MakeWorkload(const std::string& name,
                                       const std::map<std::string, int64_t>& shape = {},
-                                      const std::string& dtype = "");
+                                      const std::string& dtype = "", const std::string& acc = "");
+
+// How labels and tables name a dtype with its accumulator: "float16->float32" where `acc` is
+// set and differs from `dtype`, else `dtype`.
+std::string PrecisionName(const std::string& dtype, const std::string& acc);
 
 // Parses "M=64,N=32" into a map. kInvalidArgument on malformed text.
 absl::StatusOr<std::map<std::string, int64_t>> ParseShapeOverrides(const std::string& text);

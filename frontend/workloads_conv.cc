@@ -70,7 +70,8 @@ struct ConvTensors {
   Tensor input, weight, output;
 };
 
-absl::StatusOr<ConvTensors> Conv(const ConvSpec& c, DataType dtype) {
+// `acc`: what the taps are summed in (the output's dtype).
+absl::StatusOr<ConvTensors> Conv(const ConvSpec& c, DataType dtype, DataType acc) {
   const int nd = static_cast<int>(c.sizes.size());
   for (int i = 0; i < nd; ++i) {
     TESSERA_RETURN_IF_ERROR(
@@ -127,7 +128,7 @@ absl::StatusOr<ConvTensors> Conv(const ConvSpec& c, DataType dtype) {
                                : FloorDiv(co, Expr(co_per_group)) * Expr(ci_per_group) + rc.var);
         w_index.push_back(rc.var);
         w_index.push_back(co);
-        return Sum(padded(in_index) * t.weight(w_index), axes);
+        return Sum(Widened(padded(in_index), acc) * Widened(t.weight(w_index), acc), axes);
       },
       c.output_name, {}, names);
   return t;
@@ -152,13 +153,13 @@ ConvSpec Conv2dSpec(const std::string& workload, const ShapeMap& s) {
   return c;
 }
 
-absl::StatusOr<PrimFunc> FinishConv(const ConvSpec& spec, DataType dtype) {
-  TESSERA_ASSIGN_OR_RETURN(ConvTensors t, Conv(spec, dtype));
+absl::StatusOr<PrimFunc> FinishConv(const ConvSpec& spec, DataType dtype, DataType acc) {
+  TESSERA_ASSIGN_OR_RETURN(ConvTensors t, Conv(spec, dtype, acc));
   // The weights of a dense convolution are a layer's: layout-free.
   return WithLayoutFree(CreatePrimFunc(kFunctionName, {t.input, t.weight, t.output}), {1});
 }
 
-absl::StatusOr<PrimFunc> BuildC1d(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildC1d(const ShapeMap& s, DataType dtype, DataType acc) {
   ConvSpec c;
   c.workload = "C1D";
   c.dim_names = {"L"};
@@ -174,30 +175,30 @@ absl::StatusOr<PrimFunc> BuildC1d(const ShapeMap& s, DataType dtype) {
   c.dilation = 1;
   c.groups = 1;
   c.output_name = "conv1d_nlc";
-  return FinishConv(c, dtype);
+  return FinishConv(c, dtype, acc);
 }
 
-absl::StatusOr<PrimFunc> BuildC2d(const ShapeMap& s, DataType dtype) {
-  return FinishConv(Conv2dSpec("C2D", s), dtype);
+absl::StatusOr<PrimFunc> BuildC2d(const ShapeMap& s, DataType dtype, DataType acc) {
+  return FinishConv(Conv2dSpec("C2D", s), dtype, acc);
 }
-absl::StatusOr<PrimFunc> BuildDil(const ShapeMap& s, DataType dtype) {
-  return FinishConv(Conv2dSpec("DIL", s), dtype);
+absl::StatusOr<PrimFunc> BuildDil(const ShapeMap& s, DataType dtype, DataType acc) {
+  return FinishConv(Conv2dSpec("DIL", s), dtype, acc);
 }
-absl::StatusOr<PrimFunc> BuildGrp(const ShapeMap& s, DataType dtype) {
-  return FinishConv(Conv2dSpec("GRP", s), dtype);
+absl::StatusOr<PrimFunc> BuildGrp(const ShapeMap& s, DataType dtype, DataType acc) {
+  return FinishConv(Conv2dSpec("GRP", s), dtype, acc);
 }
 
-absl::StatusOr<PrimFunc> BuildC3d(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildC3d(const ShapeMap& s, DataType dtype, DataType acc) {
   ConvSpec c = Conv2dSpec("C3D", s);
   c.dim_names = {"D", "H", "W"};
   c.axis_names = {"d", "h", "w"};
   c.red_names = {"rd", "rh", "rw"};
   c.sizes = {s.at("D"), s.at("H"), s.at("W")};
   c.output_name = "conv3d_ndhwc";
-  return FinishConv(c, dtype);
+  return FinishConv(c, dtype, acc);
 }
 
-absl::StatusOr<PrimFunc> BuildDep(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildDep(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   const int64_t n = s.at("N"), h = s.at("H"), w = s.at("W"), ch = s.at("C"), k = s.at("K"),
                 stride = s.at("stride"), pad = s.at("padding"), dil = s.at("dilation");
   TESSERA_RETURN_IF_ERROR(CheckKernelFits("DEP", "H", h, k, pad, dil));
@@ -222,7 +223,7 @@ absl::StatusOr<PrimFunc> BuildDep(const ShapeMap& s, DataType dtype) {
 // Transposed convolution, computed as TVM's conv2d_transpose_nhwc does: pad the input,
 // dilate it by the stride inside the reduction (select on index % stride == 0), and run a
 // stride-1 convolution with the flipped kernel.
-absl::StatusOr<PrimFunc> BuildT2d(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildT2d(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   const int64_t n = s.at("N"), h = s.at("H"), w = s.at("W"), ci = s.at("CI"), co = s.at("CO"),
                 k = s.at("K"), stride = s.at("stride"), pad = s.at("padding");
   if (pad > k - 1) {
@@ -264,7 +265,7 @@ absl::StatusOr<PrimFunc> BuildT2d(const ShapeMap& s, DataType dtype) {
   return CreatePrimFunc(kFunctionName, {input, weight, out});
 }
 
-absl::StatusOr<PrimFunc> BuildCap(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildCap(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   const int64_t n = s.at("N"), h = s.at("H"), w = s.at("W"), ci = s.at("CI"), co = s.at("CO"),
                 k = s.at("K"), stride = s.at("stride"), pad = s.at("padding"),
                 cap = s.at("capsule");
@@ -287,11 +288,11 @@ absl::StatusOr<PrimFunc> BuildCap(const ShapeMap& s, DataType dtype) {
   return CreatePrimFunc(kFunctionName, {input, weight, out});
 }
 
-absl::StatusOr<PrimFunc> BuildCbr(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildCbr(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   ConvSpec c = Conv2dSpec("CBR", s);
   c.input_name = "data";
   c.weight_name = "kernel";
-  TESSERA_ASSIGN_OR_RETURN(ConvTensors t, Conv(c, dtype));
+  TESSERA_ASSIGN_OR_RETURN(ConvTensors t, Conv(c, dtype, dtype));
   const std::vector<int64_t> shape = t.output.shape();
   const int64_t co = c.out_channels;
   Tensor bias = Placeholder({co}, dtype, "bias");
@@ -341,6 +342,9 @@ std::vector<WorkloadParam> With(std::vector<WorkloadParam> params, Extra... extr
 
 std::vector<WorkloadDef> ConvWorkloads() {
   const std::vector<std::string> fp = {"float32", "float16"};
+  // The dense convolutions (one Conv reduction, nothing after it) also take bfloat16 and may
+  // sum 16-bit floats in float32.
+  const std::vector<std::string> dense_fp = {"float32", "float16", "bfloat16"};
   return {
       {{"C1D",
         "1-D convolution, NLC layout",
@@ -351,11 +355,12 @@ std::vector<WorkloadDef> ConvWorkloads() {
          {"K", 3, "kernel size"},
          {"stride", 2, "stride"},
          {"padding", 1, "zero padding on each side"}},
-        fp},
+        dense_fp,
+        kFloat32Accumulation},
        BuildC1d},
       {{"C2D", "2-D convolution, NHWC layout (ResNet-18's first layer)",
         With(Conv2dParams(1, 224, 224, 3, 64, 7, 2, 3), WorkloadParam{"dilation", 1, "dilation"}),
-        fp},
+        dense_fp, kFloat32Accumulation},
        BuildC2d},
       {{"C3D",
         "3-D convolution, NDHWC layout",
@@ -369,7 +374,8 @@ std::vector<WorkloadDef> ConvWorkloads() {
          {"stride", 2, "stride"},
          {"padding", 3, "zero padding on each side"},
          {"dilation", 1, "dilation"}},
-        fp},
+        dense_fp,
+        kFloat32Accumulation},
        BuildC3d},
       {{"DEP",
         "depthwise 2-D convolution, NHWC layout (MobileNet)",
@@ -385,10 +391,11 @@ std::vector<WorkloadDef> ConvWorkloads() {
        BuildDep},
       {{"DIL", "dilated 2-D convolution, NHWC layout",
         With(Conv2dParams(1, 224, 224, 3, 64, 7, 2, 3), WorkloadParam{"dilation", 2, "dilation"}),
-        fp},
+        dense_fp, kFloat32Accumulation},
        BuildDil},
       {{"GRP", "grouped 2-D convolution, NHWC layout",
-        With(Conv2dParams(1, 56, 56, 64, 128, 3, 2, 1), WorkloadParam{"groups", 4, "groups"}), fp},
+        With(Conv2dParams(1, 56, 56, 64, 128, 3, 2, 1), WorkloadParam{"groups", 4, "groups"}),
+        dense_fp, kFloat32Accumulation},
        BuildGrp},
       {{"T2D", "transposed 2-D convolution, NHWC layout (DCGAN)",
         Conv2dParams(1, 4, 4, 512, 256, 4, 2, 1), fp},

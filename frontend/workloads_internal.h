@@ -20,10 +20,20 @@ namespace workloads_internal {
 // Every parameter of the workload, defaults filled in and checked positive (padding may
 // be 0) by MakeWorkload before a builder runs.
 using ShapeMap = std::map<std::string, int64_t>;
-// Builds the function; `dtype` is one of the workload's supported dtypes. Consistency checks
-// between parameters (kernel vs input, divisibility) are the builder's: kInvalidArgument
-// with a message starting with the workload's name.
-using Builder = absl::StatusOr<PrimFunc> (*)(const ShapeMap& shape, DataType dtype);
+// Builds the function; `dtype` is one of the workload's supported dtypes and `acc` what its
+// reductions sum in: `dtype` itself, int32 for integers, or one of WorkloadInfo::accumulators
+// the caller chose (MakeWorkload checks it; builders that list none ignore it). Consistency
+// checks between parameters (kernel vs input, divisibility) are the builder's:
+// kInvalidArgument with a message starting with the workload's name.
+using Builder = absl::StatusOr<PrimFunc> (*)(const ShapeMap& shape, DataType dtype, DataType acc);
+
+// `x` as `acc` (a cast where its dtype differs): a product's operands widened to the
+// accumulator.
+Expr Widened(const Expr& x, DataType acc);
+
+// WorkloadInfo::accumulators of the products and convolutions that may sum 16-bit floats in
+// float32.
+inline const std::vector<std::string> kFloat32Accumulation = {"float32"};
 
 struct WorkloadDef {
   WorkloadInfo info;

@@ -10,7 +10,7 @@ namespace {
 
 constexpr double kNormEpsilon = 1e-5;
 
-absl::StatusOr<PrimFunc> BuildNrm(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildNrm(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   const int64_t b = s.at("B"), m = s.at("M"), n = s.at("N");
   Tensor A = Placeholder({b, m, n}, dtype, "A");
   IterVar i = ReduceAxis(m, "i"), j = ReduceAxis(n, "j");
@@ -26,7 +26,7 @@ absl::StatusOr<PrimFunc> BuildNrm(const ShapeMap& s, DataType dtype) {
   return CreatePrimFunc(kFunctionName, {A, D});
 }
 
-absl::StatusOr<PrimFunc> BuildSfm(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildSfm(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   const int64_t m = s.at("M"), n = s.at("N");
   Tensor A = Placeholder({m, n}, dtype, "A");
   IterVar k = ReduceAxis(n, "k");
@@ -65,7 +65,7 @@ Tensor RowSum(const Tensor& A, const std::string& name, bool squared) {
                  name, {}, {"i"});
 }
 
-absl::StatusOr<PrimFunc> BuildLayerNorm(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildLayerNorm(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   const int64_t m = s.at("M"), n = s.at("N");
   Tensor A = Placeholder({m, n}, dtype, "A");
   Tensor gamma = Placeholder({n}, dtype, "gamma");
@@ -84,7 +84,7 @@ absl::StatusOr<PrimFunc> BuildLayerNorm(const ShapeMap& s, DataType dtype) {
   return CreatePrimFunc(kFunctionName, {A, gamma, beta, out});
 }
 
-absl::StatusOr<PrimFunc> BuildRmsNorm(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildRmsNorm(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   const int64_t m = s.at("M"), n = s.at("N");
   Tensor A = Placeholder({m, n}, dtype, "A");
   Tensor gamma = Placeholder({n}, dtype, "gamma");
@@ -100,7 +100,7 @@ absl::StatusOr<PrimFunc> BuildRmsNorm(const ShapeMap& s, DataType dtype) {
   return CreatePrimFunc(kFunctionName, {A, gamma, out});
 }
 
-absl::StatusOr<PrimFunc> BuildTranspose(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildTranspose(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   const int64_t m = s.at("M"), n = s.at("N");
   Tensor A = Placeholder({m, n}, dtype, "A");
   Tensor B = Compute({n, m},
@@ -111,13 +111,13 @@ absl::StatusOr<PrimFunc> BuildTranspose(const ShapeMap& s, DataType dtype) {
   return CreatePrimFunc(kFunctionName, {A, B});
 }
 
-absl::StatusOr<PrimFunc> BuildReduceSum(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildReduceSum(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   Tensor A = Placeholder({s.at("M"), s.at("N")}, dtype, "A");
   Tensor B = RowSum(A, "A_red", /*squared=*/false);
   return CreatePrimFunc(kFunctionName, {A, B});
 }
 
-absl::StatusOr<PrimFunc> BuildElementwise(const ShapeMap& s, DataType dtype) {
+absl::StatusOr<PrimFunc> BuildElementwise(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
   const int64_t m = s.at("M"), n = s.at("N");
   Tensor A = Placeholder({m, n}, dtype, "A");
   Tensor B = Placeholder({m, n}, dtype, "B");

@@ -17,6 +17,17 @@ inline constexpr char kSkipZeroTerms[] = "skip_zero_terms";
 // (a depthwise convolution's pixel tiles), where the tests cannot become constants.
 inline constexpr char kUnswitchBorders[] = "unswitch_borders";
 
+// Int S >= 2, on a serial loop of a cuda kernel whose body fills shared buffers and then reads
+// them (a GEMM's k step): the fills of iteration k + S - 1 are issued while iteration k computes,
+// from S copies of each buffer (codegen/software_pipeline.h), asynchronously (cp.async) on
+// sm_80 and later. The interpreter and the CPU backend run the loop as written.
+inline constexpr char kSoftwarePipelineStages[] = "software_pipeline_stages";
+
+// Int 1, set by the software pipelining pass (not by schedules): this loop copies contiguous
+// elements from global into shared memory; CUDA code generation issues it as one cp.async where
+// it moves 4, 8 or 16 aligned bytes, and as the plain loop otherwise.
+inline constexpr char kAsyncCopy[] = "tessera.async_copy";
+
 }  // namespace tessera
 
 #endif  // TESSERA_IR_LOOP_ANNOTATIONS_H_

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
@@ -95,29 +96,37 @@ TensorIntrin WmmaCopy(const std::string& name, const Buffer& src, const Buffer& 
 }
 
 std::vector<TensorIntrin> BuiltinIntrins() {
-  const DataType f16 = DataType::Float16(), f32 = DataType::Float32();
+  const DataType f16 = DataType::Float16(), f32 = DataType::Float32(), bf16 = DataType::BFloat16();
   const std::vector<Expr> tile = {Expr(16), Expr(16)};
   std::vector<TensorIntrin> out;
 
-  // Loads of shared-memory tiles into matrix_a / matrix_b fragments.
-  out.push_back(WmmaCopy(kWmmaLoadA, Buf("A", f16, tile, "shared"),
-                         Buf("A_frag", f16, tile, "wmma.matrix_a"), "wmma::load_matrix_sync"));
-  out.push_back(WmmaCopy(kWmmaLoadB, Buf("B", f16, tile, "shared"),
-                         Buf("B_frag", f16, tile, "wmma.matrix_b"), "wmma::load_matrix_sync"));
-  // Per accumulator dtype (float32, float16): store to global or shared memory, fill, and
-  // the multiply-accumulate (float16 products widened to a float32 accumulator).
+  // Loads of shared-memory tiles into matrix_a / matrix_b fragments, per input dtype.
+  for (const auto& [in, load_a, load_b] : {std::tuple{f16, kWmmaLoadA, kWmmaLoadB},
+                                           std::tuple{bf16, kWmmaLoadABf16, kWmmaLoadBBf16}}) {
+    out.push_back(WmmaCopy(load_a, Buf("A", in, tile, "shared"),
+                           Buf("A_frag", in, tile, "wmma.matrix_a"), "wmma::load_matrix_sync"));
+    out.push_back(WmmaCopy(load_b, Buf("B", in, tile, "shared"),
+                           Buf("B_frag", in, tile, "wmma.matrix_b"), "wmma::load_matrix_sync"));
+  }
+  // Per pair of input and accumulator dtypes (float16 -> float32, float16 -> float16, bfloat16
+  // -> float32): the multiply-accumulate (products widened to a float32 accumulator), and per
+  // accumulator the store to global or shared memory and the fill.
   struct AccumulatorGroup {
-    DataType acc;
-    const char* store;
+    DataType in, acc;
+    const char* store;  // nullptr: the accumulator's store and fill are an earlier group's
     const char* fill;
     const char* sync;
   };
-  for (const AccumulatorGroup& g : {AccumulatorGroup{f32, kWmmaStore, kWmmaFill, kWmmaSync},
-                                    AccumulatorGroup{f16, kWmmaStoreF16, kWmmaFillF16,
-                                                     kWmmaSyncF16}}) {
-    out.push_back(WmmaCopy(g.store, Buf("C_frag", g.acc, tile, "wmma.accumulator"),
-                           Buf("C", g.acc, tile, "global"), "wmma::store_matrix_sync"));
-    {  // Fill: the init of an accumulator. impl: wmma::fill_fragment(C[0, 0], 0, 16, 16, 16).
+  for (const AccumulatorGroup& g :
+       {AccumulatorGroup{f16, f32, kWmmaStore, kWmmaFill, kWmmaSync},
+        AccumulatorGroup{f16, f16, kWmmaStoreF16, kWmmaFillF16, kWmmaSyncF16},
+        AccumulatorGroup{bf16, f32, nullptr, nullptr, kWmmaSyncBf16}}) {
+    if (g.store != nullptr) {
+      out.push_back(WmmaCopy(g.store, Buf("C_frag", g.acc, tile, "wmma.accumulator"),
+                             Buf("C", g.acc, tile, "global"), "wmma::store_matrix_sync"));
+    }
+    // Fill: the init of an accumulator. impl: wmma::fill_fragment(C[0, 0], 0, 16, 16, 16).
+    if (g.fill != nullptr) {
       Buffer c = Buf("C_frag", g.acc, tile, "wmma.accumulator");
       Stmt body = GridBlock("fill", {16, 16}, "SS", [&](const std::vector<Expr>& v) {
         return BufferStore(c, FloatImm(g.acc, 0.0), {v[0], v[1]});
@@ -131,13 +140,13 @@ std::vector<TensorIntrin> BuiltinIntrins() {
                                  Func("wmma_fill_impl", {ic}, call, {}, {BufferRegion::Full(ic)})});
     }
     {  // C += A * B. impl: wmma::mma_sync(C[0, 0], A[0, 0], B[0, 0], C[0, 0], 16, 16, 16).
-      Buffer a = Buf("A_frag", f16, tile, "wmma.matrix_a");
-      Buffer b = Buf("B_frag", f16, tile, "wmma.matrix_b");
+      Buffer a = Buf("A_frag", g.in, tile, "wmma.matrix_a");
+      Buffer b = Buf("B_frag", g.in, tile, "wmma.matrix_b");
       Buffer c = Buf("C_frag", g.acc, tile, "wmma.accumulator");
       Stmt body = GridBlock("update", {16, 16, 16}, "SSR", [&](const std::vector<Expr>& v) {
-        Expr prod = g.acc == f16 ? a.Load({v[0], v[2]}) * b.Load({v[2], v[1]})
-                                 : Cast(g.acc, a.Load({v[0], v[2]})) *
-                                       Cast(g.acc, b.Load({v[2], v[1]}));
+        Expr prod = g.acc == g.in
+                        ? a.Load({v[0], v[2]}) * b.Load({v[2], v[1]})
+                        : Cast(g.acc, a.Load({v[0], v[2]})) * Cast(g.acc, b.Load({v[2], v[1]}));
         return BufferStore(c, c.Load({v[0], v[1]}) + prod, {v[0], v[1]});
       });
       Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());

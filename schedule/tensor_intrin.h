@@ -47,6 +47,10 @@ inline constexpr char kWmmaStore[] = "wmma_store_16x16x16_f32";
 inline constexpr char kWmmaFillF16[] = "wmma_fill_16x16x16_f16";
 inline constexpr char kWmmaSyncF16[] = "wmma_sync_16x16x16_f16f16f16";
 inline constexpr char kWmmaStoreF16[] = "wmma_store_16x16x16_f16";
+// The bfloat16 inputs (sm_80 and later; float32 accumulator: fill and store as above).
+inline constexpr char kWmmaLoadABf16[] = "wmma_load_16x16x16_bf16_a";
+inline constexpr char kWmmaLoadBBf16[] = "wmma_load_16x16x16_bf16_b";
+inline constexpr char kWmmaSyncBf16[] = "wmma_sync_16x16x16_bf16bf16f32";
 inline constexpr char kDp4a[] = "dp4a";
 
 // Adds `intrin`. kInvalidArgument if it breaks the conventions above (naming what),

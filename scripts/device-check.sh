@@ -2,17 +2,18 @@
 # The GPU checks of a session that has a GPU machine, as one command run there
 # (docs/cuda-backend.md, "Running the GPU tests on a GPU machine"):
 #   tests    the bundle's GPU tests (run-gpu-tests.sh)
-#   bench    bench_cuda_gmm: GMM tuned for the GPU against cuBLAS, float32 and float16
+#   bench    bench_cuda_gmm: GMM tuned for the GPU against cuBLAS, float32 and float16 / bfloat16
+#            summed in float32
 #   service  `tessera serve` and one `tessera worker --target cuda` on loopback, a job submitted
 #            and watched, its best shown, applied, run and checked on the GPU
 # Each step has its own time limit and log in OUTDIR; the exit status is nonzero when one fails.
 #
 #   scripts/device-check.sh BUNDLE OUTDIR [--steps tests,bench,service] [--trials N]
-#                           [--shapes MxNxK,...] [--dtypes float32,float16] [--service-trials N]
+#                           [--shapes MxNxK,...] [--dtypes float32,float16->float32,...] [--service-trials N]
 #                           [--tests-timeout S] [--bench-timeout S]
 set -uo pipefail
 if [[ $# -lt 2 ]]; then
-  sed -n '2,11p' "$0"
+  sed -n '2,13p' "$0"
   exit 2
 fi
 bundle=$(cd "$1" && pwd)
@@ -22,7 +23,7 @@ steps=tests,bench,service
 trials=64
 shapes=4096x4096x4096
 service_trials=64
-dtypes=float32,float16
+dtypes=float32,float16->float32,bfloat16->float32
 tests_timeout=150
 bench_timeout=240
 while [[ $# -gt 0 ]]; do

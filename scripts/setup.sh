@@ -111,17 +111,20 @@ if [[ ${mode} == all && ! -x "${venv}/bin/kubernetes-validate" ]]; then
 fi
 
 # (--all) numpy and onnxruntime for the runtime's Python test (tests/model: python/tessera loads
-# a compiled model and matches onnxruntime), and grpcio and grpcio-tools for the Python client
-# test of the service (tests/server/python_client_test.py), in their own venv: PyPI packages
-# never enter the build. Without them those tests skip, saying so.
+# a compiled model and matches onnxruntime), grpcio and grpcio-tools for the Python client test
+# of the service (tests/server/python_client_test.py), and cuobjdump with nvdisasm, which the
+# CUDA toolkit here lacks, for the tests that read compiled GPU images
+# (tests/testing/cubin_inspection.h), in their own venv: PyPI packages never enter the build.
+# Without them those tests skip, saying so.
 venv=build/test-venv
 if [[ ${mode} == all ]] &&
-   ! "${venv}/bin/python" -c 'import numpy, onnxruntime, grpc, grpc_tools' >/dev/null 2>&1; then
+   { ! "${venv}/bin/python" -c 'import numpy, onnxruntime, grpc, grpc_tools' >/dev/null 2>&1 ||
+     ! compgen -G "${venv}/lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm" >/dev/null; }; then
   t=$SECONDS
-  log "venv: numpy, onnxruntime, grpcio and grpcio-tools into ${venv} (pip: ${logs}/test-venv.log)"
+  log "venv: numpy, onnxruntime, grpcio, grpcio-tools, cuobjdump and nvdisasm into ${venv} (pip: ${logs}/test-venv.log)"
   if { /usr/bin/python3 -m venv "${venv}" &&
        "${venv}/bin/pip" install -q --disable-pip-version-check numpy onnxruntime grpcio \
-         grpcio-tools; } >"${logs}/test-venv.log" 2>&1; then
+         grpcio-tools nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm; } >"${logs}/test-venv.log" 2>&1; then
     log "venv: done in $(elapsed "$t")"
   else
     log "venv: could not install them (${logs}/test-venv.log): the Python runtime and client tests will skip"

@@ -10,24 +10,27 @@
 // J -> [bx, tx = 16, 4], K -> [ko, 16], S fused into by; a local accumulator written back at tx
 // (epilogues inlined into the write-back); A and B tiles in shared memory at ko, fetched
 // cooperatively by all threads with 4-wide vectors when the tile divides evenly; init decomposed
-// at ko; the 4 x 4 micro tile unrolled. Shapes that are not multiples of the 32 x 64 x 16 tile
-// get predicated edge tiles instead of DLight's pad_einsum.
+// at ko; the 4 x 4 micro tile unrolled; on sm_80+ the k step's tiles software-pipelined over two
+// stages (filled by cp.async while the previous ones compute). Shapes that are not multiples of
+// the 32 x 64 x 16 tile get predicated edge tiles instead of DLight's pad_einsum.
 //
 // The tensor-core path, tried first on cuda sm_70+ for float16 A and B with a float16 or float32
-// C laid out as C[S.., I, J] += A[S.., I, K] * B[S.., K, J] (one iterator each for I, J and K,
-// all multiples of 16): the 16x16x16 inner tile is blockized; per thread block a 64 x 64 tile
-// (fewer warps / fragments where 64 does not divide) on up to 2 x 2 warps (threadIdx.y), each
-// warp 2 x 2 fragments; A and B tiles of k step 32 staged in shared memory, fetched by every
-// thread (threadIdx.y x 32 threadIdx.x, 4-wide vectors when they divide); wmma.matrix_a /
-// matrix_b fragments loaded at the inner k loop; a wmma.accumulator fragment per warp stored to
-// a shared C tile, which goes to global memory through every thread with the epilogues inlined;
-// init decomposed at the outer k loop; loads, fill, mma and store tensorized with the WMMA
-// intrinsics of the accumulator dtype. If any step refuses, the SIMT path is taken instead.
+// C, and on sm_80+ for bfloat16 A and B with a float32 C, laid out as C[S.., I, J] += A[S.., I, K]
+// * B[S.., K, J] (one iterator each for I, J and K, all multiples of 16): the 16x16x16 inner tile
+// is blockized; per thread block a 64 x 64 tile (fewer warps / fragments where 64 does not divide)
+// on up to 2 x 2 warps (threadIdx.y), each warp 2 x 2 fragments; A and B tiles of k step 32 staged
+// in shared memory, fetched by every thread (threadIdx.y x 32 threadIdx.x, 4-wide vectors when they
+// divide); wmma.matrix_a / matrix_b fragments loaded at the inner k loop; a wmma.accumulator
+// fragment per warp stored to a shared C tile, which goes to global memory through every thread
+// with the epilogues inlined; init decomposed at the outer k loop; loads, fill, mma and store
+// tensorized with the WMMA intrinsics of the input and accumulator dtypes. If any step refuses, the
+// SIMT path is taken instead.
 #include <algorithm>
 #include <tuple>
 #include <utility>
 
 #include "base/status_macros.h"
+#include "ir/loop_annotations.h"
 #include "rules/default/analysis.h"
 #include "rules/default/rule_factories.h"
 #include "schedule/tensor_intrin.h"
@@ -37,10 +40,14 @@ namespace dlight {
 namespace {
 
 constexpr int64_t kThreadsI = 8, kThreadsJ = 16, kMicro = 4, kStepK = 16, kVector = 4;
+// Shared-tile stages of the k step where cp.async fills them in the background (sm_80+).
+constexpr int64_t kPipelineStages = 2;
 
 // Moves the last `ndim` loops of the copy block `cache` onto threads_y x threads_x threads.
+// Copies the `ndim` innermost loops of `cache` with every thread, in vectors of `lanes` (or
+// fewer, down to kVector) where the tile divides evenly.
 absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim, int64_t threads_y,
-                              int64_t threads_x) {
+                              int64_t threads_x, int64_t lanes = kVector) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(cache));
   if (loops.size() < ndim) return absl::InvalidArgumentError("unexpected copy loops");
   std::vector<LoopRV> copy(loops.end() - ndim, loops.end());
@@ -50,10 +57,11 @@ absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim, int64_t
   if (copy.size() > 1) {
     TESSERA_ASSIGN_OR_RETURN(fused, sch->Fuse(copy));
   }
-  const bool vector = elements > 0 && elements % (threads_y * threads_x * kVector) == 0;
+  while (lanes > kVector && elements % (threads_y * threads_x * lanes) != 0) lanes /= 2;
+  const bool vector = elements > 0 && elements % (threads_y * threads_x * lanes) == 0;
   std::vector<InstValue> factors = {InstValue(), InstValue::Int(threads_y),
                                     InstValue::Int(threads_x)};
-  if (vector) factors.push_back(InstValue::Int(kVector));
+  if (vector) factors.push_back(InstValue::Int(lanes));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch->Split(fused, factors));
   TESSERA_RETURN_IF_ERROR(sch->Bind(parts[1], "threadIdx.y"));
   TESSERA_RETURN_IF_ERROR(sch->Bind(parts[2], "threadIdx.x"));
@@ -61,7 +69,9 @@ absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim, int64_t
   return absl::OkStatus();
 }
 
-absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, const GemmMatch& g) {
+// `stages` >= 2: the k step's shared tiles are software-pipelined over that many buffers.
+absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, const GemmMatch& g,
+                   int64_t stages) {
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<LoopRV> i,
@@ -95,6 +105,9 @@ absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, con
     TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
     if (LoopExtent(*sch, wb.back()) == kMicro) TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
   }
+  if (stages >= 2) {
+    TESSERA_RETURN_IF_ERROR(sch->Annotate(k[0], kSoftwarePipelineStages, InstValue::Int(stages)));
+  }
   return absl::OkStatus();
 }
 
@@ -103,12 +116,16 @@ absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, con
 constexpr int64_t kWmma = 16, kWarp = 32;
 
 struct WmmaIntrins {
+  int min_compute_capability;
+  const char* load_a;
+  const char* load_b;
   const char* fill;
   const char* sync;
   const char* store;
 };
 
-// The WMMA intrinsics for `block` (float16 inputs; float16 or float32 accumulator) when the
+// The WMMA intrinsics for `block` (float16 inputs and a float16 or float32 accumulator, or
+// bfloat16 inputs and a float32 accumulator) when the
 // GEMM is C[S.., I, J] += A[S.., I, K] * B[S.., K, J] with one iterator per I, J, K, each a
 // multiple of 16; nullopt otherwise.
 std::optional<WmmaIntrins> MatchWmma(const Block& block, const GemmMatch& g,
@@ -116,11 +133,18 @@ std::optional<WmmaIntrins> MatchWmma(const Block& block, const GemmMatch& g,
   const Buffer& a = block->reads[g.a].buffer;
   const Buffer& b = block->reads[g.b].buffer;
   const Buffer& c = block->writes[0].buffer;
-  if (a.dtype() != DataType::Float16() || b.dtype() != DataType::Float16()) return std::nullopt;
+  if (a.dtype() != b.dtype()) return std::nullopt;
   std::optional<WmmaIntrins> intrins;
-  if (c.dtype() == DataType::Float16())
-    intrins = WmmaIntrins{kWmmaFillF16, kWmmaSyncF16, kWmmaStoreF16};
-  if (c.dtype() == DataType::Float32()) intrins = WmmaIntrins{kWmmaFill, kWmmaSync, kWmmaStore};
+  if (a.dtype() == DataType::Float16() && c.dtype() == DataType::Float16()) {
+    intrins = WmmaIntrins{70, kWmmaLoadA, kWmmaLoadB, kWmmaFillF16, kWmmaSyncF16, kWmmaStoreF16};
+  }
+  if (a.dtype() == DataType::Float16() && c.dtype() == DataType::Float32()) {
+    intrins = WmmaIntrins{70, kWmmaLoadA, kWmmaLoadB, kWmmaFill, kWmmaSync, kWmmaStore};
+  }
+  if (a.dtype() == DataType::BFloat16() && c.dtype() == DataType::Float32()) {
+    intrins = WmmaIntrins{80, kWmmaLoadABf16, kWmmaLoadBBf16, kWmmaFill, kWmmaSyncBf16, kWmmaStore};
+  }
+  if (!intrins.has_value()) return std::nullopt;
   if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return std::nullopt;
   int k = -1;
   for (int v : g.groups[kGemmK]) {
@@ -165,8 +189,9 @@ absl::Status TensorizeTile(Schedule* sch, BlockRV block, const std::string& intr
   return sch->Tensorize(outer, intrin);
 }
 
+// `stages` >= 2: the k step's shared tiles are software-pipelined over that many buffers.
 absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block, const GemmMatch& g,
-                       const WmmaIntrins& intrins) {
+                       const WmmaIntrins& intrins, int64_t stages) {
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   // Per dimension: [blocks, warps, fragments per warp, 16]; k: [steps, fragments, 16].
   const int64_t frags_i = std::min<int64_t>(Divisor4(loops.extent_i / kWmma), 2);
@@ -207,14 +232,17 @@ absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
   TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, c_shared, c_ndim, warps, kWarp));
   // Inputs: shared tiles at the k step, fragments at the inner k loop.
   std::vector<std::pair<BlockRV, const char*>> loads;
-  for (const auto& [read, scope, intrin] : {std::make_tuple(g.a, "wmma.matrix_a", kWmmaLoadA),
-                                            std::make_tuple(g.b, "wmma.matrix_b", kWmmaLoadB)}) {
+  for (const auto& [read, scope, intrin] :
+       {std::make_tuple(g.a, "wmma.matrix_a", intrins.load_a),
+        std::make_tuple(g.b, "wmma.matrix_b", intrins.load_b)}) {
     const size_t ndim = block->reads[read].buffer.ndim();
     TESSERA_ASSIGN_OR_RETURN(BlockRV shared, sch->CacheRead(compute, read, "shared"));
     TESSERA_ASSIGN_OR_RETURN(BlockRV frag, sch->CacheRead(compute, read, scope));
     TESSERA_RETURN_IF_ERROR(sch->ComputeAt(frag, k[1], /*preserve_unit_loops=*/true));
     TESSERA_RETURN_IF_ERROR(sch->ComputeAt(shared, k[0], /*preserve_unit_loops=*/true));
-    TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, shared, ndim, warps, kWarp));
+    // 16 bytes a thread where the tile divides: one cp.async each when pipelined.
+    const int64_t lanes = 16 / block->reads[read].buffer.dtype().bytes();
+    TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, shared, ndim, warps, kWarp, lanes));
     loads.emplace_back(frag, intrin);
   }
   TESSERA_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(compute, k[0]));
@@ -223,6 +251,9 @@ absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
   TESSERA_RETURN_IF_ERROR(TensorizeTile(sch, c_frag, intrins.store));
   for (const auto& [frag, intrin] : loads)
     TESSERA_RETURN_IF_ERROR(TensorizeTile(sch, frag, intrin));
+  if (stages >= 2) {
+    TESSERA_RETURN_IF_ERROR(sch->Annotate(k[0], kSoftwarePipelineStages, InstValue::Int(stages)));
+  }
   return absl::OkStatus();
 }
 
@@ -242,16 +273,25 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
   if (!block.ok()) return std::nullopt;
   std::optional<GemmMatch> gemm = MatchGemm(*block, main->extents);
   if (!gemm.has_value()) return std::nullopt;
+  // Pipelined where the target has cp.async; if that schedule is refused, the same unpipelined.
+  std::vector<int64_t> stages = {1};
+  if (target.compute_capability() >= 80) stages.insert(stages.begin(), kPipelineStages);
   std::optional<WmmaIntrins> wmma = MatchWmma(*block, *gemm, main->extents);
-  if (wmma.has_value() && target.compute_capability() >= 70) {
-    Schedule tensor_core = sch.Copy();
-    if (ApplyWmma(&tensor_core, *main, *block, *gemm, *wmma).ok()) {
+  if (wmma.has_value() && target.compute_capability() >= wmma->min_compute_capability) {
+    for (int64_t s : stages) {
+      Schedule tensor_core = sch.Copy();
+      if (!ApplyWmma(&tensor_core, *main, *block, *gemm, *wmma, s).ok()) continue;
       std::optional<Schedule> valid = IfValidOnGpu(std::move(tensor_core), target);
       if (valid.has_value()) return valid;
     }
   }
-  if (!Apply(&sch, *main, *block, *gemm).ok()) return std::nullopt;
-  return IfValidOnGpu(std::move(sch), target);
+  for (int64_t s : stages) {
+    Schedule simt = sch.Copy();
+    if (!Apply(&simt, *main, *block, *gemm, s).ok()) continue;
+    std::optional<Schedule> valid = IfValidOnGpu(std::move(simt), target);
+    if (valid.has_value()) return valid;
+  }
+  return std::nullopt;
 }
 
 }  // namespace

@@ -383,7 +383,7 @@ absl::Status AnnotateCooperativeFetch(const TilingConfig& config, Schedule* sch,
     bool ok = true;
     if (dtype == DataType::Float32()) {
       ok = len <= 4;
-    } else if (dtype == DataType::Float16()) {
+    } else if (dtype.is_float() && dtype.bits() == 16) {  // float16, bfloat16: <= 16 bytes
       ok = len <= 8 && (len == 1 || len % 2 == 0);
     } else if (dtype == DataType::Int8()) {
       ok = len <= 16;

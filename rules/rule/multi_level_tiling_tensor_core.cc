@@ -1,16 +1,19 @@
-// MultiLevelTilingTensorCore (docs/reference/metaschedule.md §4.3.9), WMMA 16x16x16 float16 groups
-// (float32 or float16 accumulator) on cuda sm_70 and later. A block computing
+// MultiLevelTilingTensorCore (docs/reference/metaschedule.md §4.3.9), WMMA 16x16x16 groups: float16
+// inputs (float32 or float16 accumulator) on cuda sm_70 and later, bfloat16 inputs (float32
+// accumulator) on sm_80 and later. A block computing
 // C[batch..., m, n] += A[batch..., m, k] * B[batch..., k, n] with m, n, k multiples of 16 is
 // split into 16x16x16 tiles whose inner part is blockized and annotated for RewriteTensorize
 // (compute + init intrinsics); the outer block is tiled like MultiLevelTiling, gets a shared
 // write cache and a wmma.accumulator cache whose 16x16 stores are blockized and annotated, and
-// shared input copies whose wmma.matrix_a / matrix_b loads are blockized and annotated.
+// shared input copies whose wmma.matrix_a / matrix_b loads are blockized and annotated; on
+// sm_80 and later the loop the input copies sit at gets a sampled software-pipeline depth.
 #include <memory>
 #include <optional>
 #include <tuple>
 #include <utility>
 
 #include "base/status_macros.h"
+#include "ir/loop_annotations.h"
 #include "rules/analysis.h"
 #include "rules/annotations.h"
 #include "rules/rule/multi_level_tiling.h"
@@ -24,7 +27,8 @@ constexpr char kTensorCoreOwner[] = "MultiLevelTilingTensorCore";
 constexpr int64_t kTile = 16;
 
 struct WmmaGroup {
-  DataType acc;
+  DataType in, acc;
+  int min_compute_capability;
   const char* init;
   const char* load_a;
   const char* load_b;
@@ -34,8 +38,12 @@ struct WmmaGroup {
 
 const std::vector<WmmaGroup>& WmmaGroups() {
   static const std::vector<WmmaGroup> groups = {
-      {DataType::Float32(), kWmmaFill, kWmmaLoadA, kWmmaLoadB, kWmmaSync, kWmmaStore},
-      {DataType::Float16(), kWmmaFillF16, kWmmaLoadA, kWmmaLoadB, kWmmaSyncF16, kWmmaStoreF16},
+      {DataType::Float16(), DataType::Float32(), 70, kWmmaFill, kWmmaLoadA, kWmmaLoadB, kWmmaSync,
+       kWmmaStore},
+      {DataType::Float16(), DataType::Float16(), 70, kWmmaFillF16, kWmmaLoadA, kWmmaLoadB,
+       kWmmaSyncF16, kWmmaStoreF16},
+      {DataType::BFloat16(), DataType::Float32(), 80, kWmmaFill, kWmmaLoadABf16, kWmmaLoadBBf16,
+       kWmmaSyncBf16, kWmmaStore},
   };
   return groups;
 }
@@ -62,21 +70,24 @@ std::vector<int> IterIndices(const Block& block, const BufferRegion& region) {
   return out;
 }
 
-std::optional<MatmulMatch> MatchMatmul(const Block& block) {
+// `compute_capability`: the target's; groups it lacks do not match.
+std::optional<MatmulMatch> MatchMatmul(const Block& block, int compute_capability) {
   if (block->writes.size() != 1 || block->reads.size() != 3) return std::nullopt;
   const BufferRegion& c = block->writes[0];
   MatmulMatch match;
-  for (const WmmaGroup& g : WmmaGroups()) {
-    if (c.buffer.dtype() == g.acc) match.group = &g;
-  }
-  if (match.group == nullptr) return std::nullopt;
   std::vector<int> inputs;
   for (int i = 0; i < 3; ++i) {
-    if (block->reads[i].buffer.same_as(c.buffer)) continue;
-    if (block->reads[i].buffer.dtype() != DataType::Float16()) return std::nullopt;
-    inputs.push_back(i);
+    if (!block->reads[i].buffer.same_as(c.buffer)) inputs.push_back(i);
   }
   if (inputs.size() != 2) return std::nullopt;
+  const DataType in = block->reads[inputs[0]].buffer.dtype();
+  if (block->reads[inputs[1]].buffer.dtype() != in) return std::nullopt;
+  for (const WmmaGroup& g : WmmaGroups()) {
+    if (c.buffer.dtype() == g.acc && in == g.in && compute_capability >= g.min_compute_capability) {
+      match.group = &g;
+    }
+  }
+  if (match.group == nullptr) return std::nullopt;
   const std::vector<int> ci = IterIndices(block, c);
   const size_t rank = ci.size();
   if (rank < 2) return std::nullopt;
@@ -219,18 +230,34 @@ absl::Status AddTensorCoreReads(const TilingConfig& config, const MatmulMatch& m
   return absl::OkStatus();
 }
 
+// sm_80 and later: the number of shared buffers of the loop the input tiles are filled at,
+// sampled from kSampledPipelineStages (1: filled in place; 2 to 4: software-pipelined, filled by
+// cp.async while the previous tiles compute; ir/loop_annotations.h).
+constexpr int64_t kSampledPipelineStages[] = {1, 2, 3, 4};
+
+absl::Status SamplePipelineStages(const TilingConfig& config, TilingState* state) {
+  Schedule& sch = state->sch;
+  const std::vector<int64_t> stages(std::begin(kSampledPipelineStages),
+                                    std::end(kSampledPipelineStages));
+  const std::vector<double> probs(stages.size(), 1.0 / static_cast<double>(stages.size()));
+  TESSERA_ASSIGN_OR_RETURN(ExprRV sampled, sch.SampleCategorical(stages, probs));
+  return sch.Annotate(state->tiles[config.reuse_read.levels[0] - 1].back(), kSoftwarePipelineStages,
+                      InstValue::Of(sampled));
+}
+
 class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
  public:
-  MultiLevelTilingTensorCoreRule(TilingConfig config, bool enabled)
-      : config_(std::move(config)), enabled_(enabled) {}
+  // `compute_capability`: the target's, 0 where it has no tensor cores.
+  MultiLevelTilingTensorCoreRule(TilingConfig config, int compute_capability)
+      : config_(std::move(config)), compute_capability_(compute_capability) {}
 
   std::string name() const override { return kTensorCoreOwner; }
 
   absl::StatusOr<std::vector<Schedule>> Apply(Schedule* sch, BlockRV block) const override {
     std::optional<MatmulMatch> match;
-    if (enabled_ && NeedsMultiLevelTiling(*sch, block)) {
+    if (compute_capability_ > 0 && NeedsMultiLevelTiling(*sch, block)) {
       absl::StatusOr<Block> b = sch->Get(block);
-      if (b.ok()) match = MatchMatmul(*b);
+      if (b.ok()) match = MatchMatmul(*b, compute_capability_);
     }
     if (!match.has_value()) return std::vector<Schedule>{std::move(*sch)};
     TilingState state{sch->Copy(), block, {}, {}, {}, {}};
@@ -243,7 +270,8 @@ class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
     std::vector<TilingState> states = TileLoopNest(config_, std::move(state));
     states = ApplySubRule(std::move(states), [&](TilingState s) {
       return AddTensorCoreWrite(config_, *match->group, &s).ok() &&
-                     AddTensorCoreReads(config_, *match, &s).ok()
+                     AddTensorCoreReads(config_, *match, &s).ok() &&
+                     (compute_capability_ < 80 || SamplePipelineStages(config_, &s).ok())
                  ? std::vector<TilingState>{std::move(s)}
                  : std::vector<TilingState>{};
     });
@@ -255,7 +283,7 @@ class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
 
  private:
   const TilingConfig config_;
-  const bool enabled_;
+  const int compute_capability_;
 };
 
 }  // namespace
@@ -285,8 +313,9 @@ absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& targ
   for (const std::string& bind : config.tile_binds) {
     if (bind == "threadIdx.x") return parsed.Error("tile_binds", "must not bind threadIdx.x");
   }
-  const bool enabled = target.is_cuda() && target.compute_capability() >= 70;
-  return std::make_shared<const MultiLevelTilingTensorCoreRule>(std::move(config), enabled);
+  const bool has_tensor_cores = target.is_cuda() && target.compute_capability() >= 70;
+  return std::make_shared<const MultiLevelTilingTensorCoreRule>(
+      std::move(config), has_tensor_cores ? target.compute_capability() : 0);
 }
 
 }  // namespace tessera

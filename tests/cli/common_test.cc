@@ -53,7 +53,23 @@ TEST(CliCommonTest, FunctionSourceLoadsAFileAndRefusesShapeOptionsForIt) {
   EXPECT_EQ(label, path);
   file.dtype = "float16";
   EXPECT_EQ(file.Load(&label).status().message(),
-            "--shape and --dtype apply to workloads, not to files");
+            "--shape, --dtype and --acc apply to workloads, not to files");
+  file.dtype = "";
+  file.acc = "float32";
+  EXPECT_EQ(file.Load(&label).status().message(),
+            "--shape, --dtype and --acc apply to workloads, not to files");
+}
+
+TEST(CliCommonTest, FunctionSourceWidensTheAccumulatorWhenAsked) {
+  FunctionSource gmm;
+  gmm.workload = "GMM:M=16,N=8,K=4";
+  gmm.dtype = "bfloat16";
+  gmm.acc = "float32";
+  std::string label;
+  absl::StatusOr<PrimFunc> func = gmm.Load(&label);
+  ASSERT_TRUE(func.ok()) << func.status();
+  EXPECT_EQ(label, "GMM(B=1,M=16,N=8,K=4) bfloat16->float32");
+  EXPECT_EQ(func->params().back().dtype(), DataType::Float32());
 }
 
 TEST(CliCommonTest, AnUnparsableFileIsAnErrorNamingIt) {

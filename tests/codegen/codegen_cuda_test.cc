@@ -13,11 +13,8 @@
 #include "ir/printer.h"
 #include "schedule/tensor_intrin.h"
 #include "tests/codegen/gpu_schedules.h"
+#include "tests/codegen/nvrtc_testing.h"
 #include "tests/testing/schedule_testing.h"
-
-#if TESSERA_WITH_CUDA
-#include <nvrtc.h>
-#endif
 
 namespace tessera {
 namespace {
@@ -25,6 +22,7 @@ namespace {
 using gpu_testing::GmmTiling;
 using gpu_testing::Loops;
 using gpu_testing::Ok;
+using nvrtc_testing::CompileWithNvrtc;
 
 Target Cuda(const std::string& extra = "") {
   absl::StatusOr<Target> t = Target::Parse("cuda -arch=sm_90 " + extra);
@@ -34,37 +32,6 @@ Target Cuda(const std::string& extra = "") {
 
 bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
-}
-
-// Compiles `source` to a cubin for `arch` with NVRTC; the error holds the compile log.
-absl::Status CompileWithNvrtc(const std::string& source, const std::string& arch) {
-#if TESSERA_WITH_CUDA
-  nvrtcProgram program;
-  if (nvrtcCreateProgram(&program, source.c_str(), "tessera.cu", 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS) {
-    return absl::InternalError("nvrtcCreateProgram failed");
-  }
-  std::string arch_flag = "--gpu-architecture=" + arch;
-  std::string include = std::string("-I") + TESSERA_CUDA_INCLUDE_DIR;
-  const char* options[] = {arch_flag.c_str(), include.c_str(), "--std=c++17"};
-  nvrtcResult result = nvrtcCompileProgram(program, 3, options);
-  size_t log_size = 0;
-  nvrtcGetProgramLogSize(program, &log_size);
-  std::string log(log_size, '\0');
-  if (log_size > 0) nvrtcGetProgramLog(program, log.data());
-  size_t cubin_size = 0;
-  if (result == NVRTC_SUCCESS) nvrtcGetCUBINSize(program, &cubin_size);
-  nvrtcDestroyProgram(&program);
-  if (result != NVRTC_SUCCESS) {
-    return absl::InvalidArgumentError(std::string(nvrtcGetErrorString(result)) + ":\n" + log);
-  }
-  if (cubin_size == 0) return absl::InternalError("nvrtc produced an empty cubin");
-  return absl::OkStatus();
-#else
-  (void)source;
-  (void)arch;
-  return absl::OkStatus();
-#endif
 }
 
 // Generates CUDA for `func` and compiles it for sm_80 and sm_90.

@@ -9,6 +9,7 @@
 #include "frontend/compute.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
+#include "ir/loop_annotations.h"
 #include "schedule/schedule.h"
 
 namespace tessera {
@@ -43,6 +44,8 @@ struct GmmTiling {
   int64_t k_tile = 16;
   std::string dtype = "float32";
   int64_t copy_lanes = 4;  // vector width of the cooperative copies into shared memory
+  // > 0: ko annotated kSoftwarePipelineStages with this many stages.
+  int64_t pipeline_stages = 0;
 };
 
 // GMM n^3: i, j -> [blockIdx, threadIdx, inner]; k -> [ko, ki]; A and B cached in shared memory
@@ -85,6 +88,9 @@ inline Schedule ScheduleGmm(const GmmTiling& t) {
   BlockRV c_local = *sch.CacheWrite(c, 0, "local");
   Ok(sch.ReverseComputeAt(c_local, j[1]));
   Ok(sch.Annotate(i[0], "pragma_auto_unroll_max_step", InstValue::Int(16)));
+  if (t.pipeline_stages > 0) {
+    Ok(sch.Annotate(k[0], kSoftwarePipelineStages, InstValue::Int(t.pipeline_stages)));
+  }
   return sch;
 }
 

@@ -39,6 +39,32 @@ TEST(WorkloadSpecTest, ShapeApartAndDtypeGiveTheSameFunction) {
   EXPECT_EQ(partial->label, "GMM(B=1,M=64,N=512,K=512) float32");
 }
 
+// The form a job's workload takes over RPC carries the dtype and the accumulator in the spec.
+TEST(WorkloadSpecTest, ASpecNamesItsDtypeAndAccumulator) {
+  absl::StatusOr<SpecFunction> inline_spec =
+      LoadWorkloadSpec("GMM:B=2,M=32,N=16,K=8,dtype=float16,acc=float32");
+  ASSERT_TRUE(inline_spec.ok()) << inline_spec.status();
+  EXPECT_EQ(inline_spec->label, "GMM(B=2,M=32,N=16,K=8) float16->float32");
+  const PrimFunc widened =
+      *MakeWorkload("GMM", {{"B", 2}, {"M", 32}, {"N", 16}, {"K", 8}}, "float16", "float32");
+  EXPECT_TRUE(StructuralEqual(inline_spec->func, widened));
+  absl::StatusOr<SpecFunction> flags =
+      LoadWorkloadSpec("GMM", "B=2,M=32,N=16,K=8", "float16", "float32");
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->label, inline_spec->label);
+  EXPECT_TRUE(StructuralEqual(flags->func, widened));
+  // Not the same function as the float16 sums: records and hashes keep them apart.
+  EXPECT_FALSE(StructuralEqual(widened, SmallGmm("float16")));
+  // Given both ways they must agree; naming the dtype's own accumulator changes nothing.
+  absl::Status twice = LoadWorkloadSpec("GMM:M=32,dtype=float16", "", "bfloat16").status();
+  EXPECT_EQ(twice.message(), "GMM: dtype is given twice ('bfloat16' and 'float16')");
+  absl::StatusOr<SpecFunction> same =
+      LoadWorkloadSpec("GMM:B=2,M=32,N=16,K=8,acc=float32", "", "float32", "float32");
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(same->label, "GMM(B=2,M=32,N=16,K=8) float32");
+  EXPECT_TRUE(StructuralEqual(same->func, SmallGmm()));
+}
+
 TEST(WorkloadSpecTest, ErrorsSayWhatIsWrong) {
   absl::Status both = LoadWorkloadSpec("GMM:M=64", "M=32").status();
   EXPECT_EQ(both.code(), absl::StatusCode::kInvalidArgument);

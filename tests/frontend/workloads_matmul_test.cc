@@ -1,5 +1,6 @@
-// Tests of frontend/workloads_matmul.cc: GMM (float32, float16 accumulating in float16, int8
-// accumulating exactly in int32), TBG, GEMV and DENSE_BIAS_RELU against hand-written loop nests
+// Tests of frontend/workloads_matmul.cc: GMM (float32, float16 accumulating in float16 or, asked,
+// float16 and bfloat16 in float32, int8 accumulating exactly in int32), TBG, GEMV and
+// DENSE_BIAS_RELU against hand-written loop nests
 // (tests/frontend/workloads_testing.h).
 #include <algorithm>
 #include <cmath>
@@ -50,6 +51,69 @@ TEST(WorkloadsMatmulTest, GmmFloat16AccumulatesInFloat16) {
   ExpectClose(a[2], expected, "GMM float16");
   absl::StatusOr<Comparison> cmp = Compare(a[2], expected, 0, 0);
   EXPECT_TRUE(cmp.ok() && cmp->ok()) << "float16 rounding differs from per-step rounding";
+}
+
+// With acc=float32 the 16-bit operands are widened, the sums run in float32 and C is float32:
+// over K = 40 the result is the float32 sum of the exact products, where float16 sums round at
+// every step.
+TEST(WorkloadsMatmulTest, Float16AndBfloat16GmmAccumulateInFloat32WhenAsked) {
+  for (const std::string dtype : {"float16", "bfloat16"}) {
+    SCOPED_TRACE(dtype);
+    std::vector<NDArray> a = RunWorkload("GMM", {{"M", 4}, {"N", 3}, {"K", 40}}, dtype, "float32");
+    ASSERT_EQ(a.size(), 3u);
+    ASSERT_EQ(a[2].dtype(), DataType::Float32());
+    NDArray expected = Expected(a[2], [&](const std::vector<int64_t>& i) {
+      float acc = 0;
+      for (int64_t k = 0; k < 40; ++k) {
+        acc +=
+            static_cast<float>(At(a[0], {0, i[1], k})) * static_cast<float>(At(a[1], {0, k, i[2]}));
+      }
+      return acc;
+    });
+    absl::StatusOr<Comparison> cmp = Compare(a[2], expected, 1e-6, 1e-6);
+    ASSERT_TRUE(cmp.ok());
+    EXPECT_TRUE(cmp->ok()) << cmp->mismatches << " mismatches, max abs error "
+                           << cmp->max_abs_error;
+  }
+}
+
+// Every product and dense convolution that lists float32 as an accumulator builds in both
+// 16-bit dtypes with it: the output in float32, each product's operands cast.
+TEST(WorkloadsMatmulTest, WiderAccumulatorsGiveFloat32Outputs) {
+  int widened = 0;
+  for (const WorkloadInfo& w : ListWorkloads()) {
+    for (const std::string& acc : w.accumulators) {
+      for (const std::string dtype : {"float16", "bfloat16"}) {
+        if (std::find(w.dtypes.begin(), w.dtypes.end(), dtype) == w.dtypes.end()) continue;
+        absl::StatusOr<PrimFunc> f = MakeWorkload(w.name, {}, dtype, acc);
+        ASSERT_TRUE(f.ok()) << w.name << " " << dtype << ": " << f.status();
+        EXPECT_EQ(f->params().back().dtype().ToString(), acc) << w.name << " " << dtype;
+        EXPECT_EQ(f->params().front().dtype().ToString(), dtype) << w.name;
+        ++widened;
+      }
+    }
+  }
+  // GMM, LINEAR, TBG, GEMV, DENSE_BIAS_RELU, C1D, C2D, C3D, DIL, GRP.
+  EXPECT_EQ(widened, 20);
+}
+
+TEST(WorkloadsMatmulTest, AccumulatorsOutsideTheListAreRefused) {
+  absl::Status wider32 = MakeWorkload("GMM", {}, "float32", "float16").status();
+  EXPECT_EQ(wider32.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(wider32.message(),
+            "GMM: cannot accumulate float32 in 'float16' (float32 accumulates in its own dtype)");
+  absl::Status int8 = MakeWorkload("GMM", {}, "int8", "float32").status();
+  EXPECT_EQ(int8.code(), absl::StatusCode::kInvalidArgument);
+  absl::Status depthwise = MakeWorkload("DEP", {}, "float16", "float32").status();
+  EXPECT_EQ(depthwise.message(),
+            "DEP: cannot accumulate float16 in 'float32' (float16 accumulates in its own dtype)");
+  absl::Status unknown = MakeWorkload("GMM", {}, "float16", "float64").status();
+  EXPECT_EQ(unknown.message(),
+            "GMM: cannot accumulate float16 in 'float64' (float16 and bfloat16 may accumulate in "
+            "float32)");
+  // The dtype itself is its own accumulator, named or not.
+  EXPECT_TRUE(MakeWorkload("GMM", {}, "float16", "float16").ok());
+  EXPECT_TRUE(MakeWorkload("SFM", {}, "float32", "float32").ok());
 }
 
 TEST(WorkloadsMatmulTest, Int8GmmAccumulatesExactlyInInt32) {

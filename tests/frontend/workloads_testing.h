@@ -34,8 +34,9 @@ inline double At(const NDArray& a, std::initializer_list<int64_t> index) {
 // Builds the workload, fills every parameter with random values (outputs too: init must
 // overwrite them), runs the interpreter and returns the arguments.
 inline std::vector<NDArray> RunWorkload(const std::string& name, const Shape& shape,
-                                        const std::string& dtype = "float32") {
-  absl::StatusOr<PrimFunc> f = MakeWorkload(name, shape, dtype);
+                                        const std::string& dtype = "float32",
+                                        const std::string& acc = "") {
+  absl::StatusOr<PrimFunc> f = MakeWorkload(name, shape, dtype, acc);
   EXPECT_TRUE(f.ok()) << name << ": " << f.status();
   if (!f.ok()) return {};
   std::vector<NDArray> args;

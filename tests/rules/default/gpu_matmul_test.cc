@@ -1,6 +1,7 @@
-// The Matmul default rule's tensor-core (WMMA) path (rules/default/gpu_matmul.cc): a float16
-// GMM on sm_80 is tensorized, verified and compiles, and computes what the GMM computes; other
-// architectures, dtypes and shapes take the SIMT path. No GPU needed.
+// The Matmul default rule's tensor-core (WMMA) path (rules/default/gpu_matmul.cc): a float16 GMM
+// (float16 or float32 sums) and a bfloat16 GMM (float32 sums) on sm_80 are tensorized, verified
+// and compile, and compute what the GMM computes; other architectures, dtypes and shapes take the
+// SIMT path. No GPU needed.
 #include <map>
 #include <set>
 #include <string>
@@ -19,7 +20,9 @@
 #include "schedule/tensor_intrin.h"
 #include "schedule/trace.h"
 #include "tests/rules/default_schedule_testing.h"
+#include "tests/testing/cubin_inspection.h"
 #include "tests/testing/schedule_testing.h"
+#include "tests/testing/scoped_temp_dir.h"
 #include "worker/builder.h"
 #include "worker/check.h"
 #include "worker/host.h"
@@ -42,41 +45,140 @@ std::multiset<std::string> TensorizedIntrins(const Schedule& sch) {
   return out;
 }
 
-TEST(DefaultScheduleTensorCoreTest, Float16GmmOnSm80IsTensorizedVerifiedAndCompiles) {
-  const PrimFunc func = HalfGmm(256, 256, 256);
+// A GMM of 16-bit floats `dtype` summed in `acc` ("" for the dtype's own).
+PrimFunc NarrowGmm(int64_t m, int64_t n, int64_t k, const std::string& dtype,
+                   const std::string& acc) {
+  return *MakeWorkload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}}, dtype, acc);
+}
+
+struct Precision {
+  std::string dtype, acc;
+  std::multiset<std::string> intrins;  // fill, mma, store, load A, load B
+  std::string fragment;                // the CUDA type of the input fragments' elements
+  std::string hmma;                    // the tensor-core multiply-add of the sm_80 image
+  bool ldmatrix;                       // whether nvcc loads WMMA's fragments with LDSM
+};
+
+class TensorCorePrecisionTest : public ::testing::TestWithParam<Precision> {};
+
+TEST_P(TensorCorePrecisionTest, GmmOnSm80IsTensorizedVerifiedAndCompiles) {
+  const Precision& p = GetParam();
+  const PrimFunc func = NarrowGmm(256, 256, 256, p.dtype, p.acc);
   const Target target = CudaTarget("sm_80");
   Applied applied = ApplyFirst(func, target);
   ASSERT_EQ(applied.rule, "Matmul");
   ASSERT_TRUE(applied.sch.has_value());
-  // fill, mma, store, load A, load B (each tensorized once: the loops around repeat them).
-  EXPECT_EQ(TensorizedIntrins(*applied.sch),
-            (std::multiset<std::string>{kWmmaFillF16, kWmmaSyncF16, kWmmaStoreF16, kWmmaLoadA,
-                                        kWmmaLoadB}))
-      << PrintFunc(applied.sch->func());
+  // Each tensorized once: the loops around repeat them.
+  EXPECT_EQ(TensorizedIntrins(*applied.sch), p.intrins) << PrintFunc(applied.sch->func());
   absl::Status verified = VerifyGpuCode(applied.sch->func(), target);
   ASSERT_TRUE(verified.ok()) << verified << "\n" << PrintFunc(applied.sch->func());
   absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), target);
   ASSERT_TRUE(module.ok()) << module.status();
   EXPECT_NE(module->source.find("wmma::mma_sync"), std::string::npos);
+  EXPECT_NE(module->source.find("wmma::matrix_a, 16, 16, 16, " + p.fragment + ","),
+            std::string::npos)
+      << module->source;
+  // The k step's tiles in two stages, filled 16 bytes a thread by cp.async ahead of their use.
+  EXPECT_NE(module->source.find("tessera_cp_async<16>(&A_shared["), std::string::npos)
+      << module->source;
+  EXPECT_NE(module->source.find("tessera_cp_async<16>(&B_shared["), std::string::npos);
+  EXPECT_NE(module->source.find("tessera_cp_async_wait(0);"), std::string::npos);
+  EXPECT_NE(module->source.find(" A_shared[4096];"), std::string::npos);  // 2 x 64 x 32
   for (const CudaKernel& kernel : module->kernels) EXPECT_EQ(kernel.block[0], 32) << kernel.name;
   absl::StatusOr<std::string> cubin = CompileCudaSource(module->source, "sm_80");
   if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
     GTEST_SKIP() << "no NVRTC: " << cubin.status();
   }
   ASSERT_TRUE(cubin.ok()) << cubin.status() << "\n" << module->source;
+  // The compiled image: tensor-core multiply-adds fed by ldmatrix from the stages cp.async
+  // fills, nothing spilled.
+  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
+  if (cuobjdump.empty()) {
+    GTEST_SKIP() << "no cuobjdump (scripts/setup.sh puts PyPI's nvidia-cuda-cuobjdump into "
+                    "build/test-venv)";
+  }
+  testing::ScopedTempDir scratch("default_gmm_image");
+  absl::StatusOr<std::vector<testing::KernelImage>> images =
+      testing::InspectCubin(*cubin, cuobjdump, scratch.path());
+  ASSERT_TRUE(images.ok()) << images.status();
+  ASSERT_EQ(images->size(), 1u);
+  const testing::KernelImage& image = images->front();
+  EXPECT_EQ(image.local_bytes, 0);
+  EXPECT_EQ(image.stack_bytes, 0);
+  EXPECT_EQ(image.opcodes.count(p.hmma), 1u) << p.hmma;
+  EXPECT_EQ(image.opcodes.count("LDGSTS.E.BYPASS.128"), 1u);
+  // WMMA's bfloat16 fragments are loaded with LDS, not ldmatrix (nvcc 13).
+  EXPECT_EQ(image.opcodes.count("LDSM.16.M88.4"), p.ldmatrix ? 1u : 0u);
 }
 
-TEST(DefaultScheduleTensorCoreTest, TensorizedScheduleComputesWhatTheGmmComputes) {
+TEST_P(TensorCorePrecisionTest, TensorizedScheduleComputesWhatTheGmmComputes) {
+  const Precision& p = GetParam();
   for (const auto& [m, n, k] :
        {std::make_tuple(32, 32, 32), std::make_tuple(64, 64, 64), std::make_tuple(16, 48, 32)}) {
     SCOPED_TRACE(absl::StrCat(m, "x", n, "x", k));
-    const PrimFunc func = HalfGmm(m, n, k);
+    const PrimFunc func = NarrowGmm(m, n, k, p.dtype, p.acc);
     Applied applied = ApplyFirst(func, CudaTarget("sm_80"));
     ASSERT_EQ(applied.rule, "Matmul");
-    EXPECT_EQ(TensorizedIntrins(*applied.sch).size(), 5u);
+    EXPECT_EQ(TensorizedIntrins(*applied.sch), p.intrins);
     absl::Status correct = testing::CheckTensorizedScheduleCorrect(*applied.sch, func);
     EXPECT_TRUE(correct.ok()) << correct;
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Precisions, TensorCorePrecisionTest,
+    ::testing::Values(Precision{"float16",
+                                "",
+                                {kWmmaFillF16, kWmmaSyncF16, kWmmaStoreF16, kWmmaLoadA, kWmmaLoadB},
+                                "half",
+                                "HMMA.16816.F16",
+                                true},
+                      Precision{"float16",
+                                "float32",
+                                {kWmmaFill, kWmmaSync, kWmmaStore, kWmmaLoadA, kWmmaLoadB},
+                                "half",
+                                "HMMA.16816.F32",
+                                true},
+                      Precision{
+                          "bfloat16",
+                          "float32",
+                          {kWmmaFill, kWmmaSyncBf16, kWmmaStore, kWmmaLoadABf16, kWmmaLoadBBf16},
+                          "__nv_bfloat16",
+                          "HMMA.16816.F32.BF16",
+                          false}),
+    [](const ::testing::TestParamInfo<Precision>& info) {
+      return info.param.dtype + (info.param.acc.empty() ? "" : "_to_" + info.param.acc);
+    });
+
+// The GPU checks refuse a tensor-core schedule on an architecture without those tensor cores,
+// saying which fragment needs which.
+TEST(DefaultScheduleTensorCoreTest, VerificationRejectsFragmentsTheArchitectureLacks) {
+  Applied bf16 = ApplyFirst(NarrowGmm(64, 64, 64, "bfloat16", "float32"), CudaTarget("sm_80"));
+  ASSERT_TRUE(bf16.sch.has_value());
+  ASSERT_FALSE(TensorizedIntrins(*bf16.sch).empty());
+  absl::Status on_turing = VerifyGpuCode(bf16.sch->func(), CudaTarget("sm_75"));
+  EXPECT_EQ(on_turing.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(on_turing.message().find("bfloat16 tensor-core fragment"), std::string::npos)
+      << on_turing;
+  EXPECT_NE(on_turing.message().find("needs sm_80 or later; the target is cuda -arch=sm_75"),
+            std::string::npos)
+      << on_turing;
+  Applied f16 = ApplyFirst(NarrowGmm(64, 64, 64, "float16", "float32"), CudaTarget("sm_75"));
+  ASSERT_TRUE(f16.sch.has_value());
+  EXPECT_TRUE(VerifyGpuCode(f16.sch->func(), CudaTarget("sm_75")).ok());
+  absl::Status on_pascal = VerifyGpuCode(f16.sch->func(), CudaTarget("sm_61"));
+  EXPECT_NE(on_pascal.message().find("needs sm_70 or later"), std::string::npos) << on_pascal;
+}
+
+// Before sm_80 there is no cp.async: the default fills its one stage in place.
+TEST(DefaultScheduleTensorCoreTest, BeforeSm80TheTilesAreNotPipelined) {
+  Applied applied = ApplyFirst(NarrowGmm(256, 256, 256, "float16", "float32"), CudaTarget("sm_75"));
+  ASSERT_TRUE(applied.sch.has_value());
+  ASSERT_FALSE(TensorizedIntrins(*applied.sch).empty());
+  absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), CudaTarget("sm_75"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_EQ(module->source.find("tessera_cp_async<"), std::string::npos);
+  EXPECT_NE(module->source.find(" A_shared[2048];"), std::string::npos) << module->source;
 }
 
 TEST(DefaultScheduleTensorCoreTest, OtherArchitecturesDtypesAndShapesTakeTheSimtPath) {
@@ -84,8 +186,11 @@ TEST(DefaultScheduleTensorCoreTest, OtherArchitecturesDtypesAndShapesTakeTheSimt
     PrimFunc func;
     std::string arch;
   };
+  // bfloat16 tensor cores start at sm_80.
   for (const Case& c : {Case{HalfGmm(64, 64, 64), "sm_61"}, Case{HalfGmm(24, 32, 32), "sm_80"},
-                        Case{testing::SmallWorkload("GMM"), "sm_80"}}) {
+                        Case{testing::SmallWorkload("GMM"), "sm_80"},
+                        Case{NarrowGmm(64, 64, 64, "bfloat16", "float32"), "sm_75"},
+                        Case{NarrowGmm(64, 64, 64, "bfloat16", ""), "sm_80"}}) {
     Applied applied = ApplyFirst(c.func, CudaTarget(c.arch));
     ASSERT_EQ(applied.rule, "Matmul") << c.arch;
     EXPECT_TRUE(TensorizedIntrins(*applied.sch).empty()) << c.arch;

@@ -1,0 +1,261 @@
+#include "codegen/software_pipeline.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "codegen/lower_gpu_internal.h"
+#include "ir/functor.h"
+#include "ir/loop_annotations.h"
+
+namespace tessera {
+namespace {
+
+using BufferSet = std::unordered_set<const BufferNode*>;
+
+Stmt Barrier() {
+  return Evaluate(CallExtern(DataType::Int32(), lower_gpu_internal::kSyncThreads, {}));
+}
+
+bool IsBarrier(const Stmt& s) {
+  const auto* eval = s.as<EvaluateNode>();
+  const auto* call = eval == nullptr ? nullptr : eval->value.as<CallNode>();
+  return call != nullptr && call->op == CallOp::kExtern &&
+         call->name == lower_gpu_internal::kSyncThreads;
+}
+
+// The statements of `s` (a sequence or one statement) after its leading barriers.
+std::vector<Stmt> WithoutLeadingBarriers(const Stmt& s) {
+  const auto* seq = s.as<SeqStmtNode>();
+  if (seq == nullptr) return {s};
+  size_t first = 0;
+  while (first < seq->seq.size() && IsBarrier(seq->seq[first])) ++first;
+  return std::vector<Stmt>(seq->seq.begin() + first, seq->seq.end());
+}
+
+// Which of `buffers` a statement writes (stores) and reads (loads, extern-call operands).
+struct Accesses {
+  bool writes_other = false;  // stores into a buffer outside the set
+  BufferSet writes, reads;
+};
+
+Accesses AccessesOf(const Stmt& s, const BufferSet& buffers) {
+  class Collector : public IRVisitor {
+   public:
+    Collector(const BufferSet& buffers, Accesses* out) : buffers_(buffers), out_(out) {}
+    void VisitStmt_(const BufferStoreNode* op) override {
+      if (buffers_.count(op->buffer.get())) {
+        out_->writes.insert(op->buffer.get());
+      } else {
+        out_->writes_other = true;
+      }
+      IRVisitor::VisitStmt_(op);
+    }
+    void VisitExpr_(const BufferLoadNode* op) override {
+      if (buffers_.count(op->buffer.get())) out_->reads.insert(op->buffer.get());
+      IRVisitor::VisitExpr_(op);
+    }
+
+   private:
+    const BufferSet& buffers_;
+    Accesses* out_;
+  };
+  Accesses out;
+  Collector(buffers, &out).VisitStmt(s);
+  return out;
+}
+
+// Each staged buffer's accesses moved to one stage: the staged buffer at index + stage x size.
+class StageRewriter : public IRMutator {
+ public:
+  struct Staged {
+    Buffer buffer;  // S x the original size
+    int64_t size;   // of one stage
+  };
+  StageRewriter(const std::unordered_map<const BufferNode*, Staged>& staged, Expr stage)
+      : staged_(staged), stage_(std::move(stage)) {}
+
+  Expr VisitExpr_(const BufferLoadNode* op, const Expr& self) override {
+    Expr visited = IRMutator::VisitExpr_(op, self);
+    const auto* load = visited.as<BufferLoadNode>();
+    auto it = staged_.find(load->buffer.get());
+    if (it == staged_.end()) return visited;
+    return it->second.buffer.Load({Offset(load->indices[0], it->second.size)});
+  }
+  Stmt VisitStmt_(const BufferStoreNode* op, const Stmt& self) override {
+    Stmt visited = IRMutator::VisitStmt_(op, self);
+    const auto* store = visited.as<BufferStoreNode>();
+    auto it = staged_.find(store->buffer.get());
+    if (it == staged_.end()) return visited;
+    return BufferStore(it->second.buffer, store->value,
+                       {Offset(store->indices[0], it->second.size)});
+  }
+
+ private:
+  Expr Offset(const Expr& index, int64_t size) const { return index + stage_ * Expr(size); }
+
+  const std::unordered_map<const BufferNode*, Staged>& staged_;
+  const Expr stage_;
+};
+
+// The loops of a copy of a statement with fresh variables, so that no variable is bound twice.
+class LoopVarFreshener : public IRMutator {
+ public:
+  Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+    const Var fresh = op->loop_var.Copy();
+    Stmt body = Substitute(VisitStmt(op->body), VarMap{{op->loop_var, fresh}});
+    return For(fresh, op->extent, op->for_kind, body, op->thread_tag, op->annotations);
+  }
+};
+
+// Marks the loops that copy one global element into one of `filled` per iteration kAsyncCopy.
+class AsyncCopyMarker : public IRMutator {
+ public:
+  explicit AsyncCopyMarker(const BufferSet& filled) : filled_(filled) {}
+  Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+    const auto* store = op->body.as<BufferStoreNode>();
+    const auto* load = store == nullptr ? nullptr : store->value.as<BufferLoadNode>();
+    if (load == nullptr || !filled_.count(store->buffer.get()) ||
+        load->buffer.scope() != "global" || load->dtype != store->buffer.dtype()) {
+      return IRMutator::VisitStmt_(op, self);
+    }
+    Annotations annotations = op->annotations;
+    annotations[kAsyncCopy] = int64_t{1};
+    return For(op->loop_var, op->extent, op->for_kind, op->body, op->thread_tag, annotations);
+  }
+
+ private:
+  const BufferSet& filled_;
+};
+
+class Pipeliner : public IRMutator {
+ public:
+  explicit Pipeliner(bool async_copies) : async_(async_copies) {}
+  const absl::Status& status() const { return status_; }
+
+  Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+    Stmt visited = IRMutator::VisitStmt_(op, self);
+    const auto* loop = visited.as<ForNode>();
+    auto it = loop->annotations.find(kSoftwarePipelineStages);
+    if (it == loop->annotations.end() || !status_.ok()) return visited;
+    absl::StatusOr<Stmt> pipelined = Pipeline(loop, it->second);
+    if (!pipelined.ok()) {
+      status_ = pipelined.status();
+      return visited;
+    }
+    return *pipelined;
+  }
+
+ private:
+  absl::Status Invalid(const ForNode* loop, const std::string& why) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("software pipeline: loop ", loop->loop_var.name(), " ", why));
+  }
+
+  Stmt Commit() const { return Evaluate(CallExtern(DataType::Int32(), kCpAsyncCommit, {})); }
+
+  absl::StatusOr<Stmt> Pipeline(const ForNode* loop, const AnnotationValue& value) {
+    Annotations annotations = loop->annotations;
+    annotations.erase(kSoftwarePipelineStages);
+    const int64_t* extent = AsConstInt(loop->extent);
+    const int64_t* stages_value = std::get_if<int64_t>(&value);
+    if (extent == nullptr) return Invalid(loop, "has a non-constant extent");
+    if (stages_value == nullptr) return Invalid(loop, "has a stage count that is not an integer");
+    const int64_t stages = std::min(*stages_value, *extent);
+    if (stages < 2 || loop->for_kind != ForKind::kSerial) {
+      return For(loop->loop_var, loop->extent, loop->for_kind, loop->body, loop->thread_tag,
+                 annotations);
+    }
+    // The body: barriers and shared allocations, then the producers and the consumers.
+    std::vector<Buffer> allocated;
+    std::vector<Stmt> items = WithoutLeadingBarriers(loop->body);
+    while (items.size() == 1 && items[0].as<AllocateNode>() != nullptr) {
+      const auto* alloc = items[0].as<AllocateNode>();
+      if (alloc->buffer.scope() != "shared" || alloc->buffer.ndim() != 1 ||
+          alloc->buffer.NumElements() <= 0) {
+        return Invalid(loop,
+                       absl::StrCat("allocates ", alloc->buffer.name(), " (", alloc->buffer.scope(),
+                                    "), not only constant shared buffers"));
+      }
+      allocated.push_back(alloc->buffer);
+      items = WithoutLeadingBarriers(alloc->body);
+    }
+    if (allocated.empty()) return Invalid(loop, "allocates no shared buffer to fill");
+    BufferSet filled;
+    for (const Buffer& b : allocated) filled.insert(b.get());
+    // The fills, without the barriers between them and before the first consumer; the
+    // consumers with theirs.
+    std::vector<Stmt> fills, consumers;
+    for (const Stmt& item : items) {
+      if (consumers.empty()) {
+        if (IsBarrier(item)) continue;
+        const Accesses a = AccessesOf(item, filled);
+        if (!a.writes.empty() && !a.writes_other && a.reads.empty()) {
+          fills.push_back(item);
+          continue;
+        }
+      }
+      consumers.push_back(item);
+    }
+    if (fills.empty()) return Invalid(loop, "does not start by filling its shared buffers");
+    if (consumers.empty()) return Invalid(loop, "never reads the buffers it fills");
+    for (const Stmt& item : consumers) {
+      if (!AccessesOf(item, filled).writes.empty()) {
+        return Invalid(loop, "writes its shared buffers after reading them");
+      }
+    }
+    std::unordered_map<const BufferNode*, StageRewriter::Staged> staged;
+    for (const Buffer& b : allocated) {
+      staged[b.get()] = {b.WithShape({Expr(stages * b.NumElements())}), b.NumElements()};
+    }
+    Stmt fill = SeqStmt(fills);
+    if (async_) fill = AsyncCopyMarker(filled).VisitStmt(fill);
+    const Stmt compute = SeqStmt(consumers);
+    const Var& k = loop->loop_var;
+    // The producers of iteration `iter` into stage `stage`.
+    auto fill_at = [&](const Expr& iter, const Expr& stage) {
+      Stmt s = Substitute(fill, VarMap{{k, iter}});
+      s = StageRewriter(staged, stage).VisitStmt(s);
+      return LoopVarFreshener().VisitStmt(s);
+    };
+    const Expr ahead = k + Expr(stages - 1);
+    std::vector<Stmt> body;
+    if (async_)
+      body.push_back(Evaluate(CallExtern(DataType::Int32(), kCpAsyncWait, {Expr(stages - 2)})));
+    body.push_back(Barrier());
+    body.push_back(
+        IfThenElse(LT(ahead, Expr(*extent)), fill_at(ahead, FloorMod(ahead, Expr(stages)))));
+    if (async_) body.push_back(Commit());
+    body.push_back(StageRewriter(staged, FloorMod(k, Expr(stages))).VisitStmt(compute));
+    // A barrier first: an enclosing loop's previous iteration may still read the stages.
+    std::vector<Stmt> seq = {Barrier()};
+    for (int64_t p = 0; p + 1 < stages; ++p) {
+      seq.push_back(fill_at(Expr(p), Expr(p)));
+      if (async_) seq.push_back(Commit());
+    }
+    seq.push_back(For(k, loop->extent, ForKind::kSerial, SeqStmt(body), "", annotations));
+    Stmt out = SeqStmt(seq);
+    for (size_t i = allocated.size(); i-- > 0;) {
+      out = Allocate(staged[allocated[i].get()].buffer, out);
+    }
+    return out;
+  }
+
+  const bool async_;
+  absl::Status status_;
+};
+
+}  // namespace
+
+absl::StatusOr<Stmt> InjectSoftwarePipelines(const Stmt& kernel, bool async_copies) {
+  Pipeliner pipeliner(async_copies);
+  Stmt out = pipeliner.VisitStmt(kernel);
+  TESSERA_RETURN_IF_ERROR(pipeliner.status());
+  return out;
+}
+
+}  // namespace tessera
