@@ -96,7 +96,11 @@ class StageRewriter : public IRMutator {
   }
 
  private:
-  Expr Offset(const Expr& index, int64_t size) const { return index + stage_ * Expr(size); }
+  Expr Offset(const Expr& index, int64_t size) const {
+    const int64_t* stage = AsConstInt(stage_);  // the prologue's: folded
+    if (stage == nullptr) return index + stage_ * Expr(size);
+    return *stage == 0 ? index : index + Expr(*stage * size);
+  }
 
   const std::unordered_map<const BufferNode*, Staged>& staged_;
   const Expr stage_;
@@ -105,7 +109,7 @@ class StageRewriter : public IRMutator {
 // The loops of a copy of a statement with fresh variables, so that no variable is bound twice.
 class LoopVarFreshener : public IRMutator {
  public:
-  Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+  Stmt VisitStmt_(const ForNode* op, const Stmt& /*self*/) override {
     const Var fresh = op->loop_var.Copy();
     Stmt body = Substitute(VisitStmt(op->body), VarMap{{op->loop_var, fresh}});
     return For(fresh, op->extent, op->for_kind, body, op->thread_tag, op->annotations);
