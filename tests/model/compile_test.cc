@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "ir/analysis.h"
 #include "rules/default/default_rule.h"
@@ -84,24 +85,27 @@ TEST(CompileTest, ARecordOfTheDefaultScheduleSaysSo) {
 // A record whose schedule is slower than the default inside the model (here the unscheduled,
 // one-thread function, recorded as if it took a nanosecond) loses the runoff in the model: the
 // kernel is the default's, and compile says which record lost and by how much. Without the
-// runoff the record is taken at its word.
+// runoff the record is taken at its word. The contested task is the model's last convolution:
+// its deep reduction runs ~20x slower unscheduled than by default, a gap no interference from
+// other processes closes (the first convolution, 3 input channels, is only ~2x slower).
 TEST(CompileTest, ATunedKernelSlowerInTheModelGivesWayToTheDefault) {
   absl::StatusOr<LoadedModel> m = LoadModel(testing::ModelDataPath("cnn.onnx"));
   ASSERT_TRUE(m.ok()) << m.status();
   const Target target = *ResolveTarget("cpu");
-  const ExtractedTask* heaviest = &m->tasks.front();
+  const ExtractedTask* contested = nullptr;
   for (const ExtractedTask& t : m->tasks) {
-    if (t.flops > heaviest->flops) heaviest = &t;
+    if (absl::StrContains(t.name, "conv")) contested = &t;
   }
+  ASSERT_NE(contested, nullptr);
   std::unique_ptr<Database> db = NewMemoryDatabase();
-  absl::StatusOr<Workload> workload = db->CommitWorkload(heaviest->func);
+  absl::StatusOr<Workload> workload = db->CommitWorkload(contested->func);
   ASSERT_TRUE(workload.ok()) << workload.status();
   TuningRecord record;
   record.workload_id = workload->id;
   record.target = target.ToString();
   record.trace_json = Trace().ToJson();
   record.run_secs = {1e-9};
-  record.args = ArgInfosOf(heaviest->func);
+  record.args = ArgInfosOf(contested->func);
   record.verified = true;
   absl::StatusOr<int64_t> id = db->CommitRecord(record);
   ASSERT_TRUE(id.ok()) << id.status();
@@ -117,12 +121,12 @@ TEST(CompileTest, ATunedKernelSlowerInTheModelGivesWayToTheDefault) {
     EXPECT_TRUE(result->warnings.empty());
     const CompiledKernel* kernel = nullptr;
     for (const CompiledKernel& k : result->compiled.kernels) {
-      if (k.task == heaviest->name) kernel = &k;
+      if (k.task == contested->name) kernel = &k;
       EXPECT_TRUE(std::filesystem::exists(dir + "/" + k.artifact)) << k.artifact;
     }
     ASSERT_NE(kernel, nullptr);
     if (runoff) {
-      EXPECT_EQ(kernel->schedule.kind, "default");
+      EXPECT_EQ(kernel->schedule.kind, "default") << DescribeSchedule(kernel->schedule);
       const std::regex described("default rule \\w+ \\(tuned record " + std::to_string(*id) +
                                  " ran slower: [0-9.]+ us in the model against the default's "
                                  "[0-9.]+ us\\)");
