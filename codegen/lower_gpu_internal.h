@@ -25,6 +25,10 @@ bool IsBlockIdxTag(const std::string& tag);
 bool IsThreadIdxTag(const std::string& tag);
 bool IsVthreadTag(const std::string& tag);
 
+// The statement `__syncthreads();`, and whether `s` is one.
+Stmt SyncThreads();
+bool IsSyncThreads(const Stmt& s);
+
 // Step 1 (block form): expands cross-thread reductions (see lower_gpu.h). `root_body` is the
 // body of the root block.
 absl::StatusOr<Stmt> LowerCrossThreadReductions(const Stmt& root_body, const Target& target);

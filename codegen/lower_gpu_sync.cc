@@ -48,8 +48,6 @@ bool IsBarrierCall(const CallNode* call) {
          (call->name == kSyncThreads || call->name.rfind(kBlockReducePrefix, 0) == 0);
 }
 
-Stmt SyncStmt() { return Evaluate(CallExtern(DataType::Int32(), kSyncThreads, {})); }
-
 void AddUnique(std::vector<Access>* set, const Access& a) {
   for (const Access& b : *set) {
     if (b.buffer == a.buffer && b.write == a.write && b.exact == a.exact &&
@@ -227,7 +225,7 @@ class SyncPlanner {
                               " under a thread-dependent condition, where not every thread "
                               "reaches it"));
           }
-          out.push_back(SyncStmt());
+          out.push_back(SyncThreads());
           state->clear();
           changed = true;
         }
@@ -326,6 +324,14 @@ class SyncPlanner {
 };
 
 }  // namespace
+
+Stmt SyncThreads() { return Evaluate(CallExtern(DataType::Int32(), kSyncThreads, {})); }
+
+bool IsSyncThreads(const Stmt& s) {
+  const auto* eval = s.as<EvaluateNode>();
+  const auto* call = eval == nullptr ? nullptr : eval->value.as<CallNode>();
+  return call != nullptr && call->op == CallOp::kExtern && call->name == kSyncThreads;
+}
 
 absl::StatusOr<Stmt> InsertThreadSyncs(const Stmt& kernel, const int64_t block[3]) {
   SyncPlanner planner(block);

@@ -17,23 +17,12 @@ namespace {
 
 using BufferSet = std::unordered_set<const BufferNode*>;
 
-Stmt Barrier() {
-  return Evaluate(CallExtern(DataType::Int32(), lower_gpu_internal::kSyncThreads, {}));
-}
-
-bool IsBarrier(const Stmt& s) {
-  const auto* eval = s.as<EvaluateNode>();
-  const auto* call = eval == nullptr ? nullptr : eval->value.as<CallNode>();
-  return call != nullptr && call->op == CallOp::kExtern &&
-         call->name == lower_gpu_internal::kSyncThreads;
-}
-
 // The statements of `s` (a sequence or one statement) after its leading barriers.
 std::vector<Stmt> WithoutLeadingBarriers(const Stmt& s) {
   const auto* seq = s.as<SeqStmtNode>();
   if (seq == nullptr) return {s};
   size_t first = 0;
-  while (first < seq->seq.size() && IsBarrier(seq->seq[first])) ++first;
+  while (first < seq->seq.size() && lower_gpu_internal::IsSyncThreads(seq->seq[first])) ++first;
   return std::vector<Stmt>(seq->seq.begin() + first, seq->seq.end());
 }
 
@@ -196,7 +185,7 @@ class Pipeliner : public IRMutator {
     std::vector<Stmt> fills, consumers;
     for (const Stmt& item : items) {
       if (consumers.empty()) {
-        if (IsBarrier(item)) continue;
+        if (lower_gpu_internal::IsSyncThreads(item)) continue;
         const Accesses a = AccessesOf(item, filled);
         if (!a.writes.empty() && !a.writes_other && a.reads.empty()) {
           fills.push_back(item);
@@ -230,13 +219,13 @@ class Pipeliner : public IRMutator {
     std::vector<Stmt> body;
     if (async_)
       body.push_back(Evaluate(CallExtern(DataType::Int32(), kCpAsyncWait, {Expr(stages - 2)})));
-    body.push_back(Barrier());
+    body.push_back(lower_gpu_internal::SyncThreads());
     body.push_back(
         IfThenElse(LT(ahead, Expr(*extent)), fill_at(ahead, FloorMod(ahead, Expr(stages)))));
     if (async_) body.push_back(Commit());
     body.push_back(StageRewriter(staged, FloorMod(k, Expr(stages))).VisitStmt(compute));
     // A barrier first: an enclosing loop's previous iteration may still read the stages.
-    std::vector<Stmt> seq = {Barrier()};
+    std::vector<Stmt> seq = {lower_gpu_internal::SyncThreads()};
     for (int64_t p = 0; p + 1 < stages; ++p) {
       seq.push_back(fill_at(Expr(p), Expr(p)));
       if (async_) seq.push_back(Commit());
