@@ -15,8 +15,10 @@
 //     (build or run errors, time-outs, wrong outputs: TaskSummary::errors).
 // The libraries and the default are timed in --rounds alternating rounds (medians), as memory-bound
 // timings move with the host's other tenants from one minute to the next.
-// Then the geometric means per group and which of the issue's goals are met. An anchor that was
-// not run is named as such, not guessed.
+// GEMM and conv times are also a share of the float32 FMA peak of the target's cores, measured
+// at start (worker/host.h's probe, printed first). Then the geometric means per group and which
+// of the issue's goals are met (issue 29's: GEMM kernels at >= 0.85 of that peak). An anchor that
+// was not run is named as such, not guessed.
 //
 //   bench_shapes [--shapes bert_qkv,llama_gemv,...] [--trials 64,256] [--seeds 3] [--rounds 3]
 //                [--list]
@@ -24,11 +26,13 @@
 //                [--mlas-python build/anchor-venv/bin/python] [--no-dnnl]
 //                [--rule-params '{"MultiLevelTiling": {"pad_odd_extents": false}}']
 //
-// Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, it runs with GOMP_SPINCOUNT=30000 (it
-// re-executes itself with it, base/openmp_env.h): Tessera's kernels and oneDNN use libgomp,
-// whose threads spinning 300,000 times lose whole scheduler slices when the cores are
-// oversubscribed (6-10x slower seen; docs/tuning.md), while sleeping at once costs short
-// kernels their wake-up time on a quiet machine.
+// Unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, it runs with GOMP_SPINCOUNT=1000, as the
+// kernel processes of `tessera` do (it re-executes itself with it, base/openmp_env.h): Tessera's
+// kernels and oneDNN use libgomp, whose threads spinning 300,000 times lose whole scheduler
+// slices when the cores are oversubscribed (6-10x slower seen; docs/tuning.md), while sleeping
+// at once costs short kernels their wake-up time on a quiet machine. onnxruntime's own thread
+// pool spins; OMP_WAIT_POLICY=active gives libgomp the same on a machine known to be quiet
+// (docs/cpu-backend.md has both on the Intel core).
 #include <cblas.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,6 +46,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -487,6 +492,16 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
     return 1;
   }
   const double bandwidth = TriadBandwidth();
+  // The float32 FMA peak of the cores the kernels run on: worker/host.h's probe (one core, 12
+  // independent FMA chains at the target's vector width) times the target's cores. 0 when the
+  // host has no FMA of that width.
+  const FmaProbe fma = HostFmaProbe(static_cast<int>(target.vector_bits()));
+  const double peak_flops = fma.measured ? fma.peak_gflops * 1e9 * target.cores() : 0;
+  if (peak_flops > 0) {
+    std::printf("FMA peak %.1f GFLOP/s (%lld cores x %.1f, %d-bit FMAs, measured now)\n",
+                peak_flops / 1e9, static_cast<long long>(target.cores()), fma.peak_gflops,
+                fma.vector_bits);
+  }
   std::printf(
       "fp32 on %s; triad bandwidth %.1f GB/s; anchors: OpenBLAS (GEMM, GEMV), MLAS %s, oneDNN "
       "%s (GEMM, GEMV, conv), bandwidth (memory-bound; onnxruntime beside it); ratios are "
@@ -507,6 +522,8 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
   std::map<Group, std::set<std::string>> libraries_judged;  // which libraries the ratios saw
   std::map<Group, std::vector<double>> default_ratio;       // the same ratios for the defaults
   std::vector<double> memory_library_ratio;  // memory-bound, worst tuned against onnxruntime
+  // GEMM shapes' worst tuned FLOP rate as a share of the FMA peak.
+  std::vector<std::pair<std::string, double>> gemm_peak_share;
   int tuned_not_worse = 0, shapes_run = 0;
   // Shapes whose tuned schedules were slower than the default, but never by more than the
   // spread between two timings of the default in the same minute.
@@ -574,9 +591,12 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
           std::snprintf(buf + n, sizeof(buf) - n, " = %.2fx %s", anchor / secs, fastest.c_str());
         }
       } else {
-        std::snprintf(buf, sizeof(buf), "%9.3f ms = %6.1f GFLOP/s = %.2fx %s", secs * 1e3,
-                      flops / secs / 1e9, anchor < 1e30 ? anchor / secs : 0.0,
-                      anchor < 1e30 ? fastest.c_str() : "(no library)");
+        int n = std::snprintf(buf, sizeof(buf), "%9.3f ms = %6.1f GFLOP/s = %.2fx %s", secs * 1e3,
+                              flops / secs / 1e9, anchor < 1e30 ? anchor / secs : 0.0,
+                              anchor < 1e30 ? fastest.c_str() : "(no library)");
+        if (peak_flops > 0 && shape.group != Group::kGemv) {
+          std::snprintf(buf + n, sizeof(buf) - n, " = %.2f of peak", flops / secs / peak_flops);
+        }
       }
       return std::string(buf);
     };
@@ -621,6 +641,9 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
         worst = secs <= 0 ? 1e30 : std::max(worst, secs);
       }
       if (c == 0 && worst < 1e30) {
+        if (shape.group == Group::kGemm && peak_flops > 0) {
+          gemm_peak_share.push_back({shape.name, flops / worst / peak_flops});
+        }
         double ref = shape.group == Group::kMemory ? bound : anchor;
         if (ref < 1e30) worst_tuned_ratio[shape.group].push_back(ref / worst);
         if (shape.group == Group::kMemory && anchor < 1e30) {
@@ -693,6 +716,13 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
         "  memory-bound geomean %.2fx onnxruntime over %zu shapes (no goal; its times include "
         "about 5 us per call of Python's session.run)\n",
         Geomean(memory_library_ratio), memory_library_ratio.size());
+  }
+  if (!gemm_peak_share.empty()) {
+    auto lowest =
+        std::min_element(gemm_peak_share.begin(), gemm_peak_share.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::printf("  GEMM kernels at >= 0.85 of the FMA peak: lowest %.2f (%s)%s\n", lowest->second,
+                lowest->first.c_str(), lowest->second >= 0.85 ? " (met)" : " (NOT met)");
   }
   std::printf("  build share of tuning wall time: %.0f%% (goal: <= 50%%)%s\n",
               total_wall > 0 ? 100 * total_build / total_wall : 0,
