@@ -1,5 +1,5 @@
 // The divisors of an integer, which tile sampling (schedule/) and tile mutation (tuner/) both
-// enumerate.
+// enumerate, and the count of tiles that cover an extent.
 #ifndef TESSERA_BASE_DIVISORS_H_
 #define TESSERA_BASE_DIVISORS_H_
 
@@ -19,6 +19,9 @@ inline std::vector<int64_t> Divisors(int64_t n) {
   low.insert(low.end(), high.rbegin(), high.rend());
   return low;
 }
+
+// The tiles of b that cover a (a >= 0, b >= 1): a / b rounded up.
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace tessera
 

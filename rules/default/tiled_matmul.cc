@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/divisors.h"
 #include "base/status_macros.h"
 #include "ir/prepack.h"
 #include "schedule/index_map.h"
@@ -90,8 +91,6 @@ int64_t GroupExtent(const BlockInfo& main, const GemmMatch& g, int group) {
   for (int v : g.groups[group]) extent *= main.extents[v];
   return extent;
 }
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The side of the square tiles the transposing panel copy moves at a time (a 64-byte line of
 // floats).

@@ -94,27 +94,44 @@ TEST(DefaultScheduleRuleTest, CpuShortContiguousSumKeepsOneVectorOfLanes) {
   ExpectMatchesReference(scheduled, *func);
 }
 
-// The extents of the parallel loops of `f`.
-std::multiset<int64_t> ParallelExtents(const PrimFunc& f) {
+// The extents of the loops of `kind` in `f`.
+std::multiset<int64_t> LoopExtents(const PrimFunc& f, ForKind kind) {
   std::multiset<int64_t> extents;
   PostOrderVisitStmts(f->body, [&](const Stmt& s) {
     const auto* loop = s.as<ForNode>();
     const auto* extent = loop == nullptr ? nullptr : loop->extent.as<IntImmNode>();
-    if (extent != nullptr && loop->for_kind == ForKind::kParallel) extents.insert(extent->value);
+    if (extent != nullptr && loop->for_kind == kind) extents.insert(extent->value);
   });
   return extents;
 }
 
 // A batch-1 product with a [K, N] weight (y = x W, the vectorized-row path) has one row: its
-// 1000 columns are cut into one chunk per core (4 here), run in parallel.
-TEST(DefaultScheduleRuleTest, CpuOneRowProductSplitsItsColumnsOverTheCores) {
+// 1000 columns are cut into blocks of at most 8 vectors (accumulators that stay in registers),
+// at least one per core, run in parallel, the last block clipped.
+TEST(DefaultScheduleRuleTest, CpuOneRowProductSplitsItsColumnsIntoRegisterBlocks) {
   absl::StatusOr<PrimFunc> func = MakeWorkload("LINEAR", {{"M", 1}, {"N", 1000}, {"K", 512}});
   ASSERT_TRUE(func.ok()) << func.status();
-  absl::StatusOr<Target> four_cores = CpuTarget().With("cores", "4");
-  ASSERT_TRUE(four_cores.ok()) << four_cores.status();
-  const PrimFunc scheduled = ApplyToModule(*func, *four_cores).second;
-  EXPECT_EQ(ParallelExtents(scheduled), (std::multiset<int64_t>{4})) << PrintFunc(scheduled);
-  ExpectMatchesReference(scheduled, *func);
+  struct Case {
+    const char* cores;
+    int64_t blocks;
+    int64_t block_columns;
+  };
+  // 16 lanes: 8 vectors are 128 columns (8 blocks, the last of 104); with 16 cores a block of
+  // 64 columns gives each core one.
+  for (const Case& c : {Case{"2", 8, 128}, Case{"4", 8, 128}, Case{"16", 16, 64}}) {
+    absl::StatusOr<Target> target =
+        default_schedule_testing::Avx512CpuTarget().With("cores", c.cores);
+    ASSERT_TRUE(target.ok()) << target.status();
+    const PrimFunc scheduled = ApplyToModule(*func, *target).second;
+    EXPECT_EQ(LoopExtents(scheduled, ForKind::kParallel), (std::multiset<int64_t>{c.blocks}))
+        << c.cores << " cores\n"
+        << PrintFunc(scheduled);
+    EXPECT_EQ(LoopExtents(scheduled, ForKind::kVectorized),
+              (std::multiset<int64_t>{c.block_columns}))
+        << c.cores << " cores\n"
+        << PrintFunc(scheduled);
+    ExpectMatchesReference(scheduled, *func);
+  }
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ Trace Redraw(const Trace& trace, const PrimFunc& func, int64_t seed) {
 TEST(MultiLevelTilingLimitsTest, CudaRedrawsMeetTheThreadAndVthreadLimits) {
   const Target cuda = Cuda();
   ScheduleRulePtr rule = *NewMultiLevelTiling(cuda, nullptr);
-  for (const std::string& name : {"GMM", "C2D", "CAP", "DENSE_BIAS_RELU"}) {
+  for (const char* name : {"GMM", "C2D", "CAP", "DENSE_BIAS_RELU"}) {
     PrimFunc func = SmallWorkload(name);
     std::vector<Schedule> spaces = TileFirstMatch(*rule, func, 5);
     ASSERT_EQ(spaces.size(), 1u) << name;
