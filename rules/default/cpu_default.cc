@@ -48,7 +48,7 @@ absl::Status VectorizedReduction(Schedule* sch, const BlockInfo& info,
   for (const LoopRV& l : outer) rows *= LoopExtent(*sch, l);
   const int64_t columns = LoopExtent(*sch, last);
   if (rows < cores) {
-    const int64_t wanted = (cores + rows - 1) / rows;
+    const int64_t wanted = CeilDiv(cores, rows);
     const int64_t per_core = CeilDiv(CeilDiv(columns, wanted), core.lanes) * core.lanes;
     const int64_t block = std::min(kClassifierBlockVectors * core.lanes, per_core);
     if (columns > block) {
