@@ -30,6 +30,11 @@ constexpr int64_t kMaxUnrollPragma = 65534;  // GCC's limit for `#pragma GCC unr
 // Iterations of a parallel loop's nest (its deepest) below which it runs on one thread: a few
 // microseconds of work on one core, what a fork and join of the team costs (WorthParallel).
 constexpr int64_t kMinParallelIterations = 262144;
+// The same where another loop of the function wakes the team anyway (TeamAwake): there a loop
+// costs the team only a join. On one thread, the padded copy of a small ResNet stride-2 conv's
+// input (34,848 floats, lines the other core had read last) took 7-9 of the kernel's 60 us;
+// on both, the kernel ran in 53.
+constexpr int64_t kMinParallelIterationsBesideTeam = 8192;
 
 bool IsCIdentifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -59,6 +64,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
       std::string name = Define(param.get(), param.name());
       Line(absl::StrCat(type, "* restrict ", name, " = (", type, "*)args[", i, "];"));
     }
+    team_awake_ = TeamAwake(lowered.body());
     EmitStmt(lowered.body());
     Line("return 0;");
     code_ += "}\n";
@@ -170,17 +176,28 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     return all;
   }
 
-  // Whether a parallel loop's nest has enough iterations to gain from threads. Below that it
-  // runs on one thread: forking and joining the OpenMP team (about 1 us on two cores, milliseconds
-  // when another process holds a core the team waits for) costs more than it saves, and the
-  // kernel's time would follow the machine's load rather than its schedule (a tuning job's
-  // timings of 1-5 us kernels disagreed with their re-timings by up to 3x).
-  static bool WorthParallel(const ForNode* op) {
+  // Whether a parallel loop's nest has enough iterations (`min_iterations`) to gain from
+  // threads. Below that it runs on one thread: forking and joining the OpenMP team (about 1 us on
+  // two cores, milliseconds when another process holds a core the team waits for) costs more than
+  // it saves, and the kernel's time would follow the machine's load rather than its schedule (a
+  // tuning job's timings of 1-5 us kernels disagreed with their re-timings by up to 3x).
+  static bool WorthParallel(const ForNode* op, int64_t min_iterations) {
     const int64_t* extent = AsConstInt(op->extent);
     if (extent == nullptr) return true;
     const int64_t inner =
         lower_internal::MaxInnerIterations(op->body, {{op->loop_var, Range{Expr(0), op->extent}}});
-    return *extent > 1 && (inner < 0 || *extent * inner >= kMinParallelIterations);
+    return *extent > 1 && (inner < 0 || *extent * inner >= min_iterations);
+  }
+
+  // Whether some parallel loop of `body` is worth the team on its own.
+  static bool TeamAwake(const Stmt& body) {
+    bool awake = false;
+    PostOrderVisitStmts(body, [&](const Stmt& st) {
+      const auto* loop = st.as<ForNode>();
+      awake |= loop != nullptr && loop->for_kind == ForKind::kParallel &&
+               WorthParallel(loop, kMinParallelIterations);
+    });
+    return awake;
   }
 
   void EmitFor(const ForNode* op) override {
@@ -204,9 +221,11 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
       // A nest too small for a team still becomes an OpenMP region, of one thread: outlined,
       // its loop bounds unknown to GCC, as with more threads. Emitted inline instead, GCC
       // unrolled the constant outer loops of some candidates' unrolled tiles and took minutes.
-      Line(absl::StrCat("#pragma omp parallel for",
-                        collapse > 1 ? absl::StrCat(" collapse(", collapse, ")") : "",
-                        WorthParallel(op) ? "" : " num_threads(1)"));
+      Line(absl::StrCat(
+          "#pragma omp parallel for", collapse > 1 ? absl::StrCat(" collapse(", collapse, ")") : "",
+          WorthParallel(op, team_awake_ ? kMinParallelIterationsBesideTeam : kMinParallelIterations)
+              ? ""
+              : " num_threads(1)"));
       in_parallel_ = true;
     } else if (op->for_kind == ForKind::kVectorized && !in_simd_) {
       in_vectorized_ = true;
@@ -294,6 +313,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
   std::string symbol_;
   std::string code_;  // this function's text (the printer's lines go here)
   bool in_parallel_ = false;
+  bool team_awake_ = false;  // TeamAwake of the function's body
   bool in_simd_ = false;
   bool in_vectorized_ = false;  // inside a loop marked vectorized, `omp simd` or not
   int64_t unroll_budget_ = 0;

@@ -133,15 +133,15 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info, const CpuCor
   const int64_t pixels = info.extents[width];
   int64_t best_rows = 0, best_columns = 0, best_accumulators = 0;
   const int64_t lanes = core.lanes;
-  // With 16 registers a tie goes to fewer vectors (more rows), with 32 to more: on Zen 3 (2
-  // threads) 8 x 1 vectors ran 142 GFLOP/s on 32x32x32 against 131 with 2 x 4 and 112 with 4 x 2,
-  // and 133 on a 128 x 2048 x 2048 product read as a convolution against 127 (4 x 2) and 56
-  // (2 x 4); 14 x 1 ran within 2-4% of 7 x 2 on 56x56x64 and 14x14x256 (165 / 172, 173 / 177),
-  // whose 2 x 4 ran 56.
+  // A tie goes to fewer vectors (more rows). On Zen 3 (16 registers, 2 threads) 8 x 1 vectors
+  // ran 142 GFLOP/s on 32x32x32 against 131 with 2 x 4 and 112 with 4 x 2, and 133 on a
+  // 128 x 2048 x 2048 product read as a convolution against 127 (4 x 2) and 56 (2 x 4); 14 x 1
+  // ran within 2-4% of 7 x 2 on 56x56x64 and 14x14x256 (165 / 172, 173 / 177), whose 2 x 4 ran
+  // 56. On Zen 4 (32 registers, 2 threads) 8 x 2 ran the U-Net block's 64x64x32 -> 64 at 219
+  // GFLOP/s against 156 with 4 x 4, and ResNet's 16x16x64 -> 64 at 213 against 181: the
+  // weight vectors stream from L2, and 4 of them per 16 FMAs cost more than 4 more broadcasts.
   const int64_t max_vectors = MaxTileVectors(core, lanes);
-  const bool fewer_first = core.registers < 32;
-  for (int64_t step = 0; step < max_vectors; ++step) {
-    const int64_t vectors = fewer_first ? step + 1 : max_vectors - step;
+  for (int64_t vectors = 1; vectors <= max_vectors; ++vectors) {
     // Fewer channels than a vector: one partial vector of the largest power of two dividing.
     const int64_t columns = channels < lanes ? FloorPowerOfTwo(channels, lanes) : vectors * lanes;
     if (channels % columns != 0 || (channels < lanes && vectors > 1)) continue;

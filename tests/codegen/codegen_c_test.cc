@@ -79,6 +79,29 @@ TEST(CodegenCTest, SmallParallelNestsRunOnOneThread) {
   }
 }
 
+// Beside a nest that wakes the team anyway, a smaller one (64 x 256 here, a convolution's padded
+// copy of its input) runs on the team too: it costs the team only a join. Alone it runs on one.
+TEST(CodegenCTest, NestsBesideALargeParallelNestShareItsTeam) {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {64, 256});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {64, 256});
+  Buffer c = Buffer::Make("C", DataType::Float32(), {512, 512});
+  Buffer d = Buffer::Make("D", DataType::Float32(), {512, 512});
+  auto copy = [](const Buffer& from, const Buffer& to) {
+    return ElementwiseNest(to.name(), to, {ForKind::kParallel, ForKind::kVectorized},
+                           [&](const std::vector<Var>& v) {
+                             return from.Load({v[0], v[1]});
+                           });
+  };
+  absl::StatusOr<std::string> alone = GenerateC(MakeFunc("small", {a, b}, copy(a, b)), "small");
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_TRUE(Contains(*alone, "#pragma omp parallel for num_threads(1)\n")) << *alone;
+  absl::StatusOr<std::string> beside =
+      GenerateC(MakeFunc("both", {a, b, c, d}, SeqStmt({copy(a, b), copy(c, d)})), "both");
+  ASSERT_TRUE(beside.ok()) << beside.status();
+  EXPECT_FALSE(Contains(*beside, "num_threads(1)")) << *beside;
+  EXPECT_TRUE(Contains(*beside, "#pragma omp parallel for\n")) << *beside;
+}
+
 // A nest whose inner extents are not constants (a loop split at a padding edge runs `9 - rx`
 // times) counts each with its largest value: the 8-row nest of a small convolution's default
 // schedule ran on two threads, 57 us against 6.6 us on one. A large such nest stays parallel.
