@@ -64,6 +64,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
       std::string name = Define(param.get(), param.name());
       Line(absl::StrCat(type, "* restrict ", name, " = (", type, "*)args[", i, "];"));
     }
+    Line("TESSERA_FLUSH_DENORMALS;  // until the function returns (c_prelude.cc)");
     team_awake_ = TeamAwake(lowered.body());
     EmitStmt(lowered.body());
     Line("return 0;");
@@ -221,11 +222,18 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
       // A nest too small for a team still becomes an OpenMP region, of one thread: outlined,
       // its loop bounds unknown to GCC, as with more threads. Emitted inline instead, GCC
       // unrolled the constant outer loops of some candidates' unrolled tiles and took minutes.
+      // The region first flushes denormals in each of its threads (TESSERA_FLUSH_DENORMALS),
+      // then shares the loop out; the region's end is the barrier, so the loop needs none.
       Line(absl::StrCat(
-          "#pragma omp parallel for", collapse > 1 ? absl::StrCat(" collapse(", collapse, ")") : "",
+          "#pragma omp parallel",
           WorthParallel(op, team_awake_ ? kMinParallelIterationsBesideTeam : kMinParallelIterations)
               ? ""
               : " num_threads(1)"));
+      Line("{");
+      Indent();
+      Line("TESSERA_FLUSH_DENORMALS;");
+      Line(absl::StrCat("#pragma omp for",
+                        collapse > 1 ? absl::StrCat(" collapse(", collapse, ")") : "", " nowait"));
       in_parallel_ = true;
     } else if (op->for_kind == ForKind::kVectorized && !in_simd_) {
       in_vectorized_ = true;
@@ -270,7 +278,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
       if (level + 1 < collapse) loop = loop->body.as<ForNode>();
     }
     EmitStmt(loop->body);
-    for (int i = 0; i < opened; ++i) {
+    for (int i = 0; i < opened + (collapse > 0 ? 1 : 0); ++i) {  // and the region's block
       Dedent();
       Line("}");
     }

@@ -11,8 +11,10 @@
 // (they are declared `restrict`). The kernel returns 0 on success and -1 when a heap
 // allocation for an intermediate buffer fails outside a parallel region (inside one, it traps).
 //
-// Loop kinds map to: parallel -> `#pragma omp parallel for` on the outermost parallel loop
-// (directly nested parallel loops join it with collapse(n), deeper ones run serially);
+// Loop kinds map to: parallel -> an `#pragma omp parallel` region around `#pragma omp for
+// nowait` on the outermost parallel loop (directly nested parallel loops join it with
+// collapse(n), deeper ones run serially); the function and each thread of a region flush
+// denormal floats to zero while they run (TESSERA_FLUSH_DENORMALS, codegen/c_prelude.cc);
 // vectorized -> `#pragma omp simd` when every store in the loop depends on the loop variable,
 // otherwise left to the compiler's auto-vectorizer; unroll -> `#pragma GCC unroll <extent>`;
 // the loop annotation `pragma_auto_unroll_max_step` = S unrolls every loop below it whose

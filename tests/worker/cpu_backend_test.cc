@@ -2,10 +2,13 @@
 // compiled by the C builder, run by the CPU runner in a child process, and compared with
 // references computed here. The builder's and the runner's own contracts (build errors, work
 // directories, crashes, time-outs, timing fields) are in builder_test.cc and runner_test.cc.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 
 #include "gtest/gtest.h"
 #include "ir/interpreter.h"
@@ -14,6 +17,10 @@
 #include "worker/builder.h"
 #include "worker/check.h"
 #include "worker/runner.h"
+
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 namespace tessera {
 namespace {
@@ -207,6 +214,98 @@ TEST(CpuBackendTest, GuardedPaddingLoadsStayCorrect) {
                               : 0.0;
               }));
 }
+
+// B = (A * 1e-20) * 1e-20 and C = A * 1e30, the first nest in the calling thread, the second on
+// the OpenMP team (512 x 512: enough iterations for it).
+PrimFunc DenormalProducts() {
+  Buffer a = Buffer::Make("A", DataType::Float32(), {512, 512});
+  Buffer b = Buffer::Make("B", DataType::Float32(), {512, 512});
+  Buffer c = Buffer::Make("C", DataType::Float32(), {512, 512});
+  auto f32 = [](double v) { return FloatImm(DataType::Float32(), v); };
+  Stmt tiny =
+      ElementwiseNest("B", b, {ForKind::kSerial, ForKind::kSerial}, [&](const std::vector<Var>& v) {
+        return a.Load({v[0], v[1]}) * f32(1e-20) * f32(1e-20);
+      });
+  Stmt scaled = ElementwiseNest("C", c, {ForKind::kParallel, ForKind::kVectorized},
+                                [&](const std::vector<Var>& v) {
+                                  return a.Load({v[0], v[1]}) * f32(1e30);
+                                });
+  return MakeFunc("denormals", {a, b, c}, SeqStmt({tiny, scaled}));
+}
+
+// Every other element of A a denormal (1e-39, signs alternating by four), the others as drawn.
+void MakeEveryOtherDenormal(NDArray* a) {
+  for (int64_t i = 0; i < a->size(); i += 2) a->SetFlat(i, (i / 2) % 4 < 2 ? 1e-39 : -1e-39);
+}
+
+// Kernels flush denormal floats to zero, as results (B: each product of a normal A is about
+// 1e-40 unflushed) and as inputs (C: a denormal A times 1e30 is 1e-9 unflushed), in the calling
+// thread and in the threads of a parallel loop (codegen/c_prelude.cc: Intel cores take a
+// microcode assist per denormal FMA; a causal softmax's output made GPT-2's block 3x slower).
+TEST(CpuBackendTest, DenormalsFlushToZeroInEveryThread) {
+  const PrimFunc f = DenormalProducts();
+  std::unique_ptr<Builder> builder = NewCBuilder();
+  std::vector<BuildResult> built = BuildAll(builder.get(), {f});
+  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
+  std::vector<NDArray> args = RandomArgs(f, 5);
+  MakeEveryOtherDenormal(&args[0]);
+  const NDArray a = args[0];
+  absl::StatusOr<RunResult> ran =
+      RunCpuKernel(built[0].artifact_path, built[0].symbol, &args, Once());
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  ASSERT_TRUE(ran->ok()) << ran->error_msg;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(args[1].GetFlat(i), 0.0) << "B[" << i << "] of A " << a.GetFlat(i);
+  }
+  ExpectClose(args[2], Expected(args[2], [&](int64_t i) {
+                return std::fabs(a.GetFlat(i)) < std::numeric_limits<float>::min()
+                           ? 0.0
+                           : a.GetFlat(i) * 1e30;
+              }));
+}
+
+#if defined(__SSE__)
+// In a process whose OpenMP team exists already (started here while denormals were kept), each
+// of the team's threads flushes them during the kernel's parallel loop, and the caller's
+// floating-point environment is its own again when the kernel returns: an application that
+// loads a compiled model keeps its denormals.
+TEST(CpuBackendTest, TheTeamFlushesAndTheCallerGetsItsModeBack) {
+  const PrimFunc f = DenormalProducts();
+  std::unique_ptr<Builder> builder = NewCBuilder();
+  std::vector<BuildResult> built = BuildAll(builder.get(), {f});
+  ASSERT_TRUE(built[0].ok()) << built[0].error_msg;
+  void* handle = dlopen(built[0].artifact_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  auto kernel = reinterpret_cast<int32_t (*)(void**)>(dlsym(handle, built[0].symbol.c_str()));
+  ASSERT_NE(kernel, nullptr) << built[0].symbol;
+  // The kernel's libgomp, found through its dependencies: an empty region of two threads starts
+  // the team from this thread, whose MXCSR keeps denormals.
+  using GompParallel = void (*)(void (*)(void*), void*, unsigned, unsigned);
+  auto gomp_parallel = reinterpret_cast<GompParallel>(dlsym(handle, "GOMP_parallel"));
+  ASSERT_NE(gomp_parallel, nullptr);
+  ASSERT_EQ(_mm_getcsr() & 0x8040u, 0u) << "the test process flushes denormals already";
+  gomp_parallel([](void*) {}, nullptr, 2, 0);
+
+  std::vector<NDArray> args = RandomArgs(f, 5);
+  MakeEveryOtherDenormal(&args[0]);
+  std::vector<void*> pointers;
+  for (NDArray& arg : args) pointers.push_back(arg.data());
+  // The control bits (the low six are sticky exception flags, which any float operation sets).
+  const unsigned before = _mm_getcsr() & ~0x3Fu;
+  EXPECT_EQ(kernel(pointers.data()), 0);
+  EXPECT_EQ(_mm_getcsr() & ~0x3Fu, before);
+  for (int64_t i = 0; i < args[0].size(); ++i) {
+    ASSERT_EQ(args[1].GetFlat(i), 0.0) << "B[" << i << "]";
+    if (std::fabs(args[0].GetFlat(i)) < std::numeric_limits<float>::min()) {
+      ASSERT_EQ(args[2].GetFlat(i), 0.0) << "C[" << i << "] of a denormal A";
+    }
+  }
+  // A denormal computed here after the call stays one.
+  volatile float tiny = 1e-20f;
+  EXPECT_GT(tiny * tiny, 0.0f);
+  dlclose(handle);
+}
+#endif
 
 }  // namespace
 }  // namespace tessera

@@ -285,7 +285,7 @@ int LocalArraysBeforeTheParallelLoop(const PrimFunc& func) {
   absl::StatusOr<std::string> c = GenerateC(func, "kernel");
   EXPECT_TRUE(c.ok()) << c.status();
   if (!c.ok()) return -1;
-  const size_t parallel = c->find("#pragma omp parallel for");
+  const size_t parallel = c->find("#pragma omp parallel");
   EXPECT_NE(parallel, std::string::npos) << *c;
   int before = 0;
   for (size_t at = c->find("// local"); at < parallel; at = c->find("// local", at + 1)) ++before;
