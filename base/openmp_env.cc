@@ -24,23 +24,28 @@ bool LibgompLoaded() {
   return true;
 }
 
-}  // namespace
-
-std::vector<EnvVar> OpenMpEnvDefaults(const std::function<const char*(const char*)>& lookup) {
-  if (IsSet(lookup, "OMP_WAIT_POLICY") || IsSet(lookup, "GOMP_SPINCOUNT")) return {};
-  return {EnvVar{"GOMP_SPINCOUNT", "1000"}};
+std::vector<EnvVar> DefaultsHere(KernelUse use) {
+  return OpenMpEnvDefaults([](const char* name) { return std::getenv(name); }, use);
 }
 
-bool ApplyOpenMpEnvDefaults() {
-  for (const EnvVar& v : OpenMpEnvDefaults([](const char* name) { return std::getenv(name); })) {
-    setenv(v.name.c_str(), v.value.c_str(), /*overwrite=*/1);
-  }
+bool SetAll(const std::vector<EnvVar>& vars) {
+  for (const EnvVar& v : vars) setenv(v.name.c_str(), v.value.c_str(), /*overwrite=*/1);
   return LibgompLoaded();
 }
 
-absl::Status ReexecWithOpenMpEnvDefaults(char** argv) {
-  bool missing = !OpenMpEnvDefaults([](const char* name) { return std::getenv(name); }).empty();
-  if (!ApplyOpenMpEnvDefaults() || !missing) return absl::OkStatus();
+}  // namespace
+
+std::vector<EnvVar> OpenMpEnvDefaults(const std::function<const char*(const char*)>& lookup,
+                                      KernelUse use) {
+  if (IsSet(lookup, "OMP_WAIT_POLICY") || IsSet(lookup, "GOMP_SPINCOUNT")) return {};
+  return {EnvVar{"GOMP_SPINCOUNT", use == KernelUse::kModel ? "30000" : "1000"}};
+}
+
+bool ApplyOpenMpEnvDefaults(KernelUse use) { return SetAll(DefaultsHere(use)); }
+
+absl::Status ReexecWithOpenMpEnvDefaults(char** argv, KernelUse use) {
+  const std::vector<EnvVar> vars = DefaultsHere(use);
+  if (!SetAll(vars) || vars.empty()) return absl::OkStatus();
   // After this, the variables are set: the new process finds nothing missing and goes on.
   execv("/proc/self/exe", argv);
   return absl::InternalError(absl::StrCat(

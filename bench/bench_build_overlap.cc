@@ -124,7 +124,8 @@ int Bench(const std::vector<std::string>& specs, int rounds) {
 }  // namespace tessera
 
 int main(int argc, char** argv) {
-  if (absl::Status s = tessera::ReexecWithOpenMpEnvDefaults(argv); !s.ok()) {
+  if (absl::Status s = tessera::ReexecWithOpenMpEnvDefaults(argv, tessera::KernelUse::kMeasured);
+      !s.ok()) {
     std::fprintf(stderr, "bench_build_overlap: %s\n", s.ToString().c_str());
     return 1;
   }

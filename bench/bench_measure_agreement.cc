@@ -209,7 +209,8 @@ int Bench(const Options& o) {
 
 int main(int argc, char** argv) {
   // The tuner links libgomp (XGBoost): the kernels this process forks inherit its wait policy.
-  if (absl::Status s = tessera::ReexecWithOpenMpEnvDefaults(argv); !s.ok()) {
+  if (absl::Status s = tessera::ReexecWithOpenMpEnvDefaults(argv, tessera::KernelUse::kMeasured);
+      !s.ok()) {
     std::fprintf(stderr, "warning: %s\n", std::string(s.message()).c_str());
   }
   tessera::Options o;

@@ -747,7 +747,8 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
 
 int main(int argc, char** argv) {
   // libgomp (XGBoost's, oneDNN's) read its wait policy before main; see base/openmp_env.h.
-  if (absl::Status s = tessera::ReexecWithOpenMpEnvDefaults(argv); !s.ok()) {
+  if (absl::Status s = tessera::ReexecWithOpenMpEnvDefaults(argv, tessera::KernelUse::kMeasured);
+      !s.ok()) {
     std::fprintf(stderr, "warning: %s\n", std::string(s.message()).c_str());
   }
   CLI::App app{"Tessera on real-model shapes against anchors from the same run", "bench_shapes"};

@@ -21,12 +21,23 @@ std::string SubcommandPath(const CLI::App& app) {
   return "";
 }
 
+// What the subcommand (the first argument that is not an option) does with kernels.
+KernelUse KernelUseOf(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '-') continue;
+    const std::string command = argv[i];
+    return command == "exec" || command == "compile" ? KernelUse::kModel : KernelUse::kMeasured;
+  }
+  return KernelUse::kMeasured;
+}
+
 }  // namespace
 
 int TesseraMain(int argc, char** argv) {
   // libgomp (linked through XGBoost) has read its wait policy already; the kernels this
-  // process forks to measure inherit it (base/openmp_env.h).
-  if (absl::Status s = ReexecWithOpenMpEnvDefaults(argv); !s.ok()) {
+  // process forks to measure inherit it (base/openmp_env.h). `exec` and `compile` (its runoff)
+  // run models' plans; the other commands measure kernels one at a time, or run none.
+  if (absl::Status s = ReexecWithOpenMpEnvDefaults(argv, KernelUseOf(argc, argv)); !s.ok()) {
     std::fprintf(stderr, "warning: %s\n", std::string(s.message()).c_str());
   }
   CLI::App app{"Tessera: an auto-tuning service for tensor programs", "tessera"};

@@ -90,7 +90,9 @@ CpuShare::CpuShare(int max_threads)
     : cpus_(AffinityCpus()),
       max_threads_(std::max(1, max_threads)),
       ticks_per_second_(static_cast<double>(sysconf(_SC_CLK_TCK))),
-      threads_(max_threads_) {}
+      threads_(max_threads_) {
+  if (max_threads_ > 1) last_ = ReadCpuTimes(cpus_);
+}
 
 std::optional<CpuTimes> ReadCpuTimes(const std::vector<int>& cpus) {
   std::optional<std::string> stat = ReadFile("/proc/stat");
@@ -104,7 +106,10 @@ std::optional<CpuTimes> ReadCpuTimes(const std::vector<int>& cpus) {
 
 int CpuShare::Threads() {
   if (max_threads_ == 1) return 1;
-  if (last_.has_value() && NowSeconds() - last_->wall < kResampleSeconds) return threads_;
+  if (last_.has_value() &&
+      NowSeconds() - last_->wall < (decided_ ? kResampleSeconds : kFirstSeconds)) {
+    return threads_;
+  }
   std::optional<CpuTimes> now = ReadCpuTimes(cpus_);
   if (!now.has_value()) {
     last_.reset();
@@ -114,6 +119,7 @@ int CpuShare::Threads() {
   if (last_.has_value()) {
     threads_ = std::min(
         max_threads_, ThreadsLeft(*last_, *now, static_cast<int>(cpus_.size()), ticks_per_second_));
+    decided_ = true;
   }
   last_ = now;
   return threads_;

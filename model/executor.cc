@@ -61,7 +61,7 @@ Executor::~Executor() {
 absl::Status Executor::LoadKernels(const std::string& dir) {
   // The kernels bring libgomp in with them: give it the wait policy that `tessera exec` uses
   // (base/openmp_env.h), unless the application set one or loaded libgomp itself already.
-  ApplyOpenMpEnvDefaults();
+  ApplyOpenMpEnvDefaults(KernelUse::kModel);
   for (const CompiledKernel& k : model_.kernels) {
     const std::string path = (std::filesystem::path(dir) / k.artifact).string();
     // RTLD_NODELETE: dlclose must never unmap a kernel, nor the OpenMP runtime it brought in,

@@ -67,7 +67,7 @@ int TimeKernel(const std::string& path, const std::string& symbol, std::vector<v
   };
   // Before the kernel brings in libgomp, which reads its wait policy when loaded (a no-op
   // where the measuring program loaded libgomp itself: see base/openmp_env.h).
-  ApplyOpenMpEnvDefaults();
+  ApplyOpenMpEnvDefaults(KernelUse::kMeasured);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) fail(absl::StrCat("cannot load ", path, ": ", dlerror()));
   auto fn = reinterpret_cast<KernelFn>(dlsym(handle, symbol.c_str()));

@@ -1,6 +1,7 @@
-// Tests of worker/openmp_env.cc: the processes that run kernels spin a bounded 1,000 times at
-// OpenMP barriers unless the user chose otherwise, and the CPU runner's kernel process is where
-// that takes effect (libgomp prints what it read with OMP_DISPLAY_ENV=verbose).
+// Tests of base/openmp_env.cc: the processes that measure kernels spin a bounded 1,000 times at
+// OpenMP barriers, those that run models 30,000 times, unless the user
+// chose otherwise, and the CPU runner's kernel process is where that takes effect (libgomp prints
+// what it read with OMP_DISPLAY_ENV=verbose).
 #include "base/openmp_env.h"
 
 #include <dlfcn.h>
@@ -32,16 +33,26 @@ TEST(OpenMpEnvTest, BoundedSpinWhenTheUserSetNothing) {
   for (const auto& env : {std::map<std::string, std::string>{},
                           std::map<std::string, std::string>{{"OMP_WAIT_POLICY", ""}},
                           std::map<std::string, std::string>{{"OMP_NUM_THREADS", "2"}}}) {
-    std::vector<EnvVar> vars = OpenMpEnvDefaults(Lookup(env));
+    std::vector<EnvVar> vars = OpenMpEnvDefaults(Lookup(env), KernelUse::kMeasured);
     ASSERT_EQ(vars.size(), 1u);
     EXPECT_EQ(vars[0].name, "GOMP_SPINCOUNT");
     EXPECT_EQ(vars[0].value, "1000");
   }
 }
 
+// A model's plan, whose executor fits its team to the cores, spins longer between kernels.
+TEST(OpenMpEnvTest, ModelsSpinLonger) {
+  std::vector<EnvVar> vars = OpenMpEnvDefaults(Lookup({}), KernelUse::kModel);
+  ASSERT_EQ(vars.size(), 1u);
+  EXPECT_EQ(vars[0].name, "GOMP_SPINCOUNT");
+  EXPECT_EQ(vars[0].value, "30000");
+}
+
 TEST(OpenMpEnvTest, TheUsersOwnSettingWins) {
-  EXPECT_TRUE(OpenMpEnvDefaults(Lookup({{"OMP_WAIT_POLICY", "active"}})).empty());
-  EXPECT_TRUE(OpenMpEnvDefaults(Lookup({{"GOMP_SPINCOUNT", "5000"}})).empty());
+  for (KernelUse use : {KernelUse::kMeasured, KernelUse::kModel}) {
+    EXPECT_TRUE(OpenMpEnvDefaults(Lookup({{"OMP_WAIT_POLICY", "active"}}), use).empty());
+    EXPECT_TRUE(OpenMpEnvDefaults(Lookup({{"GOMP_SPINCOUNT", "5000"}}), use).empty());
+  }
 }
 
 // Restores a variable of this process's environment when it goes.
@@ -135,7 +146,8 @@ TEST(OpenMpEnvTest, WithoutLibgompLoadedMainSetsTheEnvironmentWithoutReexecuting
   ScopedEnv policy("OMP_WAIT_POLICY", nullptr);
   ScopedEnv spin("GOMP_SPINCOUNT", nullptr);
   char* argv[] = {const_cast<char*>("openmp_env_test"), nullptr};
-  EXPECT_TRUE(ReexecWithOpenMpEnvDefaults(argv).ok());  // returned: no re-execution
+  // returned: no re-execution
+  EXPECT_TRUE(ReexecWithOpenMpEnvDefaults(argv, KernelUse::kMeasured).ok());
   ASSERT_NE(std::getenv("GOMP_SPINCOUNT"), nullptr);
   EXPECT_STREQ(std::getenv("GOMP_SPINCOUNT"), "1000");
 }

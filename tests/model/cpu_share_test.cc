@@ -54,7 +54,7 @@ TEST(CpuShareTest, ThisMachineGivesBetweenOneAndTheMaximum) {
   ASSERT_GE(max_threads, 1);
   CpuShare share(max_threads);
   EXPECT_EQ(share.max_threads(), max_threads);
-  EXPECT_EQ(share.Threads(), max_threads) << "the first reading has nothing to compare";
+  EXPECT_EQ(share.Threads(), max_threads) << "no share before kFirstSeconds have passed";
   for (int i = 0; i < 3; ++i) {
     const int threads = share.Threads();
     EXPECT_GE(threads, 1);
