@@ -507,7 +507,7 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
   // The float32 FMA peak of the cores the kernels run on: worker/host.h's probe (one core, 12
   // independent FMA chains at the target's vector width) times the target's cores. 0 when the
   // host has no FMA of that width.
-  const FmaProbe fma = HostFmaProbe(static_cast<int>(target.vector_bits()));
+  const FmaProbe fma = MeasureFmaProbe(static_cast<int>(target.vector_bits()));
   const double peak_flops = fma.measured ? fma.peak_gflops * 1e9 * target.cores() : 0;
   if (peak_flops > 0) {
     std::printf("FMA peak %.1f GFLOP/s (%lld cores x %.1f, %d-bit FMAs, measured now)\n",

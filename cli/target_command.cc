@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/commands.h"
@@ -25,9 +26,10 @@ std::string SourceOf(const std::string& key, const std::set<std::string>& given,
   }
   if (!probe.measured) return absl::StrFormat("default: no %d-bit FMA here", probe.vector_bits);
   return absl::StrFormat(
-      "measured at %d bits: 12 chains %.1f GFLOP/s per core, 4 chains %.1f (ratio %.2f)",
+      "measured at %d bits: 12 chains %.1f GFLOP/s per core, 4 chains %.1f (ratio %.2f)%s",
       probe.vector_bits, probe.peak_gflops, probe.latency_gflops,
-      probe.peak_gflops / probe.latency_gflops);
+      probe.peak_gflops / probe.latency_gflops,
+      probe.cached_in.empty() ? "" : absl::StrCat(", earlier, kept in ", probe.cached_in));
 }
 
 int RunTarget(const std::string& text, bool json) {

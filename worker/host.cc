@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -17,6 +19,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
@@ -206,7 +209,7 @@ double TimeFmaChains(int vector_bits, bool twelve, int64_t rounds) {
 #undef TESSERA_FMA
 #endif
 
-FmaProbe MeasureFma(int vector_bits) {
+FmaProbe Measure(int vector_bits) {
   FmaProbe probe;
   probe.vector_bits = vector_bits;
 #if defined(__x86_64__)
@@ -245,14 +248,98 @@ const HostCpuInfo& HostCpu() {
 
 int HostVectorBits() { return HostCpu().vector_bits; }
 
+FmaProbe MeasureFmaProbe(int vector_bits) { return Measure(vector_bits); }
+
+std::string FmaProbeCachePath(int vector_bits) {
+  std::string dir;
+  if (const char* own = std::getenv("TESSERA_CACHE_DIR"); own != nullptr && own[0] != '\0') {
+    dir = own;
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] != '\0') {
+    dir = absl::StrCat(xdg, "/tessera");
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
+    dir = absl::StrCat(home, "/.cache/tessera");
+  } else {
+    return "";
+  }
+  return absl::StrCat(dir, "/fma-probe-", vector_bits, ".txt");
+}
+
+std::string FmaProbeCacheLine(const std::string& identity, const FmaProbe& probe) {
+  return absl::StrFormat("%s\t%d\t%d\t%.3f\t%.3f\n", identity, probe.vector_bits,
+                         probe.fma_per_cycle, probe.peak_gflops, probe.latency_gflops);
+}
+
+std::optional<FmaProbe> ParseFmaProbeCacheLine(const std::string& line, const std::string& identity,
+                                               int vector_bits) {
+  std::vector<std::string> fields = absl::StrSplit(absl::StripTrailingAsciiWhitespace(line), '\t');
+  FmaProbe probe;
+  if (fields.size() != 5 || fields[0] != identity ||
+      !absl::SimpleAtoi(fields[1], &probe.vector_bits) || probe.vector_bits != vector_bits ||
+      !absl::SimpleAtoi(fields[2], &probe.fma_per_cycle) ||
+      (probe.fma_per_cycle != 1 && probe.fma_per_cycle != 2) ||
+      !absl::SimpleAtod(fields[3], &probe.peak_gflops) ||
+      !absl::SimpleAtod(fields[4], &probe.latency_gflops) || !(probe.peak_gflops > 0) ||
+      !(probe.latency_gflops > 0)) {
+    return std::nullopt;
+  }
+  probe.measured = true;
+  return probe;
+}
+
+namespace {
+
+// What the cached probe must have been measured on: the CPU's name and ISA.
+std::string CpuIdentity() {
+  return absl::StrCat(HostCpu().name, " [", absl::StrJoin(HostCpu().isa, "+"), "]");
+}
+
+std::optional<FmaProbe> ReadCachedProbe(const std::string& path, int vector_bits) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  std::optional<FmaProbe> probe = ParseFmaProbeCacheLine(line, CpuIdentity(), vector_bits);
+  if (probe.has_value()) probe->cached_in = path;
+  return probe;
+}
+
+// Writes the probe to `path` through a temporary file and a rename, so that a reader never sees
+// half a line; a failure (a read-only home) only means the next process measures again.
+void WriteCachedProbe(const std::string& path, const FmaProbe& probe) {
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
+  const std::string temporary = absl::StrCat(path, ".", getpid(), ".tmp");
+  {
+    std::ofstream out(temporary);
+    out << FmaProbeCacheLine(CpuIdentity(), probe);
+    if (!out) return;
+  }
+  std::filesystem::rename(temporary, path, error);
+  if (error) std::filesystem::remove(temporary, error);
+}
+
+FmaProbe CachedOrMeasured(int vector_bits) {
+  const std::string path = FmaProbeCachePath(vector_bits);
+  if (!path.empty()) {
+    if (std::optional<FmaProbe> cached = ReadCachedProbe(path, vector_bits)) return *cached;
+  }
+  FmaProbe probe = Measure(vector_bits);
+  const double ratio = probe.latency_gflops > 0 ? probe.peak_gflops / probe.latency_gflops : 0;
+  if (probe.measured && !path.empty() && (ratio >= 1.8 || ratio <= 1.4)) {
+    WriteCachedProbe(path, probe);
+  }
+  return probe;
+}
+
+}  // namespace
+
 FmaProbe HostFmaProbe(int vector_bits) {
-  // Measured at most once per width; the lock is held while measuring, so that two threads
-  // asking at once neither measure twice nor time their runs against each other.
+  // Measured (or read) at most once per width; the lock is held while measuring, so that two
+  // threads asking at once neither measure twice nor time their runs against each other.
   static std::mutex* const mu = new std::mutex;
   static std::map<int, FmaProbe>* const probes = new std::map<int, FmaProbe>;
   std::lock_guard<std::mutex> lock(*mu);
   auto it = probes->find(vector_bits);
-  if (it == probes->end()) it = probes->emplace(vector_bits, MeasureFma(vector_bits)).first;
+  if (it == probes->end()) it = probes->emplace(vector_bits, CachedOrMeasured(vector_bits)).first;
   return it->second;
 }
 

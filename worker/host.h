@@ -103,9 +103,26 @@ struct FmaProbe {
   int fma_per_cycle = 1;      // 2 when the ratio is at least 1.6, else 1
   double peak_gflops = 0;     // float32 GFLOP/s of one core, 12 chains
   double latency_gflops = 0;  // 4 chains
+  std::string cached_in;      // the file it was read from; empty when measured by this process
 };
-// Measured once per process and width (128, 256 or 512; others are not measured). Thread-safe.
+// The probe at this width, measured now (128, 256 or 512; others are not measured).
+FmaProbe MeasureFmaProbe(int vector_bits);
+// The probe for targets: once per process and width, and once per machine where it can be
+// cached. fma_per_cycle is part of every cpu target string, which keys the records, so each
+// process on a machine must read the same value: under a loaded CI run one process in thousands
+// measured a ratio below 1.6 on a two-pipe core, named another target, and did not find the
+// records another process had stored. So the first clear measurement (ratio >= 1.8 or <= 1.4)
+// is kept in FmaProbeCachePath(vector_bits) with the CPU's identity, and later processes read it;
+// an unclear one is used by its process only. Thread-safe.
 FmaProbe HostFmaProbe(int vector_bits);
+// $TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera, else $HOME/.cache/tessera, then
+// "fma-probe-<bits>.txt"; empty when none of them is set.
+std::string FmaProbeCachePath(int vector_bits);
+// One line for the cache: identity (the CPU's name and ISA), fma_per_cycle, peak and latency
+// GFLOP/s, tab-separated; and its reading, nullopt unless the identity and width match.
+std::string FmaProbeCacheLine(const std::string& identity, const FmaProbe& probe);
+std::optional<FmaProbe> ParseFmaProbeCacheLine(const std::string& line, const std::string& identity,
+                                               int vector_bits);
 
 }  // namespace tessera
 

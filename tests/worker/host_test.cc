@@ -1,6 +1,12 @@
 // Tests of the host target probe.
 #include "worker/host.h"
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
@@ -112,6 +118,61 @@ TEST(HostTest, APartialTargetDescribesTargetsWithTheValuesItGives) {
 TEST(HostTest, CpuNameIsKnown) {
   EXPECT_FALSE(HostCpuName().empty());
   EXPECT_GE(HostCpuCores(), 1);
+}
+
+// The probe kept for later processes reads back only for the same CPU and width, and a line
+// that is not one (truncated, edited, another format) is no probe.
+TEST(HostTest, TheKeptFmaProbeReadsBackOnlyForItsCpuAndWidth) {
+  FmaProbe probe;
+  probe.vector_bits = 512;
+  probe.measured = true;
+  probe.fma_per_cycle = 2;
+  probe.peak_gflops = 177.25;
+  probe.latency_gflops = 89.5;
+  const std::string cpu = "Some Xeon [avx2+fma+avx512f]";
+  const std::string line = FmaProbeCacheLine(cpu, probe);
+  std::optional<FmaProbe> read = ParseFmaProbeCacheLine(line, cpu, 512);
+  ASSERT_TRUE(read.has_value()) << line;
+  EXPECT_TRUE(read->measured);
+  EXPECT_EQ(read->vector_bits, 512);
+  EXPECT_EQ(read->fma_per_cycle, 2);
+  EXPECT_DOUBLE_EQ(read->peak_gflops, 177.25);
+  EXPECT_DOUBLE_EQ(read->latency_gflops, 89.5);
+  EXPECT_FALSE(ParseFmaProbeCacheLine(line, "Another CPU [avx2+fma]", 512).has_value());
+  EXPECT_FALSE(ParseFmaProbeCacheLine(line, cpu, 256).has_value());
+  for (const std::string& bad :
+       {std::string(""), line.substr(0, line.size() / 2), cpu + "\t512\t3\t1.0\t1.0",
+        cpu + "\t512\t2\t-1\t1.0", cpu + "\t512\t2\tx\t1.0", cpu + "\t512\t2\t1.0"}) {
+    EXPECT_FALSE(ParseFmaProbeCacheLine(bad, cpu, 512).has_value()) << bad;
+  }
+}
+
+TEST(HostTest, TheFmaProbeIsKeptInTheUsersCacheFolder) {
+  const char* names[] = {"TESSERA_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved;
+  for (const char* name : names) {
+    const char* value = std::getenv(name);
+    saved.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
+  }
+  setenv("HOME", "/home/u", 1);
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("TESSERA_CACHE_DIR");
+  EXPECT_EQ(FmaProbeCachePath(512), "/home/u/.cache/tessera/fma-probe-512.txt");
+  setenv("XDG_CACHE_HOME", "/x", 1);
+  EXPECT_EQ(FmaProbeCachePath(256), "/x/tessera/fma-probe-256.txt");
+  setenv("TESSERA_CACHE_DIR", "/t", 1);
+  EXPECT_EQ(FmaProbeCachePath(512), "/t/fma-probe-512.txt");
+  unsetenv("TESSERA_CACHE_DIR");
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("HOME");
+  EXPECT_EQ(FmaProbeCachePath(512), "");
+  for (const auto& [name, value] : saved) {
+    if (value.has_value()) {
+      setenv(name, value->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
+  }
 }
 
 }  // namespace
