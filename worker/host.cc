@@ -209,7 +209,16 @@ double TimeFmaChains(int vector_bits, bool twelve, int64_t rounds) {
 #undef TESSERA_FMA
 #endif
 
-FmaProbe Measure(int vector_bits) {
+// The ratio of the 12-chain rate to the 4-chain rate from which a core has two FMA pipes: the
+// split between 1.25 (one pipe, latency 5) and 2 (two pipes, latency 4). A ratio kept for later
+// processes must be clearly on one side (kClearTwoPipes, kClearOnePipe).
+constexpr double kTwoPipes = 1.6;
+constexpr double kClearTwoPipes = 1.8;
+constexpr double kClearOnePipe = 1.4;
+
+}  // namespace
+
+FmaProbe MeasureFmaProbe(int vector_bits) {
   FmaProbe probe;
   probe.vector_bits = vector_bits;
 #if defined(__x86_64__)
@@ -233,13 +242,10 @@ FmaProbe Measure(int vector_bits) {
   probe.measured = true;
   probe.peak_gflops = 12 * kRounds * flops_per_fma / peak * 1e-9;
   probe.latency_gflops = 4 * kRounds * flops_per_fma / latency * 1e-9;
-  // The split between 1.25 (one pipe, latency 5) and 2 (two pipes, latency 4).
-  probe.fma_per_cycle = probe.peak_gflops >= 1.6 * probe.latency_gflops ? 2 : 1;
+  probe.fma_per_cycle = probe.peak_gflops >= kTwoPipes * probe.latency_gflops ? 2 : 1;
 #endif
   return probe;
 }
-
-}  // namespace
 
 const HostCpuInfo& HostCpu() {
   static const HostCpuInfo* const info = new HostCpuInfo(DetectHostCpu());
@@ -247,8 +253,6 @@ const HostCpuInfo& HostCpu() {
 }
 
 int HostVectorBits() { return HostCpu().vector_bits; }
-
-FmaProbe MeasureFmaProbe(int vector_bits) { return Measure(vector_bits); }
 
 std::string FmaProbeCachePath(int vector_bits) {
   std::string dir;
@@ -322,9 +326,9 @@ FmaProbe CachedOrMeasured(int vector_bits) {
   if (!path.empty()) {
     if (std::optional<FmaProbe> cached = ReadCachedProbe(path, vector_bits)) return *cached;
   }
-  FmaProbe probe = Measure(vector_bits);
+  FmaProbe probe = MeasureFmaProbe(vector_bits);
   const double ratio = probe.latency_gflops > 0 ? probe.peak_gflops / probe.latency_gflops : 0;
-  if (probe.measured && !path.empty() && (ratio >= 1.8 || ratio <= 1.4)) {
+  if (probe.measured && !path.empty() && (ratio >= kClearTwoPipes || ratio <= kClearOnePipe)) {
     WriteCachedProbe(path, probe);
   }
   return probe;

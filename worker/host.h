@@ -109,7 +109,7 @@ struct FmaProbe {
 FmaProbe MeasureFmaProbe(int vector_bits);
 // The probe for targets: once per process and width, and once per machine where it can be
 // cached. fma_per_cycle is part of every cpu target string, which keys the records, so each
-// process on a machine must read the same value: under a loaded CI run one process in thousands
+// process on a machine must read the same value: in one of two CI runs on an Intel VM, one process
 // measured a ratio below 1.6 on a two-pipe core, named another target, and did not find the
 // records another process had stored. So the first clear measurement (ratio >= 1.8 or <= 1.4)
 // is kept in FmaProbeCachePath(vector_bits) with the CPU's identity, and later processes read it;
