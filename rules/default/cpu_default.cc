@@ -252,8 +252,16 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
     TESSERA_ASSIGN_OR_RETURN(fused, sch->Fuse(outer));
   }
   if (LoopExtent(*sch, fused) > 1) TESSERA_RETURN_IF_ERROR(sch->Parallel(fused));
-  if (vectorize) TESSERA_RETURN_IF_ERROR(sch->Vectorize(spatial.back()));
-  return absl::OkStatus();
+  if (!vectorize) return absl::OkStatus();
+  // A loop shorter than a vector whose dominant read strides along it (an NCHW image of 3
+  // channels moved channels-last) becomes a partial vector filled by a gather: 11.7-13.8 us for
+  // ResNet's 64 x 64 x 3 input on the Intel core, 1.5-1.8 us unrolled.
+  const int read = DominantRead(block);
+  const std::vector<int> in =
+      read < 0 ? std::vector<int>{} : AccessIters(block, block->reads[read].buffer);
+  const bool strided_read = !in.empty() && in.back() != last && in.back() != -1;
+  if (info.extents[last] < core.lanes && strided_read) return sch->Unroll(spatial.back());
+  return sch->Vectorize(spatial.back());
 }
 
 std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
