@@ -14,6 +14,7 @@
 #include "codegen/c_prelude.h"
 #include "codegen/lower.h"
 #include "codegen/lower_internal.h"
+#include "codegen/panel_prefetch.h"
 #include "codegen/partition_loops.h"
 #include "codegen/unrolled_offsets.h"
 #include "codegen/unswitch_borders.h"
@@ -139,6 +140,15 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     if (t.code() == DataType::Code::kBFloat) return "tessera_bf16_to_f32(" + access + ")";
     if (t.code() == DataType::Code::kFloat && t.bits() == 16) return "(float)" + access;
     return access;
+  }
+
+  // InsertPanelPrefetches' call: a read prefetch into L2 (locality 2) of the load's element.
+  std::string PrintExtern(const CallNode* op) override {
+    const BufferLoadNode* load = op->args.size() == 1 ? op->args[0].as<BufferLoadNode>() : nullptr;
+    if (op->name == kPrefetchCall && load != nullptr) {
+      return absl::StrCat("__builtin_prefetch(&", PrintLoadAccess(load), ", 0, 2)");
+    }
+    return CLikePrinter::PrintExtern(op);
   }
 
   std::string RoundToHalf(DataType to, DataType from, const std::string& v) const override {

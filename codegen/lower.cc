@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "codegen/compact_buffers.h"
 #include "codegen/lower_internal.h"
+#include "codegen/panel_prefetch.h"
 #include "ir/arith/analyzer.h"
 #include "ir/functor.h"
 
@@ -334,6 +335,7 @@ absl::StatusOr<PrimFunc> LowerForCodegen(const PrimFunc& f) {
   }
   TESSERA_ASSIGN_OR_RETURN(Stmt body, CompactRootAllocations(f.body()));
   TESSERA_ASSIGN_OR_RETURN(body, lower_internal::RemoveBlocks(body));
+  body = InsertPanelPrefetches(body);
   std::vector<Buffer> params;
   TESSERA_ASSIGN_OR_RETURN(body, lower_internal::FlattenBuffers(f.params(), body, &params));
   return PrimFunc::Make(f.name(), std::move(params), std::move(body), f.attrs());

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/panel_prefetch.h"
 #include "ir/arith/linear.h"
 #include "ir/arith/simplify.h"
 #include "ir/functor.h"
@@ -273,6 +274,7 @@ class Partitioner : public IRMutator {
     }
     if (std::optional<Stmt> peeled = PeelByCondition(op, body)) return *peeled;
     if (std::optional<Stmt> unswitched = UnswitchInvariantBranch(op, body)) return *unswitched;
+    body = PrefetchesIntoGuard(body);
     const auto* guard = body.as<IfThenElseNode>();
     if (guard == nullptr || guard->else_case.defined()) {
       return body.same_as(op->body) ? self

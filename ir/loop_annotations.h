@@ -17,6 +17,12 @@ inline constexpr char kSkipZeroTerms[] = "skip_zero_terms";
 // (a depthwise convolution's pixel tiles), where the tests cannot become constants.
 inline constexpr char kUnswitchBorders[] = "unswitch_borders";
 
+// Int 1, on the reduction loop of a tile that reads a packed panel (a convolution's packed
+// weights): each iteration first prefetches what the same iteration of the next panel reads
+// (codegen/panel_prefetch.h), so that the next tile's panel arrives from memory while this one
+// computes. The interpreter runs the loop as written.
+inline constexpr char kPrefetchNextPanel[] = "prefetch_next_panel";
+
 // Int S >= 2, on a serial loop of a cuda kernel whose body fills shared buffers and then reads
 // them (a GEMM's k step): the fills of iteration k + S - 1 are issued while iteration k computes,
 // from S copies of each buffer (codegen/software_pipeline.h), asynchronously (cp.async) on

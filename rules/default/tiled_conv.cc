@@ -174,6 +174,7 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info, const CpuCor
                        ? InstValue::IntArray({channels / best_columns, best_columns / lanes})
                        : InstValue::IntArray({channels / best_columns, best_columns});
   tiling.channels_inner = ConvChannelsInner(info);
+  tiling.prefetch_next_strip = InstValue::Int(1);
   return tiling;
 }
 
@@ -260,6 +261,14 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(*lanes));
   } else {
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(ci[1]));
+  }
+  // Each tile's weights come from one packed strip; the next strip may be fetched while this
+  // one computes (code generation, ir/loop_annotations.h).
+  if (tiling.prepack_weights) {
+    TESSERA_ASSIGN_OR_RETURN(
+        ExprRV prefetch, sch->SampleCategorical({0, 1}, {0.5, 0.5}, tiling.prefetch_next_strip));
+    TESSERA_RETURN_IF_ERROR(
+        sch->Annotate(reduction.back(), kPrefetchNextPanel, InstValue::Of(prefetch)));
   }
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
   if (LoopExtent(*sch, wb.back()) > 1 && VectorizeWriteBack(core)) {

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "codegen/codegen_c.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
@@ -204,6 +205,24 @@ int LoopsAnnotated(const PrimFunc& f, const std::string& key) {
     if (const auto* loop = s.as<ForNode>()) count += loop->annotations.count(key) > 0;
   });
   return count;
+}
+
+// A tile that reads prepacked weights has its next strip fetched while it computes
+// (kPrefetchNextPanel on its innermost reduction loop, codegen/panel_prefetch.h); plain weights
+// are not. Both still compute the convolution.
+TEST(TiledConvTest, PrepackedStripsAreFetchedOneStripAhead) {
+  for (const auto& [co, strips] : std::vector<std::pair<int64_t, bool>>{{64, true}, {20, false}}) {
+    SCOPED_TRACE("CO=" + std::to_string(co));
+    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(14, 32, co, 1));
+    ASSERT_TRUE(func.ok()) << func.status();
+    const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
+    EXPECT_EQ(LoopsAnnotated(scheduled, kPrefetchNextPanel), strips ? 1 : 0)
+        << PrintFunc(scheduled);
+    absl::StatusOr<std::string> code = GenerateC(scheduled, "conv");
+    ASSERT_TRUE(code.ok()) << code.status();
+    EXPECT_EQ(code->find("__builtin_prefetch(&") != std::string::npos, strips) << *code;
+    ExpectMatchesReference(scheduled, *func);
+  }
 }
 
 bool HasPaddingBlock(const PrimFunc& f) {
