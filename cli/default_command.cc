@@ -74,10 +74,13 @@ int RunDefault(DefaultOptions options) {
     out["trace"] = nlohmann::json::parse(sch->trace().ToJson());
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("default: rule %s scheduled %s\n", entry.rule.c_str(), entry.function.c_str());
     if (options.run) {
+      std::printf("default: rule %s scheduled %s\n", entry.rule.c_str(), entry.function.c_str());
       std::printf("%s on %s\n%s", label.c_str(), m->target.c_str(), m->ToText().c_str());
     } else {
+      // The trace alone on stdout: `tessera default W > t.json` gives what --trace reads.
+      std::fprintf(stderr, "default: rule %s scheduled %s\n", entry.rule.c_str(),
+                   entry.function.c_str());
       std::printf("%s\n", sch->trace().ToJson().c_str());
     }
   }

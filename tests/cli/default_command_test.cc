@@ -56,15 +56,26 @@ TEST(DefaultCommandTest, CheckRunsTheScheduleAgainstTheUnscheduledFunction) {
   EXPECT_NE(text.stdout_text.find("check: PASS"), std::string::npos) << text.stdout_text;
 }
 
+// Without --run, stdout is the trace alone (the rule goes to stderr), so that
+// `tessera default W > t.json` writes a file `--trace` replays.
 TEST(DefaultCommandTest, CudaTargetPrintsItsTraceWithoutAGpu) {
   Output out = RunTessera(std::string("default ") + kGmm + " --target cuda", false);
   ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
-  EXPECT_EQ(out.stdout_text.rfind("default: rule Matmul scheduled main\n", 0), 0u)
-      << out.stdout_text;
-  const std::string trace = out.stdout_text.substr(out.stdout_text.find('\n') + 1);
-  nlohmann::json j = nlohmann::json::parse(trace, nullptr, /*allow_exceptions=*/false);
-  ASSERT_FALSE(j.is_discarded()) << trace;
-  EXPECT_NE(trace.find("\"Bind\""), std::string::npos) << "a GPU schedule binds threads";
+  nlohmann::json j = nlohmann::json::parse(out.stdout_text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("\"Bind\""), std::string::npos) << "a GPU schedule binds threads";
+  Output both = RunTessera(std::string("default ") + kGmm + " --target cuda");
+  EXPECT_EQ(both.stdout_text.find("default: rule Matmul scheduled main\n"), 0u) << both.stdout_text;
+}
+
+TEST(DefaultCommandTest, TheTraceOnStdoutReplaysFromAFile) {
+  const std::string trace = ScratchDir("default_stdout") + "/trace.json";
+  Output out = RunTessera(std::string("default ") + kGmm + " > " + trace, false);
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_text;
+  Output replayed = RunTessera(std::string("schedule ") + kGmm + " --trace " + trace +
+                               " --run --check " + kQuickRuns);
+  EXPECT_EQ(replayed.exit_code, 0) << replayed.stdout_text;
+  EXPECT_NE(replayed.stdout_text.find("check: PASS"), std::string::npos) << replayed.stdout_text;
 }
 
 TEST(DefaultCommandTest, BadInputIsAOneLineErrorAndANonzeroExit) {
