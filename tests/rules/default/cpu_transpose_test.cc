@@ -1,5 +1,6 @@
 // The CPU transpose default (rules/default/cpu_transpose.cc): a transpose is moved in 8 x 8 tiles
-// (tiles parallel, the tile's output rows vectorized) and still computes the transpose; shapes
+// (tiles parallel, the tile's output rows vectorized, or the whole tile unrolled where the input
+// rows are short) and still computes the transpose; shapes
 // that 8 does not divide and elementwise functions without a transposed read are left to
 // CpuDefault.
 #include <map>
@@ -37,6 +38,29 @@ TEST(CpuTransposeTest, TransposeMovesParallelTilesWithVectorRows) {
   EXPECT_EQ(loops, expected) << PrintFunc(scheduled);
   absl::StatusOr<CheckOutcome> check =
       BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/5, 60);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
+}
+
+// Input rows of at most 32 floats (an NHWC image of 32 channels moved back to NCHW): the tile's
+// loops are both unrolled instead (no gather per vector), and it still computes the transpose.
+TEST(CpuTransposeTest, ShortInputRowsUnrollTheTile) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("TRANSPOSE", {{"M", 48}, {"N", 32}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  auto [rule, scheduled] = ApplyToModule(*func, CpuTarget());
+  ASSERT_EQ(rule, "CpuTranspose");
+  std::vector<std::pair<ForKind, int64_t>> loops;  // outermost first
+  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+    if (const auto* loop = s.as<ForNode>()) {
+      const int64_t* extent = AsConstInt(loop->extent);
+      loops.insert(loops.begin(), {loop->for_kind, extent ? *extent : -1});
+    }
+  });
+  const std::vector<std::pair<ForKind, int64_t>> expected = {
+      {ForKind::kParallel, 4 * 6}, {ForKind::kUnrolled, 8}, {ForKind::kUnrolled, 8}};
+  EXPECT_EQ(loops, expected) << PrintFunc(scheduled);
+  absl::StatusOr<CheckOutcome> check =
+      BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/7, 60);
   ASSERT_TRUE(check.ok()) << check.status();
   EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
 }
