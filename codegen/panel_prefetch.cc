@@ -32,10 +32,9 @@ bool Annotated(const ForNode* op) {
 struct LoadPrefetches {
   std::vector<Expr> addresses;
   // The panel's first index is floordiv(tile, tiles) (times a constant): `tiles` consecutive
-  // iterations of the loop binding `tile` share the panel. 1 and undefined when the index uses
-  // a variable bound above the loop in another way (every tile its own panel).
+  // iterations of the loop binding `tile` share the panel.
   Expr tile;
-  int64_t tiles = 1;
+  int64_t tiles = 0;
 };
 
 // The loop variable `v` and divisor n of the one floordiv(v, n) in `index` with v bound above
@@ -124,11 +123,14 @@ std::optional<LoadPrefetches> PrefetchesOf(
     high = std::max(high, *value);
   }
   const int64_t span = high - low + 1;
+  // Only panels that several tiles in a row read: the first of them waits for memory. Panels
+  // picked otherwise (floormod(t, n): channel blocks innermost of the tile loop, chosen where
+  // all the weights stay in L2) are cached already, and fetching them again costs L1 misses.
+  std::optional<std::pair<Expr, int64_t>> run = TileRun(first, inner, loop_var);
+  if (!run.has_value() || run->second < 2) return std::nullopt;
   LoadPrefetches prefetches;
-  if (std::optional<std::pair<Expr, int64_t>> run = TileRun(first, inner, loop_var)) {
-    prefetches.tile = run->first;
-    prefetches.tiles = run->second;
-  }
+  prefetches.tile = run->first;
+  prefetches.tiles = run->second;
   for (std::vector<Expr>& indices : addresses) {
     indices.front() = arith::Simplify(indices.front() + IntImm(first.dtype(), span));
     prefetches.addresses.push_back(load->buffer.Load(std::move(indices)));
@@ -160,10 +162,6 @@ class PrefetchInserter : public IRMutator {
             Evaluate(CallExtern(DataType::Int32(), kPrefetchCall, {std::move(address)})));
       }
       if (calls.empty()) return;
-      if (prefetches->tiles == 1) {
-        seq.insert(seq.end(), calls.begin(), calls.end());
-        return;
-      }
       // The tiles of a panel share the next panel out: iteration k of the tile t fetches when
       // k = t modulo the tiles, so the next panel is fetched once, spread over the panel's time
       // (in every tile, each line was fetched `tiles` times: 14% slower on a core whose L3

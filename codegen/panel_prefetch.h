@@ -7,11 +7,14 @@
 //   for k in [0, n):  tessera_prefetch(W[d0 + S, d1, ...]); ...; body
 //
 // for every load W[d0, d1, ...] under L of a buffer outside registers ("global" scope) whose
-// first index d0 depends on a variable bound above L (a packed panel that the tile loop picks)
-// and on no serial loop of L's body. The loops of L's body that the load's indices use are
-// enumerated (vectorized ones at their first lane: one prefetch per vector), and S, the panel's
-// extent along the first dimension, is the span of the d0 so enumerated. Loads whose first
-// index is a constant (an image's batch) or whose span is not a constant are left alone.
+// first index d0 is picked by floordiv(t, n), n >= 2, of a loop t above L (a packed panel that
+// n tiles in a row read) and depends on no serial loop of L's body. The loops of L's body that
+// the load's indices use are enumerated (vectorized ones at their first lane: one prefetch per
+// vector), and S, the panel's extent along the first dimension, is the span of the d0 so
+// enumerated. The n tiles share the next panel out: iteration k of tile t issues its prefetches
+// when k % n == t % n. Loads whose first index is a constant (an image's batch), picked
+// otherwise (floormod(t, n): panels that stay cached) or whose span is not a constant are left
+// alone.
 //
 // Why: a convolution's packed weights are read once from memory by the first tile of each panel
 // and from the cache by the others; on a 2-core Intel VM ResNet-18's 7x7x512 convolutions ran

@@ -208,19 +208,26 @@ int LoopsAnnotated(const PrimFunc& f, const std::string& key) {
 }
 
 // A tile that reads prepacked weights has its next strip fetched while it computes
-// (kPrefetchNextPanel on its innermost reduction loop, codegen/panel_prefetch.h); plain weights
-// are not. Both still compute the convolution.
+// (kPrefetchNextPanel on its innermost reduction loop, codegen/panel_prefetch.h) where the
+// tiles of a strip run in a row (channel blocks outermost: weights larger than L2 holds beside
+// the input); where they cycle through the strips (small weights, which stay cached) the C has
+// no prefetch, and plain weights carry no annotation. All compute the convolution.
 TEST(TiledConvTest, PrepackedStripsAreFetchedOneStripAhead) {
-  for (const auto& [co, strips] : std::vector<std::pair<int64_t, bool>>{{64, true}, {20, false}}) {
-    SCOPED_TRACE("CO=" + std::to_string(co));
-    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(14, 32, co, 1));
+  struct Case {
+    int64_t hw, ci, co;
+    bool annotated, prefetched;
+  };
+  for (const Case& c : std::vector<Case>{
+           {4, 128, 256, true, true}, {14, 32, 64, true, false}, {6, 16, 20, false, false}}) {
+    SCOPED_TRACE("CI=" + std::to_string(c.ci) + " CO=" + std::to_string(c.co));
+    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(c.hw, c.ci, c.co, 1));
     ASSERT_TRUE(func.ok()) << func.status();
     const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
-    EXPECT_EQ(LoopsAnnotated(scheduled, kPrefetchNextPanel), strips ? 1 : 0)
+    EXPECT_EQ(LoopsAnnotated(scheduled, kPrefetchNextPanel), c.annotated ? 1 : 0)
         << PrintFunc(scheduled);
     absl::StatusOr<std::string> code = GenerateC(scheduled, "conv");
     ASSERT_TRUE(code.ok()) << code.status();
-    EXPECT_EQ(code->find("__builtin_prefetch(&") != std::string::npos, strips) << *code;
+    EXPECT_EQ(code->find("__builtin_prefetch(&") != std::string::npos, c.prefetched) << *code;
     ExpectMatchesReference(scheduled, *func);
   }
 }
