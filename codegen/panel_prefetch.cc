@@ -113,26 +113,24 @@ std::optional<LoadPrefetches> PrefetchesOf(
   const bool picked_outside = UsesVar(
       first, [&](const VarNode* v) { return v != loop_var.get() && inner.find(v) == inner.end(); });
   if (!picked_outside) return std::nullopt;
-  // The panel's extent along the first dimension: the span of its enumerated values.
-  int64_t low = 0, high = 0;
-  for (const std::vector<Expr>& indices : addresses) {
-    const Expr offset = arith::Simplify(indices.front() - first);
-    const int64_t* value = AsConstInt(offset);
-    if (value == nullptr) return std::nullopt;
-    low = std::min(low, *value);
-    high = std::max(high, *value);
-  }
-  const int64_t span = high - low + 1;
   // Only panels that several tiles in a row read: the first of them waits for memory. Panels
   // picked otherwise (floormod(t, n): channel blocks innermost of the tile loop, chosen where
   // all the weights stay in L2) are cached already, and fetching them again costs L1 misses.
   std::optional<std::pair<Expr, int64_t>> run = TileRun(first, inner, loop_var);
   if (!run.has_value() || run->second < 2) return std::nullopt;
+  // The next panel is the one the run of tiles after this one reads: the first index's step
+  // from tile t to tile t + n (a GEMM's panel spans more vectors than one tile's: the tiles
+  // beside it read the rest).
+  const Var tile(std::static_pointer_cast<const VarNode>(run->first.node_ptr()));
+  VarMap next_run;
+  next_run[tile] = tile + IntImm(tile.dtype(), run->second);
+  const int64_t* step = AsConstInt(arith::Simplify(Substitute(first, next_run) - first));
+  if (step == nullptr || *step < 1) return std::nullopt;
   LoadPrefetches prefetches;
   prefetches.tile = run->first;
   prefetches.tiles = run->second;
   for (std::vector<Expr>& indices : addresses) {
-    indices.front() = arith::Simplify(indices.front() + IntImm(first.dtype(), span));
+    indices.front() = arith::Simplify(indices.front() + IntImm(first.dtype(), *step));
     prefetches.addresses.push_back(load->buffer.Load(std::move(indices)));
   }
   return prefetches;

@@ -10,8 +10,9 @@
 // first index d0 is picked by floordiv(t, n), n >= 2, of a loop t above L (a packed panel that
 // n tiles in a row read) and depends on no serial loop of L's body. The loops of L's body that
 // the load's indices use are enumerated (vectorized ones at their first lane: one prefetch per
-// vector), and S, the panel's extent along the first dimension, is the span of the d0 so
-// enumerated. The n tiles share the next panel out: iteration k of tile t issues its prefetches
+// vector), and S is d0's step from tile t to tile t + n (the panel's extent along the first
+// dimension, which may span the vectors of several tiles side by side). The n tiles share the
+// next panel out: iteration k of tile t issues its prefetches
 // when k % n == t % n. Loads whose first index is a constant (an image's batch), picked
 // otherwise (floormod(t, n): panels that stay cached) or whose span is not a constant are left
 // alone.

@@ -73,6 +73,20 @@ TEST(PanelPrefetchTest, TheTilesOfAPanelShareOutTheNextPanelOneLinePerVector) {
             PrintExpr(EQ(FloorMod(tile.k, Expr(4)), FloorMod(tile.t, Expr(4)))));
 }
 
+// A panel two tiles wide (tile t reads vectors floordiv(t, 4) * 4 + floormod(t, 2) * 2 + v):
+// the next panel is 4 vectors on, not the 2 of the tile beside.
+TEST(PanelPrefetchTest, ThePanelStepCoversTheTilesSideBySide) {
+  Tile tile;
+  const Expr panel = FloorDiv(tile.t, Expr(4)) * Expr(4) + FloorMod(tile.t, Expr(2)) * Expr(2);
+  const Stmt out = InsertPanelPrefetches(tile.Make(panel, /*annotate=*/true));
+  std::vector<std::string> expected;
+  for (int64_t vector : {0, 1}) {
+    expected.push_back(PrintExpr(tile.w.Load(
+        {arith::Simplify(panel + Expr(vector + 4)), tile.k, arith::Simplify(Expr(0))})));
+  }
+  EXPECT_EQ(Prefetched(out), expected) << PrintStmt(out);
+}
+
 TEST(PanelPrefetchTest, ConstantFirstIndicesLocalBuffersAndPlainLoopsAreLeftAlone) {
   Tile tile;
   const Stmt plain = tile.Make(FloorDiv(tile.t, Expr(4)) * Expr(2), /*annotate=*/false);
