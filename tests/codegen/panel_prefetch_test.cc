@@ -40,6 +40,17 @@ struct Tile {
     Stmt reduction = For(k, Expr(8), ForKind::kSerial, vectors, "", annotations);
     return For(t, Expr(8), ForKind::kParallel, reduction);
   }
+
+  // The loads a prefetch of the panel `step` vectors after `panel` reads, printed: W[panel +
+  // step + v, k, 0] for each of the tile's 2 vectors.
+  std::vector<std::string> NextPanel(const Expr& panel, int64_t step) const {
+    std::vector<std::string> loads;
+    for (int64_t vector : {0, 1}) {
+      loads.push_back(PrintExpr(
+          w.Load({arith::Simplify(panel + Expr(vector + step)), k, arith::Simplify(Expr(0))})));
+    }
+    return loads;
+  }
 };
 
 // The addresses prefetched under `s`, printed, in order.
@@ -57,12 +68,7 @@ TEST(PanelPrefetchTest, TheTilesOfAPanelShareOutTheNextPanelOneLinePerVector) {
   // Four tiles per panel of two vectors: panel(t) = floordiv(t, 4) * 2.
   const Expr panel = FloorDiv(tile.t, Expr(4)) * Expr(2);
   const Stmt out = InsertPanelPrefetches(tile.Make(panel, /*annotate=*/true));
-  std::vector<std::string> expected;
-  for (int64_t vector : {0, 1}) {
-    expected.push_back(PrintExpr(tile.w.Load(
-        {arith::Simplify(panel + Expr(vector + 2)), tile.k, arith::Simplify(Expr(0))})));
-  }
-  EXPECT_EQ(Prefetched(out), expected) << PrintStmt(out);
+  EXPECT_EQ(Prefetched(out), tile.NextPanel(panel, 2)) << PrintStmt(out);
   // Iteration k of tile t fetches when k = t (mod 4): the next panel once per panel.
   const auto* reduction = out.as<ForNode>()->body.as<ForNode>();
   const auto* seq = reduction->body.as<SeqStmtNode>();
@@ -79,12 +85,7 @@ TEST(PanelPrefetchTest, ThePanelStepCoversTheTilesSideBySide) {
   Tile tile;
   const Expr panel = FloorDiv(tile.t, Expr(4)) * Expr(4) + FloorMod(tile.t, Expr(2)) * Expr(2);
   const Stmt out = InsertPanelPrefetches(tile.Make(panel, /*annotate=*/true));
-  std::vector<std::string> expected;
-  for (int64_t vector : {0, 1}) {
-    expected.push_back(PrintExpr(tile.w.Load(
-        {arith::Simplify(panel + Expr(vector + 4)), tile.k, arith::Simplify(Expr(0))})));
-  }
-  EXPECT_EQ(Prefetched(out), expected) << PrintStmt(out);
+  EXPECT_EQ(Prefetched(out), tile.NextPanel(panel, 4)) << PrintStmt(out);
 }
 
 TEST(PanelPrefetchTest, ConstantFirstIndicesLocalBuffersAndPlainLoopsAreLeftAlone) {

@@ -21,48 +21,42 @@ namespace {
 using default_schedule_testing::ApplyToModule;
 using default_schedule_testing::CpuTarget;
 
-TEST(CpuTransposeTest, TransposeMovesParallelTilesWithVectorRows) {
-  absl::StatusOr<PrimFunc> func = MakeWorkload("TRANSPOSE", {{"M", 48}, {"N", 40}});
-  ASSERT_TRUE(func.ok()) << func.status();
-  auto [rule, scheduled] = ApplyToModule(*func, CpuTarget());
-  ASSERT_EQ(rule, "CpuTranspose");
-  std::vector<std::pair<ForKind, int64_t>> loops;  // outermost first
-  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+// The loops of `f`, outermost first: kind and constant extent (-1 if not constant).
+std::vector<std::pair<ForKind, int64_t>> Loops(const PrimFunc& f) {
+  std::vector<std::pair<ForKind, int64_t>> loops;
+  PostOrderVisitStmts(f->body, [&](const Stmt& s) {
     if (const auto* loop = s.as<ForNode>()) {
       const int64_t* extent = AsConstInt(loop->extent);
       loops.insert(loops.begin(), {loop->for_kind, extent ? *extent : -1});
     }
   });
-  const std::vector<std::pair<ForKind, int64_t>> expected = {
-      {ForKind::kParallel, 6 * 5}, {ForKind::kSerial, 8}, {ForKind::kVectorized, 8}};
-  EXPECT_EQ(loops, expected) << PrintFunc(scheduled);
+  return loops;
+}
+
+// `scheduled` computes `func` (built with the C builder, on random inputs).
+void ExpectComputes(const PrimFunc& scheduled, const PrimFunc& func) {
   absl::StatusOr<CheckOutcome> check =
-      BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/5, 60);
+      BuildAndCheck(NewCBuilder().get(), scheduled, func, CpuTarget(), /*seed=*/5, 60);
   ASSERT_TRUE(check.ok()) << check.status();
   EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
 }
 
-// Input rows of at most 32 floats (an NHWC image of 32 channels moved back to NCHW): the tile's
-// loops are both unrolled instead (no gather per vector), and it still computes the transpose.
-TEST(CpuTransposeTest, ShortInputRowsUnrollTheTile) {
-  absl::StatusOr<PrimFunc> func = MakeWorkload("TRANSPOSE", {{"M", 48}, {"N", 32}});
-  ASSERT_TRUE(func.ok()) << func.status();
-  auto [rule, scheduled] = ApplyToModule(*func, CpuTarget());
-  ASSERT_EQ(rule, "CpuTranspose");
-  std::vector<std::pair<ForKind, int64_t>> loops;  // outermost first
-  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
-    if (const auto* loop = s.as<ForNode>()) {
-      const int64_t* extent = AsConstInt(loop->extent);
-      loops.insert(loops.begin(), {loop->for_kind, extent ? *extent : -1});
-    }
-  });
-  const std::vector<std::pair<ForKind, int64_t>> expected = {
-      {ForKind::kParallel, 4 * 6}, {ForKind::kUnrolled, 8}, {ForKind::kUnrolled, 8}};
-  EXPECT_EQ(loops, expected) << PrintFunc(scheduled);
-  absl::StatusOr<CheckOutcome> check =
-      BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/7, 60);
-  ASSERT_TRUE(check.ok()) << check.status();
-  EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
+// Input rows of 40 floats: the tile's output rows vectorized. Rows of at most 32 (an NHWC image
+// of 32 channels moved back to NCHW): both tile loops unrolled instead, no gather per vector.
+TEST(CpuTransposeTest, TransposeMovesParallelTilesWithVectorOrUnrolledRows) {
+  for (const auto& [n, inner] :
+       std::vector<std::pair<int64_t, ForKind>>{{40, ForKind::kSerial}, {32, ForKind::kUnrolled}}) {
+    SCOPED_TRACE("N=" + std::to_string(n));
+    absl::StatusOr<PrimFunc> func = MakeWorkload("TRANSPOSE", {{"M", 48}, {"N", n}});
+    ASSERT_TRUE(func.ok()) << func.status();
+    auto [rule, scheduled] = ApplyToModule(*func, CpuTarget());
+    ASSERT_EQ(rule, "CpuTranspose");
+    const ForKind rows = inner == ForKind::kUnrolled ? ForKind::kUnrolled : ForKind::kVectorized;
+    const std::vector<std::pair<ForKind, int64_t>> expected = {
+        {ForKind::kParallel, 6 * (n / 8)}, {inner, 8}, {rows, 8}};
+    EXPECT_EQ(Loops(scheduled), expected) << PrintFunc(scheduled);
+    ExpectComputes(scheduled, *func);
+  }
 }
 
 TEST(CpuTransposeTest, LeavesOddShapesAndPlainElementwiseToCpuDefault) {
@@ -86,16 +80,10 @@ TEST(CpuTransposeTest, ShortStridedRowsAreUnrolledNotVectorized) {
     ASSERT_TRUE(func.ok()) << func.status();
     auto [rule, scheduled] = ApplyToModule(*func, CpuTarget());
     ASSERT_EQ(rule, "CpuDefault");
-    std::vector<ForKind> kinds;  // outermost first
-    PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
-      if (const auto* loop = s.as<ForNode>()) kinds.insert(kinds.begin(), loop->for_kind);
-    });
-    const std::vector<ForKind> want = {ForKind::kParallel, expected};
-    EXPECT_EQ(kinds, want) << PrintFunc(scheduled);
-    absl::StatusOr<CheckOutcome> check =
-        BuildAndCheck(NewCBuilder().get(), scheduled, *func, CpuTarget(), /*seed=*/3, 60);
-    ASSERT_TRUE(check.ok()) << check.status();
-    EXPECT_TRUE(check->passed) << PrintFunc(scheduled);
+    const std::vector<std::pair<ForKind, int64_t>> want = {{ForKind::kParallel, 17},
+                                                           {expected, rows}};
+    EXPECT_EQ(Loops(scheduled), want) << PrintFunc(scheduled);
+    ExpectComputes(scheduled, *func);
   }
 }
 
