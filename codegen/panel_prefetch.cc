@@ -33,16 +33,16 @@ struct LoadPrefetches {
   std::vector<Expr> addresses;
   // The panel's first index is floordiv(tile, tiles) (times a constant): `tiles` consecutive
   // iterations of the loop binding `tile` share the panel.
-  Expr tile;
+  Var tile;
   int64_t tiles = 0;
 };
 
 // The loop variable `v` and divisor n of the one floordiv(v, n) in `index` with v bound above
 // the annotated loop; nullopt if there is none or more than one.
-std::optional<std::pair<Expr, int64_t>> TileRun(
+std::optional<std::pair<Var, int64_t>> TileRun(
     const Expr& index, const std::unordered_map<const VarNode*, const ForNode*>& inner,
     const Var& loop_var) {
-  std::optional<std::pair<Expr, int64_t>> run;
+  std::optional<std::pair<Var, int64_t>> run;
   int found = 0;
   PostOrderVisitExprs(index, [&](const Expr& e) {
     const auto* div = e.as<BinaryNode>();
@@ -54,7 +54,7 @@ std::optional<std::pair<Expr, int64_t>> TileRun(
       return;
     }
     ++found;
-    run = std::make_pair(div->a, *n);
+    run = std::make_pair(Var(std::static_pointer_cast<const VarNode>(div->a.node_ptr())), *n);
   });
   return found == 1 ? run : std::nullopt;
 }
@@ -108,26 +108,23 @@ std::optional<LoadPrefetches> PrefetchesOf(
     }
     addresses.push_back(std::move(indices));
   }
-  // The first index must pick the panel by a variable bound above the loop.
+  // Only panels that several tiles in a row read, picked by a loop above this one: the first of
+  // them waits for memory. Panels picked otherwise (floormod(t, n): channel blocks innermost of
+  // the tile loop, chosen where all the weights stay in L2) are cached already, and fetching
+  // them again costs L1 misses; a constant first index (an image's batch) picks no panel.
   const Expr& first = addresses.front().front();
-  const bool picked_outside = UsesVar(
-      first, [&](const VarNode* v) { return v != loop_var.get() && inner.find(v) == inner.end(); });
-  if (!picked_outside) return std::nullopt;
-  // Only panels that several tiles in a row read: the first of them waits for memory. Panels
-  // picked otherwise (floormod(t, n): channel blocks innermost of the tile loop, chosen where
-  // all the weights stay in L2) are cached already, and fetching them again costs L1 misses.
-  std::optional<std::pair<Expr, int64_t>> run = TileRun(first, inner, loop_var);
+  std::optional<std::pair<Var, int64_t>> run = TileRun(first, inner, loop_var);
   if (!run.has_value() || run->second < 2) return std::nullopt;
   // The next panel is the one the run of tiles after this one reads: the first index's step
   // from tile t to tile t + n (a GEMM's panel spans more vectors than one tile's: the tiles
   // beside it read the rest).
-  const Var tile(std::static_pointer_cast<const VarNode>(run->first.node_ptr()));
+  const Var& tile = run->first;
   VarMap next_run;
   next_run[tile] = tile + IntImm(tile.dtype(), run->second);
   const int64_t* step = AsConstInt(arith::Simplify(Substitute(first, next_run) - first));
   if (step == nullptr || *step < 1) return std::nullopt;
   LoadPrefetches prefetches;
-  prefetches.tile = run->first;
+  prefetches.tile = tile;
   prefetches.tiles = run->second;
   for (std::vector<Expr>& indices : addresses) {
     indices.front() = arith::Simplify(indices.front() + IntImm(first.dtype(), *step));
