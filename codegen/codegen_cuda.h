@@ -30,18 +30,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cuda/module_file.h"
 #include "ir/function.h"
 #include "ir/target.h"
 
 namespace tessera {
-
-struct CudaKernel {
-  std::string name;
-  int64_t grid[3] = {1, 1, 1};
-  int64_t block[3] = {1, 1, 1};
-  int64_t dynamic_shared_bytes = 0;
-  std::vector<int> param_indices;  // which func params the kernel takes, in order
-};
 
 struct CudaModule {
   std::string source;

@@ -8,11 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "worker/cuda_module_file.h"
+#include "cuda/module_file.h"
 #include "worker/runner_internal.h"
 
 #if TESSERA_WITH_CUDA
-#include "worker/cuda_driver.h"
+#include "cuda/driver.h"
+#include "cuda/module.h"
 #endif
 
 namespace tessera {
@@ -23,7 +24,6 @@ namespace {
 using internal::AlignUp;
 
 constexpr size_t kErrorBytes = 1024;
-constexpr int64_t kStaticSharedLimit = 48 * 1024;  // above it a kernel must opt in
 constexpr int kStickyErrorExit = 4;
 
 // Written by the child, read by the parent (also while the child runs: `finished`).
@@ -55,12 +55,6 @@ int64_t LoadFinished(const BatchHeader* h) {
 }
 void StoreFinished(BatchHeader* h, int64_t v) {
   __atomic_store_n(&h->finished, v, __ATOMIC_RELEASE);
-}
-
-std::string KernelNames(const CudaModuleFile& module) {
-  std::vector<std::string> names;
-  for (const CudaKernel& k : module.kernels) names.push_back(k.name);
-  return absl::StrJoin(names, ", ");
 }
 
 // Reads the module and checks it against the arguments. Errors name the file.
@@ -133,25 +127,8 @@ class ChildDevice {
 
   absl::Status MeasureWith(const Job& job, const RunnerConfig& config, double* secs,
                            std::vector<std::function<void()>>* cleanup) {
-    CUmodule module;
-    TESSERA_RETURN_IF_ERROR(
-        Check(d_.cuModuleLoadData(&module, job.cubin.data()), "loading the module"));
-    cleanup->push_back([this, module]() { d_.cuModuleUnload(module); });
-    std::vector<CUfunction> functions;
-    for (const CudaKernel& k : job.module.kernels) {
-      CUfunction f;
-      TESSERA_RETURN_IF_ERROR(Check(d_.cuModuleGetFunction(&f, module, k.name.c_str()),
-                                    absl::StrCat("kernel ", k.name, " not in the module")));
-      if (k.dynamic_shared_bytes > kStaticSharedLimit) {
-        TESSERA_RETURN_IF_ERROR(
-            Check(d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        static_cast<int>(k.dynamic_shared_bytes)),
-                  absl::StrCat("kernel ", k.name, ": ", k.dynamic_shared_bytes,
-                               " bytes of dynamic shared memory")));
-      }
-      functions.push_back(f);
-    }
-
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<LoadedCudaModule> module,
+                             LoadedCudaModule::Load(d_, job.cubin, job.module, "cuda runner"));
     // Host data: the caller's (in shared memory) or the seeded random arrays.
     std::vector<NDArray> random;
     std::vector<void*> host = job.host;
@@ -176,24 +153,8 @@ class ChildDevice {
                                       absl::StrCat("copying argument ", i, " to the device")));
       }
     }
-    std::vector<std::vector<void*>> params(functions.size());
-    for (size_t k = 0; k < functions.size(); ++k) {
-      for (int index : job.module.kernels[k].param_indices) params[k].push_back(&buffers[index]);
-    }
-    auto launch_all = [&]() -> absl::Status {
-      for (size_t k = 0; k < functions.size(); ++k) {
-        const CudaKernel& kd = job.module.kernels[k];
-        TESSERA_RETURN_IF_ERROR(Check(
-            d_.cuLaunchKernel(
-                functions[k], static_cast<unsigned>(kd.grid[0]), static_cast<unsigned>(kd.grid[1]),
-                static_cast<unsigned>(kd.grid[2]), static_cast<unsigned>(kd.block[0]),
-                static_cast<unsigned>(kd.block[1]), static_cast<unsigned>(kd.block[2]),
-                static_cast<unsigned>(kd.dynamic_shared_bytes), nullptr, params[k].data(), nullptr),
-            absl::StrCat("kernel ", kd.name, ": launch")));
-      }
-      return absl::OkStatus();
-    };
-    const std::string running = absl::StrCat("kernel ", KernelNames(job.module));
+    auto launch_all = [&]() { return module->Launch(buffers); };
+    const std::string running = absl::StrCat("kernel ", module->KernelNames());
 
     for (int i = 0; i < config.warmup; ++i) TESSERA_RETURN_IF_ERROR(launch_all());
     TESSERA_RETURN_IF_ERROR(Check(d_.cuCtxSynchronize(), running));

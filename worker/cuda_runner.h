@@ -1,5 +1,5 @@
 // The CUDA runner times modules built by the NVRTC builder (a .cubin and its kernel manifest,
-// worker/cuda_module_file.h) on a GPU. The calling process never initializes CUDA; each batch
+// cuda/module_file.h) on a GPU. The calling process never initializes CUDA; each batch
 // of measurements runs in a forked child that does:
 //
 //   parent: reads every cubin and manifest (file errors become results without a child), maps

@@ -11,7 +11,7 @@
 #include "worker/runner_internal.h"
 
 #if TESSERA_WITH_CUDA
-#include "worker/cuda_driver.h"
+#include "cuda/driver.h"
 #endif
 
 namespace tessera {

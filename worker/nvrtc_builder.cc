@@ -19,8 +19,8 @@
 #include <nvrtc.h>
 
 #include "codegen/codegen_cuda.h"
+#include "cuda/module_file.h"
 #include "worker/builder_internal.h"
-#include "worker/cuda_module_file.h"
 #include "worker/runner_internal.h"
 #endif
 

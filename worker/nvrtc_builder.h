@@ -4,7 +4,7 @@
 //
 //   <name>_<n>.cu             the generated source (kept for debugging)
 //   <name>_<n>.cubin          BuildResult::artifact_path
-//   <name>_<n>.kernels.json   the launch manifest (worker/cuda_module_file.h)
+//   <name>_<n>.kernels.json   the launch manifest (cuda/module_file.h)
 //
 // BuildResult::symbol is the first kernel's name. The inputs of one Build call compile in
 // parallel threads (NVRTC is thread-safe for distinct programs). A candidate that fails to

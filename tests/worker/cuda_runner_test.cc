@@ -10,13 +10,13 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "cuda/module_file.h"
 #include "gtest/gtest.h"
 #include "ir/interpreter.h"
 #include "schedule/schedule.h"
 #include "tests/codegen/test_funcs.h"
 #include "tests/testing/scoped_temp_dir.h"
 #include "worker/check.h"
-#include "worker/cuda_module_file.h"
 #include "worker/devices.h"
 #include "worker/nvrtc_builder.h"
 

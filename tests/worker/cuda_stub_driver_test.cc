@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cuda/module_file.h"
 #include "gtest/gtest.h"
 #include "tests/testing/scoped_temp_dir.h"
-#include "worker/cuda_module_file.h"
 #include "worker/cuda_runner.h"
 #include "worker/devices.h"
 #include "worker/nvrtc_builder.h"

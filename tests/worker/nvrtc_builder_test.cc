@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "cuda/module_file.h"
 #include "gtest/gtest.h"
 #include "schedule/schedule.h"
 #include "tests/codegen/test_funcs.h"
 #include "tests/testing/scoped_temp_dir.h"
-#include "worker/cuda_module_file.h"
 
 namespace tessera {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/cuda_module_file.h"
+#include "cuda/module_file.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
-// Tests of worker/cuda_module_file.cc, in every build (no CUDA needed): the launch manifest
+// Tests of cuda/module_file.cc, in every build (no CUDA needed): the launch manifest
 // beside a cubin round-trips, a bad manifest is kInvalidArgument naming the field, a missing one
 // kNotFound; ReadFileBytes reads binary files whole.
-#include "worker/cuda_module_file.h"
+#include "cuda/module_file.h"
 
 #include <filesystem>
 #include <fstream>

@@ -6,10 +6,11 @@
 //
 // Loading the table does not initialize CUDA (cuInit is an entry like any other). Tessera's
 // processes that fork measurement children never call cuInit themselves: a process that has
-// initialized CUDA cannot use it in a forked child. Internal to worker/; only built with
-// TESSERA_WITH_CUDA (it needs cuda.h).
-#ifndef TESSERA_WORKER_CUDA_DRIVER_H_
-#define TESSERA_WORKER_CUDA_DRIVER_H_
+// initialized CUDA cannot use it in a forked child (the model runtime, which forks nothing,
+// does). Used by worker/ and the model runtime; only built with TESSERA_WITH_CUDA (it needs
+// cuda.h).
+#ifndef TESSERA_CUDA_DRIVER_H_
+#define TESSERA_CUDA_DRIVER_H_
 
 #include <cuda.h>
 
@@ -76,4 +77,4 @@ absl::Status CudaCheck(const CudaDriver& driver, CUresult result, const std::str
 
 }  // namespace tessera
 
-#endif  // TESSERA_WORKER_CUDA_DRIVER_H_
+#endif  // TESSERA_CUDA_DRIVER_H_

@@ -1,4 +1,5 @@
-// A built CUDA module on disk, as the NVRTC builder writes it and the CUDA runner reads it:
+// A built CUDA module on disk, as the NVRTC builder writes it and the CUDA runner and the model
+// runtime read it:
 //
 //   <stem>.cubin          the machine code (NVRTC output for one sm_XX)
 //   <stem>.kernels.json   its launch manifest:
@@ -10,17 +11,26 @@
 // its param_indices, the buffers of those function parameters (codegen/codegen_cuda.h).
 // BuildResult::artifact_path names the .cubin and BuildResult::symbol the first kernel; the
 // manifest sits beside the cubin, so the two travel together.
-#ifndef TESSERA_WORKER_CUDA_MODULE_FILE_H_
-#define TESSERA_WORKER_CUDA_MODULE_FILE_H_
+#ifndef TESSERA_CUDA_MODULE_FILE_H_
+#define TESSERA_CUDA_MODULE_FILE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "codegen/codegen_cuda.h"
 
 namespace tessera {
+
+// One kernel of a module and how it is launched (codegen/codegen_cuda.h emits them).
+struct CudaKernel {
+  std::string name;
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block[3] = {1, 1, 1};
+  int64_t dynamic_shared_bytes = 0;
+  std::vector<int> param_indices;  // which func params the kernel takes, in order
+};
 
 struct CudaModuleFile {
   std::string arch;  // "sm_90"
@@ -45,4 +55,4 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
 
 }  // namespace tessera
 
-#endif  // TESSERA_WORKER_CUDA_MODULE_FILE_H_
+#endif  // TESSERA_CUDA_MODULE_FILE_H_

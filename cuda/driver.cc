@@ -1,4 +1,4 @@
-#include "worker/cuda_driver.h"
+#include "cuda/driver.h"
 
 #include <dlfcn.h>
 

@@ -1,9 +1,9 @@
-// Tests of worker/cuda_driver.cc without a GPU: TESSERA_LIBCUDA chooses the library the driver
+// Tests of cuda/driver.cc without a GPU: TESSERA_LIBCUDA chooses the library the driver
 // table is loaded from; one that cannot be opened is kFailedPrecondition "no CUDA driver: ..."
 // naming it, and the outcome is loaded once per process (later calls give the same answer
 // whatever the environment says then). A binary of its own, so that no other test loads the
 // driver first.
-#include "worker/cuda_driver.h"
+#include "cuda/driver.h"
 
 #include <cstdlib>
 #include <string>
