@@ -17,9 +17,18 @@ namespace {
 constexpr int64_t kGeneralReductionThreads = 256;
 constexpr int64_t kGeneralReductionUnroll = 256;
 
+// The row loops: the first block's leading spatial iterators, less the unit ones just before its
+// reductions. A reduction that keeps its dimensions (ReduceMean of RMS norm with keepdims: [1,
+// 16, 1] over 32) has one there, which the last block iterates as the row's elements instead.
+size_t RowLoops(const BlockInfo& first) {
+  size_t rows = first.kinds.find('R');
+  while (rows > 1 && first.extents[rows - 1] == 1) --rows;
+  return rows;
+}
+
 absl::Status Apply(Schedule* sch, const std::vector<BlockInfo>& blocks, int64_t len_tx) {
   const std::string& kinds = blocks[0].kinds;
-  const size_t leading_s = kinds.find('R');
+  const size_t leading_s = RowLoops(blocks[0]);
   const size_t trailing_r = kinds.size() - kinds.find_last_not_of('R') - 1;
   const BlockInfo& last = blocks.back();
   if (last.loops.size() < leading_s || leading_s == 0) {
@@ -62,7 +71,7 @@ std::optional<Schedule> GeneralReduction(Schedule sch, const Target& target) {
   const BlockInfo& last = blocks->back();
   // Rows of several elements only: a reduction per output element (a convolution followed by
   // its activation) is left to other rules.
-  const size_t leading_s = kinds.find('R');
+  const size_t leading_s = RowLoops((*blocks)[0]);
   if (!last.IsInjective() || last.kinds.size() > kinds.size() ||
       last.kinds.size() <= leading_s) {
     return std::nullopt;

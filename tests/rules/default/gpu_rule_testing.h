@@ -32,11 +32,11 @@ inline std::map<std::string, int64_t> BoundThreads(const PrimFunc& func) {
   return tags;
 }
 
-// Applies `rule` to `workload` at a small shape on sm_80 and checks the result; the schedule, or
-// nullopt (after a test failure) when the rule declined.
+// Applies `rule` to `func` (called `workload` in failures) on sm_80 and checks the result; the
+// schedule, or nullopt (after a test failure) when the rule declined.
 inline std::optional<Schedule> ExpectSchedulesCorrectly(const DefaultRule& rule,
+                                                        const PrimFunc& func,
                                                         const std::string& workload) {
-  const PrimFunc func = testing::SmallWorkload(workload);
   const Target target = default_schedule_testing::CudaTarget("sm_80");
   absl::StatusOr<std::optional<Schedule>> sch = rule.Apply(func, target);
   EXPECT_TRUE(sch.ok()) << sch.status();
@@ -52,6 +52,12 @@ inline std::optional<Schedule> ExpectSchedulesCorrectly(const DefaultRule& rule,
   EXPECT_EQ(threads.count("blockIdx.x"), 1u) << rule.name() << " on " << workload;
   EXPECT_EQ(threads.count("threadIdx.x"), 1u) << rule.name() << " on " << workload;
   return *std::move(*sch);
+}
+
+// The same for `workload` at a small shape.
+inline std::optional<Schedule> ExpectSchedulesCorrectly(const DefaultRule& rule,
+                                                        const std::string& workload) {
+  return ExpectSchedulesCorrectly(rule, testing::SmallWorkload(workload), workload);
 }
 
 // Expects `rule` to leave `workload` (small shape, sm_80) to the next rule.
