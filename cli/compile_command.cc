@@ -4,6 +4,7 @@
 // model's tasks, read into memory), or none (default schedules).
 #include <cstdio>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -13,6 +14,7 @@
 #include "ir/structural_hash.h"
 #include "model/compile.h"
 #include "model/load.h"
+#include "worker/host.h"
 
 namespace tessera {
 namespace cli {
@@ -41,7 +43,11 @@ int RunCompile(const CompileOptions& o) {
   if (!shapes.ok()) return ReportError(shapes.status());
   absl::StatusOr<LoadedModel> m = LoadModel(o.model, /*fuse=*/true, *shapes);
   if (!m.ok()) return ReportError(m.status());
-  absl::StatusOr<Target> target = ResolveRunnableTarget(o.target);
+  // A cuda target that names its -arch compiles here without a GPU (for the machine that has
+  // one); without it, GPU 0 gives the keys.
+  const bool names_arch = absl::StrContains(o.target, "-arch=");
+  absl::StatusOr<Target> target =
+      names_arch ? ResolveTarget(o.target) : ResolveRunnableTarget(o.target);
   if (!target.ok()) return ReportError(target.status());
   ModelCompileOptions options;
   options.target = *target;
@@ -98,7 +104,9 @@ Command RegisterCompileCommand(CLI::App* root) {
       "--db", o->db_path,
       "Tuning database (a SQLite file or a postgresql:// URL); without it, defaults only");
   o->client.AddOptions(app, /*server_optional=*/true);
-  app->add_option("--target", o->target, "Target (cpu)")->capture_default_str();
+  app->add_option("--target", o->target,
+                  "Target: cpu, or cuda (GPU 0's keys; 'cuda -arch=sm_90' compiles without a GPU)")
+      ->capture_default_str();
   app->add_option("-o,--output", o->out_dir, "Output directory (created if missing)")->required();
   app->add_option("--input-shape", o->input_shapes,
                   "NAME=D0,D1,...: the shape of a graph input (fixes dynamic dimensions); "

@@ -16,6 +16,7 @@
 #include "rules/default/default_rule.h"
 #include "tuner/apply_best.h"
 #include "worker/builder.h"
+#include "worker/nvrtc_builder.h"
 
 namespace tessera {
 namespace {
@@ -124,10 +125,6 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
                                                 const std::string& out_dir,
                                                 const ModelCompileOptions& options) {
   const Target& target = options.target;
-  if (!target.is_cpu()) {
-    return absl::UnimplementedError(
-        absl::StrCat("compile: target ", target.ToString(), ": models compile for cpu only"));
-  }
   IRModule mod;
   for (const ExtractedTask& t : model.tasks) mod.Update(t.func.WithName(t.name));
   std::vector<ApplyBestEntry> hits;
@@ -151,10 +148,18 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
   std::error_code ec;
   std::filesystem::create_directories(out_dir + "/kernels", ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", out_dir, ": ", ec.message()));
-  CBuilderOptions builder_options;
-  builder_options.work_dir = out_dir + "/kernels";
-  builder_options.keep_work_dir = true;
-  std::unique_ptr<Builder> builder = NewCBuilder(builder_options);
+  std::unique_ptr<Builder> builder;
+  if (target.is_cuda()) {
+    NvrtcBuilderOptions builder_options;
+    builder_options.work_dir = out_dir + "/kernels";
+    builder_options.keep_work_dir = true;
+    builder = NewNvrtcBuilder(builder_options);
+  } else {
+    CBuilderOptions builder_options;
+    builder_options.work_dir = out_dir + "/kernels";
+    builder_options.keep_work_dir = true;
+    builder = NewCBuilder(builder_options);
+  }
   std::vector<BuildInput> inputs;
   for (const ExtractedTask& t : model.tasks) inputs.push_back({*scheduled.Lookup(t.name), target});
   std::vector<BuildResult> built = builder->Build(inputs);
@@ -194,8 +199,17 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
     BuildResult kernel = built[i];
     std::optional<PrepackSplit> split;
     if (kernel.ok()) {
-      absl::StatusOr<std::optional<PrepackSplit>> s = SplitPrepack(inputs[i].func);
+      // Weights are packed at load by a cpu kernel's own packing function; a GPU kernel reads
+      // them as they are.
+      absl::StatusOr<std::optional<PrepackSplit>> s =
+          target.is_cpu() ? SplitPrepack(inputs[i].func) : std::optional<PrepackSplit>();
       if (s.ok()) split = *s;
+    } else if (target.is_cuda()) {
+      // An unscheduled function has no thread bindings: on a GPU there is nothing to fall
+      // back to.
+      return absl::InternalError(absl::StrCat(t.name, ": ", DescribeSchedule(k.schedule),
+                                              " did not build for ", target.ToString(), ": ",
+                                              kernel.error_msg));
     } else {
       result.warnings.push_back(absl::StrCat(t.name, ": ", DescribeSchedule(k.schedule),
                                              " did not build (", kernel.error_msg,
@@ -211,7 +225,9 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
   }
   compiled.plan = PlanModel(model.graph, model.fused, model.tasks);
   const std::string weights = WeightsBlob(model.graph, compiled.plan);
-  if (options.runoff && default_scheduled.ok()) {
+  // The runoff times kernels in this process, which only a cpu model can (a GPU's kernels are
+  // timed by the tuner in its place already: nothing else shares the GPU between launches).
+  if (options.runoff && target.is_cpu() && default_scheduled.ok()) {
     RunOffInModel(model, target, *default_scheduled, default_rules, builder.get(), out_dir, weights,
                   &result);
   }

@@ -49,6 +49,11 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(CompiledModel model,
   if (options.num_threads <= 0) e->cpu_share_ = std::make_unique<CpuShare>(DefaultMaxThreads());
   // The memory points into model_.plan, which therefore never moves again.
   TESSERA_ASSIGN_OR_RETURN(e->memory_, PlanMemory::Create(e->model_.plan, weights));
+  if (IsCudaTargetString(e->model_.target)) {
+    TESSERA_ASSIGN_OR_RETURN(
+        e->cuda_, CudaPlanRunner::Create(e->model_, dir, &e->memory_, options.cuda_device));
+    return e;
+  }
   TESSERA_RETURN_IF_ERROR(e->LoadKernels(dir));
   TESSERA_RETURN_IF_ERROR(e->PackWeights());
   return e;
@@ -148,6 +153,7 @@ absl::Status Executor::SetInput(int index, const NDArray& value) {
 }
 
 absl::Status Executor::Run(std::vector<double>* call_seconds) {
+  if (cuda_ != nullptr) return cuda_->Run(&memory_, call_seconds);
   if (omp_set_num_threads_ != nullptr) {
     if (options_.num_threads > 0) {
       omp_set_num_threads_(options_.num_threads);

@@ -1,8 +1,10 @@
 // Runs a compiled model in this process: loads its kernels (dlopen), packs the weights of every
 // call whose kernel has `prepack` once at load (as a deployment does), and then runs the plan
-// on inputs as often as asked. The embeddable runtime (model/c_api.h), `tessera exec` and the
-// naive reference of `exec --check` (model/reference.h) all run models with it. Part of the
-// runtime: plan, compiled-model reader and dlopen only.
+// on inputs as often as asked. A model compiled for a cuda target runs on the GPU through
+// model/cuda_plan_runner.h, with the same interface (inputs and outputs in host memory). The
+// embeddable runtime (model/c_api.h), `tessera exec` and the naive reference of `exec --check`
+// (model/reference.h) all run models with it. Part of the runtime: plan, compiled-model reader and
+// dlopen only.
 //
 // Kernels run in the calling thread (they fork OpenMP threads themselves), never in a child
 // process: a whole model is a sequence of trusted, already checked kernels, and a fork per call
@@ -20,6 +22,7 @@
 #include "ir/ndarray.h"
 #include "model/compiled_model.h"
 #include "model/cpu_share.h"
+#include "model/cuda_plan_runner.h"
 #include "model/plan.h"
 
 namespace tessera {
@@ -30,6 +33,8 @@ struct ExecutorOptions {
   // (at most OMP_NUM_THREADS) less those other processes keep busy, read again before a run at
   // most every 0.2 s (model/cpu_share.h).
   int num_threads = 0;
+  // The GPU a model compiled for a cuda target runs on (its ordinal).
+  int cuda_device = 0;
 };
 
 class Executor {
@@ -37,7 +42,8 @@ class Executor {
   // Loads the directory written by `tessera compile`: plan.json, weights.bin and the kernels.
   // Errors as ReadCompiledModel; kNotFound for a missing weights.bin; kInvalidArgument when it
   // does not fit the plan or a prepack argument is out of range; kInternal naming the file for
-  // a kernel that cannot be loaded or lacks its symbol, or a packing that fails.
+  // a kernel that cannot be loaded or lacks its symbol, or a packing that fails; for a cuda
+  // model those of CudaPlanRunner::Create (kFailedPrecondition without a GPU).
   static absl::StatusOr<std::unique_ptr<Executor>> Load(const std::string& dir,
                                                         const ExecutorOptions& options = {});
   // The same for a compiled model in memory: its artifacts are relative to `dir` (or absolute),
@@ -95,6 +101,7 @@ class Executor {
   std::vector<std::vector<std::unique_ptr<void, AlignedFree>>> packed_;  // per call
   void (*omp_set_num_threads_)(int) = nullptr;
   std::unique_ptr<CpuShare> cpu_share_;  // with num_threads 0
+  std::unique_ptr<CudaPlanRunner> cuda_;  // a cuda model's, which then has no kernels_
   int packed_calls_ = 0;
   double packing_seconds_ = 0;
 };

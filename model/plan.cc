@@ -150,7 +150,7 @@ absl::StatusOr<PlanMemory> PlanMemory::Create(const ModelPlan& plan, const std::
   return m;
 }
 
-void* PlanMemory::Address(int storage) {
+void* PlanMemory::StorageData(int storage) {
   const PlanStorage& s = plan_->storages[storage];
   if (s.kind == StorageKind::kIntermediate) {
     return static_cast<char*>(arena_.data()) + s.offset;
@@ -167,18 +167,18 @@ absl::Status PlanMemory::SetInput(int index, const NDArray& value) {
         "input ", name, ": expects ", v.dtype.ToString(), " [", absl::StrJoin(v.shape, ", "),
         "], got ", value.dtype().ToString(), " ", value.ShapeString()));
   }
-  std::memcpy(Address(v.storage), value.data(), static_cast<size_t>(value.nbytes()));
+  std::memcpy(StorageData(v.storage), value.data(), static_cast<size_t>(value.nbytes()));
   return absl::OkStatus();
 }
 
 std::vector<void*> PlanMemory::Args(int call) {
   std::vector<void*> args;
-  for (const PlanValue& v : plan_->calls[call].args) args.push_back(Address(v.storage));
+  for (const PlanValue& v : plan_->calls[call].args) args.push_back(StorageData(v.storage));
   return args;
 }
 
 const void* PlanMemory::OutputData(int index) const {
-  return const_cast<PlanMemory*>(this)->Address(plan_->outputs[index].second.storage);
+  return const_cast<PlanMemory*>(this)->StorageData(plan_->outputs[index].second.storage);
 }
 
 NDArray PlanMemory::Output(int index) const {

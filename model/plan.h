@@ -68,12 +68,13 @@ class PlanMemory {
   NDArray Output(int index) const;
   // Output `index`'s bytes in this memory.
   const void* OutputData(int index) const;
+  // The host bytes of storage `storage` (an intermediate's slice of the arena).
+  void* StorageData(int storage);
 
  private:
   const ModelPlan* plan_ = nullptr;
   std::vector<NDArray> buffers_;  // per storage, arena storages left empty
   NDArray arena_;
-  void* Address(int storage);
 };
 
 // Calls kernel(call index, arguments) for every call in order; stops at the first error.

@@ -129,6 +129,10 @@ if [[ -z "${TESSERA_CUDA_INCLUDE_DIR:-}" && ! -f /usr/local/cuda/include/cuda_fp
 fi
 export TESSERA_BINARY="$here/bin/tessera"
 export PATH="$here/bin:$PATH"
+# The tree the bundle sits in (.device/bundle of a copy of the repository): the test models.
+if [[ -d "$here/../../tests/frontend/data" ]]; then
+  export TESSERA_SOURCE_DIR="$(cd "$here/../.." && pwd)"
+fi
 
 ENV
 

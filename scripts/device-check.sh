@@ -6,20 +6,21 @@
 #            summed in float32
 #   service  `tessera serve` and one `tessera worker --target cuda` on loopback, a job submitted
 #            and watched, its best shown, applied, run and checked on the GPU
+#   models   the test models compiled with `--target cuda`, run by `tessera exec` and checked
 # Each step has its own time limit and log in OUTDIR; the exit status is nonzero when one fails.
 #
-#   scripts/device-check.sh BUNDLE OUTDIR [--steps tests,bench,service] [--trials N]
+#   scripts/device-check.sh BUNDLE OUTDIR [--steps tests,bench,service,models] [--trials N]
 #                           [--shapes MxNxK,...] [--dtypes float32,float16->float32,...] [--service-trials N]
 #                           [--tests-timeout S] [--bench-timeout S]
 set -uo pipefail
 if [[ $# -lt 2 ]]; then
-  sed -n '2,13p' "$0"
+  sed -n '2,14p' "$0"
   exit 2
 fi
 bundle=$(cd "$1" && pwd)
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 shift 2
-steps=tests,bench,service
+steps=tests,bench,service,models
 trials=64
 shapes=4096x4096x4096
 service_trials=64
@@ -86,6 +87,20 @@ if has_step service; then
     kill -TERM "$worker" 2>/dev/null; wait "$worker"
   fi
   kill -TERM "$server" 2>/dev/null; wait "$server"
+  rm -rf "$work"
+fi
+if has_step models; then
+  # The test models compiled for GPU 0 and run on it by the model runtime, checked against the
+  # interpreter; then the bench's models where they are (bench/models/bench_common.sh makes them).
+  note "models: compiled for the GPU, run and checked"
+  work=$(mktemp -d)
+  data="${TESSERA_SOURCE_DIR:-.}/tests/frontend/data"
+  for m in cnn encoder decoder; do
+    timeout 60 tessera compile "$data/$m.onnx" --target cuda -o "$work/$m" >"$out/model-$m.log" 2>&1 &&
+      timeout 60 tessera exec "$work/$m" --inputs "$data/$m.input.npy" --repeat 20 --check \
+        >>"$out/model-$m.log" 2>&1 || status=1
+    grep -E "latency|check|error" "$out/model-$m.log" | sed "s/^/$m: /"
+  done
   rm -rf "$work"
 fi
 note "done (status $status)"

@@ -3,6 +3,7 @@
 #ifndef TESSERA_TESTS_FRONTEND_MODEL_TESTING_H_
 #define TESSERA_TESTS_FRONTEND_MODEL_TESTING_H_
 
+#include <cstdlib>
 #include <string>
 
 #include "frontend/fuse_ops.h"
@@ -16,8 +17,12 @@
 namespace tessera {
 namespace testing {
 
+// Under the repository the test was built from, or under $TESSERA_SOURCE_DIR where set (a
+// device bundle's tests run from a copy of the tree at another path, scripts/device-bundle.sh).
 inline std::string ModelDataPath(const std::string& name) {
-  return std::string(TESSERA_SOURCE_DIR) + "/tests/frontend/data/" + name;
+  const char* root = std::getenv("TESSERA_SOURCE_DIR");
+  return std::string(root != nullptr && *root != '\0' ? root : TESSERA_SOURCE_DIR) +
+         "/tests/frontend/data/" + name;
 }
 
 struct TestModel {
