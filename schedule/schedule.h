@@ -149,7 +149,9 @@ class Schedule {
   // Moves a consumer block under `loop` (of its producers).
   absl::Status ReverseComputeAt(BlockRV block, LoopRV loop, bool preserve_unit_loops = false,
                                 int index = -1);
-  // Inlines an elementwise producer into its consumers / a consumer into its producer.
+  // Inlines an elementwise producer into its consumers / a consumer into its producer. A
+  // consumer over a prefix of the producer's domain (PadEinsum's crop of a padded result) leaves
+  // the producer that domain, its bindings kept in it by a predicate.
   absl::Status ComputeInline(BlockRV block);
   absl::Status ReverseComputeInline(BlockRV block);
   // Samples where `block` may be computed: -2 inline, -1 root, i >= 0 the i-th loop around its

@@ -201,15 +201,17 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The copies PadToTiles made that TiledMatmul moves into its parallel loop: the padded copy of
-// B (inlined into the packing copy when there is one) and the cropping copy out of the padded
-// product (computed per panel). As loop nests of their own they were OpenMP regions of their
-// own: on the loaded 2-core machine a region can wait milliseconds for a descheduled thread
-// (127x257x509 with four regions: 0.156 ms in quiet rounds, 32 ms in loaded ones); moving
-// these two inside took the quiet rounds from 0.156 to 0.141 ms.
+// The copy PadToTiles made that TiledMatmul places in its parallel loop: the padded copy of B
+// (inlined into the packing copy when there is one). As a loop nest of its own it was an OpenMP
+// region of its own: on the loaded 2-core machine a region can wait milliseconds for a
+// descheduled thread (127x257x509 with four regions: 0.156 ms in quiet rounds, 32 ms in loaded
+// ones). The cropping copy out of the padded product needs no place: with the epilogues
+// inlined into it, it is inlined into the tile's write-back (WriteBackUnder), which then stores
+// into the output under a predicate on the padded rows and columns. Computed per panel into a
+// padded block instead, 127x257x509 ran 152-158 against 139-148 us (4 alternating rounds of
+// 100 runs; 2026-12-06, Emerald Rapids).
 struct PadCopies {
   std::optional<BlockRV> b;
-  std::optional<BlockRV> out;
 };
 
 // Pads the GEMM (PadEinsum) to the extents PaddedGemmExtents gives and refreshes `main` and
@@ -218,8 +220,9 @@ struct PadCopies {
 // memory, loading and storing it per k (the assembly of GMM 127x257x509's default): 0.26 ms
 // there against 0.126 ms for the unguarded 128x320x509. The copy of A (zero rows) is inlined
 // into the GEMM, a select on the row inside the broadcast operand, as a copy of its own it was
-// another OpenMP region (127x257x509: 0.141 ms with it, 0.119 ms inlined); B's and the output's
-// copies are returned for TiledMatmul to place, the epilogues are inlined into the latter.
+// another OpenMP region (127x257x509: 0.141 ms with it, 0.119 ms inlined); B's copy is returned
+// for TiledMatmul to place, the epilogues are inlined into the output's (PadCopies says where
+// that goes).
 absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, const CpuCore& core,
                                      BlockInfo* main, Block* block) {
   PadCopies copies;
@@ -254,7 +257,6 @@ absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, const Cp
     TESSERA_ASSIGN_OR_RETURN(Block node, sch->Get(consumer));
     if (!EndsWith(node->name, "_unpad")) continue;
     TESSERA_RETURN_IF_ERROR(InlineEpilogues(sch, consumer));
-    copies.out = consumer;
   }
   TESSERA_ASSIGN_OR_RETURN(main->loops, sch->GetLoops(main->rv));
   main->extents[var_i] = padded.i;
@@ -362,14 +364,6 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
     // unpacked, it stays a parallel copy (a select inside the FMAs' operand is a branch).
     TESSERA_RETURN_IF_ERROR(pack || prepack ? sch->ComputeInline(*pad_copies.b)
                                             : ParallelCopy(sch, *pad_copies.b));
-  }
-  if (pad_copies.out.has_value()) {
-    // Unit loops kept: a K-blocked tile of one row block would otherwise drop the copy's row
-    // loop, and a mutated trace's GetLoops below would replay with another count.
-    TESSERA_RETURN_IF_ERROR(
-        sch->ReverseComputeAt(*pad_copies.out, parallel, /*preserve_unit_loops=*/true));
-    TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> out_loops, sch->GetLoops(*pad_copies.out));
-    TESSERA_RETURN_IF_ERROR(sch->Vectorize(out_loops.back()));
   }
   TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, k[0]).status());
   TESSERA_RETURN_IF_ERROR(sch->Parallel(parallel));

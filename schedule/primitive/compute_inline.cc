@@ -237,6 +237,13 @@ absl::StatusOr<PrimFunc> ReverseComputeInlineImpl(const PrimFunc& func,
   arith::Analyzer analyzer;
   VarMap vmap;  // the consumer's variables in terms of the producer's
   std::set<const VarNode*> used;
+  const auto* producer_node = producer_realize.as<BlockRealizeNode>();
+  // Where the consumer covers only a prefix of what the producer writes (the copy out of a
+  // padded result, PadEinsum's "_unpad"), the producer keeps only those writes: its iteration
+  // domain shrinks to the consumer's, and a predicate keeps its bindings there (as after a
+  // split that does not divide; compute-at re-derives it from the domain).
+  Expr predicate = producer_node->predicate;
+  std::vector<IterVar> producer_iters = producer->iter_vars;
   consistent = consistent && !load_indices.empty() && load_indices.size() == pvars.size();
   for (size_t d = 0; consistent && d < load_indices.size(); ++d) {
     const IterVar* piv = iter_var_of(producer, pvars[d].get());
@@ -250,10 +257,20 @@ absl::StatusOr<PrimFunc> ReverseComputeInlineImpl(const PrimFunc& func,
       consistent = false;
       break;
     }
+    const int64_t* consumer_extent = AsConstInt(civ->dom.extent);
+    const int64_t* producer_extent = AsConstInt(piv->dom.extent);
+    const bool same_extent = analyzer.CanProveEqual(civ->dom.extent, piv->dom.extent);
     if (!analyzer.CanProveEqual(civ->dom.min, piv->dom.min) ||
-        !analyzer.CanProveEqual(civ->dom.extent, piv->dom.extent)) {
+        (!same_extent && (consumer_extent == nullptr || producer_extent == nullptr ||
+                          *consumer_extent > *producer_extent))) {
       return Invalid(kPrimitive, absl::StrCat("block ", block_name, " does not cover what ",
                                               producer->name, " writes in dimension ", d));
+    }
+    if (!same_extent) {
+      const size_t index = piv - producer->iter_vars.data();
+      const Expr& binding = producer_node->iter_values[index];
+      predicate = And(predicate, LT(binding, analyzer.Simplify(civ->dom.min + civ->dom.extent)));
+      producer_iters[index].dom = civ->dom;
     }
     vmap[civ->var] = pvars[d];
   }
@@ -295,11 +312,15 @@ absl::StatusOr<PrimFunc> ReverseComputeInlineImpl(const PrimFunc& func,
   std::vector<Expr> indices;
   for (const Expr& e : store->indices) indices.push_back(Substitute(e, vmap));
   auto node = producer.CopyNode();
+  node->iter_vars = producer_iters;
   node->body = BufferStore(store->buffer, value, indices);
   arith::BufferAccessRegions regions = arith::DetectBlockAccessRegions(Block(node));
   node->reads = regions.reads;
   node->writes = regions.writes;
-  PrimFunc replaced = ReplaceStmt(func, producer, Block(std::move(node)));
+  PrimFunc replaced =
+      ReplaceStmt(func, producer_realize,
+                  BlockRealize(producer_node->iter_values, analyzer.Simplify(predicate),
+                               Block(std::move(node))));
   TESSERA_ASSIGN_OR_RETURN(StmtPath new_path, FindBlockPath(replaced, block_name));
   TESSERA_ASSIGN_OR_RETURN(PrimFunc removed, RemoveLeaf(kPrimitive, replaced, new_path));
   return RemoveAlloc(removed, BlockOf(scope_realize), buffer);

@@ -121,6 +121,45 @@ TEST(ReverseComputeInlineTest, RejectsAConstantIndexOverAWiderDimension) {
                  "block out does not read scaled at exactly its iteration variables");
 }
 
+// out[i, j] = scaled[i, j] over the first rows x columns of a larger scaled (the copy out of a
+// padded result): the producer then writes out only there.
+PrimFunc CroppedCopy(int64_t rows, int64_t columns) {
+  Tensor x = Placeholder({8, 16}, DataType::Float32(), "x");
+  Tensor scaled = Compute(
+      {8, 16},
+      [&](const std::vector<Var>& i) {
+        return x({i[0], i[1]}) * FloatImm(DataType::Float32(), 2.0);
+      },
+      "scaled");
+  Tensor out = Compute(
+      {rows, columns},
+      [&](const std::vector<Var>& i) {
+        return scaled({i[0], i[1]});
+      },
+      "out");
+  absl::StatusOr<PrimFunc> f = CreatePrimFunc("cropped_copy", {x, out});
+  EXPECT_TRUE(f.ok()) << f.status();
+  return *f;
+}
+
+TEST(ReverseComputeInlineTest, ACropOfTheProducerBecomesItsDomainAndPredicate) {
+  PrimFunc func = CroppedCopy(7, 13);
+  Schedule sch = Schedule::Create(func, 1);
+  ASSERT_TRUE(sch.ReverseComputeInline(*sch.GetBlock("out")).ok());
+  EXPECT_FALSE(HasBlock(sch.func(), "out"));
+  EXPECT_EQ(NumAllocs(sch.func()), 0u);
+  ExpectCorrect(sch, func);
+  ExpectCBackendMatches(func, sch.func());
+  // Split, the producer keeps its bounds: the predicate follows its domain.
+  absl::StatusOr<std::vector<LoopRV>> loops = sch.GetLoops(*sch.GetBlock("scaled"));
+  ASSERT_TRUE(loops.ok()) << loops.status();
+  absl::StatusOr<std::vector<LoopRV>> columns =
+      sch.Split((*loops)[1], {InstValue(), InstValue::Int(4)});
+  ASSERT_TRUE(columns.ok()) << columns.status();
+  ExpectCorrect(sch, func);
+  ExpectCBackendMatches(func, sch.func());
+}
+
 TEST(ReverseComputeInlineTest, RejectsAReductionProducer) {
   PrimFunc func = SmallDense();
   Schedule sch = Schedule::Create(func, 1);
