@@ -3,7 +3,8 @@
 // the reduction reads two buffers A, B and writes C with point accesses (every index a single
 // iterator or a constant) classifying as the GEMM C[S,I,J] += A[S,I,K] * B[S,J,K]: S spatial in
 // A, B and C; I spatial in A and C; J spatial in B and C; K reduction in A and B (unit iterators
-// are ignored; I, J and K must exist). J is the group C is contiguous along.
+// are ignored; I, J and K must exist). J is the group C is contiguous along. A convolution's
+// input, read through windows, is reindexed first (ReindexWindowedInput), which makes it one.
 //
 // Schedule (CUDA config of DLight: 8 x 16 threads, 4 x 4 outputs per thread, k step 16,
 // vthread 1): loops reordered (S, I, J, K) and each group fused; I -> [by, ty = 8, 4],
@@ -70,8 +71,10 @@ absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim, int64_t
 }
 
 // `stages` >= 2: the k step's shared tiles are software-pipelined over that many buffers.
+// `im2col` (may be empty) names a convolution's reindexed input (ReindexWindowedInput), which is
+// inlined into its shared tile.
 absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, const GemmMatch& g,
-                   int64_t stages) {
+                   int64_t stages, const std::string& im2col) {
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<LoopRV> i,
@@ -96,6 +99,10 @@ absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, con
     TESSERA_ASSIGN_OR_RETURN(BlockRV cache, sch->CacheRead(main.rv, read, "shared"));
     TESSERA_RETURN_IF_ERROR(sch->ComputeAt(cache, k[0], /*preserve_unit_loops=*/true));
     TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, cache, ndim, kThreadsI, kThreadsJ));
+  }
+  if (!im2col.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(BlockRV columns, sch->GetBlock(im2col));
+    TESSERA_RETURN_IF_ERROR(sch->ComputeInline(columns));
   }
   TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, k[0]).status());
   TESSERA_RETURN_IF_ERROR(sch->Unroll(i[2]));
@@ -257,9 +264,43 @@ absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
   return absl::OkStatus();
 }
 
+// A convolution reads its input through windows (x[h * s + rh - p, ...]), which no GEMM access
+// is. Reindexed (ReIndex: a copy of the input in the reduction's own iteration space, im2col),
+// the convolution is a GEMM of (N, H, W) x CO over (RH, RW, CI); Apply inlines the copy into the
+// shared tile it fetches per k step, so the column matrix is never stored. The name of the copy
+// block, or "" when `blocks` hold no single reduction with exactly one windowed read.
+std::string ReindexWindowedInput(Schedule* sch, const std::vector<BlockInfo>& blocks) {
+  const BlockInfo* reduction = nullptr;
+  for (const BlockInfo& b : blocks) {
+    if (b.IsInjective()) continue;
+    if (reduction != nullptr) return "";
+    reduction = &b;
+  }
+  if (reduction == nullptr) return "";
+  absl::StatusOr<Block> block = BlockByName(*sch, reduction->name);
+  if (!block.ok() || (*block)->writes.size() != 1) return "";
+  int windowed = -1;
+  for (size_t r = 0; r < (*block)->reads.size(); ++r) {
+    const Buffer& buffer = (*block)->reads[r].buffer;
+    if (buffer.same_as((*block)->writes[0].buffer)) continue;
+    const std::vector<int> iters = AccessIters(*block, buffer);
+    if (std::find(iters.begin(), iters.end(), -2) == iters.end()) continue;
+    if (windowed >= 0) return "";
+    windowed = static_cast<int>(r);
+  }
+  if (windowed < 0) return "";
+  absl::StatusOr<BlockRV> columns = sch->ReIndex(reduction->rv, windowed, 0);
+  if (!columns.ok()) return "";
+  absl::StatusOr<Block> copy = sch->Get(*columns);
+  return copy.ok() ? (*copy)->name : "";
+}
+
 std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
   std::optional<std::vector<BlockInfo>> blocks = NormalizeBlocks(&sch);
-  if (blocks.has_value()) blocks = TryInline(&sch, *blocks);
+  if (!blocks.has_value()) return std::nullopt;
+  // Not among the blocks TryInline may inline: it would inline the copy straight back.
+  const std::string im2col = ReindexWindowedInput(&sch, *blocks);
+  blocks = TryInline(&sch, *blocks);
   if (!blocks.has_value() || blocks->empty()) return std::nullopt;
   const BlockInfo* main = nullptr;
   for (const BlockInfo& b : *blocks) {
@@ -267,8 +308,11 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
     if (main != nullptr) return std::nullopt;
     main = &b;
   }
-  // Elementwise blocks must come after the reduction (epilogues).
-  if (main == nullptr || &blocks->front() != main) return std::nullopt;
+  // Elementwise blocks must come after the reduction (epilogues), the im2col copy before it.
+  const size_t first = !im2col.empty() && blocks->front().name == im2col ? 1 : 0;
+  if (main == nullptr || blocks->size() <= first || &(*blocks)[first] != main) {
+    return std::nullopt;
+  }
   absl::StatusOr<Block> block = BlockByName(sch, main->name);
   if (!block.ok()) return std::nullopt;
   std::optional<GemmMatch> gemm = MatchGemm(*block, main->extents);
@@ -277,7 +321,8 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
   std::vector<int64_t> stages = {1};
   if (target.compute_capability() >= 80) stages.insert(stages.begin(), kPipelineStages);
   std::optional<WmmaIntrins> wmma = MatchWmma(*block, *gemm, main->extents);
-  if (wmma.has_value() && target.compute_capability() >= wmma->min_compute_capability) {
+  if (im2col.empty() && wmma.has_value() &&
+      target.compute_capability() >= wmma->min_compute_capability) {
     for (int64_t s : stages) {
       Schedule tensor_core = sch.Copy();
       if (!ApplyWmma(&tensor_core, *main, *block, *gemm, *wmma, s).ok()) continue;
@@ -287,7 +332,7 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
   }
   for (int64_t s : stages) {
     Schedule simt = sch.Copy();
-    if (!Apply(&simt, *main, *block, *gemm, s).ok()) continue;
+    if (!Apply(&simt, *main, *block, *gemm, s, im2col).ok()) continue;
     std::optional<Schedule> valid = IfValidOnGpu(std::move(simt), target);
     if (valid.has_value()) return valid;
   }

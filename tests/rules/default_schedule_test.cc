@@ -120,7 +120,6 @@ TEST(DefaultScheduleRuleTest, RepresentativeWorkloadsGetTheExpectedGpuRule) {
       {"LAYER_NORM", "GeneralReduction"},
       {"TRANSPOSE", "Transpose"},
       {"ELEMENTWISE", "Fallback"},
-      {"C2D", "Fallback"},
   };
   for (const auto& [workload, rule] : expected) {
     absl::StatusOr<PrimFunc> func = MakeWorkload(workload);
@@ -129,6 +128,12 @@ TEST(DefaultScheduleRuleTest, RepresentativeWorkloadsGetTheExpectedGpuRule) {
     EXPECT_EQ(ApplyToModule(testing::SmallWorkload(workload), CudaTarget("sm_80")).first, rule)
         << workload << " at a small shape";
   }
+  // A convolution is a Matmul where its im2col tiles are boxes the region analysis bounds (the
+  // small C2D), the Fallback's elsewhere (the default C2D, ResNet's 7 x 7 stride-2 stem).
+  absl::StatusOr<PrimFunc> stem = MakeWorkload("C2D");
+  ASSERT_TRUE(stem.ok()) << stem.status();
+  EXPECT_EQ(ApplyToModule(*stem, CudaTarget("sm_90")).first, "Fallback");
+  EXPECT_EQ(ApplyToModule(testing::SmallWorkload("C2D"), CudaTarget("sm_80")).first, "Matmul");
 }
 
 // GMM on cpu: register tiles (a local accumulator), parallel outer loop, vectorized columns.

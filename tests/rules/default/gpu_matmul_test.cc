@@ -199,5 +199,59 @@ TEST(DefaultScheduleTensorCoreTest, OtherArchitecturesDtypesAndShapesTakeTheSimt
   }
 }
 
+// A convolution is a GEMM over (H, W) x CO x (RH, RW, CI) once its windowed input is reindexed;
+// the im2col copy is inlined into the shared tile, so no column matrix is stored: the tiles of
+// 8 x 16 threads compute what the convolution computes (16 x 16 x 16 -> 64 with a 3 x 3 window
+// and zero padding; a 1 x 1 stride-2 projection).
+TEST(DefaultScheduleMatmulTest, ConvolutionsAreGemmsOverAnIm2colTileInSharedMemory) {
+  for (const std::map<std::string, int64_t>& shape :
+       {std::map<std::string, int64_t>{{"N", 1},
+                                       {"H", 16},
+                                       {"W", 16},
+                                       {"CI", 16},
+                                       {"CO", 64},
+                                       {"K", 3},
+                                       {"stride", 1},
+                                       {"padding", 1}},
+        std::map<std::string, int64_t>{{"N", 1},
+                                       {"H", 16},
+                                       {"W", 16},
+                                       {"CI", 32},
+                                       {"CO", 64},
+                                       {"K", 1},
+                                       {"stride", 2},
+                                       {"padding", 0}}}) {
+    SCOPED_TRACE(shape.at("K"));
+    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", shape);
+    ASSERT_TRUE(func.ok()) << func.status();
+    Applied applied = ApplyFirst(*func, CudaTarget("sm_80"));
+    ASSERT_EQ(applied.rule, "Matmul");
+    const std::string ir = PrintFunc(applied.sch->func());
+    EXPECT_NE(ir.find("_reindex_shared"), std::string::npos) << ir;
+    EXPECT_EQ(ir.find("_reindex = alloc_buffer"), std::string::npos) << ir;
+    absl::Status verified = VerifyGpuCode(applied.sch->func(), CudaTarget("sm_80"));
+    EXPECT_TRUE(verified.ok()) << verified;
+    absl::Status correct = testing::CheckScheduleCorrect(*applied.sch, *func);
+    EXPECT_TRUE(correct.ok()) << correct;
+  }
+}
+
+// Where a tile's window is not a box the region analysis bounds (the stem's K steps of 16 cross
+// its 7 x 7 x 3 window), the shared tile would be the whole input: the convolution is left to
+// the Fallback rule.
+TEST(DefaultScheduleMatmulTest, ConvolutionsWhoseTileIsNoBoxAreLeftToFallback) {
+  absl::StatusOr<PrimFunc> stem = MakeWorkload("C2D", {{"N", 1},
+                                                       {"H", 32},
+                                                       {"W", 32},
+                                                       {"CI", 3},
+                                                       {"CO", 64},
+                                                       {"K", 7},
+                                                       {"stride", 2},
+                                                       {"padding", 3}});
+  ASSERT_TRUE(stem.ok()) << stem.status();
+  Applied applied = ApplyFirst(*stem, CudaTarget("sm_80"));
+  EXPECT_EQ(applied.rule, "Fallback");
+}
+
 }  // namespace
 }  // namespace tessera
