@@ -21,12 +21,12 @@ using workloads_internal::ShapeMap;
 using workloads_internal::WorkloadDef;
 
 // The paper's operators first, in its order, then the extra ones.
-constexpr const char* kOrder[] = {
-    "GMM",        "C1D",        "C2D",      "C3D",       "DEP",
-    "DIL",        "GRP",        "T2D",      "CAP",       "NRM",
-    "SFM",        "CBR",        "TBG",      "GEMV",      "DENSE_BIAS_RELU",
-    "LINEAR",     "LAYER_NORM", "RMS_NORM", "TRANSPOSE", "REDUCE_SUM",
-    "ELEMENTWISE"};
+constexpr const char* kOrder[] = {"GMM",        "C1D",        "C2D",      "C3D",
+                                  "DEP",        "MAX_POOL",   "DIL",      "GRP",
+                                  "T2D",        "CAP",        "NRM",      "SFM",
+                                  "CBR",        "TBG",        "GEMV",     "DENSE_BIAS_RELU",
+                                  "LINEAR",     "LAYER_NORM", "RMS_NORM", "TRANSPOSE",
+                                  "REDUCE_SUM", "ELEMENTWISE"};
 
 const std::vector<WorkloadDef>& Defs() {
   static const std::vector<WorkloadDef>* defs = [] {

@@ -15,9 +15,10 @@ namespace tessera {
 namespace workloads_internal {
 namespace {
 
-// Pads the spatial dimensions `dims` of `input` by `before[i]` / `after[i]` zeros.
+// Pads the spatial dimensions `dims` of `input` by `before[i]` / `after[i]` elements of `fill`
+// (zeros unless given).
 Tensor Pad(const Tensor& input, const std::vector<int>& dims, const std::vector<int64_t>& before,
-           const std::vector<int64_t>& after) {
+           const std::vector<int64_t>& after, Expr fill = Expr(0)) {
   std::vector<int64_t> shape = input.shape();
   bool any = false;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -36,7 +37,7 @@ Tensor Pad(const Tensor& input, const std::vector<int>& dims, const std::vector<
           Expr cond = And(GE(v[d], Expr(before[i])), LT(v[d], Expr(before[i] + input.shape()[d])));
           in_bounds = in_bounds.defined() ? And(in_bounds, cond) : cond;
         }
-        return Select(in_bounds, input(index), Expr(0));
+        return Select(in_bounds, input(index), fill);
       },
       "PadInput");
 }
@@ -220,6 +221,28 @@ absl::StatusOr<PrimFunc> BuildDep(const ShapeMap& s, DataType dtype, DataType /*
   return CreatePrimFunc(kFunctionName, {input, weight, out});
 }
 
+// Max pooling, NHWC (ResNet's 3 x 3 stride-2 pool after its stem): the padding holds the
+// dtype's lowest value, so it never wins a window.
+absl::StatusOr<PrimFunc> BuildMaxPool(const ShapeMap& s, DataType dtype, DataType /*acc*/) {
+  const int64_t n = s.at("N"), h = s.at("H"), w = s.at("W"), ch = s.at("C"), k = s.at("K"),
+                stride = s.at("stride"), pad = s.at("padding");
+  TESSERA_RETURN_IF_ERROR(CheckKernelFits("MAX_POOL", "H", h, k, pad, 1));
+  TESSERA_RETURN_IF_ERROR(CheckKernelFits("MAX_POOL", "W", w, k, pad, 1));
+  Tensor input = Placeholder({n, h, w, ch}, dtype, "inputs");
+  Tensor padded = Pad(input, {1, 2}, {pad, pad}, {pad, pad}, MinValue(dtype));
+  const int64_t oh = (h + 2 * pad - k) / stride + 1;
+  const int64_t ow = (w + 2 * pad - k) / stride + 1;
+  IterVar rh = ReduceAxis(k, "rh"), rw = ReduceAxis(k, "rw");
+  Tensor out = Compute({n, oh, ow, ch},
+                       [&](const std::vector<Var>& v) {
+                         return MaxReduce(padded({v[0], v[1] * Expr(stride) + rh.var,
+                                                  v[2] * Expr(stride) + rw.var, v[3]}),
+                                          {rh, rw});
+                       },
+                       "pool_max", {}, {"n", "h", "w", "c"});
+  return CreatePrimFunc(kFunctionName, {input, out});
+}
+
 // Transposed convolution, computed as TVM's conv2d_transpose_nhwc does: pad the input,
 // dilate it by the stride inside the reduction (select on index % stride == 0), and run a
 // stride-1 convolution with the flipped kernel.
@@ -389,6 +412,17 @@ std::vector<WorkloadDef> ConvWorkloads() {
          {"dilation", 1, "dilation"}},
         fp},
        BuildDep},
+      {{"MAX_POOL",
+        "2-D max pooling, NHWC layout (ResNet after its stem)",
+        {{"N", 1, "batch"},
+         {"H", 112, "input height"},
+         {"W", 112, "input width"},
+         {"C", 64, "channels"},
+         {"K", 3, "window size (square)"},
+         {"stride", 2, "stride"},
+         {"padding", 1, "padding on each side (the lowest value)"}},
+        fp},
+       BuildMaxPool},
       {{"DIL", "dilated 2-D convolution, NHWC layout",
         With(Conv2dParams(1, 224, 224, 3, 64, 7, 2, 3), WorkloadParam{"dilation", 2, "dilation"}),
         dense_fp, kFloat32Accumulation},

@@ -14,6 +14,7 @@ Workloads, as bench_shapes and frontend/workloads define them (fp32):
   C2D N,H,W,CI,CO,K,stride,padding     Conv, NCHW (the layout ONNX Conv has; with all graph
                                        optimisations onnxruntime reorders to its NCHWc kernels)
   DEP N,H,W,C,K,stride,padding         Conv with group=C (depthwise)
+  MAX_POOL N,H,W,C,K,stride,padding    MaxPool, NCHW
   SFM M,N                Softmax over the last axis
   LAYER_NORM M,N         LayerNormalization over the last axis, gamma and beta, eps 1e-5
   RMS_NORM M,N           RMSNormalization (opset 23) over the last axis, gamma, eps 1e-5
@@ -125,6 +126,23 @@ def build(workload, p, rng):
         feeds = {"X": x}
         flops = 2.0 * n * oh * ow * co * (ci // groups) * k * k
         ref = conv_nchw_reference(x, w, stride, pad, groups)
+    elif workload == "MAX_POOL":
+        n, h, wd, c, k = p["N"], p["H"], p["W"], p["C"], p["K"]
+        stride, pad = p.get("stride", 1), p.get("padding", 0)
+        x = f32((n, c, h, wd))
+        oh, ow = conv_out(h, k, stride, pad), conv_out(wd, k, stride, pad)
+        nodes = [
+            helper.make_node("MaxPool", ["X"], ["C"], kernel_shape=[k, k], strides=[stride, stride],
+                             pads=[pad, pad, pad, pad])
+        ]
+        inputs, inits, out = [vi("X", TensorProto.FLOAT, [n, c, h, wd])], [], [n, c, oh, ow]
+        feeds, flops = {"X": x}, float(n * c * oh * ow * k * k)
+        padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)),
+                        constant_values=-np.inf)
+        ref = np.full((n, c, oh, ow), -np.inf)
+        for dy in range(k):
+            for dx in range(k):
+                ref = np.maximum(ref, padded[:, :, dy:dy + stride * oh:stride, dx:dx + stride * ow:stride])
     elif workload in ("SFM", "LAYER_NORM", "RMS_NORM"):
         m, n = p["M"], p["N"]
         a = f32((m, n))

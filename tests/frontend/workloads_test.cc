@@ -14,12 +14,13 @@ TEST(WorkloadsTest, ListsEveryWorkloadInPaperOrder) {
   const std::vector<WorkloadInfo>& all = ListWorkloads();
   std::vector<std::string> names;
   for (const WorkloadInfo& w : all) names.push_back(w.name);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "GMM",        "C1D",        "C2D",      "C3D",       "DEP",
-                       "DIL",        "GRP",        "T2D",      "CAP",       "NRM",
-                       "SFM",        "CBR",        "TBG",      "GEMV",      "DENSE_BIAS_RELU",
-                       "LINEAR",     "LAYER_NORM", "RMS_NORM", "TRANSPOSE", "REDUCE_SUM",
-                       "ELEMENTWISE"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"GMM",        "C1D",        "C2D",      "C3D",
+                                      "DEP",        "MAX_POOL",   "DIL",      "GRP",
+                                      "T2D",        "CAP",        "NRM",      "SFM",
+                                      "CBR",        "TBG",        "GEMV",     "DENSE_BIAS_RELU",
+                                      "LINEAR",     "LAYER_NORM", "RMS_NORM", "TRANSPOSE",
+                                      "REDUCE_SUM", "ELEMENTWISE"}));
   for (const WorkloadInfo& w : all) {
     EXPECT_FALSE(w.description.empty()) << w.name;
     EXPECT_FALSE(w.params.empty()) << w.name;
