@@ -99,17 +99,23 @@ PrimFunc BroadcastEpilogue(int64_t rows, int64_t consumer_rows) {
   return *f;
 }
 
+// Reverse-inlines block "out" of `sch` (of `func`): the block and the intermediate go, and the
+// result computes what `func` does, interpreted and built with the C backend.
+void ExpectOutFoldsIn(Schedule* sch, const PrimFunc& func) {
+  ASSERT_TRUE(sch->ReverseComputeInline(*sch->GetBlock("out")).ok());
+  EXPECT_FALSE(HasBlock(sch->func(), "out"));
+  EXPECT_EQ(NumAllocs(sch->func()), 0u);
+  ExpectCorrect(*sch, func);
+  ExpectCBackendMatches(func, sch->func());
+}
+
 // The consumer reads the producer at a constant over a dimension where the producer takes only
 // that value, twice: it folds in (the epilogues of BERT's batch-1 GEMMs stayed a loop of their
 // own, through a buffer of M x N floats).
 TEST(ReverseComputeInlineTest, ConstantIndexOverAUnitDimensionFoldsIn) {
   PrimFunc func = BroadcastEpilogue(1, 1);
   Schedule sch = Schedule::Create(func, 1);
-  ASSERT_TRUE(sch.ReverseComputeInline(*sch.GetBlock("out")).ok());
-  EXPECT_FALSE(HasBlock(sch.func(), "out"));
-  EXPECT_EQ(NumAllocs(sch.func()), 0u);
-  ExpectCorrect(sch, func);
-  ExpectCBackendMatches(func, sch.func());
+  ExpectOutFoldsIn(&sch, func);
 }
 
 // Where the producer's dimension has two values, reading only the first is no inlining.
@@ -145,11 +151,7 @@ PrimFunc CroppedCopy(int64_t rows, int64_t columns) {
 TEST(ReverseComputeInlineTest, ACropOfTheProducerBecomesItsDomainAndPredicate) {
   PrimFunc func = CroppedCopy(7, 13);
   Schedule sch = Schedule::Create(func, 1);
-  ASSERT_TRUE(sch.ReverseComputeInline(*sch.GetBlock("out")).ok());
-  EXPECT_FALSE(HasBlock(sch.func(), "out"));
-  EXPECT_EQ(NumAllocs(sch.func()), 0u);
-  ExpectCorrect(sch, func);
-  ExpectCBackendMatches(func, sch.func());
+  ExpectOutFoldsIn(&sch, func);
   // Split, the producer keeps its bounds: the predicate follows its domain.
   absl::StatusOr<std::vector<LoopRV>> loops = sch.GetLoops(*sch.GetBlock("scaled"));
   ASSERT_TRUE(loops.ok()) << loops.status();
