@@ -91,11 +91,11 @@ std::optional<Stmt> PartitionSelectStore(const ForNode* op, const BufferStoreNod
 // replaced by a value), keeping only the branch a constant condition takes.
 class ConstantFolder : public IRMutator {
  protected:
-  Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+  Stmt VisitStmt_(const ForNode* op, const Stmt& /*self*/) override {
     return For(op->loop_var, arith::Simplify(op->extent), op->for_kind, VisitStmt(op->body),
                op->thread_tag, op->annotations);
   }
-  Stmt VisitStmt_(const IfThenElseNode* op, const Stmt& self) override {
+  Stmt VisitStmt_(const IfThenElseNode* op, const Stmt& /*self*/) override {
     const Expr condition = arith::Simplify(op->condition);
     if (const int64_t* taken = AsConstInt(condition)) {
       if (*taken != 0) return VisitStmt(op->then_case);
