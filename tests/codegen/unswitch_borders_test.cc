@@ -49,7 +49,9 @@ Schedule Depthwise(const PrimFunc& func, bool annotate, bool tile_width) {
     outer.push_back(w[0]);
   }
   const LoopRV fused = *sch.Fuse(outer);
-  if (annotate) EXPECT_TRUE(sch.Annotate(fused, kUnswitchBorders, InstValue::Int(1)).ok());
+  if (annotate) {
+    EXPECT_TRUE(sch.Annotate(fused, kUnswitchBorders, InstValue::Int(1)).ok());
+  }
   return sch;
 }
 
