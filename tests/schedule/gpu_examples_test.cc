@@ -61,6 +61,7 @@ std::vector<GpuExample> Examples() {
       {"C2D", kTiled, {{"H", 32}, {"W", 32}}},
       {"C3D", kTiled, {{"D", 2}, {"H", 8}, {"W", 16}}},
       {"DEP", kTiled, {{"H", 16}, {"W", 16}}},
+      {"MAX_POOL", Pattern::kInjective, {{"H", 16}, {"W", 16}}},
       {"DIL", kTiled, {{"H", 32}, {"W", 32}}},
       {"GRP", kTiled, {{"H", 16}, {"W", 16}, {"CI", 32}, {"CO", 64}, {"groups", 2}}},
       {"T2D", kTiled, {{"H", 2}, {"W", 2}, {"CI", 32}, {"CO", 32}}},
