@@ -2,7 +2,6 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 
@@ -116,14 +115,6 @@ absl::StatusOr<CudaModuleFile> ReadCudaManifest(const std::string& cubin_path) {
     module.kernels.push_back(*std::move(k));
   }
   return module;
-}
-
-absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream bytes;
-  bytes << file.rdbuf();
-  return bytes.str();
 }
 
 }  // namespace tessera

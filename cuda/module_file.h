@@ -50,9 +50,6 @@ absl::Status WriteCudaManifest(const std::string& cubin_path, const CudaModuleFi
 // extent, a negative shared memory size or parameter index).
 absl::StatusOr<CudaModuleFile> ReadCudaManifest(const std::string& cubin_path);
 
-// The whole file as bytes. kNotFound "cannot read <path>".
-absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
-
 }  // namespace tessera
 
 #endif  // TESSERA_CUDA_MODULE_FILE_H_

@@ -15,8 +15,8 @@
 #include "model/planner.h"
 #include "rules/default/default_rule.h"
 #include "tuner/apply_best.h"
+#include "worker/backends.h"
 #include "worker/builder.h"
-#include "worker/nvrtc_builder.h"
 
 namespace tessera {
 namespace {
@@ -148,18 +148,10 @@ absl::StatusOr<ModelCompileResult> CompileModel(const LoadedModel& model,
   std::error_code ec;
   std::filesystem::create_directories(out_dir + "/kernels", ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", out_dir, ": ", ec.message()));
-  std::unique_ptr<Builder> builder;
-  if (target.is_cuda()) {
-    NvrtcBuilderOptions builder_options;
-    builder_options.work_dir = out_dir + "/kernels";
-    builder_options.keep_work_dir = true;
-    builder = NewNvrtcBuilder(builder_options);
-  } else {
-    CBuilderOptions builder_options;
-    builder_options.work_dir = out_dir + "/kernels";
-    builder_options.keep_work_dir = true;
-    builder = NewCBuilder(builder_options);
-  }
+  // C for cpu, NVRTC for cuda; a given directory is kept.
+  BackendBuildOptions builder_options;
+  builder_options.work_dir = out_dir + "/kernels";
+  std::unique_ptr<Builder> builder = NewBuilder(target, builder_options);
   std::vector<BuildInput> inputs;
   for (const ExtractedTask& t : model.tasks) inputs.push_back({*scheduled.Lookup(t.name), target});
   std::vector<BuildResult> built = builder->Build(inputs);

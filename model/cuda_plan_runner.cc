@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "base/file_bytes.h"
 #include "base/status_macros.h"
 
 #if TESSERA_WITH_CUDA

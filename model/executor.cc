@@ -6,23 +6,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/file_bytes.h"
 #include "base/openmp_env.h"
 #include "base/status_macros.h"
 
 namespace tessera {
 namespace {
-
-absl::StatusOr<std::string> ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -35,7 +26,7 @@ void Executor::AlignedFree::operator()(void* p) const { std::free(p); }
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Load(const std::string& dir,
                                                          const ExecutorOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(CompiledModel model, ReadCompiledModel(dir));
-  TESSERA_ASSIGN_OR_RETURN(std::string weights, ReadAll(dir + "/weights.bin"));
+  TESSERA_ASSIGN_OR_RETURN(std::string weights, ReadFileBytes(dir + "/weights.bin"));
   return Create(std::move(model), dir, weights, options);
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/file_bytes.h"
 #include "base/status_macros.h"
 #include "cuda/module_file.h"
 #include "worker/runner_internal.h"

@@ -201,33 +201,29 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The copy PadToTiles made that TiledMatmul places in its parallel loop: the padded copy of B
-// (inlined into the packing copy when there is one). As a loop nest of its own it was an OpenMP
-// region of its own: on the loaded 2-core machine a region can wait milliseconds for a
-// descheduled thread (127x257x509 with four regions: 0.156 ms in quiet rounds, 32 ms in loaded
-// ones). The cropping copy out of the padded product needs no place: with the epilogues
-// inlined into it, it is inlined into the tile's write-back (WriteBackUnder), which then stores
-// into the output under a predicate on the padded rows and columns. Computed per panel into a
-// padded block instead, 127x257x509 ran 152-158 against 139-148 us (4 alternating rounds of
-// 100 runs; 2026-12-06, Emerald Rapids).
-struct PadCopies {
-  std::optional<BlockRV> b;
-};
-
 // Pads the GEMM (PadEinsum) to the extents PaddedGemmExtents gives and refreshes `main` and
 // `block` to the padded block. Tiles that do not divide an extent leave guards in the k loop
 // (a tail loop per partial vector and tile), and gcc then keeps the whole accumulator tile in
 // memory, loading and storing it per k (the assembly of GMM 127x257x509's default): 0.26 ms
 // there against 0.126 ms for the unguarded 128x320x509. The copy of A (zero rows) is inlined
 // into the GEMM, a select on the row inside the broadcast operand, as a copy of its own it was
-// another OpenMP region (127x257x509: 0.141 ms with it, 0.119 ms inlined); B's copy is returned
-// for TiledMatmul to place, the epilogues are inlined into the output's (PadCopies says where
-// that goes).
-absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, const CpuCore& core,
-                                     BlockInfo* main, Block* block) {
-  PadCopies copies;
+// another OpenMP region (127x257x509: 0.141 ms with it, 0.119 ms inlined).
+//
+// Returns the padded copy of B (none without padding), for TiledMatmul to place in its parallel
+// loop (inlined into the packing copy when there is one): as a loop nest of its own it was an
+// OpenMP region of its own, and on the loaded 2-core machine a region can wait milliseconds for
+// a descheduled thread (127x257x509 with four regions: 0.156 ms in quiet rounds, 32 ms in loaded
+// ones). The epilogues are inlined into the cropping copy out of the padded product, which
+// needs no place: WriteBackUnder inlines it into the tiles' write-back, which then stores into
+// the output under a predicate on the padded rows and columns. Computed per panel into a padded
+// block instead, 127x257x509 ran 152-158 against 139-148 us (4 alternating rounds of 100 runs;
+// 2026-12-06, Emerald Rapids).
+absl::StatusOr<std::optional<BlockRV>> PadToTiles(Schedule* sch, const GemmMatch& g,
+                                                  const CpuCore& core, BlockInfo* main,
+                                                  Block* block) {
+  std::optional<BlockRV> b_copy;
   const PaddedGemm padded = PaddedGemmExtents(*main, g, core);
-  if (padded.multiple_i == 1 && padded.multiple_j == 1) return copies;
+  if (padded.multiple_i == 1 && padded.multiple_j == 1) return b_copy;
   const int var_i = g.groups[kGemmI][0];
   const int var_j = g.groups[kGemmJ][0];
   std::vector<int64_t> padding(main->extents.size(), 1);
@@ -242,7 +238,7 @@ absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, const Cp
   for (BlockRV producer : producers) {
     TESSERA_ASSIGN_OR_RETURN(Block node, sch->Get(producer));
     if (node->name == b_pad) {
-      copies.b = producer;
+      b_copy = producer;
     } else if (EndsWith(node->name, "_pad")) {
       // With 16 registers the inlined row test stays in the k loop as a branch per row, and gcc
       // keeps the whole tile in memory: A's padded copy is a parallel loop nest of its own. So
@@ -261,7 +257,7 @@ absl::StatusOr<PadCopies> PadToTiles(Schedule* sch, const GemmMatch& g, const Cp
   TESSERA_ASSIGN_OR_RETURN(main->loops, sch->GetLoops(main->rv));
   main->extents[var_i] = padded.i;
   main->extents[var_j] = padded.j;
-  return copies;
+  return b_copy;
 }
 
 }  // namespace
@@ -291,7 +287,8 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
                          const GemmMatch& g, const MatmulTiling& tiling, const CpuCore& core) {
   BlockInfo main = unpadded_main;
   Block block = unpadded_block;
-  TESSERA_ASSIGN_OR_RETURN(PadCopies pad_copies, PadToTiles(sch, g, core, &main, &block));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<BlockRV> padded_b,
+                           PadToTiles(sch, g, core, &main, &block));
   const bool k_blocked = tiling.layout == MatmulLayout::kPackedKBlocked;
   const bool prepack = tiling.layout == MatmulLayout::kPrepacked;
   const bool pack = tiling.layout == MatmulLayout::kPacked || k_blocked;
@@ -359,11 +356,11 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   }
   const LoopRV write_at = tiling.layout == MatmulLayout::kPacked ? j[1] : parallel;
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, write_at, "local"));
-  if (pad_copies.b.has_value()) {
+  if (padded_b.has_value()) {
     // Packed, the padded B is read only by the packing copy, which then pads as it copies;
     // unpacked, it stays a parallel copy (a select inside the FMAs' operand is a branch).
-    TESSERA_RETURN_IF_ERROR(pack || prepack ? sch->ComputeInline(*pad_copies.b)
-                                            : ParallelCopy(sch, *pad_copies.b));
+    TESSERA_RETURN_IF_ERROR(pack || prepack ? sch->ComputeInline(*padded_b)
+                                            : ParallelCopy(sch, *padded_b));
   }
   TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, k[0]).status());
   TESSERA_RETURN_IF_ERROR(sch->Parallel(parallel));

@@ -1,6 +1,6 @@
 // Tests of cuda/module_file.cc, in every build (no CUDA needed): the launch manifest
 // beside a cubin round-trips, a bad manifest is kInvalidArgument naming the field, a missing one
-// kNotFound; ReadFileBytes reads binary files whole.
+// kNotFound.
 #include "cuda/module_file.h"
 
 #include <filesystem>
@@ -64,21 +64,6 @@ TEST(CudaModuleFileTest, ManifestRoundTripsAndRejectsBadFields) {
 TEST(CudaModuleFileTest, ManifestPathOfAPathWithoutCubinGetsTheSuffix) {
   EXPECT_EQ(CudaManifestPath("/tmp/k_7.cubin"), "/tmp/k_7.kernels.json");
   EXPECT_EQ(CudaManifestPath("/tmp/k_7"), "/tmp/k_7.kernels.json");
-}
-
-TEST(CudaModuleFileTest, ReadFileBytesReadsBinaryWholeAndNamesAMissingFile) {
-  std::string dir = tessera::testing::ScratchDirUntilTestEnds("read_file_bytes_test");
-  const std::string bytes(
-      "\x7f"
-      "ELF\0\x01\xff\n\r",
-      9);
-  std::ofstream(dir + "/blob.cubin", std::ios::binary) << bytes;
-  absl::StatusOr<std::string> read = ReadFileBytes(dir + "/blob.cubin");
-  ASSERT_TRUE(read.ok()) << read.status();
-  EXPECT_EQ(*read, bytes);
-  absl::StatusOr<std::string> missing = ReadFileBytes(dir + "/none.cubin");
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(missing.status().message(), "cannot read " + dir + "/none.cubin");
 }
 
 }  // namespace
