@@ -215,10 +215,13 @@ TEST(MetricsTest, SharedQueueCountsEachExpiryOnceAndReadsLeasesFromTheRows) {
     return std::max(0.0, Sample(metrics_a.Render(), key)) +
            std::max(0.0, Sample(metrics_b.Render(), key));
   };
+  // The error counters follow the batch's rows: under load they may land a moment after them.
+  const std::string lost = "tessera_measure_errors_total{kind=\"worker_lost\"," + Target() + "}";
+  WaitUntil([&] { return both(lost) >= 3; }, 10);
   EXPECT_EQ(both("tessera_lease_expiries_total"), 2) << metrics_a.Render() << "\n"
                                                      << metrics_b.Render();
   EXPECT_EQ(both("tessera_quarantined_candidates_total{" + Target() + "}"), 3);
-  EXPECT_EQ(both("tessera_measure_errors_total{kind=\"worker_lost\"," + Target() + "}"), 3);
+  EXPECT_EQ(both(lost), 3);
   metrics_a.SetSources(nullptr, nullptr);
 }
 
