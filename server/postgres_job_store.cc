@@ -42,6 +42,9 @@ namespace {
 
 constexpr int kLockSpace = 0x5453;  // "TS", as the records database's advisory locks
 constexpr int kStateSchemaLock = 2;
+// One server sweeps expired leases at a time: two sweeps skipping each other's locked rows
+// could split one lease's candidates between them, and both would count that lease.
+constexpr int kLeaseSweepLock = 3;
 
 struct Migration {
   int64_t to;
@@ -445,6 +448,10 @@ class PostgresJobStore final : public JobStore, public SharedQueue {
     ExpiredLeases done;
     if (any.rows() == 0) return done;
     TESSERA_RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
+      TESSERA_ASSIGN_OR_RETURN(PgResult mine,
+                               Query("SELECT pg_try_advisory_xact_lock($1, $2)",
+                                     {Num(int64_t{kLockSpace}), Num(int64_t{kLeaseSweepLock})}));
+      if (mine.Text(0, 0) != "t") return absl::OkStatus();  // another server is sweeping them
       // The batch's target, for the quarantine counts (a batch deleted meanwhile: "").
       TESSERA_ASSIGN_OR_RETURN(
           PgResult expired,

@@ -54,7 +54,7 @@ TuningRecord MakeRecord(const Workload& workload, const std::string& target,
   r.run_secs = std::move(run_secs);
   r.args = ArgInfosOf(workload.func);
   r.timestamp = (clock += 1.5);
-  r.provenance = {"0.1.0", "gcc 12.2.0 -O3 -march=native", "Intel Xeon (test)", ""};
+  r.provenance = {"0.1.0", "gcc 12.2.0 -O3 -march=native", "Intel Xeon (test)", "", ""};
   // Distinct values, not exact binary fractions: a backend that rounds or swaps stages shows.
   r.stage_secs = StageSeconds{0.4125, 0.0301, 0.007, 0.05};
   return r;

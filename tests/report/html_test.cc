@@ -304,8 +304,11 @@ TEST(HtmlTest, ChromiumRendersOneVisibleCurvePerTask) {
   for (size_t i = 0; i < tasks.size(); ++i) {
     const bool drawn = !tasks[i].anchors.empty() && tasks[i].anchors[0].name == "lib A";
     const bool above = !tasks[i].anchors.empty() && tasks[i].anchors[0].name == "lib B";
-    if (drawn) EXPECT_GT(found[i]["anchor"].get<double>(), 300) << found[i];
-    if (!drawn) EXPECT_EQ(found[i]["anchor"].get<double>(), 0) << found[i];
+    if (drawn) {
+      EXPECT_GT(found[i]["anchor"].get<double>(), 300) << found[i];
+    } else {
+      EXPECT_EQ(found[i]["anchor"].get<double>(), 0) << found[i];
+    }
     EXPECT_EQ(found[i]["above"].get<int>(), above ? 1 : 0) << found[i];
   }
   // Where the time went, as laid out: each stage's segment as wide as its share of the task's

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "server/job_store.h"
 #include "tests/database/postgres_cluster.h"
 #include "tests/server/server_testing.h"
@@ -123,6 +124,31 @@ TEST_F(SharedQueueTest, ReportsCountOnlyUnderALiveLeaseAndExpiryRequeuesThenQuar
   // DeleteBatch drops the context too: nothing is leasable any more.
   ASSERT_TRUE(store->DeleteBatch(job).ok());
   EXPECT_FALSE(q->Lease("cpu", "w3", "lease-4", 8, 60, 70).value().has_value());
+}
+
+// Every server sweeps expired leases on its own clock. Two sweeping at once must not split a
+// lease's candidates between them (each would count that lease): the counts add up exactly.
+TEST_F(SharedQueueTest, TwoServersSweepingAtOnceCountEachLeaseOnce) {
+  std::unique_ptr<JobStore> a = Open();
+  std::unique_ptr<JobStore> b = Open();
+  std::string job = a->CreateJob(TestJobSpec(), 1).value().id;
+  ASSERT_TRUE(a->AddBatch(job, 0, TestCandidates(40)).ok());
+  ASSERT_TRUE(a->shared()->SetBatchContext(job, "cpu", 0, "{}").ok());
+  for (int round = 0; round < 2; ++round) {
+    for (int n = 0; n < 20; ++n) {
+      std::string lease_id = absl::StrCat("lease-", round, "-", n);
+      ASSERT_TRUE(
+          a->shared()->Lease("cpu", "w", lease_id, 2, 10 * round, 10 * round + 5)->has_value());
+    }
+    ExpiredLeases by_a, by_b;
+    std::thread sweep_a([&] { by_a = a->shared()->ExpireLeases(10 * round + 6, 2).value(); });
+    std::thread sweep_b([&] { by_b = b->shared()->ExpireLeases(10 * round + 6, 2).value(); });
+    sweep_a.join();
+    sweep_b.join();
+    EXPECT_EQ(by_a.leases + by_b.leases, 20) << "round " << round;
+    EXPECT_EQ(by_a.candidates() + by_b.candidates(), 40) << "round " << round;
+  }
+  EXPECT_EQ(a->shared()->CountBatch(job).value().finished, 40) << "the second expiry quarantines";
 }
 
 TEST_F(SharedQueueTest, AJobsClaimPassesToAnotherServerOnlyWhenItExpires) {

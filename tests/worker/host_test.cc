@@ -44,7 +44,9 @@ TEST(HostTest, TheCoreComesFromTheHostWithSaneValues) {
   }
   EXPECT_TRUE(target->fma_per_cycle() == 1 || target->fma_per_cycle() == 2) << target->ToString();
   EXPECT_EQ(target->has_isa("avx512f"), target->vector_bits() == 512) << target->ToString();
-  if (target->vector_bits() >= 256) EXPECT_TRUE(target->has_isa("avx2")) << target->ToString();
+  if (target->vector_bits() >= 256) {
+    EXPECT_TRUE(target->has_isa("avx2")) << target->ToString();
+  }
   FmaProbe probe = HostFmaProbe(HostVectorBits());
   if (probe.measured) {
     EXPECT_EQ(target->fma_per_cycle(), probe.fma_per_cycle);
