@@ -223,6 +223,32 @@ TEST(DefaultScheduleRuleTest, CpuLinearReadsItsWeightFromPrepackedStrips) {
   ExpectMatchesReference(scheduled, *func);
 }
 
+// A panel of two tiles must fit half of L2 like a tile's: K = 3000 makes a 64-column panel
+// 750 KiB of the target's 1 MiB, so the pre-packed strips are read one 32-column tile per panel
+// (the columns' decision [panels, tiles per panel, vectors per tile]); K = 1000 keeps two.
+TEST(DefaultScheduleRuleTest, CpuMatmulPanelsOfSeveralTilesStayWithinHalfOfL2) {
+  for (const auto& [k, columns] : std::vector<std::pair<int64_t, std::vector<int64_t>>>{
+           {3000, {8, 1, 2}}, {1000, {4, 2, 2}}}) {
+    absl::StatusOr<PrimFunc> func = MakeWorkload("LINEAR", {{"M", 16}, {"N", 256}, {"K", k}});
+    ASSERT_TRUE(func.ok()) << func.status();
+    std::optional<std::vector<int64_t>> decided;
+    for (const DefaultRulePtr& rule : DefaultRulesFor(Avx512CpuTarget())) {
+      if (rule->name() != "CpuDefault") continue;
+      absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(*func, Avx512CpuTarget());
+      ASSERT_TRUE(sch.ok() && sch->has_value()) << sch.status();
+      const Trace& trace = (*sch)->trace();
+      for (size_t i = 0; i < trace.size(); ++i) {
+        // The second padded tile drawn is the columns' (the first is the rows').
+        if (std::string(trace.insts()[i].kind->name) == "SamplePaddedTile") {
+          decided = trace.decision(i).AsIntArray();
+        }
+      }
+      ExpectMatchesReference((*sch)->func(), *func);
+    }
+    EXPECT_EQ(decided, columns) << "K = " << k;
+  }
+}
+
 // DENSE's weight W[N, K] on an odd shape: N = 67 is padded to 80 columns, and the packing pads
 // and transposes as it fills the strips [5, K, 16]; the epilogues still see whole sums.
 TEST(DefaultScheduleRuleTest, CpuDenseOnOddShapesPacksPaddedStrips) {
