@@ -5,6 +5,8 @@
 #include "ir/arith/analyzer.h"
 
 #include <algorithm>
+#include <numeric>
+#include <optional>
 #include <utility>
 
 #include "base/check.h"
@@ -145,8 +147,13 @@ class BoundEvaluator {
     switch (op->op) {
       case BinaryOp::kAdd:
         return Bound{BoundAdd(a.min, b.min), BoundAdd(a.max, b.max)};
-      case BinaryOp::kSub:
-        return Bound{BoundAdd(a.min, BoundNeg(b.max)), BoundAdd(a.max, BoundNeg(b.min))};
+      case BinaryOp::kSub: {
+        Bound d{BoundAdd(a.min, BoundNeg(b.max)), BoundAdd(a.max, BoundNeg(b.min))};
+        std::optional<Bound> q = FloorDivDifference(op->a, op->b);
+        if (!q.has_value()) q = FloorModDifference(op->a, op->b);
+        if (q.has_value()) d = Bound{std::max(d.min, q->min), std::min(d.max, q->max)};
+        return d;
+      }
       case BinaryOp::kMul:
         return MinMaxOf({BoundMul(a.min, b.min), BoundMul(a.min, b.max), BoundMul(a.max, b.min),
                          BoundMul(a.max, b.max)});
@@ -162,6 +169,101 @@ class BoundEvaluator {
         return Bound{std::max(a.min, b.min), std::max(a.max, b.max)};
       default:
         return Bound::Everything();
+    }
+  }
+
+  // floordiv(x, d1) - floordiv(y, d2) for positive constant divisors, where the quotients move
+  // together: over the common divisor D (floordiv(x, d) == floordiv(x * (D / d), D)) the
+  // numerators differ by delta in [lo, hi]; where y's is a multiple of g, a divisor of D, the
+  // quotients differ by floordiv(m + e, D / g) - floordiv(m, D / g) for some integer m and e in
+  // [floordiv(lo, g), floordiv(hi, g)] (and the same with x's as the base, negated). A tile of 32
+  // fused pixels, floordiv(32 t + 31, 56) - floordiv(32 t, 56), spans at most 2 image rows where
+  // the separate bounds allow 56.
+  std::optional<Bound> FloorDivDifference(const Expr& a, const Expr& b) {
+    const auto* x = a.as<BinaryNode>();
+    const auto* y = b.as<BinaryNode>();
+    if (x == nullptr || y == nullptr || x->op != BinaryOp::kFloorDiv ||
+        y->op != BinaryOp::kFloorDiv) {
+      return std::nullopt;
+    }
+    const int64_t* d1 = AsConstInt(x->b);
+    const int64_t* d2 = AsConstInt(y->b);
+    if (d1 == nullptr || d2 == nullptr || *d1 <= 0 || *d2 <= 0) return std::nullopt;
+    const int64_t common = std::lcm(*d1, *d2);
+    if (common > (int64_t{1} << 30)) return std::nullopt;
+    const Bound delta = Eval(Simplify(x->a * Expr(common / *d1) - y->a * Expr(common / *d2)));
+    if (IsInf(delta.min) || IsInf(delta.max)) return std::nullopt;
+    // floordiv(base + delta, common) - floordiv(base, common), base a multiple of `factor`.
+    auto shift = [common](Bound delta, int64_t factor) {
+      const int64_t g = std::gcd(factor, common);
+      const int64_t step = common / g;
+      return Bound{FloorDivInt(FloorDivInt(delta.min, g), step),
+                   FloorDivInt(FloorDivInt(delta.max, g) + step - 1, step)};
+    };
+    const Bound from_y = shift(delta, KnownFactor(y->a) * (common / *d2));
+    const Bound from_x = shift(Bound{-delta.max, -delta.min}, KnownFactor(x->a) * (common / *d1));
+    return Bound{std::max(from_y.min, -from_x.max), std::min(from_y.max, -from_x.min)};
+  }
+
+  // c1 * floormod(x1, d1) - c2 * floormod(x2, d2) where c1 d1 == c2 d2 == M (positive
+  // constants): floormod(x, d) = x - d floordiv(x, d), so it is (c1 x1 - c2 x2) - M
+  // (floordiv(x1, d1) - floordiv(x2, d2)), the quotients' difference bounded as above. The
+  // column of a pixel tile, floormod(32 t + 4 i + 3, 56) - 4 floormod(8 t + i, 14), is 3.
+  std::optional<Bound> FloorModDifference(const Expr& a, const Expr& b) {
+    struct Term {
+      int64_t coeff;
+      const BinaryNode* mod;
+    };
+    auto term = [](const Expr& e) -> std::optional<Term> {
+      const auto* op = e.as<BinaryNode>();
+      if (op == nullptr) return std::nullopt;
+      if (op->op == BinaryOp::kFloorMod) return Term{1, op};
+      if (op->op != BinaryOp::kMul) return std::nullopt;
+      for (const auto& [factor, c] : {std::pair{op->a, op->b}, std::pair{op->b, op->a}}) {
+        const auto* mod = factor.as<BinaryNode>();
+        const int64_t* v = AsConstInt(c);
+        if (mod != nullptr && mod->op == BinaryOp::kFloorMod && v != nullptr && *v > 0) {
+          return Term{*v, mod};
+        }
+      }
+      return std::nullopt;
+    };
+    const std::optional<Term> x = term(a), y = term(b);
+    if (!x.has_value() || !y.has_value()) return std::nullopt;
+    const int64_t* d1 = AsConstInt(x->mod->b);
+    const int64_t* d2 = AsConstInt(y->mod->b);
+    if (d1 == nullptr || d2 == nullptr || *d1 <= 0 || *d2 <= 0) return std::nullopt;
+    int64_t m1, m2;
+    if (__builtin_mul_overflow(x->coeff, *d1, &m1) || __builtin_mul_overflow(y->coeff, *d2, &m2) ||
+        m1 != m2 || m1 > (int64_t{1} << 30)) {
+      return std::nullopt;
+    }
+    const Bound linear = Eval(Simplify(x->mod->a * Expr(x->coeff) - y->mod->a * Expr(y->coeff)));
+    const std::optional<Bound> quotients =
+        FloorDivDifference(FloorDiv(x->mod->a, x->mod->b), FloorDiv(y->mod->a, y->mod->b));
+    if (!quotients.has_value() || IsInf(linear.min) || IsInf(linear.max)) return std::nullopt;
+    return Bound{BoundAdd(linear.min, -BoundMul(m1, quotients->max)),
+                 BoundAdd(linear.max, -BoundMul(m1, quotients->min))};
+  }
+
+  // A positive integer that `e` is known to be a multiple of (1 if none; 0 for the constant 0,
+  // a multiple of everything).
+  static int64_t KnownFactor(const Expr& e) {
+    if (const int64_t* v = AsConstInt(e)) return *v < 0 ? -*v : *v;
+    const auto* op = e.as<BinaryNode>();
+    if (op == nullptr) return 1;
+    switch (op->op) {
+      case BinaryOp::kAdd:
+      case BinaryOp::kSub:
+        return std::gcd(KnownFactor(op->a), KnownFactor(op->b));
+      case BinaryOp::kMul: {
+        const int64_t f = KnownFactor(op->a), h = KnownFactor(op->b);
+        int64_t r;
+        if (__builtin_mul_overflow(f, h, &r) || r > (int64_t{1} << 30)) return 1;
+        return r;
+      }
+      default:
+        return 1;
     }
   }
 
@@ -264,7 +366,11 @@ bool Analyzer::CanProveEqual(const Expr& a, const Expr& b) {
   if (!a.dtype().is_integer() || !b.dtype().is_integer()) {
     return ExprDeepEqual(Simplify(a), Simplify(b));
   }
-  return IsConstInt(Simplify(a - b), 0);
+  const Expr difference = Simplify(a - b);
+  if (IsConstInt(difference, 0)) return true;
+  // Bounds can prove what the rewrite rules do not (floordiv(16 k + 15, 64) == floordiv(k, 4)).
+  const arith::ConstIntBound bound = ConstIntBound(difference);
+  return bound.min == 0 && bound.max == 0;
 }
 
 bool Analyzer::CanProveLess(const Expr& a, const Expr& b) {

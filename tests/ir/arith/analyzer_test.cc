@@ -3,6 +3,7 @@
 #include "ir/arith/analyzer.h"
 
 #include <cstdint>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "ir/stmt.h"
@@ -59,6 +60,50 @@ TEST_F(AnalyzerTest, ConstIntBoundOfDivisions) {
   b = analyzer.ConstIntBound(FloorDiv(j, i + 1));  // divisor in [1, 16]
   EXPECT_EQ(b.min, 0);
   EXPECT_EQ(b.max, 7);
+}
+
+// Quotients of numerators that move together: a tile of 32 fused pixels over rows of 56 spans
+// at most 2 rows, 4 pixels from a multiple of 4 stay in one row, and a K step of 16 from a
+// multiple of 16 stays in one 64-channel tap; remainders likewise. Each bound holds for every
+// value of i and j (checked against the integers), and the first three are tight.
+TEST_F(AnalyzerTest, ConstIntBoundOfQuotientsAndRemaindersThatMoveTogether) {
+  ConstIntBound b = analyzer.ConstIntBound(FloorDiv(i * 32 + 31, 56) - FloorDiv(i * 4, 7));
+  EXPECT_EQ(b.min, 0);
+  EXPECT_EQ(b.max, 1);
+  b = analyzer.ConstIntBound(FloorDiv(i * 32 + j * 4 + 3, 56) - FloorDiv(i * 8 + j, 14));
+  EXPECT_EQ(b.min, 0);
+  EXPECT_EQ(b.max, 0);
+  EXPECT_TRUE(analyzer.CanProveEqual(FloorDiv(i * 16 + 15, 64), FloorDiv(i, 4)));
+  b = analyzer.ConstIntBound(FloorMod(i * 32 + j * 4 + 3, 56) - FloorMod(i * 8 + j, 14) * 4);
+  EXPECT_EQ(b.min, 3);
+  EXPECT_EQ(b.max, 3);
+  b = analyzer.ConstIntBound(FloorMod(i * 16 + 15, 64) - FloorMod(i, 4) * 16);
+  EXPECT_EQ(b.min, 15);
+  EXPECT_EQ(b.max, 15);
+  // Sound on shapes that do not line up: numerators a i + b j + c over divisors d.
+  struct Case {
+    int64_t a1, b1, c1, d1, a2, b2, c2, d2;
+  };
+  for (const Case& t : std::vector<Case>{{32, 1, 31, 56, 4, 0, 0, 7},
+                                         {12, 3, 5, 10, 6, 0, -2, 5},
+                                         {7, 2, 9, 4, 7, 2, 0, 6},
+                                         {16, 0, 17, 48, 1, 0, 0, 3},
+                                         {5, 5, 0, 3, 5, 4, 1, 3}}) {
+    const Expr x = i * t.a1 + j * t.b1 + Expr(t.c1), y = i * t.a2 + j * t.b2 + Expr(t.c2);
+    const ConstIntBound q = analyzer.ConstIntBound(FloorDiv(x, t.d1) - FloorDiv(y, t.d2));
+    const ConstIntBound r = t.d1 == t.d2
+                                ? analyzer.ConstIntBound(FloorMod(x, t.d1) - FloorMod(y, t.d2))
+                                : ConstIntBound::Everything();
+    for (int64_t vi = 0; vi < 16; ++vi) {
+      for (int64_t vj = 0; vj < 8; ++vj) {
+        const int64_t xv = t.a1 * vi + t.b1 * vj + t.c1, yv = t.a2 * vi + t.b2 * vj + t.c2;
+        const int64_t qv = FloorDivInt(xv, t.d1) - FloorDivInt(yv, t.d2);
+        const int64_t rv = FloorModInt(xv, t.d1) - FloorModInt(yv, t.d2);
+        EXPECT_TRUE(q.min <= qv && qv <= q.max) << t.a1 << " " << vi << " " << vj << ": " << qv;
+        EXPECT_TRUE(r.min <= rv && rv <= r.max) << t.a1 << " " << vi << " " << vj << ": " << rv;
+      }
+    }
+  }
 }
 
 TEST_F(AnalyzerTest, ConstIntBoundOfUnknownIsInfinite) {

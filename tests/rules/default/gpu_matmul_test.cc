@@ -236,21 +236,38 @@ TEST(DefaultScheduleMatmulTest, ConvolutionsAreGemmsOverAnIm2colTileInSharedMemo
   }
 }
 
-// Where a tile's window is not a box the region analysis bounds (the stem's K steps of 16 cross
-// its 7 x 7 x 3 window), the shared tile would be the whole input: the convolution is left to
-// the Fallback rule.
-TEST(DefaultScheduleMatmulTest, ConvolutionsWhoseTileIsNoBoxAreLeftToFallback) {
-  absl::StatusOr<PrimFunc> stem = MakeWorkload("C2D", {{"N", 1},
-                                                       {"H", 32},
-                                                       {"W", 32},
-                                                       {"CI", 3},
-                                                       {"CO", 64},
-                                                       {"K", 7},
-                                                       {"stride", 2},
-                                                       {"padding", 3}});
-  ASSERT_TRUE(stem.ok()) << stem.status();
-  Applied applied = ApplyFirst(*stem, CudaTarget("sm_80"));
-  EXPECT_EQ(applied.rule, "Fallback");
+// Tiles that cross the image's rows (32 pixels over rows of 12) or the window (the stem's K
+// steps of 16 over its 7 x 7 x 3 taps, K = 147 with a partial last step) still have a bounded
+// shared tile: a few whole rows (the region analysis bounds floordiv(32 t + 31, 12) -
+// floordiv(32 t, 12) by 3, ir/arith/analyzer.h). They are GEMMs too, and compute the convolution.
+TEST(DefaultScheduleMatmulTest, ConvolutionsWhoseTilesCrossRowsOrTheWindowAreGemms) {
+  for (const std::map<std::string, int64_t>& shape :
+       {std::map<std::string, int64_t>{{"N", 1},
+                                       {"H", 12},
+                                       {"W", 12},
+                                       {"CI", 16},
+                                       {"CO", 64},
+                                       {"K", 3},
+                                       {"stride", 1},
+                                       {"padding", 1}},
+        std::map<std::string, int64_t>{{"N", 1},
+                                       {"H", 16},
+                                       {"W", 16},
+                                       {"CI", 3},
+                                       {"CO", 64},
+                                       {"K", 7},
+                                       {"stride", 2},
+                                       {"padding", 3}}}) {
+    SCOPED_TRACE(shape.at("K"));
+    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", shape);
+    ASSERT_TRUE(func.ok()) << func.status();
+    Applied applied = ApplyFirst(*func, CudaTarget("sm_80"));
+    ASSERT_EQ(applied.rule, "Matmul");
+    absl::Status verified = VerifyGpuCode(applied.sch->func(), CudaTarget("sm_80"));
+    EXPECT_TRUE(verified.ok()) << verified;
+    absl::Status correct = testing::CheckScheduleCorrect(*applied.sch, *func);
+    EXPECT_TRUE(correct.ok()) << correct;
+  }
 }
 
 }  // namespace
