@@ -199,40 +199,39 @@ TEST(DefaultScheduleTensorCoreTest, OtherArchitecturesDtypesAndShapesTakeTheSimt
   }
 }
 
+// C2D of batch 1 in NHWC.
+std::map<std::string, int64_t> Conv(int64_t h, int64_t w, int64_t ci, int64_t co, int64_t k,
+                                    int64_t stride, int64_t padding) {
+  return {{"N", 1},   {"H", h}, {"W", w},           {"CI", ci},
+          {"CO", co}, {"K", k}, {"stride", stride}, {"padding", padding}};
+}
+
+// Schedules the convolution of `shape` for sm_80, expecting the Matmul rule, a schedule the
+// verifier accepts, and what the convolution computes (interpreted); its printed IR.
+std::string ExpectConvolutionIsAGemm(const std::map<std::string, int64_t>& shape) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", shape);
+  EXPECT_TRUE(func.ok()) << func.status();
+  if (!func.ok()) return "";
+  Applied applied = ApplyFirst(*func, CudaTarget("sm_80"));
+  EXPECT_EQ(applied.rule, "Matmul");
+  if (applied.rule != "Matmul") return "";
+  absl::Status verified = VerifyGpuCode(applied.sch->func(), CudaTarget("sm_80"));
+  EXPECT_TRUE(verified.ok()) << verified;
+  absl::Status correct = testing::CheckScheduleCorrect(*applied.sch, *func);
+  EXPECT_TRUE(correct.ok()) << correct;
+  return PrintFunc(applied.sch->func());
+}
+
 // A convolution is a GEMM over (H, W) x CO x (RH, RW, CI) once its windowed input is reindexed;
 // the im2col copy is inlined into the shared tile, so no column matrix is stored: the tiles of
 // 8 x 16 threads compute what the convolution computes (16 x 16 x 16 -> 64 with a 3 x 3 window
 // and zero padding; a 1 x 1 stride-2 projection).
 TEST(DefaultScheduleMatmulTest, ConvolutionsAreGemmsOverAnIm2colTileInSharedMemory) {
-  for (const std::map<std::string, int64_t>& shape :
-       {std::map<std::string, int64_t>{{"N", 1},
-                                       {"H", 16},
-                                       {"W", 16},
-                                       {"CI", 16},
-                                       {"CO", 64},
-                                       {"K", 3},
-                                       {"stride", 1},
-                                       {"padding", 1}},
-        std::map<std::string, int64_t>{{"N", 1},
-                                       {"H", 16},
-                                       {"W", 16},
-                                       {"CI", 32},
-                                       {"CO", 64},
-                                       {"K", 1},
-                                       {"stride", 2},
-                                       {"padding", 0}}}) {
+  for (const auto& shape : {Conv(16, 16, 16, 64, 3, 1, 1), Conv(16, 16, 32, 64, 1, 2, 0)}) {
     SCOPED_TRACE(shape.at("K"));
-    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", shape);
-    ASSERT_TRUE(func.ok()) << func.status();
-    Applied applied = ApplyFirst(*func, CudaTarget("sm_80"));
-    ASSERT_EQ(applied.rule, "Matmul");
-    const std::string ir = PrintFunc(applied.sch->func());
+    const std::string ir = ExpectConvolutionIsAGemm(shape);
     EXPECT_NE(ir.find("_reindex_shared"), std::string::npos) << ir;
     EXPECT_EQ(ir.find("_reindex = alloc_buffer"), std::string::npos) << ir;
-    absl::Status verified = VerifyGpuCode(applied.sch->func(), CudaTarget("sm_80"));
-    EXPECT_TRUE(verified.ok()) << verified;
-    absl::Status correct = testing::CheckScheduleCorrect(*applied.sch, *func);
-    EXPECT_TRUE(correct.ok()) << correct;
   }
 }
 
@@ -241,32 +240,9 @@ TEST(DefaultScheduleMatmulTest, ConvolutionsAreGemmsOverAnIm2colTileInSharedMemo
 // shared tile: a few whole rows (the region analysis bounds floordiv(32 t + 31, 12) -
 // floordiv(32 t, 12) by 3, ir/arith/analyzer.h). They are GEMMs too, and compute the convolution.
 TEST(DefaultScheduleMatmulTest, ConvolutionsWhoseTilesCrossRowsOrTheWindowAreGemms) {
-  for (const std::map<std::string, int64_t>& shape :
-       {std::map<std::string, int64_t>{{"N", 1},
-                                       {"H", 12},
-                                       {"W", 12},
-                                       {"CI", 16},
-                                       {"CO", 64},
-                                       {"K", 3},
-                                       {"stride", 1},
-                                       {"padding", 1}},
-        std::map<std::string, int64_t>{{"N", 1},
-                                       {"H", 16},
-                                       {"W", 16},
-                                       {"CI", 3},
-                                       {"CO", 64},
-                                       {"K", 7},
-                                       {"stride", 2},
-                                       {"padding", 3}}}) {
+  for (const auto& shape : {Conv(12, 12, 16, 64, 3, 1, 1), Conv(16, 16, 3, 64, 7, 2, 3)}) {
     SCOPED_TRACE(shape.at("K"));
-    absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", shape);
-    ASSERT_TRUE(func.ok()) << func.status();
-    Applied applied = ApplyFirst(*func, CudaTarget("sm_80"));
-    ASSERT_EQ(applied.rule, "Matmul");
-    absl::Status verified = VerifyGpuCode(applied.sch->func(), CudaTarget("sm_80"));
-    EXPECT_TRUE(verified.ok()) << verified;
-    absl::Status correct = testing::CheckScheduleCorrect(*applied.sch, *func);
-    EXPECT_TRUE(correct.ok()) << correct;
+    ExpectConvolutionIsAGemm(shape);
   }
 }
 
