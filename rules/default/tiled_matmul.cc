@@ -412,19 +412,23 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, cons
   // with 32 (4 alternating rounds, one driver); 128 and 256 columns ran 4.23 and 5.08 ms, and
   // 128x768x3072 ran 1.28 / 1.30 ms (64 / 32).
   // Tiles narrower than 32 columns (16 registers) take more of them, up to 64-column panels.
-  // The panel of all its tiles stays within MaxPanelBytes too: LLaMA's down projection 128 x
-  // 2048 x 5632 on pre-packed strips (a 64-column panel is 1.4 MiB of a 2 MiB L2) ran 9-10%
-  // faster in 32-column panels, its weights cold or cached (emitted C, one driver, 3 rounds).
+  // Read from pre-packed strips (no copy to widen), the panel of all its tiles stays within
+  // MaxPanelBytes too: LLaMA's down projection 128 x 2048 x 5632 (a 64-column panel is 1.4 MiB
+  // of a 2 MiB L2) ran 9-10% faster in 32-column panels, its weights cold or cached (emitted C,
+  // one driver, 3 rounds).
   const int64_t extent_k = GroupExtent(main, g, kGemmK);
+  const int64_t lanes = FloorPowerOfTwo(padded.j, core.lanes);
+  // Pre-packed strips need no panel copy, so every layout's tiles read B as well from them.
+  const bool prepacked = b_layout_free && lanes == core.lanes && padded.j % core.lanes == 0 &&
+                         g.groups[kGemmJ].size() == 1 && g.groups[kGemmK].size() == 1;
   int64_t tiles = 1;
   for (int64_t t = 2; t * tile.columns <= std::max<int64_t>(64, 2 * tile.columns); t *= 2) {
     if (padded.j % (t * tile.columns) == 0 &&
         batch * (padded.j / (t * tile.columns)) >= kMinPanels &&
-        extent_k * t * tile.columns * 4 <= MaxPanelBytes(core)) {
+        (!prepacked || extent_k * t * tile.columns * 4 <= MaxPanelBytes(core))) {
       tiles = t;
     }
   }
-  const int64_t lanes = FloorPowerOfTwo(padded.j, core.lanes);
   tiling.columns =
       InstValue::IntArray({CeilDiv(padded.j, tiles * tile.columns), tiles, tile.columns / lanes});
   // Panels of three vectors where they balance the cores better: the parallel loop's slowest
@@ -443,11 +447,7 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, cons
     tiling.rows = InstValue::IntArray({CeilDiv(padded.i, DefaultRows(core)), DefaultRows(core)});
     tiling.columns = InstValue::IntArray({padded.j / wide, 1, wide / core.lanes});
   }
-  // Pre-packed strips need no panel copy, so every layout's tiles read B as well from them.
-  if (b_layout_free && lanes == core.lanes && padded.j % core.lanes == 0 &&
-      g.groups[kGemmJ].size() == 1 && g.groups[kGemmK].size() == 1) {
-    tiling.layout = MatmulLayout::kPrepacked;
-  }
+  if (prepacked) tiling.layout = MatmulLayout::kPrepacked;
   return tiling;
 }
 

@@ -223,18 +223,25 @@ TEST(DefaultScheduleRuleTest, CpuLinearReadsItsWeightFromPrepackedStrips) {
   ExpectMatchesReference(scheduled, *func);
 }
 
-// A panel of two tiles must fit half of L2 like a tile's: K = 3000 makes a 64-column panel
-// 750 KiB of the target's 1 MiB, so the pre-packed strips are read one 32-column tile per panel
-// (the columns' decision [panels, tiles per panel, vectors per tile]); K = 1000 keeps two.
+// Read from pre-packed strips, a panel of two tiles must fit half of L2 like a tile's: K = 3000
+// makes a 64-column panel 750 KiB of the target's 1 MiB, so the strips are read one 32-column
+// tile per panel (the columns' decision [panels, tiles per panel, vectors per tile]); K = 1000
+// keeps two, and so does a B packed per call (two tiles' columns make the copy's reads longer).
 TEST(DefaultScheduleRuleTest, CpuMatmulPanelsOfSeveralTilesStayWithinHalfOfL2) {
-  for (const auto& [k, columns] : std::vector<std::pair<int64_t, std::vector<int64_t>>>{
-           {3000, {8, 1, 2}}, {1000, {4, 2, 2}}}) {
-    absl::StatusOr<PrimFunc> func = MakeWorkload("LINEAR", {{"M", 16}, {"N", 256}, {"K", k}});
+  struct Case {
+    int64_t k;
+    bool layout_free;
+    std::vector<int64_t> columns;
+  };
+  for (const Case& c :
+       {Case{3000, true, {8, 1, 2}}, Case{1000, true, {4, 2, 2}}, Case{3000, false, {4, 2, 2}}}) {
+    absl::StatusOr<PrimFunc> func = MakeWorkload("LINEAR", {{"M", 16}, {"N", 256}, {"K", c.k}});
     ASSERT_TRUE(func.ok()) << func.status();
+    const PrimFunc workload = c.layout_free ? *func : WithoutLayoutFree(*func);
     std::optional<std::vector<int64_t>> decided;
     for (const DefaultRulePtr& rule : DefaultRulesFor(Avx512CpuTarget())) {
       if (rule->name() != "CpuDefault") continue;
-      absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(*func, Avx512CpuTarget());
+      absl::StatusOr<std::optional<Schedule>> sch = rule->Apply(workload, Avx512CpuTarget());
       ASSERT_TRUE(sch.ok() && sch->has_value()) << sch.status();
       const Trace& trace = (*sch)->trace();
       for (size_t i = 0; i < trace.size(); ++i) {
@@ -243,9 +250,9 @@ TEST(DefaultScheduleRuleTest, CpuMatmulPanelsOfSeveralTilesStayWithinHalfOfL2) {
           decided = trace.decision(i).AsIntArray();
         }
       }
-      ExpectMatchesReference((*sch)->func(), *func);
+      ExpectMatchesReference((*sch)->func(), workload);
     }
-    EXPECT_EQ(decided, columns) << "K = " << k;
+    EXPECT_EQ(decided, c.columns) << "K = " << c.k << (c.layout_free ? ", pre-packed" : "");
   }
 }
 
