@@ -235,7 +235,9 @@ TEST(PartitionGuardedLoopsTest, ZeroTermsAreGuardedUnderTheAnnotation) {
     Schedule sch = Schedule::Create(*func, 0);
     ASSERT_TRUE(sch.ComputeInline(*sch.GetBlock("PadInput")).ok());
     std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("depth_conv2d_nhwc"));
-    if (annotate) ASSERT_TRUE(sch.Annotate(loops[0], kSkipZeroTerms, InstValue::Int(1)).ok());
+    if (annotate) {
+      ASSERT_TRUE(sch.Annotate(loops[0], kSkipZeroTerms, InstValue::Int(1)).ok());
+    }
     EXPECT_EQ(SelectsAfterPartitioning(sch) == 0, annotate);
     absl::Status built = testing::CheckCBackendMatches(*func, sch.func());
     EXPECT_TRUE(built.ok()) << built;

@@ -266,8 +266,10 @@ TEST_F(TuningServiceTest, JobRunsWatchedToTheEndAndItsRecordsAnswerQueries) {
     EXPECT_EQ(r.provenance.worker_id, worker.id());
     EXPECT_EQ(r.provenance.device, "test cpu");
     // Stage times as the worker measured them, and the server's search share.
-    if (r.ok()) EXPECT_GT(r.stage_secs.build, 0);
-    if (r.ok()) EXPECT_GT(r.stage_secs.run, 0);
+    if (r.ok()) {
+      EXPECT_GT(r.stage_secs.build, 0);
+      EXPECT_GT(r.stage_secs.run, 0);
+    }
     EXPECT_EQ(r.stage_secs.verify > 0, r.verified || r.error == MeasureError::kWrongOutput);
     EXPECT_GT(r.stage_secs.search, 0);
   }

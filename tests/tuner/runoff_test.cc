@@ -234,7 +234,9 @@ TEST_F(RunoffTest, TheRunoffsRecordsCarryTheJobThatRanIt) {
   ASSERT_TRUE(rounds.ok()) << rounds.status();
   ASSERT_EQ(rounds->size(), 1u);
   int tagged = 0;
-  for (const TuningRecord& r : setup_->db->AllRecords().value()) {
+  // A local: a range over value() of the temporary StatusOr would outlive it.
+  const std::vector<TuningRecord> records = setup_->db->AllRecords().value();
+  for (const TuningRecord& r : records) {
     EXPECT_EQ(r.job_id == "job-9", r.is_retiming()) << "record " << r.id;
     tagged += r.job_id == "job-9";
   }

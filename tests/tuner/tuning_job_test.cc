@@ -111,7 +111,8 @@ TEST(TuningJobTest, ResumesByJobIdWithExactBudgetsAndNoRemeasurement) {
   RunJob(job->get(), &measurer);
   EXPECT_EQ((*job)->trials(), 40);
   EXPECT_EQ(db->NumRecords().value(), 40);
-  for (const TuningRecord& r : db->AllRecords().value()) EXPECT_EQ(r.job_id, "job-a");
+  const std::vector<TuningRecord> records = db->AllRecords().value();
+  for (const TuningRecord& r : records) EXPECT_EQ(r.job_id, "job-a");
   for (const auto& [hash, times] : measurer.measured()) {
     EXPECT_EQ(times, 1) << hash << " was measured " << times << " times";
   }

@@ -52,7 +52,7 @@ class Running {
  public:
   explicit Running(WorkerDaemon* daemon)
       : daemon_(daemon), thread_([this] { status_ = daemon_->Run(); }) {}
-  ~Running() { Finish(); }
+  ~Running() { Finish().IgnoreError(); }
   absl::Status Finish() {
     if (thread_.joinable()) {
       daemon_->Stop();
