@@ -198,7 +198,21 @@ int DominantRead(const Block& block) {
 }
 
 bool IsInnerReduction(const Block& block) {
-  const int read = DominantRead(block);
+  // The input read by the most non-unit iterators (not the accumulator: a batch-1 classifier's
+  // y[0, n] += x[0, k] * W[n, k] reads y by as many iterators as W, counting the batch).
+  int read = -1, most = -1;
+  for (size_t r = 0; r < block->reads.size(); ++r) {
+    const Buffer& b = block->reads[r].buffer;
+    if (!block->writes.empty() && b.same_as(block->writes[0].buffer)) continue;
+    std::set<int> used;
+    for (int i : AccessIters(block, b)) {
+      if (i >= 0 && !IsConstInt(block->iter_vars[i].dom.extent, 1)) used.insert(i);
+    }
+    if (static_cast<int>(used.size()) > most) {
+      read = static_cast<int>(r);
+      most = static_cast<int>(used.size());
+    }
+  }
   if (read < 0) return false;
   const Buffer& buffer = block->reads[read].buffer;
   // The innermost dimension's index, which may be an affine expression (conv windows).

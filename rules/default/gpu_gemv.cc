@@ -21,17 +21,22 @@ constexpr int64_t kThreads = 256;
 constexpr int64_t kUnroll = 256;
 
 // Among the reads other than the accumulator, some are indexed by a proper subset of the
-// iterators (vectors) and some by all of them (matrices).
+// non-unit iterators (vectors) and some by all of them (matrices). Unit iterators do not count:
+// a batch-1 classifier's y[0, n] += x[0, k] * W[n, k] reads its matrix W without the batch.
 bool HasVectorOperand(const Block& block) {
+  std::set<int> non_unit;
+  for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+    if (!IsConstInt(block->iter_vars[i].dom.extent, 1)) non_unit.insert(static_cast<int>(i));
+  }
   int vectors = 0, matrices = 0;
   for (const BufferRegion& r : block->reads) {
     if (r.buffer.same_as(block->writes[0].buffer)) continue;
     std::vector<int> iters = AccessIters(block, r.buffer);
     std::set<int> used;
     for (int i : iters) {
-      if (i >= 0) used.insert(i);
+      if (non_unit.count(i) > 0) used.insert(i);
     }
-    if (!used.empty() && used.size() < block->iter_vars.size()) {
+    if (!used.empty() && used.size() < non_unit.size()) {
       ++vectors;
     } else {
       ++matrices;
