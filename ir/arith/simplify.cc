@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -168,7 +169,10 @@ class Simplifier {
     return sum;
   }
 
-  // Drops zero terms and folds floordiv(x, c) * (k * c) + floormod(x, c) * k into x * k.
+  // Drops zero terms and folds floordiv(x, c) * (k * c) + floormod(x, c) * k into x * k, also
+  // where x is floordiv(y, c1) and the quotient is written floordiv(y, c1 * c): the inverse of a
+  // fuse of three loops, floordiv(v, 192) * 192 + floormod(floordiv(v, 64), 3) * 64 +
+  // floormod(v, 64), folds to floordiv(v, 64) * 64 + floormod(v, 64), then to v.
   void Normalize(LinearSum* sum) {
     bool again = true;
     while (again) {
@@ -181,9 +185,15 @@ class Simplifier {
           int64_t c2;
           const BinaryNode* mod = AsDivModByConst(sum->terms[j].atom, BinaryOp::kFloorMod, &c2);
           int64_t k = sum->terms[j].coeff;
-          if (mod == nullptr || c2 != c || k == 0 || !ExprDeepEqual(div->a, mod->a)) continue;
-          if (WrapMul(sum->dtype, k, c) != sum->terms[i].coeff) continue;
-          Expr x = div->a;
+          if (mod == nullptr || k == 0) continue;
+          int64_t c1 = 0;
+          const BinaryNode* inner = AsDivModByConst(mod->a, BinaryOp::kFloorDiv, &c1);
+          const bool same = c2 == c && ExprDeepEqual(div->a, mod->a);
+          const bool nested = !same && inner != nullptr && WrapMul(sum->dtype, c1, c2) == c &&
+                              ExprDeepEqual(div->a, inner->a);
+          if (!same && !nested) continue;
+          if (WrapMul(sum->dtype, k, c2) != sum->terms[i].coeff) continue;
+          Expr x = mod->a;
           sum->terms[i].coeff = 0;
           sum->terms[j].coeff = 0;
           AddToSum(x, k, sum);
@@ -261,6 +271,42 @@ class Simplifier {
     return c / g;
   }
 
+  // rem = g * big + small with small in [0, g) for a divisor g > 1 of c (the largest such): then
+  // floordiv(rem, c) = floordiv(big, c / g) and floormod(rem, c) = floormod(big, c / g) * g +
+  // small. A K step of 16 over taps of 16 channels: floordiv(16 t + f, 48) = floordiv(t, 3) for
+  // f in [0, 16).
+  bool SplitSmallPart(const LinearSum& rem, int64_t c, LinearSum* big, LinearSum* small,
+                      int64_t* g) {
+    std::set<int64_t> candidates;
+    for (const Term& term : rem.terms) {
+      const int64_t d = std::gcd(c, term.coeff);
+      if (d > 1 && d < c) candidates.insert(d);
+    }
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+      const int64_t d = *it;
+      LinearSum b, sm;
+      b.dtype = sm.dtype = rem.dtype;
+      for (const Term& term : rem.terms) {
+        if (term.coeff % d == 0) {
+          b.terms.push_back(Term{term.atom, term.coeff / d});
+        } else {
+          sm.terms.push_back(term);
+        }
+      }
+      b.constant = FloorDivInt(rem.constant, d);
+      sm.constant = FloorModInt(rem.constant, d);
+      if (b.terms.empty() || sm.terms.empty()) continue;
+      const Bound bound = BoundOf(Render(sm));
+      if (bound.min >= 0 && bound.max < d) {
+        *big = std::move(b);
+        *small = std::move(sm);
+        *g = d;
+        return true;
+      }
+    }
+    return false;
+  }
+
   // The single atom of `sum` if it is exactly 1 * atom + 0.
   static const Expr* SingleAtom(const LinearSum& sum) {
     if (sum.terms.size() != 1 || sum.terms[0].coeff != 1 || sum.constant != 0) return nullptr;
@@ -281,6 +327,8 @@ class Simplifier {
                  atom != nullptr && IsNested(*atom, BinaryOp::kFloorDiv, c2)) {
         const auto* inner = atom->as<BinaryNode>();
         AddToSum(DivByConst(inner->a, *AsConstInt(inner->b) * c2), 1, &quot);
+      } else if (LinearSum big, small; SplitSmallPart(rem, c2, &big, &small, &k)) {
+        AddToSum(DivByConst(Render(std::move(big)), c2 / k), 1, &quot);
       } else {
         AddToSum(MakeBinary(BinaryOp::kFloorDiv, r, TypedConst(r.dtype(), c2)), 1, &quot);
       }
@@ -306,6 +354,9 @@ class Simplifier {
                atom != nullptr && IsNested(*atom, BinaryOp::kFloorMod, 0) &&
                *AsConstInt(atom->as<BinaryNode>()->b) % c2 == 0) {
       AddToSum(ModByConst(atom->as<BinaryNode>()->a, c2), g, &out);
+    } else if (LinearSum big, small; SplitSmallPart(rem, c2, &big, &small, &k)) {
+      AddToSum(ModByConst(Render(std::move(big)), c2 / k), g * k, &out);
+      AddToSum(Render(std::move(small)), g, &out);
     } else {
       AddToSum(MakeBinary(BinaryOp::kFloorMod, r, TypedConst(r.dtype(), c2)), g, &out);
     }

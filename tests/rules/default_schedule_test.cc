@@ -128,11 +128,11 @@ TEST(DefaultScheduleRuleTest, RepresentativeWorkloadsGetTheExpectedGpuRule) {
     EXPECT_EQ(ApplyToModule(testing::SmallWorkload(workload), CudaTarget("sm_80")).first, rule)
         << workload << " at a small shape";
   }
-  // A convolution is a Matmul where its im2col tiles are boxes the region analysis bounds (the
-  // small C2D), the Fallback's elsewhere (the default C2D, ResNet's 7 x 7 stride-2 stem).
+  // A convolution is a Matmul over [pixels, taps] im2col tiles (docs/default-schedules.md), the
+  // default C2D (ResNet's 7 x 7 stride-2 stem) and the small one alike.
   absl::StatusOr<PrimFunc> stem = MakeWorkload("C2D");
   ASSERT_TRUE(stem.ok()) << stem.status();
-  EXPECT_EQ(ApplyToModule(*stem, CudaTarget("sm_90")).first, "Fallback");
+  EXPECT_EQ(ApplyToModule(*stem, CudaTarget("sm_90")).first, "Matmul");
   EXPECT_EQ(ApplyToModule(testing::SmallWorkload("C2D"), CudaTarget("sm_80")).first, "Matmul");
 }
 

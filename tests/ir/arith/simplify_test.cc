@@ -188,6 +188,24 @@ TEST_F(SimplifyTest, CombinesFloorDivAndFloorModOfSameValue) {
   EXPECT_SIMPLIFIES_TO(analyzer, FloorMod(k, 4) * 3 + FloorDiv(k, 4) * 12, k * 3);
 }
 
+// The inverse of a fuse of three loops mapped forward again (TransformBlockLayout of a copy whose
+// buffer fuses a window's taps and channels): floordiv(k, 192) * 192 + floormod(floordiv(k, 64),
+// 3) * 64 + floormod(k, 64) is k; and with k = 16 i + j (j < 16, a K step of 16 over 16
+// channels a tap), floordiv(k, 48) * 48 + floormod(floordiv(k, 16), 3) * 16 + floormod(k, 16).
+TEST_F(SimplifyTest, CombinesTheInverseOfAFuseOfThreeLoops) {
+  EXPECT_TRUE(
+      analyzer
+          .Simplify(FloorDiv(k, 192) * 192 + FloorMod(FloorDiv(k, 64), 3) * 64 + FloorMod(k, 64))
+          .same_as(k));
+  Var t{"t"}, f{"f"};
+  analyzer.Bind(t, Range{Expr(0), Expr(9)});
+  analyzer.Bind(f, Range{Expr(0), Expr(16)});
+  const Expr x = t * 16 + f;
+  EXPECT_SIMPLIFIES_TO(analyzer,
+                       FloorDiv(x, 48) * 48 + FloorMod(FloorDiv(x, 16), 3) * 16 + FloorMod(x, 16),
+                       t * 16 + f);
+}
+
 // ---- floordiv / floormod under bounds ---------------------------------------------------
 
 TEST_F(SimplifyTest, FloorDivOfTiledIndex) {
