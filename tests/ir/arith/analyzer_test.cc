@@ -3,14 +3,19 @@
 #include "ir/arith/analyzer.h"
 
 #include <cstdint>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "ir/stmt.h"
+#include "tests/ir/arith/arith_test_util.h"
 
 namespace tessera {
 namespace arith {
 namespace {
+
+using testing::Str;
 
 class AnalyzerTest : public ::testing::Test {
  protected:
@@ -80,27 +85,45 @@ TEST_F(AnalyzerTest, ConstIntBoundOfQuotientsAndRemaindersThatMoveTogether) {
   b = analyzer.ConstIntBound(FloorMod(i * 16 + 15, 64) - FloorMod(i, 4) * 16);
   EXPECT_EQ(b.min, 15);
   EXPECT_EQ(b.max, 15);
-  // Sound on shapes that do not line up: numerators a i + b j + c over divisors d.
+  // Sound on shapes that do not line up, hand-picked and drawn at random: numerators a i + b j +
+  // c over divisors d, and remainders scaled to a common multiple M (c1 d1 == c2 d2 == M).
   struct Case {
     int64_t a1, b1, c1, d1, a2, b2, c2, d2;
   };
-  for (const Case& t : std::vector<Case>{{32, 1, 31, 56, 4, 0, 0, 7},
-                                         {12, 3, 5, 10, 6, 0, -2, 5},
-                                         {7, 2, 9, 4, 7, 2, 0, 6},
-                                         {16, 0, 17, 48, 1, 0, 0, 3},
-                                         {5, 5, 0, 3, 5, 4, 1, 3}}) {
+  std::vector<Case> cases = {{32, 1, 31, 56, 4, 0, 0, 7},
+                             {12, 3, 5, 10, 6, 0, -2, 5},
+                             {7, 2, 9, 4, 7, 2, 0, 6},
+                             {16, 0, 17, 48, 1, 0, 0, 3},
+                             {5, 5, 0, 3, 5, 4, 1, 3}};
+  std::mt19937 rng(7);
+  auto draw = [&rng](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int n = 0; n < 400; ++n) {
+    cases.push_back(Case{draw(-8, 40), draw(-4, 8), draw(-20, 40), draw(1, 64), draw(-8, 40),
+                         draw(-4, 8), draw(-20, 40), draw(1, 64)});
+    // Numerators that move together (a tile's first and last element), over related divisors.
+    const int64_t a = draw(1, 8) * draw(1, 8), b = draw(0, 3), d = draw(1, 16);
+    const int64_t f = draw(1, 4);
+    cases.push_back(Case{a, b, draw(0, 40), d * f, a * f, b * f, draw(-5, 5), d * f * f});
+    cases.push_back(Case{a, b, draw(0, 40), d, a, b, draw(-3, 3), d});
+  }
+  for (const Case& t : cases) {
     const Expr x = i * t.a1 + j * t.b1 + Expr(t.c1), y = i * t.a2 + j * t.b2 + Expr(t.c2);
+    const int64_t m = std::lcm(t.d1, t.d2);
     const ConstIntBound q = analyzer.ConstIntBound(FloorDiv(x, t.d1) - FloorDiv(y, t.d2));
-    const ConstIntBound r = t.d1 == t.d2
-                                ? analyzer.ConstIntBound(FloorMod(x, t.d1) - FloorMod(y, t.d2))
-                                : ConstIntBound::Everything();
+    const ConstIntBound r =
+        analyzer.ConstIntBound(FloorMod(x, t.d1) * (m / t.d1) - FloorMod(y, t.d2) * (m / t.d2));
     for (int64_t vi = 0; vi < 16; ++vi) {
       for (int64_t vj = 0; vj < 8; ++vj) {
         const int64_t xv = t.a1 * vi + t.b1 * vj + t.c1, yv = t.a2 * vi + t.b2 * vj + t.c2;
         const int64_t qv = FloorDivInt(xv, t.d1) - FloorDivInt(yv, t.d2);
-        const int64_t rv = FloorModInt(xv, t.d1) - FloorModInt(yv, t.d2);
-        EXPECT_TRUE(q.min <= qv && qv <= q.max) << t.a1 << " " << vi << " " << vj << ": " << qv;
-        EXPECT_TRUE(r.min <= rv && rv <= r.max) << t.a1 << " " << vi << " " << vj << ": " << rv;
+        const int64_t rv = FloorModInt(xv, t.d1) * (m / t.d1) - FloorModInt(yv, t.d2) * (m / t.d2);
+        ASSERT_TRUE(q.min <= qv && qv <= q.max)
+            << Str(FloorDiv(x, t.d1) - FloorDiv(y, t.d2)) << " at i=" << vi << " j=" << vj << ": "
+            << qv << " outside [" << q.min << ", " << q.max << "]";
+        ASSERT_TRUE(r.min <= rv && rv <= r.max)
+            << "remainders of " << Str(x) << ", " << Str(y) << " at i=" << vi << " j=" << vj;
       }
     }
   }
