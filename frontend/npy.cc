@@ -4,13 +4,13 @@
 
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/file_bytes.h"
 #include "base/status_macros.h"
 
 namespace tessera {
@@ -37,14 +37,6 @@ bool Field(const std::string& header, const std::string& key, char open, char cl
   if (b == std::string::npos) return false;
   *out = header.substr(a + 1, b - a - 1);
   return true;
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // The array of an .npy file's bytes; errors name `path` (a file, or an archive's member).
@@ -165,7 +157,7 @@ absl::StatusOr<std::string> Inflate(const char* data, size_t compressed, size_t 
 }  // namespace
 
 absl::StatusOr<NDArray> ReadNpy(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string data, ReadFile(path));
+  TESSERA_ASSIGN_OR_RETURN(std::string data, ReadFileBytes(path));
   return ParseNpy(data, path);
 }
 
@@ -175,7 +167,7 @@ absl::Status WriteNpy(const std::string& path, const NDArray& array) {
 }
 
 absl::StatusOr<NamedArrays> ReadNpz(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(std::string d, ReadFile(path));
+  TESSERA_ASSIGN_OR_RETURN(std::string d, ReadFileBytes(path));
   auto bad = [&](const std::string& what) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a supported .npz file: ", what));
   };

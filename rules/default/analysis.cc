@@ -197,6 +197,23 @@ int DominantRead(const Block& block) {
   return best;
 }
 
+std::set<int> NonUnitIters(const Block& block) {
+  std::set<int> iters;
+  for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+    if (!IsConstInt(block->iter_vars[i].dom.extent, 1)) iters.insert(static_cast<int>(i));
+  }
+  return iters;
+}
+
+std::set<int> NonUnitAccessIters(const Block& block, const Buffer& buffer) {
+  const std::set<int> non_unit = NonUnitIters(block);
+  std::set<int> used;
+  for (int i : AccessIters(block, buffer)) {
+    if (non_unit.count(i) > 0) used.insert(i);
+  }
+  return used;
+}
+
 bool IsInnerReduction(const Block& block) {
   // The input read by the most non-unit iterators (not the accumulator: a batch-1 classifier's
   // y[0, n] += x[0, k] * W[n, k] reads y by as many iterators as W, counting the batch).
@@ -204,13 +221,10 @@ bool IsInnerReduction(const Block& block) {
   for (size_t r = 0; r < block->reads.size(); ++r) {
     const Buffer& b = block->reads[r].buffer;
     if (!block->writes.empty() && b.same_as(block->writes[0].buffer)) continue;
-    std::set<int> used;
-    for (int i : AccessIters(block, b)) {
-      if (i >= 0 && !IsConstInt(block->iter_vars[i].dom.extent, 1)) used.insert(i);
-    }
-    if (static_cast<int>(used.size()) > most) {
+    const int used = static_cast<int>(NonUnitAccessIters(block, b).size());
+    if (used > most) {
       read = static_cast<int>(r);
-      most = static_cast<int>(used.size());
+      most = used;
     }
   }
   if (read < 0) return false;

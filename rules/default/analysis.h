@@ -62,6 +62,11 @@ std::optional<BlockInfo> UntiledRootBlockInfo(Schedule* sch, BlockRV block, cons
 // not, every dimension is -2).
 std::vector<int> AccessIters(const Block& block, const Buffer& buffer);
 
+// The iteration variables of `block` whose extent is not 1 and, of those, the ones that index
+// `buffer`: a unit iterator (a batch of 1) says nothing about an operand's shape.
+std::set<int> NonUnitIters(const Block& block);
+std::set<int> NonUnitAccessIters(const Block& block, const Buffer& buffer);
+
 // True if some read of `block` other than of its output does not use iteration variable `v`:
 // an operand broadcast over v (a convolution's input pixel, read once per output channel
 // vector; GEMV's x, read by every row).

@@ -24,19 +24,12 @@ constexpr int64_t kUnroll = 256;
 // non-unit iterators (vectors) and some by all of them (matrices). Unit iterators do not count:
 // a batch-1 classifier's y[0, n] += x[0, k] * W[n, k] reads its matrix W without the batch.
 bool HasVectorOperand(const Block& block) {
-  std::set<int> non_unit;
-  for (size_t i = 0; i < block->iter_vars.size(); ++i) {
-    if (!IsConstInt(block->iter_vars[i].dom.extent, 1)) non_unit.insert(static_cast<int>(i));
-  }
+  const size_t non_unit = NonUnitIters(block).size();
   int vectors = 0, matrices = 0;
   for (const BufferRegion& r : block->reads) {
     if (r.buffer.same_as(block->writes[0].buffer)) continue;
-    std::vector<int> iters = AccessIters(block, r.buffer);
-    std::set<int> used;
-    for (int i : iters) {
-      if (non_unit.count(i) > 0) used.insert(i);
-    }
-    if (!used.empty() && used.size() < non_unit.size()) {
+    const std::set<int> used = NonUnitAccessIters(block, r.buffer);
+    if (!used.empty() && used.size() < non_unit) {
       ++vectors;
     } else {
       ++matrices;
