@@ -16,6 +16,7 @@
 #include "codegen/lower_internal.h"
 #include "codegen/panel_prefetch.h"
 #include "codegen/partition_loops.h"
+#include "codegen/unroll_selects.h"
 #include "codegen/unrolled_offsets.h"
 #include "codegen/unswitch_borders.h"
 #include "ir/functor.h"
@@ -199,7 +200,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     const int64_t* extent = AsConstInt(op->extent);
     if (extent == nullptr) return true;
     const int64_t inner =
-        lower_internal::MaxInnerIterations(op->body, {{op->loop_var, Range{Expr(0), op->extent}}});
+        lower_internal::MaxWorkIterations(op->body, {{op->loop_var, Range{Expr(0), op->extent}}});
     return *extent > 1 && (inner < 0 || *extent * inner >= min_iterations);
   }
 
@@ -346,7 +347,8 @@ absl::Status EmitFunction(const PrimFunc& f, const std::string& symbol, std::str
   // Padded tilings guard their tails; unguarded full tiles are what the compiler vectorizes.
   // Interior convolution tiles first get a copy without their padding tests; then the
   // unrolled copies of an access share one address plus a displacement.
-  lowered = MoveUnrolledTermsLast(PartitionGuardedLoops(UnswitchBorders(lowered)));
+  lowered =
+      MoveUnrolledTermsLast(PartitionGuardedLoops(UnswitchBorders(ExpandUnrolledSelects(lowered))));
   *out += "\n";
   FunctionEmitter emitter(symbol);
   return emitter.Emit(lowered, out);

@@ -258,7 +258,7 @@ namespace {
 // InnerIterations; with `analyzer`, its upper bound: a loop whose extent is not a constant counts
 // with the largest value of its extent given the loops above it in `s` (and what `analyzer` knew
 // before), each bound to its range on the way down.
-int64_t CountInnerIterations(const Stmt& s, arith::Analyzer* analyzer) {
+int64_t CountInnerIterations(const Stmt& s, arith::Analyzer* analyzer, bool add_sequences) {
   bool unknown = false;
   std::function<int64_t(const Stmt&)> walk = [&](const Stmt& st) -> int64_t {
     if (!st.defined()) return 1;
@@ -282,6 +282,11 @@ int64_t CountInnerIterations(const Stmt& s, arith::Analyzer* analyzer) {
     }
     if (const auto* seq = st.as<SeqStmtNode>()) {
       int64_t m = 1;
+      if (add_sequences) {
+        int64_t sum = 0;
+        for (const Stmt& c : seq->seq) sum += walk(c);
+        return std::max<int64_t>(sum, 1);
+      }
       for (const Stmt& c : seq->seq) m = std::max(m, walk(c));
       return m;
     }
@@ -297,12 +302,12 @@ int64_t CountInnerIterations(const Stmt& s, arith::Analyzer* analyzer) {
 
 }  // namespace
 
-int64_t InnerIterations(const Stmt& s) { return CountInnerIterations(s, nullptr); }
+int64_t InnerIterations(const Stmt& s) { return CountInnerIterations(s, nullptr, false); }
 
-int64_t MaxInnerIterations(const Stmt& s, const arith::VarRangeMap& enclosing) {
+int64_t MaxWorkIterations(const Stmt& s, const arith::VarRangeMap& enclosing) {
   arith::Analyzer analyzer;
   analyzer.Bind(enclosing);
-  return CountInnerIterations(s, &analyzer);
+  return CountInnerIterations(s, &analyzer, true);
 }
 
 absl::Status CheckEmittableDType(DataType t, const std::string& backend, const std::string& where) {

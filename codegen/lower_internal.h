@@ -30,10 +30,11 @@ absl::StatusOr<Stmt> FlattenBuffers(const std::vector<Buffer>& params, const Stm
 // Product of constant loop extents below `s` along its deepest nest (1 without loops), or -1
 // if some extent is not constant. Emitters use it for `pragma_auto_unroll_max_step`.
 int64_t InnerIterations(const Stmt& s);
-// An upper bound of the same that also counts loops whose extent is not constant, with the
-// largest value it takes given the loops above it in `s` and the ranges of `enclosing`; -1 when
-// some extent is unbounded.
-int64_t MaxInnerIterations(const Stmt& s, const arith::VarRangeMap& enclosing);
+// An upper bound of the iterations `s` runs: as InnerIterations, but the nests of a sequence
+// added (a Winograd transform's 16 expanded points, one loop each), and loops whose extent is
+// not constant counted with the largest value it takes given the loops above it in `s` and the
+// ranges of `enclosing`; -1 when some extent is unbounded.
+int64_t MaxWorkIterations(const Stmt& s, const arith::VarRangeMap& enclosing);
 
 // kInvalidArgument "<backend> codegen: unsupported dtype T of <where>" unless the C and CUDA
 // emitters can represent `t` (float16/32/64, bfloat16, 8- to 64-bit integers, bool).

@@ -124,6 +124,7 @@ class Converter {
       return absl::OkStatus();
     }
     copy.compute = node.channels_last.compute;
+    copy.conv2d = node.channels_last.conv2d;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       int& in = copy.inputs[i];
       switch (node.channels_last.inputs[i]) {

@@ -10,6 +10,7 @@
 #ifndef TESSERA_FRONTEND_MODEL_GRAPH_H_
 #define TESSERA_FRONTEND_MODEL_GRAPH_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -71,11 +72,19 @@ enum class ChannelsLastInput : uint8_t {
   kHwio,       // a constant convolution weight [O, I, KH, KW] as [KH, KW, I, O]
 };
 
+// The window of a 2-D convolution (rewrites of its channels-last form read it:
+// frontend/winograd.h).
+struct Conv2dWindow {
+  std::array<int64_t, 2> kernel, strides, dilations, pads_begin, pads_end;
+  int64_t groups = 1;
+};
+
 // The operator on channels-last data, where it has such a form: its rank-4 NCHW output computed
 // as NHWC from its inputs given as `inputs` says (frontend/channels_last.h).
 struct ChannelsLastForm {
   OpCompute compute;                      // empty: the operator has no channels-last form
   std::vector<ChannelsLastInput> inputs;  // one per node input
+  std::optional<Conv2dWindow> conv2d = std::nullopt;  // a 2-D convolution's window
 };
 
 // The NHWC shape of an NCHW one: (N, C, H, W) -> (N, H, W, C).
@@ -102,6 +111,8 @@ struct GraphNode {
   int output = -1;          // value id
   OpCompute compute;
   ChannelsLastForm channels_last;
+  // Set where the channels-last form of a 2-D convolution replaced `compute`: its window.
+  std::optional<Conv2dWindow> conv2d;
   // Floating-point work is counted on the built functions (ir/flops.h); nodes carry none.
 };
 

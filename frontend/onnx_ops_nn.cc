@@ -192,6 +192,10 @@ absl::Status ConvertConv(NodeContext* ctx) {
     channels_last.compute = conv(ChannelsLastShape(out_shape), true);
     channels_last.inputs = {ChannelsLastInput::kPermuted, ChannelsLastInput::kHwio};
     if (bias) channels_last.inputs.push_back(ChannelsLastInput::kUnchanged);
+    channels_last.conv2d =
+        Conv2dWindow{{w.kernel[0], w.kernel[1]},       {w.strides[0], w.strides[1]},
+                     {w.dilations[0], w.dilations[1]}, {w.pads_begin[0], w.pads_begin[1]},
+                     {w.pads_end[0], w.pads_end[1]},   groups};
   }
   return ctx->Compute(OpPattern::kAnchor, inputs, out_shape, ctx->value(0).dtype,
                       conv(out_shape, false), 0, std::move(channels_last));

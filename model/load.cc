@@ -7,6 +7,7 @@
 #include "base/status_macros.h"
 #include "frontend/channels_last.h"
 #include "frontend/onnx_import.h"
+#include "frontend/winograd.h"
 
 namespace tessera {
 
@@ -16,10 +17,11 @@ namespace {
 
 // Converts, fuses and extracts the tasks of `m`'s imported graph.
 absl::StatusOr<LoadedModel> FinishLoad(LoadedModel m, bool fuse) {
-  // The compiled model runs its convolutions channels-last; the unfused graph stays as the
-  // model states it (the reference of --check).
+  // The compiled model runs its convolutions channels-last, the wide 3x3 ones as Winograd
+  // GEMMs; the unfused graph stays as the model states it (the reference of --check).
   if (fuse) {
     TESSERA_ASSIGN_OR_RETURN(m.graph, ConvertToChannelsLast(m.graph));
+    TESSERA_ASSIGN_OR_RETURN(m.graph, RewriteWinogradConvolutions(m.graph));
   }
   absl::StatusOr<FusedGraph> fused = FuseGraph(m.graph, {fuse});
   if (!fused.ok()) {

@@ -180,6 +180,90 @@ bool LargestReadRunsAlongReduction(const Block& block, const BlockInfo& info) {
   return !iters.empty() && iters.back() >= 0 && info.kinds[iters.back()] == 'R';
 }
 
+// A spatial loop whose iteration variable the block's value selects on: `v == c` (modulus 0:
+// the whole loop) or `floormod(v, m) == c` (its inner part of m iterations).
+struct SelectLoop {
+  int index = 0;
+  int64_t modulus = 0;
+};
+
+std::vector<SelectLoop> SelectLoops(const Block& block, const BlockInfo& info) {
+  std::vector<SelectLoop> found;
+  const auto* store = block->body.as<BufferStoreNode>();
+  if (store == nullptr) return found;
+  auto note = [&](const Expr& tested, const Expr& constant) {
+    if (AsConstInt(constant) == nullptr) return;
+    const VarNode* var = tested.as<VarNode>();
+    int64_t modulus = 0;
+    if (const auto* mod = tested.as<BinaryNode>();
+        mod != nullptr && mod->op == BinaryOp::kFloorMod) {
+      const int64_t* m = AsConstInt(mod->b);
+      if (m == nullptr) return;
+      var = mod->a.as<VarNode>();
+      modulus = *m;
+    }
+    if (var == nullptr) return;
+    for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+      if (block->iter_vars[i].var.get() != var || info.kinds[i] != 'S') continue;
+      if (modulus != 0 && (modulus >= info.extents[i] || info.extents[i] % modulus != 0)) return;
+      for (const SelectLoop& seen : found) {
+        if (seen.index == static_cast<int>(i)) return;
+      }
+      found.push_back({static_cast<int>(i), modulus});
+    }
+  };
+  PostOrderVisitExprs(store->value, [&](const Expr& e) {
+    const auto* select = e.as<SelectNode>();
+    if (select == nullptr) return;
+    std::vector<Expr> conjuncts;
+    SplitConjuncts(select->condition, &conjuncts);
+    for (const Expr& c : conjuncts) {
+      const auto* eq = c.as<BinaryNode>();
+      if (eq != nullptr && eq->op == BinaryOp::kEQ) note(eq->a, eq->b);
+    }
+  });
+  return found;
+}
+
+// An elementwise nest whose value selects on some loops (a Winograd transform: one expression
+// per transform point): (outer | select loops | vector), the outer loops fused and parallel, the
+// select loops (or their inner parts) unrolled, which code generation expands into one
+// expression per point (codegen/unroll_selects.h), the innermost loop vectorized.
+absl::Status UnrolledSelects(Schedule* sch, const BlockInfo& info,
+                             const std::vector<SelectLoop>& selects) {
+  const int last = static_cast<int>(info.loops.size()) - 1;
+  std::vector<LoopRV> outer, unrolled;
+  for (int i = 0; i < last; ++i) {
+    const SelectLoop* select = nullptr;
+    for (const SelectLoop& s : selects) select = s.index == i ? &s : select;
+    if (select == nullptr) {
+      outer.push_back(info.loops[i]);
+    } else if (select->modulus == 0) {
+      unrolled.push_back(info.loops[i]);
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(
+          std::vector<LoopRV> parts,
+          sch->Split(info.loops[i], {InstValue(), InstValue::Int(select->modulus)}));
+      outer.push_back(parts[0]);
+      unrolled.push_back(parts[1]);
+    }
+  }
+  if (outer.empty() || unrolled.empty()) {
+    return absl::InvalidArgumentError("unrolled selects: no loop left to run in parallel");
+  }
+  std::vector<LoopRV> order = outer;
+  order.insert(order.end(), unrolled.begin(), unrolled.end());
+  order.push_back(info.loops[last]);
+  TESSERA_RETURN_IF_ERROR(sch->Reorder(order));
+  LoopRV fused = outer[0];
+  if (outer.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(fused, sch->Fuse(outer));
+  }
+  TESSERA_RETURN_IF_ERROR(sch->Parallel(fused));
+  for (const LoopRV& loop : unrolled) TESSERA_RETURN_IF_ERROR(sch->Unroll(loop));
+  return sch->Vectorize(info.loops[last]);
+}
+
 absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block& block,
                                const CpuCore& core, int64_t cores) {
   std::vector<LoopRV> spatial, reduction;
@@ -243,6 +327,16 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
     if (LaneReduction(&trial, info, block, spatial, reduction).ok()) {
       *sch = std::move(trial);
       return absl::OkStatus();
+    }
+  }
+  if (vectorize) {
+    const std::vector<SelectLoop> selects = SelectLoops(block, info);
+    if (!selects.empty()) {
+      Schedule trial = sch->Copy();
+      if (UnrolledSelects(&trial, info, selects).ok()) {
+        *sch = std::move(trial);
+        return absl::OkStatus();
+      }
     }
   }
   std::vector<LoopRV> outer = spatial;

@@ -20,12 +20,6 @@
 namespace tessera {
 namespace {
 
-int Selects(const Stmt& s) {
-  int count = 0;
-  PostOrderVisitExprs(s, [&](const Expr& e) { count += e.as<SelectNode>() != nullptr; });
-  return count;
-}
-
 // The loop annotated kUnswitchBorders in `s`, or nullptr.
 const ForNode* AnnotatedLoop(const Stmt& s) {
   const ForNode* found = nullptr;
@@ -73,8 +67,8 @@ TEST(UnswitchBordersTest, InteriorIterationsRunWithoutThePaddingTests) {
   const auto* branch = tile->body.as<IfThenElseNode>();
   ASSERT_NE(branch, nullptr) << PrintStmt(unswitched.body());
   ASSERT_TRUE(branch->else_case.defined());
-  EXPECT_EQ(Selects(branch->then_case), 0) << PrintStmt(branch->then_case);
-  EXPECT_EQ(Selects(branch->else_case), Selects(lowered->body()));
+  EXPECT_EQ(testing::CountSelects(branch->then_case), 0) << PrintStmt(branch->then_case);
+  EXPECT_EQ(testing::CountSelects(branch->else_case), testing::CountSelects(lowered->body()));
   // Interior: rows 1..4 (their taps read rows 0..5) and the middle tile of columns 4..7 (the
   // first reads column -1, the last column 12): 4 of the 6 x 3 tiles.
   int interior = 0;

@@ -5,6 +5,7 @@
 #include "base/random.h"
 #include "frontend/workloads.h"
 #include "ir/analysis.h"
+#include "ir/functor.h"
 #include "ir/interpreter.h"
 #include "ir/ndarray.h"
 #include "ir/prepack.h"
@@ -115,6 +116,12 @@ absl::Status CheckTensorizedScheduleCorrect(const Schedule& sch, const PrimFunc&
   if (s.ok()) s = CheckSameOutputs(original, replay.func(), seed);
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(s.message(), "\nscheduled:\n", PrintFunc(sch.func())));
+}
+
+int CountSelects(const Stmt& s) {
+  int count = 0;
+  PostOrderVisitExprs(s, [&](const Expr& e) { count += e.as<SelectNode>() != nullptr; });
+  return count;
 }
 
 absl::Status CheckCBackendMatches(const PrimFunc& original, const PrimFunc& scheduled,

@@ -41,6 +41,9 @@ absl::Status CheckTensorizedScheduleCorrect(const Schedule& sch, const PrimFunc&
 absl::Status CheckCBackendMatches(const PrimFunc& original, const PrimFunc& scheduled,
                                   int64_t seed = 0);
 
+// The select expressions under `s` (the code generation passes that fold or unswitch them).
+int CountSelects(const Stmt& s);
+
 // The workload at a small shape, quick to interpret (every workload of the library has one).
 PrimFunc SmallWorkload(const std::string& name, const std::string& dtype = "");
 

@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "codegen/codegen_cuda.h"
 #include "codegen/verify_gpu.h"
+#include "frontend/compute.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
@@ -67,6 +68,42 @@ int UnrolledLoopsOf(const PrimFunc& f, int64_t extent) {
         loop != nullptr && loop->for_kind == ForKind::kUnrolled && IsConstInt(loop->extent, extent);
   });
   return count;
+}
+
+// An elementwise nest whose value selects on a loop (a Winograd transform's points: one
+// expression per point) unrolls that loop, or the part of it that a floormod tests, between the
+// parallel loops and the vector loop; the C backend expands the copies (codegen/unroll_selects.h)
+// and computes the function.
+TEST(DefaultScheduleRuleTest, CpuUnrollsTheLoopsAnElementwiseNestSelectsOn) {
+  Tensor x = Placeholder({8, 6, 32}, DataType::Float32(), "x");
+  const Expr two = MakeConst(DataType::Float32(), 2);
+  Tensor by_point = Compute(
+      {8, 6, 32},
+      [&](const std::vector<Var>& i) {
+        const Expr v = x({i[0], i[1], i[2]});
+        return Select(EQ(i[1], Expr(0)), v, Select(EQ(i[1], Expr(5)), two * v, v + v * v));
+      },
+      "by_point");
+  const PrimFunc points = *CreatePrimFunc("main", {x, by_point});
+  const PrimFunc scheduled = ApplyToModule(points, CpuTarget()).second;
+  EXPECT_EQ(UnrolledLoopsOf(scheduled, 6), 1) << PrintFunc(scheduled);
+  EXPECT_TRUE(ShapeOf(scheduled).kinds.count(ForKind::kParallel)) << PrintFunc(scheduled);
+  EXPECT_TRUE(ShapeOf(scheduled).kinds.count(ForKind::kVectorized)) << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, points);
+
+  Tensor image = Placeholder({1, 8, 12, 32}, DataType::Float32(), "image");
+  Tensor by_position = Compute(
+      {1, 8, 12, 32},
+      [&](const std::vector<Var>& i) {
+        const Expr v = image({i[0], i[1], i[2], i[3]});
+        const Expr row = Select(EQ(FloorMod(i[1], Expr(4)), Expr(0)), v, two * v);
+        return Select(EQ(FloorMod(i[2], Expr(4)), Expr(3)), row + v, row);
+      },
+      "by_position");
+  const PrimFunc positions = *CreatePrimFunc("main", {image, by_position});
+  const PrimFunc tiled = ApplyToModule(positions, CpuTarget()).second;
+  EXPECT_EQ(UnrolledLoopsOf(tiled, 4), 2) << PrintFunc(tiled);
+  ExpectMatchesReference(tiled, positions);
 }
 
 // A GEMV takes its rows four at a time inside the reduction loop (each vector of x loaded once

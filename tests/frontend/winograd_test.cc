@@ -1,0 +1,137 @@
+// Tests of frontend/winograd.cc: which convolutions are rewritten, into which nodes, and that the
+// rewritten graph, fused as a compiled model is, computes the convolution (interpreter).
+#include "frontend/winograd.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "frontend/channels_last.h"
+#include "frontend/fuse_ops.h"
+#include "frontend/onnx_import.h"
+#include "gtest/gtest.h"
+#include "model/reference.h"
+#include "tests/frontend/onnx_ops_testing.h"
+
+namespace tessera {
+namespace {
+
+using onnx_testing::OneNodeModel;
+
+Conv2dWindow Window3x3(int64_t stride = 1, int64_t pad = 1) {
+  return Conv2dWindow{{3, 3}, {stride, stride}, {1, 1}, {pad, pad}, {pad, pad}, 1};
+}
+
+TEST(WinogradTest, OnlyWideUnitStrideThreeByThreeConvolutionsOnFourPixelTiles) {
+  const DataType f32 = DataType::Float32();
+  // ResNet-18's 56 x 56 x 64 stage.
+  EXPECT_TRUE(WantsWinograd(Window3x3(), {1, 56, 56, 64}, {3, 3, 64, 64}, f32));
+  EXPECT_FALSE(WantsWinograd(Window3x3(/*stride=*/2), {1, 56, 56, 64}, {3, 3, 64, 64}, f32));
+  EXPECT_FALSE(WantsWinograd(Window3x3(1, /*pad=*/0), {1, 56, 56, 64}, {3, 3, 64, 64}, f32));
+  EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 56, 56, 64}, {3, 3, 64, 64}, DataType::Float16()));
+  // 14 x 14 does not split into 4 x 4 tiles; 8 x 8 has 4 tiles.
+  EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 14, 14, 256}, {3, 3, 256, 256}, f32));
+  EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 8, 8, 256}, {3, 3, 256, 256}, f32));
+  // Narrow: the small CNN's 32 -> 32 and the U-Net's 96 -> 32 and 3 -> 32 ran slower.
+  EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 32, 32, 32}, {3, 3, 32, 32}, f32));
+  EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 128, 128, 96}, {3, 3, 96, 32}, f32));
+  EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 64, 64, 3}, {3, 3, 3, 64}, f32));
+  Conv2dWindow grouped = Window3x3();
+  grouped.groups = 2;
+  EXPECT_FALSE(WantsWinograd(grouped, {1, 56, 56, 64}, {3, 3, 32, 64}, f32));
+  Conv2dWindow five = Window3x3();
+  five.kernel = {5, 5};
+  EXPECT_FALSE(WantsWinograd(five, {1, 56, 56, 64}, {5, 5, 64, 64}, f32));
+}
+
+onnx_testing::Tensor Random(std::vector<int64_t> shape, std::mt19937* rng) {
+  onnx_testing::Tensor t{std::move(shape), {}};
+  int64_t n = 1;
+  for (int64_t d : t.shape) n *= d;
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int64_t i = 0; i < n; ++i) t.values.push_back(u(*rng));
+  return t;
+}
+
+// The model imported, moved channels-last, and rewritten.
+struct Rewritten {
+  Graph imported, nhwc, graph;
+};
+Rewritten Rewrite(const OneNodeModel& m) {
+  Rewritten r;
+  absl::StatusOr<Graph> imported = ImportOnnxBytes(m.Bytes(), "m.onnx");
+  EXPECT_TRUE(imported.ok()) << imported.status();
+  if (!imported.ok()) return r;
+  r.imported = *imported;
+  absl::StatusOr<Graph> nhwc = ConvertToChannelsLast(r.imported);
+  EXPECT_TRUE(nhwc.ok()) << nhwc.status();
+  if (!nhwc.ok()) return r;
+  r.nhwc = *nhwc;
+  absl::StatusOr<Graph> graph = RewriteWinogradConvolutions(r.nhwc);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (graph.ok()) r.graph = *graph;
+  return r;
+}
+
+// A convolution with bias, 2 x 32 x 16 x 16 -> 64 channels: 32 tiles of 4 x 4.
+TEST(WinogradTest, RewrittenConvolutionComputesTheConvolution) {
+  std::mt19937 rng(7);
+  OneNodeModel m("Conv");
+  m.Input("x", {2, 32, 16, 16})
+      .Constant("w", Random({64, 32, 3, 3}, &rng))
+      .Constant("b", Random({64}, &rng))
+      .IntsAttr("pads", {1, 1, 1, 1});
+  const Rewritten r = Rewrite(m);
+  const Graph* imported = &r.imported;
+  const Graph* graph = &r.graph;
+  std::vector<std::string> ops;
+  for (const GraphNode& node : graph->nodes) ops.push_back(node.op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Transpose", "WinogradPad", "WinogradInput",
+                                           "WinogradGemm", "WinogradOutput", "Transpose"}));
+  // The transformed weights: 36 points x 32 x 64, a constant.
+  const GraphValue& u = graph->values[graph->nodes[3].inputs[1]];
+  EXPECT_TRUE(u.is_constant());
+  EXPECT_EQ(u.shape, (std::vector<int64_t>{36, 32, 64}));
+
+  absl::StatusOr<FusedGraph> fused = FuseGraph(*graph);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  // The padding joins the input's transpose (injective into injective); the transform, the GEMM
+  // and the output transform (with the bias) are kernels of their own.
+  std::vector<std::string> names;
+  for (const FusedFunction& f : fused->functions) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"fused_transpose_winograd_pad_0",
+                                             "fused_winograd_input_1", "fused_winograd_gemm_2",
+                                             "fused_winograd_output_3", "fused_transpose_4"}));
+  absl::StatusOr<FusedGraph> unfused = FuseGraph(*imported, {/*fuse=*/false});
+  ASSERT_TRUE(unfused.ok()) << unfused.status();
+  const onnx_testing::Tensor x = Random({2, 32, 16, 16}, &rng);
+  NDArray input = NDArray::Empty(DataType::Float32(), x.shape);
+  for (size_t i = 0; i < x.values.size(); ++i) input.SetFlat(i, x.values[i]);
+  absl::StatusOr<std::vector<NDArray>> expected = InterpretModel(*imported, *unfused, {input});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  absl::StatusOr<std::vector<NDArray>> actual = InterpretModel(*graph, *fused, {input});
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  absl::StatusOr<Comparison> cmp = Compare((*actual)[0], (*expected)[0], 1e-4, 1e-4);
+  ASSERT_TRUE(cmp.ok()) << cmp.status();
+  EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error;
+}
+
+// Convolutions it does not want stay as they are.
+TEST(WinogradTest, OtherConvolutionsAreLeftAlone) {
+  std::mt19937 rng(3);
+  OneNodeModel m("Conv");
+  m.Input("x", {1, 32, 16, 16})
+      .Constant("w", Random({64, 32, 3, 3}, &rng))
+      .IntsAttr("pads", {1, 1, 1, 1})
+      .IntsAttr("strides", {2, 2});
+  const Rewritten r = Rewrite(m);
+  const Graph* nhwc = &r.nhwc;
+  const Graph* graph = &r.graph;
+  ASSERT_EQ(graph->nodes.size(), nhwc->nodes.size());
+  for (size_t n = 0; n < graph->nodes.size(); ++n) {
+    EXPECT_EQ(graph->nodes[n].op_type, nhwc->nodes[n].op_type);
+  }
+}
+
+}  // namespace
+}  // namespace tessera
