@@ -9,12 +9,21 @@
 namespace tessera {
 namespace {
 
+// Whether a select of `body` picks a case by an equality on `var` (`var == 3`,
+// `floormod(var, 4) == 1`). Selects that compare by order (a convolution's padding tests) do not
+// count: their unrolled tiles stay as the C compiler unrolls them.
 bool SelectsOn(const Stmt& body, const VarNode* var) {
   bool found = false;
   PostOrderVisitExprs(body, [&](const Expr& e) {
     const auto* select = e.as<SelectNode>();
     if (select == nullptr || found) return;
-    found = UsesVar(select->condition, [var](const VarNode* v) { return v == var; });
+    std::vector<Expr> conjuncts;
+    SplitConjuncts(select->condition, &conjuncts);
+    for (const Expr& c : conjuncts) {
+      const auto* eq = c.as<BinaryNode>();
+      found = found || (eq != nullptr && eq->op == BinaryOp::kEQ &&
+                        UsesVar(c, [var](const VarNode* v) { return v == var; }));
+    }
   });
   return found;
 }

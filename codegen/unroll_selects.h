@@ -1,5 +1,6 @@
-// ExpandUnrolledSelects: a loop marked unrolled whose body selects on its variable (`select(e ==
-// 3, .., ..)`, `select(floormod(h, 4) == 1, .., ..)`) is unrolled here, in the IR: each copy has
+// ExpandUnrolledSelects: a loop marked unrolled whose body selects a case by an equality on its
+// variable (`select(e == 3, .., ..)`, `select(floormod(h, 4) == 1, .., ..)`; not the order tests
+// of a convolution's padding) is unrolled here, in the IR: each copy has
 // the variable replaced by its value and its selects folded, so that the C compiler sees one
 // branch per copy (with its own constants) instead of a chain it would evaluate in every vector
 // lane. The Winograd transforms (frontend/winograd.h) are written this way: one expression per

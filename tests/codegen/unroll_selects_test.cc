@@ -73,7 +73,8 @@ TEST(UnrollSelectsTest, LoopsThatAreNotUnrolledStay) {
   EXPECT_TRUE(built.ok()) << built;
 }
 
-TEST(UnrollSelectsTest, UnrolledLoopsWhoseSelectsTestOtherVariablesStay) {
+// A padding-like order test on the unrolled loop, or a select on another variable.
+TEST(UnrollSelectsTest, UnrolledLoopsWithoutACaseSelectOnThemStay) {
   Tensor x = Placeholder({4, 16}, DataType::Float32(), "x");
   Tensor y = Compute(
       {4, 16},
@@ -82,12 +83,14 @@ TEST(UnrollSelectsTest, UnrolledLoopsWhoseSelectsTestOtherVariablesStay) {
       },
       "y");
   const PrimFunc func = *CreatePrimFunc("main", {x, y});
-  Schedule sch = Schedule::Create(func, 0);
-  std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("y"));
-  ASSERT_TRUE(sch.Unroll(loops[0]).ok());
-  absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
-  EXPECT_TRUE(ExpandUnrolledSelects(*lowered).body().same_as(lowered->body()));
+  for (int unrolled : {0, 1}) {
+    Schedule sch = Schedule::Create(func, 0);
+    std::vector<LoopRV> loops = *sch.GetLoops(*sch.GetBlock("y"));
+    ASSERT_TRUE(sch.Unroll(loops[unrolled]).ok());
+    absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_TRUE(ExpandUnrolledSelects(*lowered).body().same_as(lowered->body())) << unrolled;
+  }
 }
 
 }  // namespace
