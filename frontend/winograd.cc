@@ -250,11 +250,11 @@ class Rewriter {
     const GraphValue& w = graph_.values[conv.inputs[1]];
     const std::vector<int64_t> out = graph_.values[conv.output].shape;
     const int64_t c_in = x[3], c_out = out[3];
-    const Tiles tiles{out[0], out[1] / kTile, out[2] / kTile};
+    const Tiles tiles{out[0], (out[1] + kTile - 1) / kTile, (out[2] + kTile - 1) / kTile};
     const int u = AddValue(absl::StrCat(w.name, ":winograd"), {kPoints, c_in, c_out},
                            KernelTransform(w.constant));
-    const int padded =
-        AddValue(absl::StrCat(conv.name, ":winograd_pad"), {x[0], x[1] + 2, x[2] + 2, c_in});
+    const int padded = AddValue(absl::StrCat(conv.name, ":winograd_pad"),
+                                {x[0], tiles.th * kTile + 2, tiles.tw * kTile + 2, c_in});
     const int v =
         AddValue(absl::StrCat(conv.name, ":winograd_input"), {tiles.count(), kPoints, c_in});
     const int m =
@@ -286,9 +286,9 @@ bool WantsWinograd(const Conv2dWindow& window, const std::vector<int64_t>& input
     return false;
   }
   const int64_t h = input_nhwc[1], w = input_nhwc[2];
-  return h % kTile == 0 && w % kTile == 0 && input_nhwc[3] >= kMinWinogradInputChannels &&
+  return input_nhwc[3] >= kMinWinogradInputChannels &&
          weights_hwio[3] >= kMinWinogradOutputChannels &&
-         input_nhwc[0] * (h / kTile) * (w / kTile) >= kMinWinogradTiles;
+         input_nhwc[0] * ((h + kTile - 1) / kTile) * ((w + kTile - 1) / kTile) >= kMinWinogradTiles;
 }
 
 absl::StatusOr<Graph> RewriteWinogradConvolutions(const Graph& graph) {

@@ -2,15 +2,20 @@
 // stride 1 computed as 36 GEMMs on transformed tiles, with 36 multiplications per 4 x 4 output
 // tile and channel pair where the direct convolution takes 144.
 //
-// A convolution is rewritten into three nodes:
-//   - WinogradInput (injective): V[p, e, c] = sum over the 6 x 6 input window of tile p of
-//     BT (x) BT [e, window] * x[window, c], the window zero-padded as the convolution pads;
+// A convolution is rewritten into four nodes, each a kernel:
+//   - WinogradPad (injective): the input zero-padded as the convolution pads it, and up to whole
+//     tiles, so that the transform reads its windows unconditionally;
+//   - WinogradInput (an anchor, so that it does not join the padding): V[p, e, c] = the 6 x 6
+//     window of tile p transformed, BT (x) BT [e, window] * x[window, c], one expression per
+//     point e with only its nonzero coefficients;
 //   - WinogradGemm (anchor): M[p, e, o] = sum_c V[p, e, c] * U[e, c, o], where the weights
 //     U = G w G^T are transformed once here, at compile time (36 floats where the kernel has 9);
 //   - WinogradOutput (anchor, so that the convolution's epilogues fuse into it): the 4 x 4 output
-//     tile y[tile, o] = AT (x) AT [tile position, e] * M[p, e, o] (+ the bias).
-// The transform matrices enter as small constants. The rewrite reassociates the sums: the
-// results differ from the direct convolution's by rounding (docs/models.md "Winograd").
+//     tile y[tile, o] = AT (x) AT [tile position, e] * M[p, e, o] (+ the bias), cropped to H x W.
+// The transforms select their point (`select(e == 0, .., select(e == 1, ..))`), which the CPU
+// default unrolls and code generation expands (codegen/unroll_selects.h). The rewrite
+// reassociates the sums: the results differ from the direct convolution's by rounding
+// (docs/models.md "Winograd convolutions").
 #ifndef TESSERA_FRONTEND_WINOGRAD_H_
 #define TESSERA_FRONTEND_WINOGRAD_H_
 
@@ -21,14 +26,16 @@ namespace tessera {
 
 // Whether a channels-last convolution with this window, input [N, H, W, C] and weights
 // [3, 3, C, O] is rewritten: float32, kernel 3 x 3, stride and dilation 1, one pixel of padding
-// on every side, one group, H and W multiples of 4, at least kMinWinogradInputChannels input and
-// kMinWinogradOutputChannels output channels and kMinWinogradTiles output tiles. Below those the
-// four kernels cost more than the multiplications they save (docs/models.md "Winograd": the
-// small bench CNN's 32 -> 32 channels and the U-Net's 96 -> 32 ran slower; the GEMM's
-// 32 columns run below 150 GFLOP/s while the input transform costs as much as with 64).
+// on every side, one group, at least kMinWinogradInputChannels input and
+// kMinWinogradOutputChannels output channels and kMinWinogradTiles output tiles of 4 x 4 (a
+// height or width that 4 does not divide takes a last tile cropped). Below those the four
+// kernels cost more than the multiplications they save (docs/models.md "Winograd convolutions":
+// the small bench CNN's 32 -> 32 channels and the U-Net's 96 -> 32 ran slower, the GEMM's 32
+// columns below 150 GFLOP/s while the input transform costs as much as with 64; with 4 tiles, a
+// 7 x 7 image, U = 36 x C x O floats streams from memory for a GEMM of 4 rows).
 inline constexpr int64_t kMinWinogradInputChannels = 32;
 inline constexpr int64_t kMinWinogradOutputChannels = 64;
-inline constexpr int64_t kMinWinogradTiles = 32;
+inline constexpr int64_t kMinWinogradTiles = 16;
 bool WantsWinograd(const Conv2dWindow& window, const std::vector<int64_t>& input_nhwc,
                    const std::vector<int64_t>& weights_hwio, DataType dtype);
 

@@ -205,7 +205,7 @@ std::vector<SelectLoop> SelectLoops(const Block& block, const BlockInfo& info) {
     if (var == nullptr) return;
     for (size_t i = 0; i < block->iter_vars.size(); ++i) {
       if (block->iter_vars[i].var.get() != var || info.kinds[i] != 'S') continue;
-      if (modulus != 0 && (modulus >= info.extents[i] || info.extents[i] % modulus != 0)) return;
+      if (modulus != 0 && modulus >= info.extents[i]) return;
       for (const SelectLoop& seen : found) {
         if (seen.index == static_cast<int>(i)) return;
       }

@@ -4,6 +4,7 @@
 
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontend/channels_last.h"
@@ -29,9 +30,10 @@ TEST(WinogradTest, OnlyWideUnitStrideThreeByThreeConvolutionsOnFourPixelTiles) {
   EXPECT_FALSE(WantsWinograd(Window3x3(/*stride=*/2), {1, 56, 56, 64}, {3, 3, 64, 64}, f32));
   EXPECT_FALSE(WantsWinograd(Window3x3(1, /*pad=*/0), {1, 56, 56, 64}, {3, 3, 64, 64}, f32));
   EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 56, 56, 64}, {3, 3, 64, 64}, DataType::Float16()));
-  // 14 x 14 does not split into 4 x 4 tiles; 8 x 8 has 4 tiles.
-  EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 14, 14, 256}, {3, 3, 256, 256}, f32));
+  // 14 x 14 takes 16 tiles (the last row and column cropped); 7 x 7 and 8 x 8 only 4.
+  EXPECT_TRUE(WantsWinograd(Window3x3(), {1, 14, 14, 256}, {3, 3, 256, 256}, f32));
   EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 8, 8, 256}, {3, 3, 256, 256}, f32));
+  EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 7, 7, 512}, {3, 3, 512, 512}, f32));
   // Narrow: the small CNN's 32 -> 32 and the U-Net's 96 -> 32 and 3 -> 32 ran slower.
   EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 32, 32, 32}, {3, 3, 32, 32}, f32));
   EXPECT_FALSE(WantsWinograd(Window3x3(), {1, 128, 128, 96}, {3, 3, 96, 32}, f32));
@@ -73,11 +75,15 @@ Rewritten Rewrite(const OneNodeModel& m) {
   return r;
 }
 
-// A convolution with bias, 2 x 32 x 16 x 16 -> 64 channels: 32 tiles of 4 x 4.
-TEST(WinogradTest, RewrittenConvolutionComputesTheConvolution) {
+// A convolution with bias, 2 x 32 x H x W -> 64 channels: 16 x 16 in 32 tiles of 4 x 4, and
+// 10 x 14 in 24 tiles whose last row and column are cropped.
+class WinogradShapeTest : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
+
+TEST_P(WinogradShapeTest, RewrittenConvolutionComputesTheConvolution) {
+  const auto [height, width] = GetParam();
   std::mt19937 rng(7);
   OneNodeModel m("Conv");
-  m.Input("x", {2, 32, 16, 16})
+  m.Input("x", {2, 32, height, width})
       .Constant("w", Random({64, 32, 3, 3}, &rng))
       .Constant("b", Random({64}, &rng))
       .IntsAttr("pads", {1, 1, 1, 1});
@@ -104,7 +110,7 @@ TEST(WinogradTest, RewrittenConvolutionComputesTheConvolution) {
                                              "fused_winograd_output_3", "fused_transpose_4"}));
   absl::StatusOr<FusedGraph> unfused = FuseGraph(*imported, {/*fuse=*/false});
   ASSERT_TRUE(unfused.ok()) << unfused.status();
-  const onnx_testing::Tensor x = Random({2, 32, 16, 16}, &rng);
+  const onnx_testing::Tensor x = Random({2, 32, height, width}, &rng);
   NDArray input = NDArray::Empty(DataType::Float32(), x.shape);
   for (size_t i = 0; i < x.values.size(); ++i) input.SetFlat(i, x.values[i]);
   absl::StatusOr<std::vector<NDArray>> expected = InterpretModel(*imported, *unfused, {input});
@@ -115,6 +121,10 @@ TEST(WinogradTest, RewrittenConvolutionComputesTheConvolution) {
   ASSERT_TRUE(cmp.ok()) << cmp.status();
   EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error;
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, WinogradShapeTest,
+                         ::testing::Values(std::pair<int64_t, int64_t>{16, 16},
+                                           std::pair<int64_t, int64_t>{10, 14}));
 
 // Convolutions it does not want stay as they are.
 TEST(WinogradTest, OtherConvolutionsAreLeftAlone) {

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/check.h"
@@ -73,7 +74,7 @@ int UnrolledLoopsOf(const PrimFunc& f, int64_t extent) {
 // An elementwise nest whose value selects on a loop (a Winograd transform's points: one
 // expression per point) unrolls that loop, or the part of it that a floormod tests, between the
 // parallel loops and the vector loop; the C backend expands the copies (codegen/unroll_selects.h)
-// and computes the function.
+// and computes the function, also where 4 does not divide the loop.
 TEST(DefaultScheduleRuleTest, CpuUnrollsTheLoopsAnElementwiseNestSelectsOn) {
   Tensor x = Placeholder({8, 6, 32}, DataType::Float32(), "x");
   const Expr two = MakeConst(DataType::Float32(), 2);
@@ -91,19 +92,22 @@ TEST(DefaultScheduleRuleTest, CpuUnrollsTheLoopsAnElementwiseNestSelectsOn) {
   EXPECT_TRUE(ShapeOf(scheduled).kinds.count(ForKind::kVectorized)) << PrintFunc(scheduled);
   ExpectMatchesReference(scheduled, points);
 
-  Tensor image = Placeholder({1, 8, 12, 32}, DataType::Float32(), "image");
-  Tensor by_position = Compute(
-      {1, 8, 12, 32},
-      [&](const std::vector<Var>& i) {
-        const Expr v = image({i[0], i[1], i[2], i[3]});
-        const Expr row = Select(EQ(FloorMod(i[1], Expr(4)), Expr(0)), v, two * v);
-        return Select(EQ(FloorMod(i[2], Expr(4)), Expr(3)), row + v, row);
-      },
-      "by_position");
-  const PrimFunc positions = *CreatePrimFunc("main", {image, by_position});
-  const PrimFunc tiled = ApplyToModule(positions, CpuTarget()).second;
-  EXPECT_EQ(UnrolledLoopsOf(tiled, 4), 2) << PrintFunc(tiled);
-  ExpectMatchesReference(tiled, positions);
+  // 8 x 12 splits into whole groups of 4; 10 x 14 leaves a last group of 2 (a predicate).
+  for (auto [height, width] : {std::pair<int64_t, int64_t>{8, 12}, {10, 14}}) {
+    Tensor image = Placeholder({1, height, width, 32}, DataType::Float32(), "image");
+    Tensor by_position = Compute(
+        {1, height, width, 32},
+        [&](const std::vector<Var>& i) {
+          const Expr v = image({i[0], i[1], i[2], i[3]});
+          const Expr row = Select(EQ(FloorMod(i[1], Expr(4)), Expr(0)), v, two * v);
+          return Select(EQ(FloorMod(i[2], Expr(4)), Expr(3)), row + v, row);
+        },
+        "by_position");
+    const PrimFunc positions = *CreatePrimFunc("main", {image, by_position});
+    const PrimFunc tiled = ApplyToModule(positions, CpuTarget()).second;
+    EXPECT_EQ(UnrolledLoopsOf(tiled, 4), 2) << PrintFunc(tiled);
+    ExpectMatchesReference(tiled, positions);
+  }
 }
 
 // A GEMV takes its rows four at a time inside the reduction loop (each vector of x loaded once
