@@ -116,13 +116,13 @@ OpCompute PadCompute(std::vector<int64_t> padded_shape, int64_t height, int64_t 
   };
 }
 
-// V[p, e, c] from the padded input (inputs: it).
+// V[e, p, c] from the padded input (inputs: it).
 OpCompute InputCompute(Tiles tiles, int64_t channels) {
   return [=](const std::vector<Operand>& ops, TensorNamer* namer) {
     const Tensor& padded = ops[0].tensor;
-    return Compute({tiles.count(), kPoints, channels},
+    return Compute({kPoints, tiles.count(), channels},
                    [&](const std::vector<Var>& i) {
-                     const Expr p = i[0];
+                     const Expr p = i[1];
                      const Expr n = FloorDiv(p, Expr(tiles.th * tiles.tw));
                      const Expr th = FloorMod(FloorDiv(p, Expr(tiles.tw)), Expr(tiles.th));
                      const Expr tw = FloorMod(p, Expr(tiles.tw));
@@ -143,23 +143,23 @@ OpCompute InputCompute(Tiles tiles, int64_t channels) {
                        }
                        points.push_back(Combination(coefficients, window));
                      }
-                     return SelectCase(i[1], points);
+                     return SelectCase(i[0], points);
                    },
-                   (*namer)("winograd_input"), {}, {"p", "e", "c"});
+                   (*namer)("winograd_input"), {}, {"e", "p", "c"});
   };
 }
 
-// M[p, e, o] = sum_c V[p, e, c] * U[e, c, o] (inputs: V, U).
+// M[e, p, o] = sum_c V[e, p, c] * U[e, c, o] (inputs: V, U).
 OpCompute GemmCompute(int64_t tiles, int64_t c_in, int64_t c_out) {
   return [=](const std::vector<Operand>& ops, TensorNamer* namer) {
     const Tensor& v = ops[0].tensor;
     const Tensor& u = ops[1].tensor;
     const IterVar rc = ReduceAxis(c_in, "rc");
-    return Compute({tiles, kPoints, c_out},
+    return Compute({kPoints, tiles, c_out},
                    [&](const std::vector<Var>& i) {
-                     return Sum(v({i[0], i[1], rc.var}) * u({i[1], rc.var, i[2]}), {rc});
+                     return Sum(v({i[0], i[1], rc.var}) * u({i[0], rc.var, i[2]}), {rc});
                    },
-                   (*namer)("winograd_gemm"), {}, {"p", "e", "o"});
+                   (*namer)("winograd_gemm"), {}, {"e", "p", "o"});
   };
 }
 
@@ -174,7 +174,7 @@ OpCompute OutputCompute(Tiles tiles, std::vector<int64_t> out_shape, bool bias) 
           const Expr p = (Expr(i[0]) * Expr(tiles.th) + FloorDiv(i[1], k)) * Expr(tiles.tw) +
                          FloorDiv(i[2], k);
           std::vector<Expr> points;
-          for (int e = 0; e < kPoints; ++e) points.push_back(m({p, Expr(e), i[3]}));
+          for (int e = 0; e < kPoints; ++e) points.push_back(m({Expr(e), p, i[3]}));
           std::vector<Expr> rows;
           for (int r = 0; r < kTile; ++r) {
             std::vector<Expr> columns;
@@ -256,9 +256,9 @@ class Rewriter {
     const int padded = AddValue(absl::StrCat(conv.name, ":winograd_pad"),
                                 {x[0], tiles.th * kTile + 2, tiles.tw * kTile + 2, c_in});
     const int v =
-        AddValue(absl::StrCat(conv.name, ":winograd_input"), {tiles.count(), kPoints, c_in});
+        AddValue(absl::StrCat(conv.name, ":winograd_input"), {kPoints, tiles.count(), c_in});
     const int m =
-        AddValue(absl::StrCat(conv.name, ":winograd_gemm"), {tiles.count(), kPoints, c_out});
+        AddValue(absl::StrCat(conv.name, ":winograd_gemm"), {kPoints, tiles.count(), c_out});
     AddNode(conv, "WinogradPad", OpPattern::kInjective, {conv.inputs[0]}, padded,
             PadCompute(graph_.values[padded].shape, x[1], x[2]));
     // An anchor, so that it does not join the padding's kernel (which would inline it again).

@@ -5,13 +5,13 @@
 // A convolution is rewritten into four nodes, each a kernel:
 //   - WinogradPad (injective): the input zero-padded as the convolution pads it, and up to whole
 //     tiles, so that the transform reads its windows unconditionally;
-//   - WinogradInput (an anchor, so that it does not join the padding): V[p, e, c] = the 6 x 6
+//   - WinogradInput (an anchor, so that it does not join the padding): V[e, p, c] = the 6 x 6
 //     window of tile p transformed, BT (x) BT [e, window] * x[window, c], one expression per
 //     point e with only its nonzero coefficients;
-//   - WinogradGemm (anchor): M[p, e, o] = sum_c V[p, e, c] * U[e, c, o], where the weights
+//   - WinogradGemm (anchor): M[e, p, o] = sum_c V[e, p, c] * U[e, c, o], where the weights
 //     U = G w G^T are transformed once here, at compile time (36 floats where the kernel has 9);
 //   - WinogradOutput (anchor, so that the convolution's epilogues fuse into it): the 4 x 4 output
-//     tile y[tile, o] = AT (x) AT [tile position, e] * M[p, e, o] (+ the bias), cropped to H x W.
+//     tile y[tile, o] = AT (x) AT [tile position, e] * M[e, p, o] (+ the bias), cropped to H x W.
 // The transforms select their point (`select(e == 0, .., select(e == 1, ..))`), which the CPU
 // default unrolls and code generation expands (codegen/unroll_selects.h). The rewrite
 // reassociates the sums: the results differ from the direct convolution's by rounding
