@@ -28,6 +28,7 @@ struct CompileOptions {
   std::string out_dir;
   bool no_default = false;
   bool no_runoff = false;
+  bool no_winograd = false;
   std::vector<std::string> input_shapes;
 };
 
@@ -41,7 +42,7 @@ std::string PathOf(const KernelSchedule& s) {
 int RunCompile(const CompileOptions& o) {
   absl::StatusOr<InputShapes> shapes = ParseInputShapes(o.input_shapes);
   if (!shapes.ok()) return ReportError(shapes.status());
-  absl::StatusOr<LoadedModel> m = LoadModel(o.model, /*fuse=*/true, *shapes);
+  absl::StatusOr<LoadedModel> m = LoadModel(o.model, /*fuse=*/true, *shapes, !o.no_winograd);
   if (!m.ok()) return ReportError(m.status());
   // A cuda target that names its -arch compiles here without a GPU (for the machine that has
   // one); without it, GPU 0 gives the keys.
@@ -111,6 +112,9 @@ Command RegisterCompileCommand(CLI::App* root) {
   app->add_option("--input-shape", o->input_shapes,
                   "NAME=D0,D1,...: the shape of a graph input (fixes dynamic dimensions); "
                   "repeatable");
+  app->add_flag("--no-winograd", o->no_winograd,
+                "Compute the wide 3x3 convolutions directly, not as Winograd GEMMs (docs/models.md "
+                "\"Winograd convolutions\"; tune and compile a model with the same choice)");
   app->add_flag("--no-default", o->no_default,
                 "Leave tasks without a record unscheduled instead of applying default rules");
   app->add_flag("--no-runoff", o->no_runoff,

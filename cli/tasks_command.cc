@@ -17,6 +17,7 @@ struct TasksOptions {
   std::string model;
   bool json = false;
   bool no_fuse = false;
+  bool no_winograd = false;
   bool show_ir = false;
   std::vector<std::string> input_shapes;
 };
@@ -24,7 +25,7 @@ struct TasksOptions {
 int RunTasks(const TasksOptions& o) {
   absl::StatusOr<InputShapes> shapes = ParseInputShapes(o.input_shapes);
   if (!shapes.ok()) return ReportError(shapes.status());
-  absl::StatusOr<LoadedModel> m = LoadModel(o.model, !o.no_fuse, *shapes);
+  absl::StatusOr<LoadedModel> m = LoadModel(o.model, !o.no_fuse, *shapes, !o.no_winograd);
   if (!m.ok()) return ReportError(m.status());
   if (o.json) {
     nlohmann::json out;
@@ -76,6 +77,9 @@ Command RegisterTasksCommand(CLI::App* root) {
   app->add_option("MODEL", o->model, "ONNX model file")->required();
   app->add_flag("--json", o->json, "Print the tasks as JSON");
   app->add_flag("--no-fuse", o->no_fuse, "One function per operator (no fusion)");
+  app->add_flag("--no-winograd", o->no_winograd,
+                "Compute the wide 3x3 convolutions directly, not as Winograd GEMMs (docs/models.md "
+                "\"Winograd convolutions\"; tune and compile a model with the same choice)");
   app->add_flag("--ir", o->show_ir, "Also print each task's function");
   app->add_option("--input-shape", o->input_shapes,
                   "NAME=D0,D1,...: the shape of a graph input (fixes dynamic dimensions); "

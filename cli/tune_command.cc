@@ -36,6 +36,7 @@ struct TuneCommandOptions {
   bool no_runoff = false;
   bool json = false;
   std::vector<std::string> input_shapes;  // for .onnx models: NAME=D0,D1,...
+  bool no_winograd = false;               // for .onnx models
   std::string rule_params = "{}";         // JSON: default rule name -> its parameters
   std::string overlap_builds = "auto";    // MeasureConfig::overlap_builds: auto, on, off
   int build_threads = 0;                  // MeasureConfig::build_parallelism
@@ -80,7 +81,7 @@ int RunTune(const TuneCommandOptions& o) {
     }
     absl::StatusOr<InputShapes> shapes = ParseInputShapes(o.input_shapes);
     if (!shapes.ok()) return ReportError(shapes.status());
-    absl::StatusOr<LoadedModel> model = LoadModel(spec, /*fuse=*/true, *shapes);
+    absl::StatusOr<LoadedModel> model = LoadModel(spec, /*fuse=*/true, *shapes, !o.no_winograd);
     if (!model.ok()) return ReportError(model.status());
     models.push_back({spec, model_tasks.size(), model_tasks.size() + model->tasks.size()});
     for (const ExtractedTask& t : model->tasks) {
@@ -306,6 +307,10 @@ Command RegisterTuneCommand(CLI::App* root) {
   app->add_option("--input-shape", o->input_shapes,
                   "For .onnx models: NAME=D0,D1,..., the shape of a graph input (fixes dynamic "
                   "dimensions); repeatable");
+  app->add_flag("--no-winograd", o->no_winograd,
+                "For .onnx models: compute the wide 3x3 convolutions directly, not as Winograd "
+                "GEMMs (docs/models.md "
+                "\"Winograd convolutions\"; tune and compile a model with the same choice)");
   app->add_option("--rule-params", o->rule_params,
                   "JSON object: default schedule rules made with other parameters, by rule name, "
                   "e.g. '{\"MultiLevelTiling\": {\"pad_odd_extents\": true}}'")

@@ -16,12 +16,14 @@ bool IsModelPath(const std::string& spec) { return absl::EndsWith(spec, ".onnx")
 namespace {
 
 // Converts, fuses and extracts the tasks of `m`'s imported graph.
-absl::StatusOr<LoadedModel> FinishLoad(LoadedModel m, bool fuse) {
+absl::StatusOr<LoadedModel> FinishLoad(LoadedModel m, bool fuse, bool winograd) {
   // The compiled model runs its convolutions channels-last, the wide 3x3 ones as Winograd
   // GEMMs; the unfused graph stays as the model states it (the reference of --check).
   if (fuse) {
     TESSERA_ASSIGN_OR_RETURN(m.graph, ConvertToChannelsLast(m.graph));
-    TESSERA_ASSIGN_OR_RETURN(m.graph, RewriteWinogradConvolutions(m.graph));
+    if (winograd) {
+      TESSERA_ASSIGN_OR_RETURN(m.graph, RewriteWinogradConvolutions(m.graph));
+    }
   }
   absl::StatusOr<FusedGraph> fused = FuseGraph(m.graph, {fuse});
   if (!fused.ok()) {
@@ -43,19 +45,20 @@ OnnxImportOptions ImportOptions(const InputShapes& input_shapes) {
 }  // namespace
 
 absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse,
-                                      const InputShapes& input_shapes) {
+                                      const InputShapes& input_shapes, bool winograd) {
   LoadedModel m;
   m.path = path;
   TESSERA_ASSIGN_OR_RETURN(m.graph, ImportOnnxFile(path, ImportOptions(input_shapes)));
-  return FinishLoad(std::move(m), fuse);
+  return FinishLoad(std::move(m), fuse, winograd);
 }
 
 absl::StatusOr<LoadedModel> LoadModelBytes(const std::string& bytes, const std::string& label,
-                                           bool fuse, const InputShapes& input_shapes) {
+                                           bool fuse, const InputShapes& input_shapes,
+                                           bool winograd) {
   LoadedModel m;
   m.path = label;
   TESSERA_ASSIGN_OR_RETURN(m.graph, ImportOnnxBytes(bytes, label, ImportOptions(input_shapes)));
-  return FinishLoad(std::move(m), fuse);
+  return FinishLoad(std::move(m), fuse, winograd);
 }
 
 absl::StatusOr<InputShapes> ParseInputShapes(const std::vector<std::string>& specs) {

@@ -30,13 +30,16 @@ struct LoadedModel {
 using InputShapes = std::map<std::string, std::vector<int64_t>>;
 
 // Errors as ImportOnnxFile and FuseGraph, naming the file. `input_shapes` replace the shapes
-// of those graph inputs (OnnxImportOptions::input_shapes).
+// of those graph inputs (OnnxImportOptions::input_shapes). With `fuse`, the graph is moved
+// channels-last and, with `winograd`, its wide 3x3 convolutions are rewritten as Winograd GEMMs
+// (frontend/winograd.h; the results differ by rounding) before fusion.
 absl::StatusOr<LoadedModel> LoadModel(const std::string& path, bool fuse = true,
-                                      const InputShapes& input_shapes = {});
+                                      const InputShapes& input_shapes = {}, bool winograd = true);
 // LoadModel of a model's bytes (a serialized ModelProto, as a server receives it); `label`
 // stands for the path in `path` and in errors.
 absl::StatusOr<LoadedModel> LoadModelBytes(const std::string& bytes, const std::string& label,
-                                           bool fuse = true, const InputShapes& input_shapes = {});
+                                           bool fuse = true, const InputShapes& input_shapes = {},
+                                           bool winograd = true);
 
 // Parses --input-shape values "NAME=D0,D1,..." (a rank-0 input: "NAME="). kInvalidArgument
 // naming the malformed value or a repeated name.

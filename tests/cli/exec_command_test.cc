@@ -39,6 +39,24 @@ TEST(ExecCommandTest, ACompiledModelRunsAndReportsItsLatency) {
   EXPECT_EQ(wrong.stdout_text, "tessera: error: --inputs: 2 files for 1 model inputs\n");
 }
 
+// A block whose 3x3 convolutions compile as Winograd GEMMs (the second one's tiles cropped at
+// 14 x 14): the compiled kernels compute what the unfused graph computes; with --no-winograd
+// the plan has none of them.
+TEST(ExecCommandTest, WinogradConvolutionsPassTheCheck) {
+  for (const std::string flag : {"", " --no-winograd"}) {
+    SCOPED_TRACE(flag);
+    const std::string dir = ScratchDir("exec_resblock") + "/out";
+    Output compiled = RunTessera("compile " + Data("resblock.onnx") + " -o " + dir + flag);
+    ASSERT_EQ(compiled.exit_code, 0) << compiled.stdout_text;
+    EXPECT_EQ(compiled.stdout_text.find("fused_winograd_gemm") != std::string::npos, flag.empty())
+        << compiled.stdout_text;
+    nlohmann::json run = RunTesseraJson("exec " + dir + " --repeat 1 --check --json --inputs " +
+                                        Data("resblock.input.npy"));
+    ASSERT_TRUE(run.is_object()) << run;
+    EXPECT_TRUE(run["check"]["pass"].get<bool>()) << run;
+  }
+}
+
 TEST(ExecCommandTest, NpzInputsAndSavedOutputsAreNamed) {
   const std::string scratch = ScratchDir("exec_npz");
   const std::string dir = scratch + "/out";

@@ -12,6 +12,7 @@
 #include "frontend/onnx_import.h"
 #include "gtest/gtest.h"
 #include "model/reference.h"
+#include "tests/frontend/model_testing.h"
 #include "tests/frontend/onnx_ops_testing.h"
 
 namespace tessera {
@@ -125,6 +126,26 @@ TEST_P(WinogradShapeTest, RewrittenConvolutionComputesTheConvolution) {
 INSTANTIATE_TEST_SUITE_P(Shapes, WinogradShapeTest,
                          ::testing::Values(std::pair<int64_t, int64_t>{16, 16},
                                            std::pair<int64_t, int64_t>{10, 14}));
+
+// A ResNet basic block of 32 -> 64 channels on 14 x 14 (tests/frontend/data/make_models.py):
+// both 3x3 convolutions rewritten, the model still computes what onnxruntime computed.
+TEST(WinogradTest, ResidualBlockMatchesOnnxRuntime) {
+  testing::TestModel m = testing::LoadTestModel("resblock");
+  absl::StatusOr<Graph> nhwc = ConvertToChannelsLast(m.graph);
+  ASSERT_TRUE(nhwc.ok()) << nhwc.status();
+  absl::StatusOr<Graph> graph = RewriteWinogradConvolutions(*nhwc);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  int gemms = 0;
+  for (const GraphNode& node : graph->nodes) gemms += node.op_type == "WinogradGemm";
+  EXPECT_EQ(gemms, 2);
+  absl::StatusOr<FusedGraph> fused = FuseGraph(*graph);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  absl::StatusOr<std::vector<NDArray>> out = InterpretModel(*graph, *fused, {m.input});
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::StatusOr<Comparison> cmp = Compare((*out)[0], m.expected, 1e-4, 1e-4);
+  ASSERT_TRUE(cmp.ok()) << cmp.status();
+  EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error;
+}
 
 // Convolutions it does not want stay as they are.
 TEST(WinogradTest, OtherConvolutionsAreLeftAlone) {

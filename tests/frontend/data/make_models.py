@@ -12,6 +12,8 @@ off). The weights are seeded random numbers. Models:
 
   cnn       conv-bn-relu, max pool, two identical conv-bn-relu blocks, global average pool,
             flatten, gemm (opset 13)
+  resblock  a ResNet basic block of 32 -> 64 channels on 14 x 14 with a 1x1 projection: wide
+            enough that its 3x3 convolutions compile as Winograd GEMMs (opset 13)
   encoder   a transformer encoder layer: multi-head self-attention, residual, LayerNormalization,
             GELU MLP (Erf form, as PyTorch exports it), residual, LayerNormalization (opset 17)
   decoder   a decoder block: RMS norm (Pow/ReduceMean/Sqrt/Div), causal self-attention with an
@@ -97,6 +99,21 @@ def conv_bn_relu(b, x, cin, cout):
     var = b.const((1 + 0.1 * b.rng.random(cout)).astype(np.float32))
     y = b.op("BatchNormalization", [y, scale, shift, mean, var], epsilon=1e-5)
     return b.op("Relu", [y])
+
+
+def make_resblock():
+    """A ResNet basic block wide enough for Winograd (32 -> 64 channels on 14 x 14, so the last
+    4 x 4 tiles are cropped): conv-bn-relu, conv-bn, a 1x1 projection of the input added, relu."""
+    b = Builder(21)
+    y = conv_bn_relu(b, "x", 32, 64)
+    w = b.weight([64, 64, 3, 3], scale=1.0 / np.sqrt(64 * 9))
+    y = b.op("Conv", [y, w], pads=[1, 1, 1, 1], kernel_shape=[3, 3])
+    skip = b.op("Conv", ["x", b.weight([64, 32, 1, 1], scale=1.0 / np.sqrt(32))], kernel_shape=[1, 1])
+    y = b.op("Add", [y, skip])
+    y = b.op("Relu", [y])
+    b.nodes[-1].output[0] = "y"
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 14, 14])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 14, 14])], 13)
 
 
 def make_cnn():
@@ -402,7 +419,7 @@ def main():
                        ("ops", make_ops), ("upsample", make_upsample), ("mlp16", make_mlp16),
                        ("ops2", make_ops2), ("resize", make_resize), ("resize11", make_resize11),
                        ("resize19", make_resize19), ("unet", make_unet),
-                       ("layernorm", make_layernorm)]:
+                       ("layernorm", make_layernorm), ("resblock", make_resblock)]:
         if only and name not in only:
             continue
         model = make()
