@@ -2,15 +2,15 @@
 // stride 1 computed as 36 GEMMs on transformed tiles, with 36 multiplications per 4 x 4 output
 // tile and channel pair where the direct convolution takes 144.
 //
-// A convolution is rewritten into four nodes, each a kernel:
-//   - WinogradPad (injective): the input zero-padded as the convolution pads it, and up to whole
-//     tiles, so that the transform reads its windows unconditionally;
-//   - WinogradInput (an anchor, so that it does not join the padding): V[e, p, c] = the 6 x 6
+// A convolution is rewritten into four nodes, each an anchor and so a kernel of its own:
+//   - WinogradPad: the input zero-padded as the convolution pads it, and up to whole tiles, so
+//     that the transform reads its windows unconditionally;
+//   - WinogradInput: V[e, p, c] = the 6 x 6
 //     window of tile p transformed, BT (x) BT [e, window] * x[window, c], one expression per
 //     point e with only its nonzero coefficients;
-//   - WinogradGemm (anchor): M[e, p, o] = sum_c V[e, p, c] * U[e, c, o], where the weights
+//   - WinogradGemm: M[e, p, o] = sum_c V[e, p, c] * U[e, c, o], where the weights
 //     U = G w G^T are transformed once here, at compile time (36 floats where the kernel has 9);
-//   - WinogradOutput (anchor, so that the convolution's epilogues fuse into it): the 4 x 4 output
+//   - WinogradOutput (the convolution's epilogues fuse into it): the 4 x 4 output
 //     tile y[tile, o] = AT (x) AT [tile position, e] * M[e, p, o] (+ the bias), cropped to H x W.
 // The transforms select their point (`select(e == 0, .., select(e == 1, ..))`), which the CPU
 // default unrolls and code generation expands (codegen/unroll_selects.h). The rewrite
@@ -30,11 +30,10 @@ namespace tessera {
 // kMinWinogradOutputChannels output channels and kMinWinogradTiles output tiles of 4 x 4 (a
 // height or width that 4 does not divide takes a last tile cropped). Below those the four
 // kernels cost more than the multiplications they save (docs/models.md "Winograd convolutions":
-// the small bench CNN's 32 -> 32 channels and the U-Net's 96 -> 32 ran slower, the GEMM's 32
-// columns below 150 GFLOP/s while the input transform costs as much as with 64; with 4 tiles, a
-// 7 x 7 image, U = 36 x C x O floats streams from memory for a GEMM of 4 rows).
+// with 4 tiles, a 7 x 7 image, U = 36 x C x O floats streams from memory for a GEMM of 4 rows;
+// the input transform of 3 channels would cost more than the 3-deep GEMM saves).
 inline constexpr int64_t kMinWinogradInputChannels = 32;
-inline constexpr int64_t kMinWinogradOutputChannels = 64;
+inline constexpr int64_t kMinWinogradOutputChannels = 32;
 inline constexpr int64_t kMinWinogradTiles = 16;
 bool WantsWinograd(const Conv2dWindow& window, const std::vector<int64_t>& input_nhwc,
                    const std::vector<int64_t>& weights_hwio, DataType dtype);
