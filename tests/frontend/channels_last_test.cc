@@ -22,16 +22,11 @@ int CountNodes(const Graph& graph, const std::string& op_type) {
 
 // The converted graph, fused as a compiled model is, computes what onnxruntime computed.
 void ExpectChannelsLastMatchesOnnxRuntime(const std::string& name) {
+  SCOPED_TRACE(name);
   testing::TestModel m = LoadTestModel(name);
   absl::StatusOr<Graph> graph = ConvertToChannelsLast(m.graph);
   ASSERT_TRUE(graph.ok()) << graph.status();
-  absl::StatusOr<FusedGraph> fused = FuseGraph(*graph);
-  ASSERT_TRUE(fused.ok()) << fused.status();
-  absl::StatusOr<std::vector<NDArray>> out = InterpretModel(*graph, *fused, {m.input});
-  ASSERT_TRUE(out.ok()) << out.status();
-  absl::StatusOr<Comparison> cmp = Compare((*out)[0], m.expected, 1e-4, 1e-4);
-  ASSERT_TRUE(cmp.ok()) << cmp.status();
-  EXPECT_TRUE(cmp->ok()) << name << ": max abs error " << cmp->max_abs_error;
+  testing::ExpectFusedMatchesOnnxRuntime(*graph, m);
 }
 
 TEST(ChannelsLastTest, CnnMatchesOnnxRuntime) { ExpectChannelsLastMatchesOnnxRuntime("cnn"); }

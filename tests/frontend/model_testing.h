@@ -65,6 +65,18 @@ inline void ExpectMatchesOnnxRuntime(const std::string& name, double tolerance =
                          << cmp->first_mismatch;
 }
 
+// `graph` (the test model `m`'s graph, rewritten), fused as a compiled model is, computes on
+// m.input what onnxruntime computed, to 1e-4.
+inline void ExpectFusedMatchesOnnxRuntime(const Graph& graph, const TestModel& m) {
+  absl::StatusOr<FusedGraph> fused = FuseGraph(graph);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  absl::StatusOr<std::vector<NDArray>> out = InterpretModel(graph, *fused, {m.input});
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::StatusOr<Comparison> cmp = Compare((*out)[0], m.expected, 1e-4, 1e-4);
+  ASSERT_TRUE(cmp.ok()) << cmp.status();
+  EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error;
+}
+
 }  // namespace testing
 }  // namespace tessera
 

@@ -139,13 +139,7 @@ TEST(WinogradTest, ResidualBlockMatchesOnnxRuntime) {
   int gemms = 0;
   for (const GraphNode& node : graph->nodes) gemms += node.op_type == "WinogradGemm";
   EXPECT_EQ(gemms, 2);
-  absl::StatusOr<FusedGraph> fused = FuseGraph(*graph);
-  ASSERT_TRUE(fused.ok()) << fused.status();
-  absl::StatusOr<std::vector<NDArray>> out = InterpretModel(*graph, *fused, {m.input});
-  ASSERT_TRUE(out.ok()) << out.status();
-  absl::StatusOr<Comparison> cmp = Compare((*out)[0], m.expected, 1e-4, 1e-4);
-  ASSERT_TRUE(cmp.ok()) << cmp.status();
-  EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error;
+  testing::ExpectFusedMatchesOnnxRuntime(*graph, m);
 }
 
 // Convolutions it does not want stay as they are.
