@@ -141,10 +141,12 @@ OpCompute PadCompute(std::vector<int64_t> padded_shape, int64_t height, int64_t 
   };
 }
 
-// V[e, p, c] from the padded input (inputs: it).
-OpCompute InputCompute(Tiles tiles, int64_t channels) {
+// V[e, p, c] (inputs: the padded input, or with `height` > 0 the input [N, height, width, C]
+// itself, whose windows the transform reads clamped into the image and multiplied by 0 outside
+// it: a factor per tile, but index clamps in every load).
+OpCompute InputCompute(Tiles tiles, int64_t channels, int64_t height, int64_t width) {
   return [=](const std::vector<Operand>& ops, TensorNamer* namer) {
-    const Tensor& padded = ops[0].tensor;
+    const Tensor& x = ops[0].tensor;
     return Compute({kPoints, tiles.rows, channels},
                    [&](const std::vector<Var>& i) {
                      const Expr p = tiles.rows > tiles.count()
@@ -153,11 +155,33 @@ OpCompute InputCompute(Tiles tiles, int64_t channels) {
                      const Expr n = FloorDiv(p, Expr(tiles.th * tiles.tw));
                      const Expr th = FloorMod(FloorDiv(p, Expr(tiles.tw)), Expr(tiles.th));
                      const Expr tw = FloorMod(p, Expr(tiles.tw));
+                     // Window row a of tile t: row 4 t + a of the padded input, or row
+                     // 4 t + a - 1 of the input, clamped, with a factor 0 where it is outside.
+                     auto at = [&](const Expr& t, int a, int64_t tiles_along, int64_t extent,
+                                   Expr* mask) {
+                       if (height == 0) return t * Expr(kTile) + Expr(a);
+                       const Expr pos = t * Expr(kTile) + Expr(a - 1);
+                       const bool low = a - 1 < 0;
+                       const bool high = kTile * (tiles_along - 1) + a - 1 >= extent;
+                       if (!low && !high) return pos;
+                       Expr inside;
+                       if (low) inside = GE(pos, Expr(0));
+                       if (high) {
+                         inside = inside.defined() ? And(inside, LT(pos, Expr(extent)))
+                                                   : LT(pos, Expr(extent));
+                       }
+                       const Expr factor = Select(inside, F32(1), F32(0));
+                       *mask = mask->defined() ? *mask * factor : factor;
+                       return Min(Max(pos, Expr(0)), Expr(extent - 1));
+                     };
                      std::vector<Expr> window;  // [a * 6 + b]
                      for (int a = 0; a < kAlpha; ++a) {
                        for (int b = 0; b < kAlpha; ++b) {
-                         window.push_back(padded(
-                             {n, th * Expr(kTile) + Expr(a), tw * Expr(kTile) + Expr(b), i[2]}));
+                         Expr mask;
+                         const Expr row = at(th, a, tiles.th, height, &mask);
+                         const Expr col = at(tw, b, tiles.tw, width, &mask);
+                         const Expr value = x({n, row, col, i[2]});
+                         window.push_back(mask.defined() ? value * mask : value);
                        }
                      }
                      std::vector<Expr> points;
@@ -224,7 +248,10 @@ OpCompute OutputCompute(Tiles tiles, std::vector<int64_t> out_shape, bool bias) 
 
 class Rewriter {
  public:
-  explicit Rewriter(const Graph& graph) : graph_(graph) { graph_.nodes.clear(); }
+  Rewriter(const Graph& graph, int64_t fold_padding_bytes)
+      : graph_(graph), fold_padding_bytes_(fold_padding_bytes) {
+    graph_.nodes.clear();
+  }
 
   Graph Run(const Graph& in) && {
     for (const GraphNode& node : in.nodes) {
@@ -281,16 +308,22 @@ class Rewriter {
     tiles.rows = PointRows(tiles.count(), c_in, c_out);
     const int u = AddValue(absl::StrCat(w.name, ":winograd"), {kPoints, c_in, c_out},
                            KernelTransform(w.constant));
-    const int padded = AddValue(absl::StrCat(conv.name, ":winograd_pad"),
-                                {x[0], tiles.th * kTile + 2, tiles.tw * kTile + 2, c_in});
     const int v = AddValue(absl::StrCat(conv.name, ":winograd_input"), {kPoints, tiles.rows, c_in});
     const int m = AddValue(absl::StrCat(conv.name, ":winograd_gemm"), {kPoints, tiles.rows, c_out});
     // Anchors, each a kernel of its own: the padding joined to the U-Net's Resize+Concat ran
     // 638-695 us against 174 + 238 apart, and the transform joined to the padding would inline
     // it again (conditional loads, which the compiler does not vectorize).
-    AddNode(conv, "WinogradPad", OpPattern::kAnchor, {conv.inputs[0]}, padded,
-            PadCompute(graph_.values[padded].shape, x[1], x[2]));
-    AddNode(conv, "WinogradInput", OpPattern::kAnchor, {padded}, v, InputCompute(tiles, c_in));
+    if (x[0] * x[1] * x[2] * x[3] * 4 > fold_padding_bytes_) {  // read in place
+      AddNode(conv, "WinogradInput", OpPattern::kAnchor, {conv.inputs[0]}, v,
+              InputCompute(tiles, c_in, x[1], x[2]));
+    } else {
+      const int padded = AddValue(absl::StrCat(conv.name, ":winograd_pad"),
+                                  {x[0], tiles.th * kTile + 2, tiles.tw * kTile + 2, c_in});
+      AddNode(conv, "WinogradPad", OpPattern::kAnchor, {conv.inputs[0]}, padded,
+              PadCompute(graph_.values[padded].shape, x[1], x[2]));
+      AddNode(conv, "WinogradInput", OpPattern::kAnchor, {padded}, v,
+              InputCompute(tiles, c_in, 0, 0));
+    }
     AddNode(conv, "WinogradGemm", OpPattern::kAnchor, {v, u}, m,
             GemmCompute(tiles.rows, c_in, c_out));
     std::vector<int> inputs = {m};
@@ -301,6 +334,7 @@ class Rewriter {
   }
 
   Graph graph_;
+  int64_t fold_padding_bytes_;
 };
 
 }  // namespace
@@ -319,8 +353,8 @@ bool WantsWinograd(const Conv2dWindow& window, const std::vector<int64_t>& input
          input_nhwc[0] * ((h + kTile - 1) / kTile) * ((w + kTile - 1) / kTile) >= kMinWinogradTiles;
 }
 
-absl::StatusOr<Graph> RewriteWinogradConvolutions(const Graph& graph) {
-  return Rewriter(graph).Run(graph);
+absl::StatusOr<Graph> RewriteWinogradConvolutions(const Graph& graph, int64_t fold_padding_bytes) {
+  return Rewriter(graph, fold_padding_bytes).Run(graph);
 }
 
 }  // namespace tessera
