@@ -127,14 +127,17 @@ class CBuilder final : public Builder {
   }
 
   // Each batch of inputs (one input with the default batch_size) is handed over when its
-  // compilation ends; the threads take batches in input order.
+  // compilation ends; the threads take batches in input order. Input i's files and symbols are
+  // numbered first + i whichever thread builds it, so the same calls give the same names (a
+  // compiled model's plan names its kernels' files).
   void BuildEach(const std::vector<BuildInput>& inputs, const BuildDone& on_built) override {
     std::vector<BuildResult> results(inputs.size());
+    const int64_t first_id = next_id_.fetch_add(static_cast<int64_t>(inputs.size()));
     const size_t batch = static_cast<size_t>(std::max(1, options_.batch_size));
     internal::ParallelFor((inputs.size() + batch - 1) / batch, options_.parallelism, [&](size_t b) {
       const size_t first = b * batch;
       const size_t last = std::min(first + batch, inputs.size());
-      BuildBatch(inputs, first, last, &results);
+      BuildBatch(inputs, first, last, first_id, &results);
       for (size_t i = first; i < last; ++i) {
         on_built(i, std::move(results[i]));
       }
@@ -145,7 +148,7 @@ class CBuilder final : public Builder {
   // Builds inputs[first, last) into one shared object, each with its own symbol; if that
   // fails, builds each on its own so that every error is attributed to its input.
   void BuildBatch(const std::vector<BuildInput>& inputs, size_t first, size_t last,
-                  std::vector<BuildResult>* results) {
+                  int64_t first_id, std::vector<BuildResult>* results) {
     if (inputs[first].cancelled()) {
       for (size_t i = first; i < last; ++i) (*results)[i].error_msg = kBuildCancelled;
       return;
@@ -155,12 +158,15 @@ class CBuilder final : public Builder {
       std::vector<CFunction> functions;
       for (size_t i = first; i < last; ++i) {
         if (!Usable(inputs[i]).empty()) break;
-        functions.push_back({inputs[i].func, UniqueSymbol(inputs[i].func.name())});
+        functions.push_back(
+            {inputs[i].func, SymbolFor(absl::StrCat(inputs[i].func.name(), "_",
+                                                    first_id + static_cast<int64_t>(i)))});
       }
       if (functions.size() == last - first) {
         absl::StatusOr<std::string> source = GenerateCModule(functions);
         std::string artifact;
-        if (source.ok() && Compile(*source, "batch", &artifact).empty()) {
+        if (source.ok() &&
+            Compile(*source, "batch", first_id + static_cast<int64_t>(first), &artifact).empty()) {
           double seconds = SecondsSince(start) / static_cast<double>(functions.size());
           for (size_t i = first; i < last; ++i) {
             BuildResult& r = (*results)[i];
@@ -172,13 +178,15 @@ class CBuilder final : public Builder {
         }
       }
     }
-    for (size_t i = first; i < last; ++i) (*results)[i] = BuildOne(inputs[i]);
+    for (size_t i = first; i < last; ++i) {
+      (*results)[i] = BuildOne(inputs[i], first_id + static_cast<int64_t>(i));
+    }
   }
 
-  BuildResult BuildOne(const BuildInput& input) {
+  BuildResult BuildOne(const BuildInput& input, int64_t id) {
     auto start = std::chrono::steady_clock::now();
     BuildResult result;
-    result.error_msg = BuildInto(input, &result);
+    result.error_msg = BuildInto(input, id, &result);
     result.compile_seconds = SecondsSince(start);
     if (!result.ok()) result.artifact_path.clear();
     return result;
@@ -194,25 +202,21 @@ class CBuilder final : public Builder {
     return "";
   }
 
-  // A symbol for function `name` not used by any other artifact of this builder.
-  std::string UniqueSymbol(const std::string& name) {
-    return SymbolFor(absl::StrCat(name, "_", next_id_++));
-  }
-
   // Fills `result` and returns "" on success, else the error message.
-  std::string BuildInto(const BuildInput& input, BuildResult* result) {
+  std::string BuildInto(const BuildInput& input, int64_t id, BuildResult* result) {
     std::string unusable = Usable(input);
     if (!unusable.empty()) return unusable;
     result->symbol = SymbolFor(input.func.name());
     absl::StatusOr<std::string> source = GenerateC(input.func, result->symbol);
     if (!source.ok()) return std::string(source.status().message());
-    return Compile(*source, result->symbol, &result->artifact_path);
+    return Compile(*source, result->symbol, id, &result->artifact_path);
   }
 
-  // Writes `source` to <work dir>/<stem>_<n>.c and compiles it into `*artifact`
-  // (<stem>_<n>.so); returns "" on success, else the error message.
-  std::string Compile(const std::string& source, const std::string& stem, std::string* artifact) {
-    std::string path_stem = absl::StrCat(work_dir_.path(), "/", stem, "_", next_id_++);
+  // Writes `source` to <work dir>/<stem>_<id>.c and compiles it into `*artifact`
+  // (<stem>_<id>.so); returns "" on success, else the error message.
+  std::string Compile(const std::string& source, const std::string& stem, int64_t id,
+                      std::string* artifact) {
+    std::string path_stem = absl::StrCat(work_dir_.path(), "/", stem, "_", id);
     std::string src_path = path_stem + ".c";
     *artifact = path_stem + ".so";
     {
