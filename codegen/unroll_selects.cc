@@ -14,16 +14,9 @@ namespace {
 // count: their unrolled tiles stay as the C compiler unrolls them.
 bool SelectsOn(const Stmt& body, const VarNode* var) {
   bool found = false;
-  PostOrderVisitExprs(body, [&](const Expr& e) {
-    const auto* select = e.as<SelectNode>();
-    if (select == nullptr || found) return;
-    std::vector<Expr> conjuncts;
-    SplitConjuncts(select->condition, &conjuncts);
-    for (const Expr& c : conjuncts) {
-      const auto* eq = c.as<BinaryNode>();
-      found = found || (eq != nullptr && eq->op == BinaryOp::kEQ &&
-                        UsesVar(c, [var](const VarNode* v) { return v == var; }));
-    }
+  VisitCaseTests(body, [&](const BinaryNode& eq) {
+    auto is_var = [var](const VarNode* v) { return v == var; };
+    found = found || UsesVar(eq.a, is_var) || UsesVar(eq.b, is_var);
   });
   return found;
 }
@@ -62,6 +55,19 @@ class Expander : public IRMutator {
 };
 
 }  // namespace
+
+void VisitCaseTests(const Stmt& stmt, const std::function<void(const BinaryNode& eq)>& fn) {
+  PostOrderVisitExprs(stmt, [&](const Expr& e) {
+    const auto* select = e.as<SelectNode>();
+    if (select == nullptr) return;
+    std::vector<Expr> conjuncts;
+    SplitConjuncts(select->condition, &conjuncts);
+    for (const Expr& c : conjuncts) {
+      const auto* eq = c.as<BinaryNode>();
+      if (eq != nullptr && eq->op == BinaryOp::kEQ) fn(*eq);
+    }
+  });
+}
 
 PrimFunc ExpandUnrolledSelects(const PrimFunc& f) {
   Expander expander;

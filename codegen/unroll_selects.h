@@ -8,12 +8,19 @@
 #ifndef TESSERA_CODEGEN_UNROLL_SELECTS_H_
 #define TESSERA_CODEGEN_UNROLL_SELECTS_H_
 
+#include <functional>
+
 #include "ir/function.h"
 
 namespace tessera {
 
 // Loops unrolled by ExpandUnrolledSelects have at most this many iterations.
 inline constexpr int64_t kMaxExpandedSelectIterations = 64;
+
+// Calls `fn` on every equality `a == b` that is a conjunct of the condition of a select under
+// `stmt`: the case tests ExpandUnrolledSelects (and the CPU default, which unrolls their loops)
+// look for.
+void VisitCaseTests(const Stmt& stmt, const std::function<void(const BinaryNode& eq)>& fn);
 
 // `f` (lowered by LowerForCodegen) with such loops expanded; other loops unchanged.
 PrimFunc ExpandUnrolledSelects(const PrimFunc& f);

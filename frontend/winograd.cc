@@ -124,8 +124,8 @@ int64_t PointRows(int64_t tiles, int64_t c_in, int64_t c_out) {
   return best;
 }
 
-// The input padded by one pixel on every side: [N, H + 2, W + 2, C] (inputs: x). A kernel of
-// its own, so that the transform reads every window unconditionally and vectorizes.
+// The input padded by one pixel on every side and up to whole tiles (inputs: x): a kernel of its
+// own, so that the transform reads every window unconditionally and vectorizes.
 OpCompute PadCompute(std::vector<int64_t> padded_shape, int64_t height, int64_t width) {
   return [=](const std::vector<Operand>& ops, TensorNamer* namer) {
     const Tensor& x = ops[0].tensor;

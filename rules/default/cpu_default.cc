@@ -17,6 +17,7 @@
 
 #include "base/divisors.h"
 #include "base/status_macros.h"
+#include "codegen/unroll_selects.h"
 #include "rules/default/analysis.h"
 #include "rules/default/rule_factories.h"
 #include "rules/default/tiled_conv.h"
@@ -189,8 +190,6 @@ struct SelectLoop {
 
 std::vector<SelectLoop> SelectLoops(const Block& block, const BlockInfo& info) {
   std::vector<SelectLoop> found;
-  const auto* store = block->body.as<BufferStoreNode>();
-  if (store == nullptr) return found;
   auto note = [&](const Expr& tested, const Expr& constant) {
     if (AsConstInt(constant) == nullptr) return;
     const VarNode* var = tested.as<VarNode>();
@@ -212,16 +211,7 @@ std::vector<SelectLoop> SelectLoops(const Block& block, const BlockInfo& info) {
       found.push_back({static_cast<int>(i), modulus});
     }
   };
-  PostOrderVisitExprs(store->value, [&](const Expr& e) {
-    const auto* select = e.as<SelectNode>();
-    if (select == nullptr) return;
-    std::vector<Expr> conjuncts;
-    SplitConjuncts(select->condition, &conjuncts);
-    for (const Expr& c : conjuncts) {
-      const auto* eq = c.as<BinaryNode>();
-      if (eq != nullptr && eq->op == BinaryOp::kEQ) note(eq->a, eq->b);
-    }
-  });
+  VisitCaseTests(block->body, [&](const BinaryNode& eq) { note(eq.a, eq.b); });
   return found;
 }
 
