@@ -1,5 +1,6 @@
 // Tests of frontend/winograd.cc: which convolutions are rewritten, into which nodes, and that the
-// rewritten graph, fused as a compiled model is, computes the convolution (interpreter).
+// rewritten graph, fused as a compiled model is, computes the convolution (interpreter), and its
+// kernels compiled with the CPU defaults compute their functions (C backend).
 #include "frontend/winograd.h"
 
 #include <random>
@@ -15,6 +16,8 @@
 #include "model/reference.h"
 #include "tests/frontend/model_testing.h"
 #include "tests/frontend/onnx_ops_testing.h"
+#include "tests/rules/default_schedule_testing.h"
+#include "tests/testing/schedule_testing.h"
 
 namespace tessera {
 namespace {
@@ -125,6 +128,16 @@ TEST_P(WinogradShapeTest, RewrittenConvolutionComputesTheConvolution) {
   absl::StatusOr<Comparison> cmp = Compare((*actual)[0], (*expected)[0], 1e-4, 1e-4);
   ASSERT_TRUE(cmp.ok()) << cmp.status();
   EXPECT_TRUE(cmp->ok()) << "max abs error " << cmp->max_abs_error;
+
+  // Each kernel as a model compiles it (the CPU default, the C backend: the transforms' selects
+  // expanded, the in-place transform's clamped loads) computes what its function computes.
+  const Target cpu = default_schedule_testing::CpuTarget();
+  for (const FusedFunction& kernel : fused->functions) {
+    SCOPED_TRACE(kernel.name);
+    const PrimFunc scheduled = default_schedule_testing::ApplyToModule(kernel.func, cpu).second;
+    const absl::Status same = testing::CheckCBackendMatches(kernel.func, scheduled, /*seed=*/5);
+    EXPECT_TRUE(same.ok()) << same;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, WinogradShapeTest,
