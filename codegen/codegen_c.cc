@@ -143,11 +143,15 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
     return access;
   }
 
-  // InsertPanelPrefetches' call: a read prefetch into L2 (locality 2) of the load's element.
+  // The prefetch passes' call: a read prefetch of the load's element, into L2 (locality 2)
+  // unless a second argument gives another.
   std::string PrintExtern(const CallNode* op) override {
-    const BufferLoadNode* load = op->args.size() == 1 ? op->args[0].as<BufferLoadNode>() : nullptr;
-    if (op->name == kPrefetchCall && load != nullptr) {
-      return absl::StrCat("__builtin_prefetch(&", PrintLoadAccess(load), ", 0, 2)");
+    const BufferLoadNode* load = !op->args.empty() ? op->args[0].as<BufferLoadNode>() : nullptr;
+    const int64_t* locality = op->args.size() == 2 ? AsConstInt(op->args[1]) : nullptr;
+    if (op->name == kPrefetchCall && load != nullptr && op->args.size() <= 2 &&
+        (op->args.size() == 1 || (locality != nullptr && *locality >= 0 && *locality <= 3))) {
+      return absl::StrCat("__builtin_prefetch(&", PrintLoadAccess(load), ", 0, ",
+                          locality != nullptr ? *locality : 2, ")");
     }
     return CLikePrinter::PrintExtern(op);
   }

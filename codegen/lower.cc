@@ -341,6 +341,7 @@ absl::StatusOr<PrimFunc> LowerForCodegen(const PrimFunc& f) {
   TESSERA_ASSIGN_OR_RETURN(Stmt body, CompactRootAllocations(f.body()));
   TESSERA_ASSIGN_OR_RETURN(body, lower_internal::RemoveBlocks(body));
   body = InsertPanelPrefetches(body);
+  body = InsertPrefetchesAhead(body);
   std::vector<Buffer> params;
   TESSERA_ASSIGN_OR_RETURN(body, lower_internal::FlattenBuffers(f.params(), body, &params));
   return PrimFunc::Make(f.name(), std::move(params), std::move(body), f.attrs());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,11 +22,23 @@ namespace {
 // is left alone: a panel's tile reads a few vectors per step.
 constexpr int64_t kMaxPrefetchesPerLoad = 16;
 
-bool Annotated(const ForNode* op) {
-  auto it = op->annotations.find(kPrefetchNextPanel);
-  if (it == op->annotations.end()) return false;
-  const int64_t* on = std::get_if<int64_t>(&it->second);
-  return on != nullptr && *on != 0;
+// A loop's integer annotation `key`, 0 if it has none.
+int64_t IntAnnotation(const ForNode* op, const char* key) {
+  auto it = op->annotations.find(key);
+  if (it == op->annotations.end()) return 0;
+  const int64_t* value = std::get_if<int64_t>(&it->second);
+  return value != nullptr ? *value : 0;
+}
+
+bool Annotated(const ForNode* op) { return IntAnnotation(op, kPrefetchNextPanel) != 0; }
+
+// The loops of `body`, by their variables.
+std::unordered_map<const VarNode*, const ForNode*> LoopsOf(const Stmt& body) {
+  std::unordered_map<const VarNode*, const ForNode*> inner;
+  PostOrderVisitStmts(body, [&](const Stmt& s) {
+    if (const auto* f = s.as<ForNode>()) inner[f->loop_var.get()] = f;
+  });
+  return inner;
 }
 
 // The prefetches of one load, and which iterations issue them.
@@ -59,13 +72,13 @@ std::optional<std::pair<Var, int64_t>> TileRun(
   return found == 1 ? run : std::nullopt;
 }
 
-// The prefetches of one load, or none (see the header for when).
-std::optional<LoadPrefetches> PrefetchesOf(
-    const BufferLoadNode* load, const std::unordered_map<const VarNode*, const ForNode*>& inner,
-    const Var& loop_var) {
+// The addresses a vector loop's copies of `load` read in one iteration of the loop whose body's
+// loops are `inner`: vectorized loops at lane 0 (one prefetch per vector), unrolled ones
+// enumerated, every combination; nullopt for a load of a buffer in registers, a load whose
+// address a serial loop of the body moves, or more than kMaxPrefetchesPerLoad copies.
+std::optional<std::vector<std::vector<Expr>>> AddressesPerIteration(
+    const BufferLoadNode* load, const std::unordered_map<const VarNode*, const ForNode*>& inner) {
   if (load->buffer.scope() != "global" || load->indices.empty()) return std::nullopt;
-  // The loops of the body that the indices use: vectorized ones at lane 0, unrolled ones
-  // enumerated; any other makes the load's address move within the iteration.
   std::vector<const ForNode*> enumerated;
   VarMap first_lane;
   bool movable = true;
@@ -91,8 +104,6 @@ std::optional<LoadPrefetches> PrefetchesOf(
   int64_t copies = 1;
   for (const ForNode* loop : enumerated) copies *= *AsConstInt(loop->extent);
   if (copies > kMaxPrefetchesPerLoad) return std::nullopt;
-
-  // Every combination of the enumerated loops' values.
   std::vector<std::vector<Expr>> addresses;
   for (int64_t c = 0; c < copies; ++c) {
     VarMap values = first_lane;
@@ -108,11 +119,20 @@ std::optional<LoadPrefetches> PrefetchesOf(
     }
     addresses.push_back(std::move(indices));
   }
+  return addresses;
+}
+
+// The prefetches of one load, or none (see the header for when).
+std::optional<LoadPrefetches> PrefetchesOf(
+    const BufferLoadNode* load, const std::unordered_map<const VarNode*, const ForNode*>& inner,
+    const Var& loop_var) {
+  std::optional<std::vector<std::vector<Expr>>> addresses = AddressesPerIteration(load, inner);
+  if (!addresses.has_value()) return std::nullopt;
   // Only panels that several tiles in a row read, picked by a loop above this one: the first of
   // them waits for memory. Panels picked otherwise (floormod(t, n): channel blocks innermost of
   // the tile loop, chosen where all the weights stay in L2) are cached already, and fetching
   // them again costs L1 misses; a constant first index (an image's batch) picks no panel.
-  const Expr& first = addresses.front().front();
+  const Expr& first = addresses->front().front();
   std::optional<std::pair<Var, int64_t>> run = TileRun(first, inner, loop_var);
   if (!run.has_value() || run->second < 2) return std::nullopt;
   // The next panel is the one the run of tiles after this one reads: the first index's step
@@ -126,7 +146,7 @@ std::optional<LoadPrefetches> PrefetchesOf(
   LoadPrefetches prefetches;
   prefetches.tile = tile;
   prefetches.tiles = run->second;
-  for (std::vector<Expr>& indices : addresses) {
+  for (std::vector<Expr>& indices : *addresses) {
     indices.front() = arith::Simplify(indices.front() + IntImm(first.dtype(), *step));
     prefetches.addresses.push_back(load->buffer.Load(std::move(indices)));
   }
@@ -139,10 +159,7 @@ class PrefetchInserter : public IRMutator {
     Stmt visited = IRMutator::VisitStmt_(op, self);
     if (!Annotated(op)) return visited;
     const auto* loop = visited.as<ForNode>();
-    std::unordered_map<const VarNode*, const ForNode*> inner;
-    PostOrderVisitStmts(loop->body, [&](const Stmt& s) {
-      if (const auto* f = s.as<ForNode>()) inner[f->loop_var.get()] = f;
-    });
+    const std::unordered_map<const VarNode*, const ForNode*> inner = LoopsOf(loop->body);
     std::vector<Stmt> seq;
     std::set<std::string> issued;
     PostOrderVisitExprs(loop->body, [&](const Expr& e) {
@@ -174,6 +191,77 @@ class PrefetchInserter : public IRMutator {
   }
 };
 
+// The bytes a cache line holds: loads that move by at least this much per iteration stream.
+constexpr int64_t kCacheLineBytes = 64;
+
+// The offset of `indices` in `buffer`'s elements (row-major), or nullopt where a dimension
+// after the first is not a constant.
+std::optional<Expr> FlatOffset(const Buffer& buffer, const std::vector<Expr>& indices) {
+  Expr offset = indices.front();
+  for (size_t d = 1; d < indices.size(); ++d) {
+    const int64_t* extent = AsConstInt(buffer.shape()[d]);
+    if (extent == nullptr) return std::nullopt;
+    offset = offset * IntImm(offset.dtype(), *extent) + indices[d];
+  }
+  return offset;
+}
+
+// Whether one of `load`'s indices uses a vectorized loop of `inner` (a vector load).
+bool ReadsVectors(const BufferLoadNode* load,
+                  const std::unordered_map<const VarNode*, const ForNode*>& inner) {
+  bool vector = false;
+  for (const Expr& index : load->indices) {
+    PostOrderVisitExprs(index, [&](const Expr& e) {
+      const auto* var = e.as<VarNode>();
+      auto it = var != nullptr ? inner.find(var) : inner.end();
+      vector = vector || (it != inner.end() && it->second->for_kind == ForKind::kVectorized);
+    });
+  }
+  return vector;
+}
+
+class AheadInserter : public IRMutator {
+ protected:
+  Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+    Stmt visited = IRMutator::VisitStmt_(op, self);
+    const int64_t distance = IntAnnotation(op, kPrefetchAhead);
+    if (distance < 1) return visited;
+    const auto* loop = visited.as<ForNode>();
+    const std::unordered_map<const VarNode*, const ForNode*> inner = LoopsOf(loop->body);
+    const Var& k = loop->loop_var;
+    VarMap next, ahead;
+    next[k] = k + IntImm(k.dtype(), 1);
+    ahead[k] = k + IntImm(k.dtype(), distance);
+    std::vector<Stmt> seq;
+    std::set<std::string> issued;
+    PostOrderVisitExprs(loop->body, [&](const Expr& e) {
+      const auto* load = e.as<BufferLoadNode>();
+      if (load == nullptr || !ReadsVectors(load, inner)) return;
+      std::optional<std::vector<std::vector<Expr>>> addresses = AddressesPerIteration(load, inner);
+      std::optional<Expr> offset = FlatOffset(load->buffer, load->indices);
+      if (!addresses.has_value() || !offset.has_value()) return;
+      // Only streams: a load that moves by less than a line per iteration (A's broadcasts, 4
+      // bytes) reads each line in many iterations, the first of which the hardware covers.
+      const int64_t* step = AsConstInt(arith::Simplify(Substitute(*offset, next) - *offset));
+      if (step == nullptr ||
+          std::abs(*step) * (load->buffer.dtype().bits() / 8) < kCacheLineBytes) {
+        return;
+      }
+      for (std::vector<Expr>& indices : *addresses) {
+        for (Expr& index : indices) index = arith::Simplify(Substitute(index, ahead));
+        Expr address = load->buffer.Load(std::move(indices));
+        if (!issued.insert(PrintExpr(address)).second) continue;
+        seq.push_back(Evaluate(CallExtern(DataType::Int32(), kPrefetchCall,
+                                          {std::move(address), IntImm(DataType::Int32(), 3)})));
+      }
+    });
+    if (seq.empty()) return visited;
+    seq.push_back(loop->body);
+    return For(loop->loop_var, loop->extent, loop->for_kind, SeqStmt(std::move(seq)),
+               loop->thread_tag, loop->annotations);
+  }
+};
+
 bool IsPrefetch(const Stmt& s) {
   if (const auto* group = s.as<IfThenElseNode>(); group != nullptr && !group->else_case.defined()) {
     const auto* calls = group->then_case.as<SeqStmtNode>();
@@ -188,6 +276,8 @@ bool IsPrefetch(const Stmt& s) {
 }  // namespace
 
 Stmt InsertPanelPrefetches(const Stmt& body) { return PrefetchInserter().VisitStmt(body); }
+
+Stmt InsertPrefetchesAhead(const Stmt& body) { return AheadInserter().VisitStmt(body); }
 
 Stmt PrefetchesIntoGuard(const Stmt& body) {
   const auto* seq = body.as<SeqStmtNode>();

@@ -23,6 +23,12 @@ inline constexpr char kUnswitchBorders[] = "unswitch_borders";
 // computes. The interpreter runs the loop as written.
 inline constexpr char kPrefetchNextPanel[] = "prefetch_next_panel";
 
+// Int D >= 1, on the reduction loop of a tile that reads vectors along it from memory (a GEMM's
+// packed strips, a cache line per iteration each): each iteration first prefetches into L1 what
+// iteration k + D reads (codegen/panel_prefetch.h). 0 or absent: none. The interpreter runs the
+// loop as written.
+inline constexpr char kPrefetchAhead[] = "prefetch_ahead";
+
 // Int S >= 2, on a serial loop of a cuda kernel whose body fills shared buffers and then reads
 // them (a GEMM's k step): the fills of iteration k + S - 1 are issued while iteration k computes,
 // from S copies of each buffer (codegen/software_pipeline.h), asynchronously (cp.async) on

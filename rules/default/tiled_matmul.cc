@@ -2,12 +2,14 @@
 #include "rules/default/tiled_matmul.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/divisors.h"
 #include "base/status_macros.h"
+#include "ir/loop_annotations.h"
 #include "ir/prepack.h"
 #include "schedule/index_map.h"
 
@@ -367,6 +369,14 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_rows));
   TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_vectors));
   if (lanes > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(tile_lanes));
+  // The lines of B that the tile streams along K (a line per k for each vector of a packed
+  // panel or strip), prefetched ahead into L1 (code generation, ir/loop_annotations.h).
+  std::vector<int64_t> distances(std::begin(kPrefetchDistances), std::end(kPrefetchDistances));
+  TESSERA_ASSIGN_OR_RETURN(
+      ExprRV ahead, sch->SampleCategorical(
+                        distances, std::vector<double>(distances.size(), 1.0 / distances.size()),
+                        tiling.prefetch_ahead));
+  TESSERA_RETURN_IF_ERROR(sch->Annotate(k.back(), kPrefetchAhead, InstValue::Of(ahead)));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
   if (LoopExtent(*sch, wb.back()) > 1 && VectorizeWriteBack(core)) {
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
@@ -448,6 +458,7 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, cons
     tiling.columns = InstValue::IntArray({padded.j / wide, 1, wide / core.lanes});
   }
   if (prepacked) tiling.layout = MatmulLayout::kPrepacked;
+  tiling.prefetch_ahead = InstValue::Int(kDefaultPrefetchChoice);
   return tiling;
 }
 

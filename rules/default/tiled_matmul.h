@@ -58,7 +58,15 @@ struct MatmulTiling {
   // kPackedKBlocked only: SamplePerfectTile of the fused K loop, [block length, blocks] (the
   // split takes them in the other order), at most kMaxKBlocks blocks.
   InstValue k;
+  // SampleCategorical over kPrefetchDistances: how many iterations ahead the tile's reduction
+  // loop prefetches the lines of B it streams (kPrefetchAhead; 0: none).
+  InstValue prefetch_ahead;
 };
+
+// The prefetch distances the space samples, in iterations of K. The default takes 64 (a 4 KiB
+// page of a packed strip ahead): 32 to 128 ran alike, 16 and 256 slower (docs/cpu-backend.md).
+inline constexpr int64_t kPrefetchDistances[] = {0, 32, 64};
+inline constexpr int64_t kDefaultPrefetchChoice = 2;
 
 // The samplers' bounds on `core`: rows at most kMaxTileRows (12 with 16 registers), and at most
 // kMaxTileColumns floats (half with 16 registers) in whole vectors of `lanes` floats.

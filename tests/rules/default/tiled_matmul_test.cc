@@ -2,17 +2,23 @@
 // (DefaultMatmulTiling, as CpuDefault applies it): a GEMM is register-tiled (parallel, vectorized
 // and unrolled loops, a local accumulator), column panels of B are packed (DENSE's weight
 // transposed in the copy), panels narrow for long reductions, and odd shapes still compute the
-// product. Sampled tilings of every layout are tested through PackedPanelGemm
-// (tests/rules/rule/packed_panel_gemm_test.cc).
+// product, and the tile prefetches the strips it streams. Sampled tilings of every layout are
+// tested through PackedPanelGemm (tests/rules/rule/packed_panel_gemm_test.cc).
+#include "rules/default/tiled_matmul.h"
+
 #include <set>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "codegen/codegen_c.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
+#include "ir/loop_annotations.h"
 #include "ir/prepack.h"
 #include "ir/printer.h"
 #include "tests/rules/default_schedule_testing.h"
@@ -220,6 +226,36 @@ TEST(DefaultScheduleRuleTest, CpuLinearReadsItsWeightFromPrepackedStrips) {
   EXPECT_EQ(BlockNames((*split)->prepack), std::set<std::string>({"root", "W_global"}));
   EXPECT_EQ(BlockNames((*split)->prepacked).count("W_global"), 0u);
   EXPECT_GT(ParallelExtent((*split)->prepacked), 1) << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, *func);
+}
+
+// The tile's reduction loop prefetches its strips 64 iterations ahead (the default's choice of
+// kPrefetchDistances): the emitted C asks L1 for one line per vector of the tile, every k, and
+// the product is still computed.
+TEST(DefaultScheduleRuleTest, CpuMatmulPrefetchesTheStripsItStreamsAhead) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("LINEAR", {{"M", 16}, {"N", 256}, {"K", 96}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
+  int annotated = 0;
+  PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+    const auto* loop = s.as<ForNode>();
+    if (loop == nullptr || !loop->annotations.count(kPrefetchAhead)) return;
+    ++annotated;
+    EXPECT_EQ(std::get<int64_t>(loop->annotations.at(kPrefetchAhead)),
+              dlight::kPrefetchDistances[dlight::kDefaultPrefetchChoice]);
+    EXPECT_TRUE(IsConstInt(loop->extent, 96)) << PrintFunc(scheduled);
+  });
+  EXPECT_EQ(annotated, 1) << PrintFunc(scheduled);
+  absl::StatusOr<std::string> c = GenerateC(scheduled, "linear_kernel");
+  ASSERT_TRUE(c.ok()) << c.status();
+  size_t prefetches = 0;
+  for (size_t at = c->find("__builtin_prefetch(&W_global["); at != std::string::npos;
+       at = c->find("__builtin_prefetch(&W_global[", at + 1)) {
+    const std::string line = c->substr(at, c->find('\n', at) - at);
+    EXPECT_TRUE(absl::EndsWith(line, "], 0, 3);")) << line;
+    ++prefetches;
+  }
+  EXPECT_EQ(prefetches, 2u) << *c;  // the tile's two vectors of 16 columns
   ExpectMatchesReference(scheduled, *func);
 }
 
