@@ -175,6 +175,11 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info, const CpuCor
                        : InstValue::IntArray({channels / best_columns, best_columns});
   tiling.channels_inner = ConvChannelsInner(info);
   tiling.prefetch_next_strip = InstValue::Int(1);
+  // The weights: a channels-wide column per reduction point (kernel taps x input channels).
+  int64_t weights = channels;
+  for (size_t i = 0; i < info.kinds.size(); ++i)
+    weights *= info.kinds[i] == 'R' ? info.extents[i] : 1;
+  tiling.prefetch_ahead = DefaultPrefetchAhead(weights * 4, core);
   return tiling;
 }
 
@@ -269,6 +274,7 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
         ExprRV prefetch, sch->SampleCategorical({0, 1}, {0.5, 0.5}, tiling.prefetch_next_strip));
     TESSERA_RETURN_IF_ERROR(
         sch->Annotate(reduction.back(), kPrefetchNextPanel, InstValue::Of(prefetch)));
+    TESSERA_RETURN_IF_ERROR(PrefetchAhead(sch, reduction.back(), tiling.prefetch_ahead));
   }
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
   if (LoopExtent(*sch, wb.back()) > 1 && VectorizeWriteBack(core)) {

@@ -48,6 +48,10 @@ struct ConvTiling {
   // prefetched while it computes (kPrefetchNextPanel). The default decides 1: ResNet-18's
   // 7x7x512 convolutions 11% faster inside the model, 3% slower alone (weights in the cache).
   InstValue prefetch_next_strip;
+  // With pre-packed weights: SampleCategorical over kPrefetchDistances (tiled_matmul.h), how many
+  // channels ahead the innermost reduction loop prefetches the strip's lines into L1
+  // (kPrefetchAhead; 0: none).
+  InstValue prefetch_ahead;
 };
 
 // True when `block` (a kBroadcast reduction of `info`) reads a layout-free parameter of `func`

@@ -398,6 +398,20 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   return absl::OkStatus();
 }
 
+InstValue DefaultPrefetchAhead(int64_t weight_bytes, const CpuCore& core) {
+  return InstValue::Int(weight_bytes > core.l2_bytes / 2 ? kDefaultPrefetchChoice : 0);
+}
+
+absl::Status PrefetchAhead(Schedule* sch, const LoopRV& loop, const InstValue& decision) {
+  const std::vector<int64_t> distances(std::begin(kPrefetchDistances),
+                                       std::end(kPrefetchDistances));
+  TESSERA_ASSIGN_OR_RETURN(
+      ExprRV ahead,
+      sch->SampleCategorical(
+          distances, std::vector<double>(distances.size(), 1.0 / distances.size()), decision));
+  return sch->Annotate(loop, kPrefetchAhead, InstValue::Of(ahead));
+}
+
 bool ReadsLayoutFreeB(const PrimFunc& func, const Block& block, const GemmMatch& g) {
   return g.b >= 0 && g.b < static_cast<int>(block->reads.size()) &&
          IsLayoutFreeParam(func, block->reads[g.b].buffer);
@@ -458,7 +472,7 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, cons
     tiling.columns = InstValue::IntArray({padded.j / wide, 1, wide / core.lanes});
   }
   if (prepacked) tiling.layout = MatmulLayout::kPrepacked;
-  tiling.prefetch_ahead = InstValue::Int(kDefaultPrefetchChoice);
+  tiling.prefetch_ahead = DefaultPrefetchAhead(batch * extent_k * padded.j * 4, core);
   return tiling;
 }
 

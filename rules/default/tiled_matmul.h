@@ -93,6 +93,19 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& bloc
 MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, const CpuCore& core,
                                  int64_t cores = 0, bool b_layout_free = false);
 
+// The default's decision for a tile whose weights (B, a convolution's kernel) take
+// `weight_bytes`: kDefaultPrefetchChoice where they exceed half of L2, so that inside a model
+// they come from memory at each call; 0 (none) where they stay cached, as the prefetches then
+// only take issue slots (a small CNN's convolutions of 3 to 64 channels ran up to 10% slower
+// with them).
+InstValue DefaultPrefetchAhead(int64_t weight_bytes, const CpuCore& core);
+
+// Samples a distance of kPrefetchDistances (`decision`, or drawn uniformly) and annotates the
+// reduction loop `loop` of a tile with it as kPrefetchAhead (ir/loop_annotations.h): the lines
+// the tile streams along it (GEMM or convolution strips) are prefetched that many iterations
+// ahead.
+absl::Status PrefetchAhead(Schedule* sch, const LoopRV& loop, const InstValue& decision);
+
 // True if the GEMM's B (`block` reads it as `g.b`) is a layout-free parameter of `func`.
 bool ReadsLayoutFreeB(const PrimFunc& func, const Block& block, const GemmMatch& g);
 
