@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "ir/arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/loop_annotations.h"
+#include "ir/printer.h"
 
 namespace tessera {
 namespace {
@@ -35,28 +37,52 @@ std::optional<Expr> UpperBound(const Expr& cond, const Var& v) {
   return arith::Simplify(bound);
 }
 
+// The loop `op` split at `bound` (free of its variable v): `head` for v in [0, min(n, bound)),
+// then `tail` for v in [max(bound, 0), n), its loop counting from 0 with v shifted by the start.
+// A constant extent stays constant where the bound covers the whole loop (the usual case).
+Stmt SplitAt(const ForNode* op, const Expr& bound, const Stmt& head, const Stmt& tail) {
+  const Expr start = arith::Simplify(Max(bound, Expr(0)));
+  VarMap shift;
+  shift[op->loop_var] = op->loop_var + start;
+  auto loop = [&](Expr extent, Stmt body) {
+    return For(op->loop_var, std::move(extent), op->for_kind, std::move(body), op->thread_tag,
+               op->annotations);
+  };
+  const Stmt split = SeqStmt({loop(arith::Simplify(Min(op->extent, bound)), head),
+                              loop(arith::Simplify(op->extent - start), Substitute(tail, shift))});
+  const int64_t* n = AsConstInt(op->extent);
+  if (n == nullptr) return split;
+  if (const int64_t* b = AsConstInt(bound)) return *n <= *b ? loop(op->extent, head) : split;
+  return IfThenElse(LE(op->extent, bound), loop(op->extent, head), split);
+}
+
+// `cond` as a test below a bound: `a < b` / `a <= b` as they are, `a >= b` as `a < b` and
+// `a > b` as `a <= b` with `flipped` set (the select's values then swap).
+Expr BelowForm(const Expr& cond, bool* flipped) {
+  const auto* cmp = cond.as<BinaryNode>();
+  *flipped = cmp != nullptr && (cmp->op == BinaryOp::kGE || cmp->op == BinaryOp::kGT);
+  if (!*flipped) return cond;
+  return cmp->op == BinaryOp::kGE ? LT(cmp->a, cmp->b) : LE(cmp->a, cmp->b);
+}
+
 // The loop `op` with body `store`, a store of select(c1 && ... && ck, x, y), split where the
 // conjuncts `v + rest < bound` on its own variable v stop holding: x (under the other conjuncts)
 // below the least bound, y from there to the end. nullopt when no conjunct bounds v. The
 // zero-filled columns of a padded packing copy (PadEinsum's copy of B inlined into the GEMM's
 // cache_read) are such a select: under -fno-tree-loop-if-convert it kept the whole copy scalar
 // (GMM 127x257x509: a fifth of the kernel's time), partitioned both loops are plain copies.
+// select(a >= b, x, y) is select(a < b, y, x), and a > b is !(a <= b): a Concat along its last
+// axis reads its second operand from the bound on (the U-Net block's 96 channels, `c >= 64 ?
+// skip[c - 64] : up[c]`, scalar under -fno-tree-loop-if-convert: 593 -> 69 us on Zen 3).
 std::optional<Stmt> PartitionSelectStore(const ForNode* op, const BufferStoreNode* store) {
   const auto* select = store->value.as<SelectNode>();
   if (select == nullptr) return std::nullopt;
-  // select(a >= b, x, y) is select(a < b, y, x), and a > b is !(a <= b): a Concat along its
-  // last axis reads its second operand from the bound on (the U-Net block's 96 channels,
-  // `c >= 64 ? skip[c - 64] : up[c]`, scalar under -fno-tree-loop-if-convert: 593 -> 69 us on
-  // Zen 3).
-  if (const auto* cmp = select->condition.as<BinaryNode>();
-      cmp != nullptr && (cmp->op == BinaryOp::kGE || cmp->op == BinaryOp::kGT)) {
-    const Expr below = cmp->op == BinaryOp::kGE ? LT(cmp->a, cmp->b) : LE(cmp->a, cmp->b);
-    const Stmt flipped = BufferStore(
-        store->buffer, Select(below, select->false_value, select->true_value), store->indices);
-    return PartitionSelectStore(op, flipped.as<BufferStoreNode>());
-  }
+  bool flipped = false;
+  const Expr condition = BelowForm(select->condition, &flipped);
+  const Expr& true_value = flipped ? select->false_value : select->true_value;
+  const Expr& false_value = flipped ? select->true_value : select->false_value;
   std::vector<Expr> conds, kept, bounds;
-  SplitConjuncts(select->condition, &conds);
+  SplitConjuncts(condition, &conds);
   for (const Expr& c : conds) {
     std::optional<Expr> bound;
     if (!ReadsBuffer(c)) bound = UpperBound(c, op->loop_var);
@@ -65,26 +91,83 @@ std::optional<Stmt> PartitionSelectStore(const ForNode* op, const BufferStoreNod
   if (bounds.empty()) return std::nullopt;
   Expr bound = bounds[0];
   for (size_t i = 1; i < bounds.size(); ++i) bound = Min(bound, bounds[i]);
-  const Expr x = kept.empty() ? select->true_value
-                              : Select(Conjunction(kept), select->true_value, select->false_value);
-  const Stmt head_body = BufferStore(store->buffer, x, store->indices);
-  // The tail runs v over [max(bound, 0), n): its loop counts from 0, v shifted by the start.
-  const Expr start = arith::Simplify(Max(bound, Expr(0)));
-  VarMap shift;
-  shift[op->loop_var] = op->loop_var + start;
-  const Stmt tail_body =
-      Substitute(BufferStore(store->buffer, select->false_value, store->indices), shift);
-  auto loop = [&](Expr extent, Stmt body) {
-    return For(op->loop_var, std::move(extent), op->for_kind, std::move(body), op->thread_tag,
-               op->annotations);
+  const Expr x = kept.empty() ? true_value : Select(Conjunction(kept), true_value, false_value);
+  return SplitAt(op, bound, BufferStore(store->buffer, x, store->indices),
+                 BufferStore(store->buffer, false_value, store->indices));
+}
+
+// Replaces the selects whose condition, in BelowForm, prints as `test` by the value they take
+// where the test holds (`holds`) or fails.
+class SelectFolder : public IRMutator {
+ public:
+  SelectFolder(std::string test, bool holds) : test_(std::move(test)), holds_(holds) {}
+
+ protected:
+  Expr VisitExpr_(const SelectNode* op, const Expr& self) override {
+    bool flipped = false;
+    if (PrintExpr(BelowForm(op->condition, &flipped)) != test_) {
+      return IRMutator::VisitExpr_(op, self);
+    }
+    return VisitExpr(holds_ != flipped ? op->true_value : op->false_value);
+  }
+
+ private:
+  std::string test_;
+  bool holds_;
+};
+
+// The loop `op` with body `store` whose value holds selects (not at its top) testing its own
+// variable v against a bound, `v + rest < bound` (or >=, >, <=): split at the first such select's
+// bound, each select on the same test folded to its value on each side. LLaMA's rotary embedding
+// (`x * cos + (d >= 64 ? x[d - 64] : -x[d + 64]) * sin`, Concat of a negated half) kept its loop
+// scalar under -fno-tree-loop-if-convert: 192 us for 2048 rows of 128.
+std::optional<Stmt> PartitionNestedSelects(const ForNode* op, const BufferStoreNode* store) {
+  if (store->value.as<SelectNode>() != nullptr) return std::nullopt;
+  std::optional<Expr> bound;
+  std::string test;
+  PostOrderVisitExprs(store->value, [&](const Expr& e) {
+    const auto* select = e.as<SelectNode>();
+    if (select == nullptr || bound.has_value() || ReadsBuffer(select->condition)) return;
+    bool flipped = false;
+    const Expr below = BelowForm(select->condition, &flipped);
+    bound = UpperBound(below, op->loop_var);
+    if (bound.has_value()) test = PrintExpr(below);
+  });
+  if (!bound.has_value()) return std::nullopt;
+  auto folded = [&](bool holds) {
+    return BufferStore(store->buffer, SelectFolder(test, holds).VisitExpr(store->value),
+                       store->indices);
   };
-  const Stmt split = SeqStmt({loop(arith::Simplify(Min(op->extent, bound)), head_body),
-                              loop(arith::Simplify(op->extent - start), tail_body)});
-  const int64_t* n = AsConstInt(op->extent);
-  if (n == nullptr) return split;
-  if (const int64_t* b = AsConstInt(bound)) return *n <= *b ? loop(op->extent, head_body) : split;
-  // A constant extent stays constant where the bound covers the whole loop (the usual case).
-  return IfThenElse(LE(op->extent, bound), loop(op->extent, head_body), split);
+  return SplitAt(op, *bound, folded(true), folded(false));
+}
+
+// The loop `op` with body `store` whose value holds a select between two loads whose test its
+// variable does not change (and that reads no buffer): `if (c) loop(x) else loop(y)`, each
+// select on the same test folded. LLaMA's rotary embedding of the keys, transposed, picks its
+// half by the tile's row, an outer loop: the select inside the vector loop kept it scalar (2048
+// rows of 128, 442-641 us on two threads). Selects of a constant (a convolution's zero padding)
+// are left to the passes made for them (GuardIdentityTerm, codegen/unswitch_borders.h).
+std::optional<Stmt> UnswitchInvariantSelect(const ForNode* op, const BufferStoreNode* store) {
+  std::optional<Expr> test;
+  PostOrderVisitExprs(store->value, [&](const Expr& e) {
+    const auto* select = e.as<SelectNode>();
+    if (select == nullptr || test.has_value() || ReadsBuffer(select->condition) ||
+        !ReadsBuffer(select->true_value) || !ReadsBuffer(select->false_value) ||
+        UsesVar(select->condition, [&](const VarNode* x) { return x == op->loop_var.get(); })) {
+      return;
+    }
+    bool flipped = false;
+    test = BelowForm(select->condition, &flipped);
+  });
+  if (!test.has_value()) return std::nullopt;
+  auto loop = [&](bool holds) {
+    return For(
+        op->loop_var, op->extent, op->for_kind,
+        BufferStore(store->buffer, SelectFolder(PrintExpr(*test), holds).VisitExpr(store->value),
+                    store->indices),
+        op->thread_tag, op->annotations);
+  };
+  return IfThenElse(*test, loop(true), loop(false));
 }
 
 // Folds loop extents and branch conditions that became constant (after a loop variable was
@@ -271,6 +354,10 @@ class Partitioner : public IRMutator {
     skip_zero_terms_ = saved_skip;
     if (const auto* store = body.as<BufferStoreNode>()) {
       if (std::optional<Stmt> split = PartitionSelectStore(op, store)) return *split;
+      if (std::optional<Stmt> split = PartitionNestedSelects(op, store)) return *split;
+      if (std::optional<Stmt> unswitched = UnswitchInvariantSelect(op, store)) {
+        return *unswitched;
+      }
     }
     if (std::optional<Stmt> peeled = PeelByCondition(op, body)) return *peeled;
     if (std::optional<Stmt> unswitched = UnswitchInvariantBranch(op, body)) return *unswitched;

@@ -223,6 +223,44 @@ int SelectsAfterPartitioning(const Schedule& sch) {
   return selects;
 }
 
+// A rotation of halves inside arithmetic, out[i, d] = x[i, d] * s + (d >= 4 ? x[i, d - 4] :
+// -x[i, d + 4]) (a rotary embedding): the select under the store's value bounds the innermost
+// loop, which splits at 4 with the select folded on each side. Transposed (the half picked by
+// the outer loop i), the select's test does not change in the inner loop: the loop is unswitched
+// into one loop per half. Both compute the rotation.
+TEST(PartitionGuardedLoopsTest, SelectsInsideTheValueSplitOrUnswitchTheirLoop) {
+  for (bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed);
+    Tensor x = Placeholder({8, 8}, DataType::Float32(), "x");
+    Tensor out =
+        Compute({8, 8},
+                [&](const std::vector<Var>& i) {
+                  const Expr half = transposed ? Expr(i[0]) : Expr(i[1]);
+                  auto at = [&](const Expr& h) { return transposed ? x({h, i[1]}) : x({i[0], h}); };
+                  const Expr rotated =
+                      Select(GE(half, Expr(4)), at(Max(half - 4, Expr(0))),
+                             MakeConst(DataType::Float32(), 0) - at(Min(half + 4, Expr(7))));
+                  return at(half) * MakeConst(DataType::Float32(), 0.5) + rotated;
+                },
+                "out", {}, {"i", "d"});
+    absl::StatusOr<PrimFunc> func = CreatePrimFunc("main", {x, out});
+    ASSERT_TRUE(func.ok()) << func.status();
+    Schedule sch = Schedule::Create(*func, 0);
+    EXPECT_EQ(SelectsAfterPartitioning(sch), 0);
+    absl::StatusOr<PrimFunc> lowered = LowerForCodegen(sch.func());
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    const PrimFunc partitioned = PartitionGuardedLoops(*lowered);
+    std::vector<int64_t> extents;
+    for (const ForNode* d : LoopsNamed(partitioned.body(), "d")) {
+      if (const int64_t* n = AsConstInt(d->extent)) extents.push_back(*n);
+    }
+    EXPECT_EQ(extents, transposed ? (std::vector<int64_t>{8, 8}) : (std::vector<int64_t>{4, 4}))
+        << PrintStmt(partitioned.body());
+    absl::Status built = testing::CheckCBackendMatches(*func, sch.func());
+    EXPECT_TRUE(built.ok()) << built;
+  }
+}
+
 // A depthwise convolution with its padding inlined: under a loop annotated kSkipZeroTerms the
 // sum's term select(in_bounds, x, 0) * w becomes a guarded x * w (the guard then partitions
 // the kernel loops); without the annotation the select stays. Both compute the convolution.
