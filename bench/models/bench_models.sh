@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end model latency on the CPU: Tessera with default schedules, Tessera after tuning
-# TRIALS trials per task, and onnxruntime (CPU provider) in the same run, as ratios.
+# TRIALS trials per task, and onnxruntime (CPU provider) in the same run, as ratios: $ROUNDS
+# (default 5) alternating rounds of the three, 30 runs of onnxruntime and 20 of each plan a round,
+# each figure the median of its rounds (a noisy host moves single rounds by up to 2x; rounds in
+# turn see the same phases).
 #
 #   bash bench/models/bench_models.sh [TRIALS_PER_TASK (default 16)] [MODELS (default "resnet resnet18 bert unet llama gpt2")]
 #
@@ -15,6 +18,7 @@ trials=${1:-16}
 models=${2:-"resnet resnet18 bert unet llama gpt2"}
 source bench/models/bench_common.sh
 
+rounds=${ROUNDS:-5}
 printf "%-8s %12s %12s %12s %10s %10s\n" model ort default tuned "ort/def" "ort/tuned"
 for m in $models; do
   onnx="$work/$m.onnx"; input="$work/$m.input.npy"
@@ -25,10 +29,15 @@ for m in $models; do
     --trials-per-iter "$trials" > "$work/$m.tune.log" 2>&1
   "$tessera" compile "$onnx" --db "$work/$m.db" -o "$work/$m.tuned" > "$work/$m.tuned.log"
   "$tessera" exec "$work/$m.tuned" --inputs "$input" --repeat 3 --check | tail -1
-  ort=$(timed "$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 20)
-  def=$(latency "$work/$m.default" "$input")
-  tuned=$(latency "$work/$m.tuned" "$input")
+  ort=() def=() tuned=()
+  for r in $(seq "$rounds"); do
+    ort+=("$(timed "$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 30 | ms)")
+    def+=("$(latency "$work/$m.default" "$input" | ms)")
+    tuned+=("$(latency "$work/$m.tuned" "$input" | ms)")
+  done
+  echo "$m rounds (ms): onnxruntime ${ort[*]}; default ${def[*]}; tuned ${tuned[*]}" >&2
+  o=$(median "${ort[@]}") d=$(median "${def[@]}") t=$(median "${tuned[@]}")
   "$venv/bin/python" -c "
-ort, d, t = $ort, $def, $tuned
-print(f'%-8s %10.3f ms %10.3f ms %10.3f ms %10.2fx %10.2fx' % ('$m', ort*1e3, d*1e3, t*1e3, ort/d, ort/t))"
+ort, d, t = $o, $d, $t
+print('%-8s %10.3f ms %10.3f ms %10.3f ms %10.2fx %10.2fx' % ('$m', ort, d, t, ort/d, ort/t))"
 done

@@ -14,14 +14,6 @@ models=${2:-"resnet18 unet resnet"}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 source bench/models/bench_common.sh
 
-ms() {  # seconds on stdin -> milliseconds
-  "$venv/bin/python" -c 'import sys; print("%.3f" % (float(sys.stdin.read()) * 1e3))'
-}
-median() {  # of the numbers given
-  printf '%s\n' "$@" | sort -g | "$venv/bin/python" -c \
-    'import sys; v=[float(x) for x in sys.stdin]; n=len(v); print("%.3f" % ((v[(n-1)//2]+v[n//2])/2))'
-}
-
 for m in $models; do
   onnx="$work/$m.onnx"
   input="$work/$m.input.npy"
