@@ -220,6 +220,7 @@ bool ReadsVectors(const BufferLoadNode* load,
   return vector;
 }
 
+// InsertPrefetchesAhead (see the header).
 class AheadInserter : public IRMutator {
  protected:
   Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
@@ -240,8 +241,8 @@ class AheadInserter : public IRMutator {
       std::optional<std::vector<std::vector<Expr>>> addresses = AddressesPerIteration(load, inner);
       std::optional<Expr> offset = FlatOffset(load->buffer, load->indices);
       if (!addresses.has_value() || !offset.has_value()) return;
-      // Only streams: a load that moves by less than a line per iteration (A's broadcasts, 4
-      // bytes) reads each line in many iterations, the first of which the hardware covers.
+      // Only streams: a vector that moves by less than a line per iteration reads each line in
+      // several iterations, the first of which the hardware prefetcher covers.
       const int64_t* step = AsConstInt(arith::Simplify(Substitute(*offset, next) - *offset));
       if (step == nullptr ||
           std::abs(*step) * (load->buffer.dtype().bits() / 8) < kCacheLineBytes) {
