@@ -45,8 +45,10 @@ struct ConvTiling {
   // outside the call (PrepackIntoStrips), instead of with a stride of C floats per input channel.
   bool prepack_weights = false;
   // With prepacked weights, SampleCategorical over {0, 1}: whether each tile has the next strip
-  // prefetched while it computes (kPrefetchNextPanel). The default decides 1: ResNet-18's
-  // 7x7x512 convolutions 11% faster inside the model, 3% slower alone (weights in the cache).
+  // prefetched while it computes (kPrefetchNextPanel). The default decides 1 (ResNet-18's
+  // 7x7x512 convolutions 11% faster inside the model, 3% slower alone) unless it prefetches the
+  // strip's own lines ahead (prefetch_ahead), which serves the model better alone and as well
+  // inside it.
   InstValue prefetch_next_strip;
   // With pre-packed weights: SampleCategorical over kPrefetchDistances (tiled_matmul.h), how many
   // channels ahead the innermost reduction loop prefetches the strip's lines into L1

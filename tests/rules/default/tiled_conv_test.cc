@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 #include "codegen/codegen_c.h"
@@ -207,27 +208,42 @@ int LoopsAnnotated(const PrimFunc& f, const std::string& key) {
   return count;
 }
 
-// A tile that reads prepacked weights has its next strip fetched while it computes
-// (kPrefetchNextPanel on its innermost reduction loop, codegen/panel_prefetch.h) where the
-// tiles of a strip run in a row (channel blocks outermost: weights larger than L2 holds beside
-// the input); where they cycle through the strips (small weights, which stay cached) the C has
-// no prefetch, and plain weights carry no annotation. All compute the convolution.
-TEST(TiledConvTest, PrepackedStripsAreFetchedOneStripAhead) {
+// The value of annotation `key` on the loops of `f` that carry it, -1 if none does.
+int64_t AnnotationValue(const PrimFunc& f, const std::string& key) {
+  int64_t value = -1;
+  PostOrderVisitStmts(f->body, [&](const Stmt& s) {
+    const auto* loop = s.as<ForNode>();
+    if (loop != nullptr && loop->annotations.count(key)) {
+      value = std::get<int64_t>(loop->annotations.at(key));
+    }
+  });
+  return value;
+}
+
+// A tile that reads prepacked weights carries both strip prefetches on its innermost reduction
+// loop (codegen/panel_prefetch.h). Weights above half of L2 (3x3x128x256, 1.1 MiB of the
+// target's 1 MiB) get the strip's own lines prefetched 64 channels ahead into L1 and not the
+// next strip; smaller ones (3x3x32x64) the next strip only, which the C leaves out where the
+// tiles cycle through the strips (the weights stay cached); plain weights carry neither. All
+// compute the convolution.
+TEST(TiledConvTest, PrepackedStripsArePrefetched) {
   struct Case {
     int64_t hw, ci, co;
-    bool annotated, prefetched;
+    int64_t next_strip, ahead;  // the annotations' values, -1 for none
+    bool prefetched;
   };
   for (const Case& c : std::vector<Case>{
-           {4, 128, 256, true, true}, {14, 32, 64, true, false}, {6, 16, 20, false, false}}) {
+           {4, 128, 256, 0, 64, true}, {14, 32, 64, 1, 0, false}, {6, 16, 20, -1, -1, false}}) {
     SCOPED_TRACE("CI=" + std::to_string(c.ci) + " CO=" + std::to_string(c.co));
     absl::StatusOr<PrimFunc> func = MakeWorkload("C2D", Conv2d(c.hw, c.ci, c.co, 1));
     ASSERT_TRUE(func.ok()) << func.status();
     const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
-    EXPECT_EQ(LoopsAnnotated(scheduled, kPrefetchNextPanel), c.annotated ? 1 : 0)
-        << PrintFunc(scheduled);
+    EXPECT_EQ(AnnotationValue(scheduled, kPrefetchNextPanel), c.next_strip) << PrintFunc(scheduled);
+    EXPECT_EQ(AnnotationValue(scheduled, kPrefetchAhead), c.ahead) << PrintFunc(scheduled);
     absl::StatusOr<std::string> code = GenerateC(scheduled, "conv");
     ASSERT_TRUE(code.ok()) << code.status();
     EXPECT_EQ(code->find("__builtin_prefetch(&") != std::string::npos, c.prefetched) << *code;
+    EXPECT_EQ(code->find("], 0, 2)"), std::string::npos) << *code;  // no prefetch into L2
     ExpectMatchesReference(scheduled, *func);
   }
 }
