@@ -22,14 +22,6 @@ namespace {
 // is left alone: a panel's tile reads a few vectors per step.
 constexpr int64_t kMaxPrefetchesPerLoad = 16;
 
-// A loop's integer annotation `key`, 0 if it has none.
-int64_t IntAnnotation(const ForNode* op, const char* key) {
-  auto it = op->annotations.find(key);
-  if (it == op->annotations.end()) return 0;
-  const int64_t* value = std::get_if<int64_t>(&it->second);
-  return value != nullptr ? *value : 0;
-}
-
 bool Annotated(const ForNode* op) { return IntAnnotation(op, kPrefetchNextPanel) != 0; }
 
 // The loops of `body`, by their variables.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -12,7 +11,6 @@
 #include "ir/arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/loop_annotations.h"
-#include "ir/printer.h"
 
 namespace tessera {
 namespace {
@@ -96,76 +94,63 @@ std::optional<Stmt> PartitionSelectStore(const ForNode* op, const BufferStoreNod
                  BufferStore(store->buffer, false_value, store->indices));
 }
 
-// Replaces the selects whose condition, in BelowForm, prints as `test` by the value they take
-// where the test holds (`holds`) or fails.
+// Replaces the selects whose condition, in BelowForm, is `test` by the value they take where
+// the test holds (`holds`) or fails.
 class SelectFolder : public IRMutator {
  public:
-  SelectFolder(std::string test, bool holds) : test_(std::move(test)), holds_(holds) {}
+  SelectFolder(Expr test, bool holds) : test_(std::move(test)), holds_(holds) {}
 
  protected:
   Expr VisitExpr_(const SelectNode* op, const Expr& self) override {
     bool flipped = false;
-    if (PrintExpr(BelowForm(op->condition, &flipped)) != test_) {
+    if (!arith::ExprDeepEqual(BelowForm(op->condition, &flipped), test_)) {
       return IRMutator::VisitExpr_(op, self);
     }
     return VisitExpr(holds_ != flipped ? op->true_value : op->false_value);
   }
 
  private:
-  std::string test_;
+  Expr test_;
   bool holds_;
 };
 
-// The loop `op` with body `store` whose value holds selects (not at its top) testing its own
-// variable v against a bound, `v + rest < bound` (or >=, >, <=): split at the first such select's
-// bound, each select on the same test folded to its value on each side. LLaMA's rotary embedding
-// (`x * cos + (d >= 64 ? x[d - 64] : -x[d + 64]) * sin`, Concat of a negated half) kept its loop
-// scalar under -fno-tree-loop-if-convert: 192 us for 2048 rows of 128.
-std::optional<Stmt> PartitionNestedSelects(const ForNode* op, const BufferStoreNode* store) {
+// The loop `op` with body `store` whose value holds selects below its top (a select at the top
+// is PartitionSelectStore's), on a test that reads no buffer:
+//  - a test of its own variable v against a bound (`v + rest < bound`, or >=, >, <=): the loop
+//    is split at the first such bound, each select on that test folded on each side. LLaMA's
+//    rotary embedding (`x * cos + (d >= 64 ? x[d - 64] : -x[d + 64]) * sin`, a Concat of a
+//    negated half) kept its loop scalar under -fno-tree-loop-if-convert: 192 us for 2048 rows
+//    of 128.
+//  - otherwise a test v does not change, of a select between two loads: `if (c) loop(x) else
+//    loop(y)`. The keys' rotation, transposed, picks its half by an outer loop (442-641 us on
+//    two threads). Selects of a constant (a convolution's zero padding) are left to the passes
+//    made for them (GuardIdentityTerm, codegen/unswitch_borders.h).
+std::optional<Stmt> PartitionOnNestedSelects(const ForNode* op, const BufferStoreNode* store) {
   if (store->value.as<SelectNode>() != nullptr) return std::nullopt;
-  std::optional<Expr> bound;
-  std::string test;
+  std::optional<Expr> split_test, bound, unswitch_test;
   PostOrderVisitExprs(store->value, [&](const Expr& e) {
     const auto* select = e.as<SelectNode>();
-    if (select == nullptr || bound.has_value() || ReadsBuffer(select->condition)) return;
+    if (select == nullptr || split_test.has_value() || ReadsBuffer(select->condition)) return;
     bool flipped = false;
     const Expr below = BelowForm(select->condition, &flipped);
-    bound = UpperBound(below, op->loop_var);
-    if (bound.has_value()) test = PrintExpr(below);
+    if ((bound = UpperBound(below, op->loop_var))) {
+      split_test = below;
+    } else if (!unswitch_test.has_value() && ReadsBuffer(select->true_value) &&
+               ReadsBuffer(select->false_value) &&
+               !UsesVar(below, [&](const VarNode* x) { return x == op->loop_var.get(); })) {
+      unswitch_test = below;
+    }
   });
-  if (!bound.has_value()) return std::nullopt;
+  const std::optional<Expr>& test = split_test.has_value() ? split_test : unswitch_test;
+  if (!test.has_value()) return std::nullopt;
   auto folded = [&](bool holds) {
-    return BufferStore(store->buffer, SelectFolder(test, holds).VisitExpr(store->value),
+    return BufferStore(store->buffer, SelectFolder(*test, holds).VisitExpr(store->value),
                        store->indices);
   };
-  return SplitAt(op, *bound, folded(true), folded(false));
-}
-
-// The loop `op` with body `store` whose value holds a select between two loads whose test its
-// variable does not change (and that reads no buffer): `if (c) loop(x) else loop(y)`, each
-// select on the same test folded. LLaMA's rotary embedding of the keys, transposed, picks its
-// half by the tile's row, an outer loop: the select inside the vector loop kept it scalar (2048
-// rows of 128, 442-641 us on two threads). Selects of a constant (a convolution's zero padding)
-// are left to the passes made for them (GuardIdentityTerm, codegen/unswitch_borders.h).
-std::optional<Stmt> UnswitchInvariantSelect(const ForNode* op, const BufferStoreNode* store) {
-  std::optional<Expr> test;
-  PostOrderVisitExprs(store->value, [&](const Expr& e) {
-    const auto* select = e.as<SelectNode>();
-    if (select == nullptr || test.has_value() || ReadsBuffer(select->condition) ||
-        !ReadsBuffer(select->true_value) || !ReadsBuffer(select->false_value) ||
-        UsesVar(select->condition, [&](const VarNode* x) { return x == op->loop_var.get(); })) {
-      return;
-    }
-    bool flipped = false;
-    test = BelowForm(select->condition, &flipped);
-  });
-  if (!test.has_value()) return std::nullopt;
+  if (split_test.has_value()) return SplitAt(op, *bound, folded(true), folded(false));
   auto loop = [&](bool holds) {
-    return For(
-        op->loop_var, op->extent, op->for_kind,
-        BufferStore(store->buffer, SelectFolder(PrintExpr(*test), holds).VisitExpr(store->value),
-                    store->indices),
-        op->thread_tag, op->annotations);
+    return For(op->loop_var, op->extent, op->for_kind, folded(holds), op->thread_tag,
+               op->annotations);
   };
   return IfThenElse(*test, loop(true), loop(false));
 }
@@ -345,19 +330,14 @@ class Partitioner : public IRMutator {
   }
   Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
     const bool saved_skip = skip_zero_terms_;
-    auto skip = op->annotations.find(kSkipZeroTerms);
-    if (skip != op->annotations.end()) {
-      const auto* value = std::get_if<int64_t>(&skip->second);
-      skip_zero_terms_ = value != nullptr && *value != 0;
+    if (op->annotations.count(kSkipZeroTerms)) {
+      skip_zero_terms_ = IntAnnotation(op, kSkipZeroTerms) != 0;
     }
     Stmt body = VisitStmt(op->body);
     skip_zero_terms_ = saved_skip;
     if (const auto* store = body.as<BufferStoreNode>()) {
       if (std::optional<Stmt> split = PartitionSelectStore(op, store)) return *split;
-      if (std::optional<Stmt> split = PartitionNestedSelects(op, store)) return *split;
-      if (std::optional<Stmt> unswitched = UnswitchInvariantSelect(op, store)) {
-        return *unswitched;
-      }
+      if (std::optional<Stmt> split = PartitionOnNestedSelects(op, store)) return *split;
     }
     if (std::optional<Stmt> peeled = PeelByCondition(op, body)) return *peeled;
     if (std::optional<Stmt> unswitched = UnswitchInvariantBranch(op, body)) return *unswitched;

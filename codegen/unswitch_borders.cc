@@ -121,9 +121,7 @@ class Unswitcher : public IRMutator {
  protected:
   Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
     Stmt body = VisitStmt(op->body);
-    auto it = op->annotations.find(kUnswitchBorders);
-    const auto* value = it != op->annotations.end() ? std::get_if<int64_t>(&it->second) : nullptr;
-    if (value != nullptr && *value != 0) {
+    if (IntAnnotation(op, kUnswitchBorders) != 0) {
       InteriorBody interior(CollectInnerLoops(body));
       Stmt fast = interior.VisitStmt(body);
       if (!interior.interior().empty()) {

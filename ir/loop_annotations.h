@@ -3,7 +3,20 @@
 #ifndef TESSERA_IR_LOOP_ANNOTATIONS_H_
 #define TESSERA_IR_LOOP_ANNOTATIONS_H_
 
+#include <cstdint>
+#include <variant>
+
+#include "ir/stmt.h"
+
 namespace tessera {
+
+// The integer value of `loop`'s annotation `key`; 0 where it has none or another kind of value.
+inline int64_t IntAnnotation(const ForNode* loop, const char* key) {
+  auto it = loop->annotations.find(key);
+  if (it == loop->annotations.end()) return 0;
+  const int64_t* value = std::get_if<int64_t>(&it->second);
+  return value != nullptr ? *value : 0;
+}
 
 // Int 1: under this loop, a float sum `acc = acc + select(c, x, 0) * y` becomes
 // `if (c) acc = acc + x * y` (codegen/partition_loops.h), so the multiply-adds of the zero terms

@@ -39,6 +39,16 @@ int64_t MaxRows(const CpuCore& core, int64_t vectors) {
 // blocks of its pixel tiles (half of the 2 MiB L2 of the development machine).
 constexpr int64_t kMaxInnerChannelWeightBytes = int64_t{1} << 20;
 
+// The bytes of a convolution's float weights: a channels-wide column per reduction point
+// (kernel taps x input channels).
+int64_t ConvWeightBytes(const BlockInfo& info) {
+  int64_t weights = info.extents[info.kinds.find_last_of('S')];
+  for (size_t i = 0; i < info.kinds.size(); ++i) {
+    if (info.kinds[i] == 'R') weights *= info.extents[i];
+  }
+  return weights * 4;
+}
+
 std::vector<InstValue> ConvFactors(const std::vector<ExprRV>& rvs) {
   std::vector<InstValue> factors;
   for (ExprRV rv : rvs) factors.push_back(InstValue::Of(rv));
@@ -119,11 +129,7 @@ ChannelsLastKind ClassifyChannelsLast(const Block& block, const BlockInfo& info)
 }
 
 bool ConvChannelsInner(const BlockInfo& info) {
-  int64_t weights = info.extents[info.kinds.find_last_of('S')];
-  for (size_t i = 0; i < info.kinds.size(); ++i) {
-    if (info.kinds[i] == 'R') weights *= info.extents[i];
-  }
-  return weights * 4 <= kMaxInnerChannelWeightBytes;
+  return ConvWeightBytes(info) <= kMaxInnerChannelWeightBytes;
 }
 
 absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info, const CpuCore& core) {
@@ -174,11 +180,7 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info, const CpuCor
                        ? InstValue::IntArray({channels / best_columns, best_columns / lanes})
                        : InstValue::IntArray({channels / best_columns, best_columns});
   tiling.channels_inner = ConvChannelsInner(info);
-  // The weights: a channels-wide column per reduction point (kernel taps x input channels).
-  int64_t weights = channels;
-  for (size_t i = 0; i < info.kinds.size(); ++i)
-    weights *= info.kinds[i] == 'R' ? info.extents[i] : 1;
-  tiling.prefetch_ahead = DefaultPrefetchAhead(weights * 4, core);
+  tiling.prefetch_ahead = DefaultPrefetchAhead(ConvWeightBytes(info), core);
   // Where the strips' own lines are prefetched ahead, the next strip's prefetch into L2 only
   // costs: ResNet-18's 7x7x512 convolution alone ran 0.73-1.10 ms with the first alone, 1.24-1.48
   // with both, 1.23-1.61 with the second alone (11 alternating rounds of `tessera run`), and

@@ -399,7 +399,7 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
 }
 
 InstValue DefaultPrefetchAhead(int64_t weight_bytes, const CpuCore& core) {
-  return InstValue::Int(weight_bytes > core.l2_bytes / 2 ? kDefaultPrefetchChoice : 0);
+  return InstValue::Int(weight_bytes > MaxPanelBytes(core) ? kDefaultPrefetchChoice : 0);
 }
 
 absl::Status PrefetchAhead(Schedule* sch, const LoopRV& loop, const InstValue& decision) {
