@@ -18,6 +18,7 @@
 #include "ir/arith/analyzer.h"
 #include "ir/functor.h"
 #include "ir/loop_annotations.h"
+#include "ir/tensor_core_fragments.h"
 
 namespace tessera {
 namespace {
@@ -185,11 +186,12 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
       return absl::StrCat("__dp4a(", packed(op->args[0]), ", ", packed(op->args[1]), ", ",
                           PrintExpr(op->args[2]), ")");
     }
-    if (name.rfind("wmma::", 0) == 0) {
-      uses_wmma_ = true;
+    if (const std::string operation = FragmentOperation(name); !operation.empty()) {
+      const std::string ns = name.substr(0, name.size() - operation.size() - 2);
+      (ns == kWmmaNamespace ? uses_wmma_ : uses_mma_) = true;
       for (const Expr& a : op->args) {
         const auto* load = a.as<BufferLoadNode>();
-        if (load != nullptr && load->buffer.scope().rfind("wmma.", 0) == 0) {
+        if (load != nullptr && IsFragmentScope(load->buffer.scope())) {
           args.push_back(PrintAccess(load->buffer, load->indices));  // a fragment
         } else if (load != nullptr) {
           args.push_back(Address(a));
@@ -197,15 +199,15 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
           args.push_back(StripParens(PrintExpr(a)));
         }
       }
-      if (name == "wmma::store_matrix_sync" && args.size() == 3) {
-        args.push_back("wmma::mem_row_major");
-      } else if (name == "wmma::fill_fragment" && args.size() == 2) {
+      if (operation == "store_matrix_sync" && args.size() == 3) {
+        args.push_back(ns + "::mem_row_major");
+      } else if (operation == "fill_fragment" && args.size() == 2) {
         const auto* frag = op->args[0].as<BufferLoadNode>();
         if (frag != nullptr && IsF16(frag->buffer.dtype())) {
           args[1] = "__float2half_rn(" + args[1] + ")";
         }
-      } else if (!((name == "wmma::load_matrix_sync" && args.size() == 3) ||
-                   (name == "wmma::mma_sync" && args.size() == 4))) {
+      } else if (!((operation == "load_matrix_sync" && args.size() == 3) ||
+                   (operation == "mma_sync" && args.size() == 4))) {
         Fail(absl::StrCat("cuda codegen: ", name, " with ", args.size(),
                           " arguments (lower it with LowerForGpu first)"));
       }
@@ -321,16 +323,19 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
                         "];"));
     } else if (scope == "local") {
       Line(absl::StrCat("__align__(16) ", StorageType(b.dtype()), " ", name, "[", n, "];"));
-    } else if (scope.rfind("wmma.", 0) == 0) {
-      uses_wmma_ = true;
+    } else if (const std::string ns = FragmentNamespace(scope); !ns.empty()) {
+      (ns == kWmmaNamespace ? uses_wmma_ : uses_mma_) = true;
       std::string elem = StorageType(b.dtype());
       if (b.dtype() == DataType::Int8()) elem = "signed char";
+      const std::string use = scope.substr(scope.find('.') + 1);
+      // tessera_mma's fragments are 16x16x16 and row-major only (codegen/cuda_prelude.h).
+      const std::string shape = ns == kWmmaNamespace ? "16, 16, 16, " : "";
+      const std::string layout = ns == kWmmaNamespace ? ", wmma::row_major" : "";
       std::string type;
-      if (scope == "wmma.matrix_a" || scope == "wmma.matrix_b") {
-        type = absl::StrCat("wmma::fragment<wmma::", scope.substr(5), ", 16, 16, 16, ", elem,
-                            ", wmma::row_major>");
-      } else if (scope == "wmma.accumulator") {
-        type = absl::StrCat("wmma::fragment<wmma::accumulator, 16, 16, 16, ", elem, ">");
+      if (use == "matrix_a" || use == "matrix_b") {
+        type = absl::StrCat(ns, "::fragment<", ns, "::", use, ", ", shape, elem, layout, ">");
+      } else if (use == "accumulator") {
+        type = absl::StrCat(ns, "::fragment<", ns, "::accumulator, ", shape, elem, ">");
       } else {
         Fail(absl::StrCat("cuda codegen: unknown fragment scope ", scope, " of ", b.name()));
         return;
@@ -481,6 +486,7 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
 
  public:
   bool uses_wmma() const { return uses_wmma_; }
+  bool uses_mma() const { return uses_mma_; }
   // The bytes of dynamic shared memory the kernel needs at launch (0: static arrays only).
   int64_t dynamic_shared_bytes() const { return dynamic_shared_ ? dynamic_offset_ : 0; }
 
@@ -491,6 +497,7 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
   int64_t unroll_budget_ = 0;
   int vector_counter_ = 0;
   bool uses_wmma_ = false;
+  bool uses_mma_ = false;
   // Static __shared__ arrays may total at most 48 KiB (ptxas: "uses too much shared data");
   // above that a kernel's shared buffers live in dynamic shared memory, which the runner opts
   // into up to the device's limit (worker/cuda_runner.cc).
@@ -514,11 +521,12 @@ absl::StatusOr<CudaModule> GenerateCuda(const PrimFunc& func, const Target& targ
   TESSERA_RETURN_IF_ERROR(VerifyGpuKernels(kernels, target));
   CudaModule module;
   std::string body;
-  bool wmma = false;
+  bool wmma = false, mma = false;
   for (const GpuKernelInfo& info : kernels) {
     KernelEmitter emitter(lowered, info, &body);
     TESSERA_RETURN_IF_ERROR(emitter.Emit());
     wmma = wmma || emitter.uses_wmma();
+    mma = mma || emitter.uses_mma();
     CudaKernel kernel;
     kernel.name = info.name;
     for (int d = 0; d < 3; ++d) {
@@ -529,7 +537,8 @@ absl::StatusOr<CudaModule> GenerateCuda(const PrimFunc& func, const Target& targ
     kernel.param_indices = info.param_indices;
     module.kernels.push_back(std::move(kernel));
   }
-  module.source = std::string(kCudaPrelude) + (wmma ? kCudaWmmaPrelude : "") + body;
+  module.source = std::string(kCudaPrelude) + (wmma ? kCudaWmmaPrelude : "") +
+                  (mma ? kCudaMmaPrelude : "") + body;
   return module;
 }
 

@@ -114,25 +114,140 @@ const char kCudaWmmaPrelude[] = R"CUDA(#include <mma.h>
 using namespace nvcuda;
 )CUDA";
 
+// Tensor-core fragments of 16x16 tiles (ir/tensor_core_fragments.h) with the calls WMMA's API
+// has, written with the instructions themselves (sm_80 and later): a 16x16x16 product is two
+// mma.sync.aligned.m16n8k16 (the n halves), its operands loaded from shared memory by one
+// ldmatrix.x4 each. Register layouts are the PTX ISA's for m16n8k16 with 16-bit inputs, where
+// of a lane's number g = lane / 4 is its row and t = lane % 4 its pair of columns:
+//   matrix_a  x[0..3]: A[g][2t..2t+1], A[g+8][2t..], A[g][2t+8..], A[g+8][2t+8..];
+//   matrix_b  x[2h], x[2h+1] (n half h): B[2t..2t+1][8h+g], B[2t+8..2t+9][8h+g];
+//   accumulator (float) x[4h..4h+3]: C[g][8h+2t..+1], C[g+8][8h+2t..+1]; (half) x[2h], x[2h+1]:
+//   the same pairs packed.
+// ldmatrix.x4 gives exactly these when lane l points at row l % 16, column 8 * (l / 16) of the
+// 16x16 tile (matrices 0-3: rows 0-7 | 8-15 of columns 0-7, then of columns 8-15), B's
+// transposed (.trans) since a lane holds two k of one n. Rows must be 16-byte aligned (codegen
+// checks the leading dimension).
+const char kCudaMmaPrelude[] = R"CUDA(#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "tessera_mma fragments (mma.sync.m16n8k16, ldmatrix) need sm_80 or later"
+#endif
+namespace tessera_mma {
+struct matrix_a;
+struct matrix_b;
+struct accumulator;
+enum layout_t { mem_row_major };
+template <typename Use, typename T> struct fragment;
+template <typename T> struct fragment<matrix_a, T> { unsigned x[4]; };
+template <typename T> struct fragment<matrix_b, T> { unsigned x[4]; };
+template <> struct fragment<accumulator, float> { float x[8]; };
+template <> struct fragment<accumulator, half> { unsigned x[4]; };
+
+__device__ __forceinline__ unsigned lane_id() {
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+}
+// The shared-memory address lane l gives ldmatrix.x4 for the 16x16 tile at p.
+template <typename T>
+__device__ __forceinline__ unsigned tile_row_address(const T* p, unsigned ldm) {
+  const unsigned lane = lane_id();
+  return static_cast<unsigned>(__cvta_generic_to_shared(p + (lane % 16) * ldm + (lane / 16) * 8));
+}
+template <typename T>
+__device__ __forceinline__ void load_matrix_sync(fragment<matrix_a, T>& f, const T* p, unsigned ldm) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+               : "r"(tile_row_address(p, ldm)));
+}
+template <typename T>
+__device__ __forceinline__ void load_matrix_sync(fragment<matrix_b, T>& f, const T* p, unsigned ldm) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
+               : "r"(tile_row_address(p, ldm)));
+}
+__device__ __forceinline__ void fill_fragment(fragment<accumulator, float>& f, float v) {
+  for (int i = 0; i < 8; ++i) f.x[i] = v;
+}
+__device__ __forceinline__ void fill_fragment(fragment<accumulator, half>& f, half v) {
+  const __half2 pair = __halves2half2(v, v);
+  for (int i = 0; i < 4; ++i) f.x[i] = *reinterpret_cast<const unsigned*>(&pair);
+}
+// D = A * B + C summed in float32, for inputs of CUDA type TYPE (PTX types PTX_TYPES).
+#define TESSERA_MMA_SYNC_F32(TYPE, PTX_TYPES)                                                      \
+  __device__ __forceinline__ void mma_sync(                                                        \
+      fragment<accumulator, float>& d, const fragment<matrix_a, TYPE>& a,                          \
+      const fragment<matrix_b, TYPE>& b, const fragment<accumulator, float>& c) {                  \
+    for (int h = 0; h < 2; ++h) {                                                                  \
+      asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX_TYPES                              \
+                   ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"   \
+                   : "=f"(d.x[4 * h]), "=f"(d.x[4 * h + 1]), "=f"(d.x[4 * h + 2]),                 \
+                     "=f"(d.x[4 * h + 3])                                                          \
+                   : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "r"(b.x[2 * h]),          \
+                     "r"(b.x[2 * h + 1]), "f"(c.x[4 * h]), "f"(c.x[4 * h + 1]),                    \
+                     "f"(c.x[4 * h + 2]), "f"(c.x[4 * h + 3]));                                    \
+    }                                                                                              \
+  }
+TESSERA_MMA_SYNC_F32(half, "f16.f16")
+TESSERA_MMA_SYNC_F32(__nv_bfloat16, "bf16.bf16")
+#undef TESSERA_MMA_SYNC_F32
+__device__ __forceinline__ void mma_sync(fragment<accumulator, half>& d,
+                                         const fragment<matrix_a, half>& a,
+                                         const fragment<matrix_b, half>& b,
+                                         const fragment<accumulator, half>& c) {
+  for (int h = 0; h < 2; ++h) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, "
+        "{%8, %9};\n"
+        : "=r"(d.x[2 * h]), "=r"(d.x[2 * h + 1])
+        : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "r"(b.x[2 * h]), "r"(b.x[2 * h + 1]),
+          "r"(c.x[2 * h]), "r"(c.x[2 * h + 1]));
+  }
+}
+// Stores to global or shared memory, any alignment of the element pairs.
+__device__ __forceinline__ void store_matrix_sync(float* p, const fragment<accumulator, float>& f,
+                                                  unsigned ldm, layout_t) {
+  const unsigned lane = lane_id(), g = lane / 4, t = lane % 4;
+  for (int h = 0; h < 2; ++h) {
+    float* row = p + g * ldm + 8 * h + 2 * t;
+    row[0] = f.x[4 * h];
+    row[1] = f.x[4 * h + 1];
+    row[8 * ldm] = f.x[4 * h + 2];
+    row[8 * ldm + 1] = f.x[4 * h + 3];
+  }
+}
+__device__ __forceinline__ void store_matrix_sync(half* p, const fragment<accumulator, half>& f,
+                                                  unsigned ldm, layout_t) {
+  const unsigned lane = lane_id(), g = lane / 4, t = lane % 4;
+  for (int h = 0; h < 2; ++h) {
+    half* row = p + g * ldm + 8 * h + 2 * t;
+    for (int r = 0; r < 2; ++r) {
+      const __half2 pair = *reinterpret_cast<const __half2*>(&f.x[2 * h + r]);
+      row[8 * r * ldm] = __low2half(pair);
+      row[8 * r * ldm + 1] = __high2half(pair);
+    }
+  }
+}
+}  // namespace tessera_mma
+)CUDA";
+
 const std::set<std::string>& CudaReservedNames() {
   static const std::set<std::string>* names = new std::set<std::string>{
       // C++ keywords and literals.
-      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-      "class", "const", "constexpr", "const_cast", "continue", "decltype", "default", "delete",
-      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
-      "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace",
-      "new", "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public",
-      "register", "reinterpret_cast", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "throw", "true",
-      "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
-      "volatile", "while", "xor",
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class",
+      "const", "constexpr", "const_cast", "continue", "decltype", "default", "delete", "do",
+      "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float",
+      "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+      "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public", "register",
+      "reinterpret_cast", "return", "short", "signed", "sizeof", "static", "static_assert",
+      "static_cast", "struct", "switch", "template", "this", "throw", "true", "try", "typedef",
+      "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while",
+      "xor",
       // CUDA builtins and types generated code names.
       "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "half", "half2", "nv_bfloat16",
-      "float2", "float4", "int2", "int4", "uint2", "uint4", "wmma", "nvcuda", "min", "max",
-      "__syncthreads", "__dp4a",
+      "float2", "float4", "int2", "int4", "uint2", "uint4", "wmma", "nvcuda", "tessera_mma", "min",
+      "max", "__syncthreads", "__dp4a",
       // Math functions.
-      "exp", "expf", "log", "logf", "sqrt", "sqrtf", "tanh", "tanhf", "erf", "erff", "pow",
-      "powf", "fabs", "fabsf", "floor", "floorf", "ceil", "ceilf", "abs", "llabs", "main"};
+      "exp", "expf", "log", "logf", "sqrt", "sqrtf", "tanh", "tanhf", "erf", "erff", "pow", "powf",
+      "fabs", "fabsf", "floor", "floorf", "ceil", "ceilf", "abs", "llabs", "main"};
   return *names;
 }
 

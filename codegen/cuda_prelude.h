@@ -13,8 +13,11 @@ namespace tessera {
 // Every helper's name starts with tessera_. Needs cuda_fp16.h and cuda_bf16.h on the include
 // path (NVRTC: -I<cuda>/include).
 extern const char kCudaPrelude[];
-// Added after the prelude when a kernel uses tensor cores.
+// Added after the prelude when a kernel uses WMMA fragments.
 extern const char kCudaWmmaPrelude[];
+// Added after the prelude when a kernel uses Tessera's own fragments (namespace tessera_mma:
+// ldmatrix and mma.sync.m16n8k16 behind WMMA's calls; ir/tensor_core_fragments.h).
+extern const char kCudaMmaPrelude[];
 
 // C++/CUDA keywords, builtin variables and types, and math functions generated code calls.
 const std::set<std::string>& CudaReservedNames();

@@ -17,6 +17,7 @@
 #include "ir/arith/analyzer.h"
 #include "ir/arith/int_set.h"
 #include "ir/functor.h"
+#include "ir/tensor_core_fragments.h"
 
 namespace tessera {
 namespace lower_gpu_internal {
@@ -36,8 +37,6 @@ bool IsVthreadTag(const std::string& tag) { return tag.rfind("vthread", 0) == 0;
 namespace {
 
 using namespace lower_gpu_internal;  // NOLINT: this file implements them.
-
-bool IsWmmaScope(const std::string& scope) { return scope.rfind("wmma.", 0) == 0; }
 
 // The top-level statements of a body (its sequence, or itself).
 std::vector<Stmt> TopLevel(const Stmt& body) {
@@ -89,7 +88,7 @@ absl::Status CheckBound(const Stmt& s, bool bound) {
 
 constexpr int64_t kWmmaTile = 16;
 
-// Turns fragment buffers into 1-D arrays of 16x16 tiles and the wmma calls into their lowered
+// Turns fragment buffers into 1-D arrays of 16x16 tiles and the fragment calls into their lowered
 // argument lists (lower_gpu.h).
 class FragmentRewriter : public IRMutator {
  public:
@@ -98,7 +97,7 @@ class FragmentRewriter : public IRMutator {
  protected:
   Stmt VisitStmt_(const AllocateNode* op, const Stmt& self) override {
     const Buffer& b = op->buffer;
-    if (!IsWmmaScope(b.scope())) return IRMutator::VisitStmt_(op, self);
+    if (!IsFragmentScope(b.scope())) return IRMutator::VisitStmt_(op, self);
     // 2-D, or with leading unit dimensions (a batch of 1).
     const int nd = b.ndim();
     bool matrix = nd >= 2;
@@ -120,36 +119,37 @@ class FragmentRewriter : public IRMutator {
   Expr VisitExpr_(const BufferLoadNode* op, const Expr& self) override {
     if (tiles_.count(op->buffer.get())) {
       Fail(absl::StrCat("lower_gpu: fragment ", op->buffer.name(),
-                        " is read element-wise (only wmma calls can access fragments)"));
+                        " is read element-wise (only fragment calls can access fragments)"));
       return self;
     }
     return IRMutator::VisitExpr_(op, self);
   }
 
   Stmt VisitStmt_(const BufferStoreNode* op, const Stmt& self) override {
-    if (IsWmmaScope(op->buffer.scope())) {
+    if (IsFragmentScope(op->buffer.scope())) {
       Fail(absl::StrCat("lower_gpu: fragment ", op->buffer.name(),
-                        " is written element-wise (only wmma calls can access fragments)"));
+                        " is written element-wise (only fragment calls can access fragments)"));
       return self;
     }
     return IRMutator::VisitStmt_(op, self);
   }
 
   Expr VisitExpr_(const CallNode* op, const Expr& self) override {
-    if (op->op != CallOp::kExtern || op->name.rfind("wmma::", 0) != 0) {
+    if (op->op != CallOp::kExtern || !IsFragmentCall(op->name)) {
       return IRMutator::VisitExpr_(op, self);
     }
     const std::string& name = op->name;
+    const std::string operation = FragmentOperation(name);
     std::vector<Expr> args;
     size_t arity = 0;
-    if (name == "wmma::load_matrix_sync" || name == "wmma::store_matrix_sync") {
+    if (operation == "load_matrix_sync" || operation == "store_matrix_sync") {
       arity = 2;
-    } else if (name == "wmma::fill_fragment") {
+    } else if (operation == "fill_fragment") {
       arity = 2;
-    } else if (name == "wmma::mma_sync") {
+    } else if (operation == "mma_sync") {
       arity = 4;
     } else {
-      Fail(absl::StrCat("lower_gpu: unknown wmma call ", name));
+      Fail(absl::StrCat("lower_gpu: unknown fragment call ", name));
       return self;
     }
     if (op->args.size() < arity) {
@@ -157,24 +157,38 @@ class FragmentRewriter : public IRMutator {
       return self;
     }
     Expr ld;
+    std::string memory;  // the buffer of the memory operand
     for (size_t i = 0; i < arity; ++i) {
       const auto* load = op->args[i].as<BufferLoadNode>();
       if (load != nullptr && tiles_.count(load->buffer.get())) {
         args.push_back(TileLoad(load));
-      } else if (load != nullptr && IsWmmaScope(load->buffer.scope())) {
+      } else if (load != nullptr && IsFragmentScope(load->buffer.scope())) {
         Fail(absl::StrCat("lower_gpu: fragment ", load->buffer.name(),
                           " must be allocated by the root block"));
         return self;
-      } else if (load != nullptr && name != "wmma::fill_fragment") {
+      } else if (load != nullptr && operation != "fill_fragment") {
         args.push_back(IRMutator::VisitExpr(op->args[i]));
         ld = LeadingDimension(load->buffer);
+        memory = load->buffer.name();
       } else {
         args.push_back(IRMutator::VisitExpr(op->args[i]));
       }
     }
-    if (name == "wmma::load_matrix_sync" || name == "wmma::store_matrix_sync") {
+    if (operation == "load_matrix_sync" || operation == "store_matrix_sync") {
       if (!ld.defined()) {
         Fail(absl::StrCat("lower_gpu: ", name, " has no memory operand"));
+        return self;
+      }
+      // ldmatrix reads rows of 16 bytes at 16-byte aligned addresses: the tile's rows must
+      // start so (the tile itself starts at a multiple of 16 elements of an aligned buffer).
+      const int64_t* ld_elements = AsConstInt(ld);
+      if (name.rfind(kMmaNamespace, 0) == 0 && operation == "load_matrix_sync" &&
+          (ld_elements == nullptr || *ld_elements * op->args[1].dtype().bytes() % 16 != 0)) {
+        Fail(absl::StrCat(
+            "lower_gpu: ", name, " of ", memory,
+            ": ldmatrix needs rows a constant "
+            "multiple of 16 bytes apart, the leading dimension is ",
+            ld_elements != nullptr ? absl::StrCat(*ld_elements, " elements") : "not constant"));
         return self;
       }
       args.push_back(ld);
@@ -199,7 +213,7 @@ class FragmentRewriter : public IRMutator {
 
   Expr LeadingDimension(const Buffer& b) {
     if (b.ndim() < 2) {
-      Fail(absl::StrCat("lower_gpu: wmma operand ", b.name(), " has fewer than 2 dimensions"));
+      Fail(absl::StrCat("lower_gpu: fragment operand ", b.name(), " has fewer than 2 dimensions"));
       return Expr(0);
     }
     if (!b->strides.empty()) return b->strides[b.ndim() - 2];

@@ -25,6 +25,7 @@
 #include "ir/arith/linear.h"
 #include "ir/arith/simplify.h"
 #include "ir/functor.h"
+#include "ir/tensor_core_fragments.h"
 
 namespace tessera {
 namespace lower_gpu_internal {
@@ -158,8 +159,9 @@ class SyncPlanner {
         for (size_t i = 0; i < call->args.size(); ++i) {
           const auto* load = call->args[i].as<BufferLoadNode>();
           if (load == nullptr || load->buffer.scope() != "shared") continue;
-          bool writes = (call->name == "wmma::store_matrix_sync" && i == 0) ||
-                        (call->name.rfind("wmma::", 0) != 0 && call->name != "__dp4a");
+          const std::string operation = FragmentOperation(call->name);
+          bool writes = (operation == "store_matrix_sync" && i == 0) ||
+                        (operation.empty() && call->name != "__dp4a");
           Expr index = load->indices.empty() ? Expr(0) : load->indices[0];
           AddUnique(&sum->accesses, {load->buffer.get(), load->buffer.name(), false, index, false});
           if (writes) {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ir/functor.h"
+#include "ir/tensor_core_fragments.h"
 
 namespace tessera {
 namespace {
@@ -18,16 +19,16 @@ absl::Status Invalid(const std::string& message) {
   return absl::InvalidArgumentError("verify_gpu: " + message);
 }
 
-// Tensor-core fragments the target's architecture lacks: float16 ones need sm_70 (Volta),
-// bfloat16 ones sm_80 (Ampere).
+// Tensor-core fragments the target's architecture lacks: float16 WMMA ones need sm_70 (Volta),
+// bfloat16 ones and Tessera's own mma.sync fragments sm_80 (Ampere).
 absl::Status CheckFragmentsRunOn(const PrimFunc& func, const Target& target) {
   absl::Status status = absl::OkStatus();
   PostOrderVisitStmts(func.body(), [&](const Stmt& stmt) {
     const auto* realize = stmt.as<BlockRealizeNode>();
     if (realize == nullptr || !status.ok()) return;
     for (const Buffer& b : realize->block->alloc_buffers) {
-      if (b.scope().rfind("wmma.", 0) != 0) continue;
-      const int needs = b.dtype() == DataType::BFloat16() ? 80 : 70;
+      if (!IsFragmentScope(b.scope())) continue;
+      const int needs = FragmentMinComputeCapability(b.scope(), b.dtype() == DataType::BFloat16());
       if (target.compute_capability() < needs) {
         status = Invalid(absl::StrCat("the ", b.dtype().ToString(), " tensor-core fragment ",
                                       b.name(), " (", b.scope(), ") needs sm_", needs,

@@ -1,11 +1,12 @@
-// The tensor-intrinsic registry, the built-in intrinsics (the CUDA WMMA float16 group with
-// 16x16x16 fragments, after TVM's tir/tensor_intrin/cuda.py, and dp4a), and the matching of a
-// block against a description (after TVM's TensorizeComparator).
+// The tensor-intrinsic registry, the built-in intrinsics (16x16x16 tensor-core fragments of the
+// WMMA API and of Tessera's own mma.sync, after TVM's tir/tensor_intrin/cuda.py, and dp4a), and the
+// matching of a block against a description (after TVM's TensorizeComparator).
 #include "schedule/tensor_intrin.h"
 
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -16,6 +17,7 @@
 #include "ir/arith/int_set.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "ir/tensor_core_fragments.h"
 
 namespace tessera {
 namespace {
@@ -96,53 +98,45 @@ TensorIntrin WmmaCopy(const std::string& name, const Buffer& src, const Buffer& 
 }
 
 std::vector<TensorIntrin> BuiltinIntrins() {
-  const DataType f16 = DataType::Float16(), f32 = DataType::Float32(), bf16 = DataType::BFloat16();
   const std::vector<Expr> tile = {Expr(16), Expr(16)};
   std::vector<TensorIntrin> out;
-
-  // Loads of shared-memory tiles into matrix_a / matrix_b fragments, per input dtype.
-  for (const auto& [in, load_a, load_b] : {std::tuple{f16, kWmmaLoadA, kWmmaLoadB},
-                                           std::tuple{bf16, kWmmaLoadABf16, kWmmaLoadBBf16}}) {
-    out.push_back(WmmaCopy(load_a, Buf("A", in, tile, "shared"),
-                           Buf("A_frag", in, tile, "wmma.matrix_a"), "wmma::load_matrix_sync"));
-    out.push_back(WmmaCopy(load_b, Buf("B", in, tile, "shared"),
-                           Buf("B_frag", in, tile, "wmma.matrix_b"), "wmma::load_matrix_sync"));
-  }
-  // Per pair of input and accumulator dtypes (float16 -> float32, float16 -> float16, bfloat16
-  // -> float32): the multiply-accumulate (products widened to a float32 accumulator), and per
-  // accumulator the store to global or shared memory and the fill.
-  struct AccumulatorGroup {
-    DataType in, acc;
-    const char* store;  // nullptr: the accumulator's store and fill are an earlier group's
-    const char* fill;
-    const char* sync;
-  };
-  for (const AccumulatorGroup& g :
-       {AccumulatorGroup{f16, f32, kWmmaStore, kWmmaFill, kWmmaSync},
-        AccumulatorGroup{f16, f16, kWmmaStoreF16, kWmmaFillF16, kWmmaSyncF16},
-        AccumulatorGroup{bf16, f32, nullptr, nullptr, kWmmaSyncBf16}}) {
-    if (g.store != nullptr) {
-      out.push_back(WmmaCopy(g.store, Buf("C_frag", g.acc, tile, "wmma.accumulator"),
-                             Buf("C", g.acc, tile, "global"), "wmma::store_matrix_sync"));
+  std::set<std::string> made;  // groups share their loads, fills and stores
+  for (const TensorCoreIntrins& g : TensorCoreIntrinGroups()) {
+    const std::string ns = FragmentNamespace(g.Scope("matrix_a"));
+    auto call = [&](const char* operation) { return absl::StrCat(ns, "::", operation); };
+    // Loads of shared-memory tiles into matrix_a / matrix_b fragments.
+    if (made.insert(g.load_a).second) {
+      out.push_back(WmmaCopy(g.load_a, Buf("A", g.in, tile, "shared"),
+                             Buf("A_frag", g.in, tile, g.Scope("matrix_a")),
+                             call("load_matrix_sync")));
+      out.push_back(WmmaCopy(g.load_b, Buf("B", g.in, tile, "shared"),
+                             Buf("B_frag", g.in, tile, g.Scope("matrix_b")),
+                             call("load_matrix_sync")));
     }
-    // Fill: the init of an accumulator. impl: wmma::fill_fragment(C[0, 0], 0, 16, 16, 16).
-    if (g.fill != nullptr) {
-      Buffer c = Buf("C_frag", g.acc, tile, "wmma.accumulator");
+    // The store of an accumulator to global or shared memory.
+    if (made.insert(g.store).second) {
+      out.push_back(WmmaCopy(g.store, Buf("C_frag", g.acc, tile, g.Scope("accumulator")),
+                             Buf("C", g.acc, tile, "global"), call("store_matrix_sync")));
+    }
+    // Fill: the init of an accumulator. impl: fill_fragment(C[0, 0], 0, 16, 16, 16).
+    if (made.insert(g.fill).second) {
+      Buffer c = Buf("C_frag", g.acc, tile, g.Scope("accumulator"));
       Stmt body = GridBlock("fill", {16, 16}, "SS", [&](const std::vector<Expr>& v) {
         return BufferStore(c, FloatImm(g.acc, 0.0), {v[0], v[1]});
       });
       Buffer ic = c.WithName(c.name());
-      Stmt call = Evaluate(
-          CallExtern(DataType::Int32(), "wmma::fill_fragment",
-                     {At00(ic), FloatImm(g.acc, 0.0), Expr(16), Expr(16), Expr(16)}));
+      Stmt fill =
+          Evaluate(CallExtern(DataType::Int32(), call("fill_fragment"),
+                              {At00(ic), FloatImm(g.acc, 0.0), Expr(16), Expr(16), Expr(16)}));
       out.push_back(TensorIntrin{g.fill,
                                  Func("wmma_fill_desc", {c}, body, {}, {BufferRegion::Full(c)}),
-                                 Func("wmma_fill_impl", {ic}, call, {}, {BufferRegion::Full(ic)})});
+                                 Func("wmma_fill_impl", {ic}, fill, {}, {BufferRegion::Full(ic)})});
     }
-    {  // C += A * B. impl: wmma::mma_sync(C[0, 0], A[0, 0], B[0, 0], C[0, 0], 16, 16, 16).
-      Buffer a = Buf("A_frag", g.in, tile, "wmma.matrix_a");
-      Buffer b = Buf("B_frag", g.in, tile, "wmma.matrix_b");
-      Buffer c = Buf("C_frag", g.acc, tile, "wmma.accumulator");
+    {  // C += A * B (products widened to the accumulator).
+       // impl: mma_sync(C[0, 0], A[0, 0], B[0, 0], C[0, 0], 16, 16, 16).
+      Buffer a = Buf("A_frag", g.in, tile, g.Scope("matrix_a"));
+      Buffer b = Buf("B_frag", g.in, tile, g.Scope("matrix_b"));
+      Buffer c = Buf("C_frag", g.acc, tile, g.Scope("accumulator"));
       Stmt body = GridBlock("update", {16, 16, 16}, "SSR", [&](const std::vector<Expr>& v) {
         Expr prod = g.acc == g.in
                         ? a.Load({v[0], v[2]}) * b.Load({v[2], v[1]})
@@ -150,8 +144,8 @@ std::vector<TensorIntrin> BuiltinIntrins() {
         return BufferStore(c, c.Load({v[0], v[1]}) + prod, {v[0], v[1]});
       });
       Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());
-      Stmt call = Evaluate(
-          CallExtern(DataType::Int32(), "wmma::mma_sync",
+      Stmt mma = Evaluate(
+          CallExtern(DataType::Int32(), call("mma_sync"),
                      {At00(ic), At00(ia), At00(ib), At00(ic), Expr(16), Expr(16), Expr(16)}));
       std::vector<BufferRegion> reads = {BufferRegion::Full(c), BufferRegion::Full(a),
                                          BufferRegion::Full(b)};
@@ -159,7 +153,7 @@ std::vector<TensorIntrin> BuiltinIntrins() {
                                           BufferRegion::Full(ib)};
       out.push_back(TensorIntrin{
           g.sync, Func("wmma_sync_desc", {a, b, c}, body, reads, {BufferRegion::Full(c)}),
-          Func("wmma_sync_impl", {ia, ib, ic}, call, ireads, {BufferRegion::Full(ic)})});
+          Func("wmma_sync_impl", {ia, ib, ic}, mma, ireads, {BufferRegion::Full(ic)})});
     }
   }
   {  // C[0] += sum_k int32(A[k]) * int32(B[k]) over 4 int8 lanes.
@@ -186,6 +180,31 @@ std::vector<TensorIntrin> BuiltinIntrins() {
   }
   return out;
 }
+
+}  // namespace
+
+const std::vector<TensorCoreIntrins>& TensorCoreIntrinGroups() {
+  const DataType f16 = DataType::Float16(), f32 = DataType::Float32(), bf16 = DataType::BFloat16();
+  static const std::vector<TensorCoreIntrins>* groups = new std::vector<TensorCoreIntrins>{
+      {f16, f32, "wmma", 70, kWmmaFill, kWmmaLoadA, kWmmaLoadB, kWmmaSync, kWmmaStore},
+      {f16, f16, "wmma", 70, kWmmaFillF16, kWmmaLoadA, kWmmaLoadB, kWmmaSyncF16, kWmmaStoreF16},
+      {bf16, f32, "wmma", 80, kWmmaFill, kWmmaLoadABf16, kWmmaLoadBBf16, kWmmaSyncBf16, kWmmaStore},
+      {f16, f32, "mma", 80, kMmaFill, kMmaLoadA, kMmaLoadB, kMmaSync, kMmaStore},
+      {f16, f16, "mma", 80, kMmaFillF16, kMmaLoadA, kMmaLoadB, kMmaSyncF16, kMmaStoreF16},
+      {bf16, f32, "mma", 80, kMmaFill, kMmaLoadABf16, kMmaLoadBBf16, kMmaSyncBf16, kMmaStore},
+  };
+  return *groups;
+}
+
+const TensorCoreIntrins* FindTensorCoreIntrins(DataType in, DataType acc,
+                                               const std::string& family) {
+  for (const TensorCoreIntrins& g : TensorCoreIntrinGroups()) {
+    if (g.in == in && g.acc == acc && g.family == family) return &g;
+  }
+  return nullptr;
+}
+
+namespace {
 
 // ---- Validation and the registry ---------------------------------------------------------
 

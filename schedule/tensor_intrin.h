@@ -51,7 +51,50 @@ inline constexpr char kWmmaStoreF16[] = "wmma_store_16x16x16_f16";
 inline constexpr char kWmmaLoadABf16[] = "wmma_load_16x16x16_bf16_a";
 inline constexpr char kWmmaLoadBBf16[] = "wmma_load_16x16x16_bf16_b";
 inline constexpr char kWmmaSyncBf16[] = "wmma_sync_16x16x16_bf16bf16f32";
+// The same operations on Tessera's own fragments (scopes "mma.*", sm_80 and later: ldmatrix and
+// mma.sync.m16n8k16, ir/tensor_core_fragments.h).
+inline constexpr char kMmaLoadA[] = "mma_load_16x16x16_f16_a";
+inline constexpr char kMmaLoadB[] = "mma_load_16x16x16_f16_b";
+inline constexpr char kMmaFill[] = "mma_fill_16x16x16_f32";
+inline constexpr char kMmaSync[] = "mma_sync_16x16x16_f16f16f32";
+inline constexpr char kMmaStore[] = "mma_store_16x16x16_f32";
+inline constexpr char kMmaFillF16[] = "mma_fill_16x16x16_f16";
+inline constexpr char kMmaSyncF16[] = "mma_sync_16x16x16_f16f16f16";
+inline constexpr char kMmaStoreF16[] = "mma_store_16x16x16_f16";
+inline constexpr char kMmaLoadABf16[] = "mma_load_16x16x16_bf16_a";
+inline constexpr char kMmaLoadBBf16[] = "mma_load_16x16x16_bf16_b";
+inline constexpr char kMmaSyncBf16[] = "mma_sync_16x16x16_bf16bf16f32";
 inline constexpr char kDp4a[] = "dp4a";
+
+// The five intrinsics of one tensor-core product of 16x16x16 tiles: inputs `in` summed in `acc`,
+// with fragments of `family` ("wmma" or "mma", the prefix of their scopes).
+struct TensorCoreIntrins {
+  DataType in, acc;
+  std::string family;
+  int min_compute_capability;
+  const char* fill;
+  const char* load_a;
+  const char* load_b;
+  const char* sync;
+  const char* store;
+  // The scope of the fragments of `use` ("matrix_a", "matrix_b", "accumulator").
+  std::string Scope(const char* use) const { return family + "." + use; }
+};
+
+// Shared tiles that feed these fragments get their rows padded by 8 16-bit elements
+// (StorageAlign(kTensorCoreRowAlign, kTensorCoreRowPad); compaction keeps the pad): a tile 16k
+// elements wide then has rows an odd number of 16-byte groups apart, so the eight rows of 16 bytes
+// one ldmatrix reads fall on distinct banks.
+inline constexpr int kTensorCoreRowAlign = 32;
+inline constexpr int kTensorCoreRowPad = 8;
+
+// The built-in products: float16 summed in float32 or float16, bfloat16 summed in float32, each
+// with WMMA's fragments and with Tessera's own.
+const std::vector<TensorCoreIntrins>& TensorCoreIntrinGroups();
+
+// The built-in product of `in` summed in `acc` with fragments of `family`; nullptr if none.
+const TensorCoreIntrins* FindTensorCoreIntrins(DataType in, DataType acc,
+                                               const std::string& family);
 
 // Adds `intrin`. kInvalidArgument if it breaks the conventions above (naming what),
 // kAlreadyExists if an intrinsic of that name is registered.

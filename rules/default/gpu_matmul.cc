@@ -20,12 +20,13 @@
 // * B[S.., K, J] (one iterator each for I, J and K, all multiples of 16): the 16x16x16 inner tile
 // is blockized; per thread block a 64 x 64 tile (fewer warps / fragments where 64 does not divide)
 // on up to 2 x 2 warps (threadIdx.y), each warp 2 x 2 fragments; A and B tiles of k step 32 staged
-// in shared memory, fetched by every thread (threadIdx.y x 32 threadIdx.x, 4-wide vectors when they
-// divide); wmma.matrix_a / matrix_b fragments loaded at the inner k loop; a wmma.accumulator
-// fragment per warp stored to a shared C tile, which goes to global memory through every thread
-// with the epilogues inlined; init decomposed at the outer k loop; loads, fill, mma and store
-// tensorized with the WMMA intrinsics of the input and accumulator dtypes. If any step refuses, the
-// SIMT path is taken instead.
+// in shared memory (rows padded against bank conflicts, schedule/tensor_intrin.h), fetched by
+// every thread (threadIdx.y x 32 threadIdx.x, 4-wide vectors when they divide); matrix_a / matrix_b
+// fragments loaded at the inner k loop; an accumulator fragment per warp stored to a shared C tile,
+// which goes to global memory through every thread with the epilogues inlined; init decomposed at
+// the outer k loop; loads, fill, mma and store tensorized with the intrinsics of the input and
+// accumulator dtypes: Tessera's own ldmatrix and mma.sync fragments on sm_80 and later, WMMA's
+// before (schedule/tensor_intrin.h). If any step refuses, the SIMT path is taken instead.
 #include <algorithm>
 #include <string>
 #include <tuple>
@@ -166,48 +167,31 @@ absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, con
 
 // ---- Tensor-core path ------------------------------------------------------------------
 
-constexpr int64_t kWmma = 16, kWarp = 32;
+constexpr int64_t kFragment = 16, kWarp = 32;
 
-struct WmmaIntrins {
-  int min_compute_capability;
-  const char* load_a;
-  const char* load_b;
-  const char* fill;
-  const char* sync;
-  const char* store;
-};
-
-// The WMMA intrinsics for `block` (float16 inputs and a float16 or float32 accumulator, or
-// bfloat16 inputs and a float32 accumulator) when the
-// GEMM is C[S.., I, J] += A[S.., I, K] * B[S.., K, J] with one iterator per I, J, K, each a
-// multiple of 16; nullopt otherwise.
-std::optional<WmmaIntrins> MatchWmma(const Block& block, const GemmMatch& g,
-                                     const std::vector<int64_t>& extents) {
+// The tensor-core intrinsics for `block` (float16 inputs and a float16 or float32 accumulator,
+// or bfloat16 inputs and a float32 accumulator) with fragments of `family`, when the GEMM is
+// C[S.., I, J] += A[S.., I, K] * B[S.., K, J] with one iterator per I, J, K, each a multiple of
+// 16; nullptr otherwise.
+const TensorCoreIntrins* MatchTensorCore(const Block& block, const GemmMatch& g,
+                                         const std::vector<int64_t>& extents,
+                                         const std::string& family) {
   const Buffer& a = block->reads[g.a].buffer;
   const Buffer& b = block->reads[g.b].buffer;
   const Buffer& c = block->writes[0].buffer;
-  if (a.dtype() != b.dtype()) return std::nullopt;
-  std::optional<WmmaIntrins> intrins;
-  if (a.dtype() == DataType::Float16() && c.dtype() == DataType::Float16()) {
-    intrins = WmmaIntrins{70, kWmmaLoadA, kWmmaLoadB, kWmmaFillF16, kWmmaSyncF16, kWmmaStoreF16};
-  }
-  if (a.dtype() == DataType::Float16() && c.dtype() == DataType::Float32()) {
-    intrins = WmmaIntrins{70, kWmmaLoadA, kWmmaLoadB, kWmmaFill, kWmmaSync, kWmmaStore};
-  }
-  if (a.dtype() == DataType::BFloat16() && c.dtype() == DataType::Float32()) {
-    intrins = WmmaIntrins{80, kWmmaLoadABf16, kWmmaLoadBBf16, kWmmaFill, kWmmaSyncBf16, kWmmaStore};
-  }
-  if (!intrins.has_value()) return std::nullopt;
-  if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return std::nullopt;
+  if (a.dtype() != b.dtype()) return nullptr;
+  const TensorCoreIntrins* intrins = FindTensorCoreIntrins(a.dtype(), c.dtype(), family);
+  if (intrins == nullptr) return nullptr;
+  if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return nullptr;
   int k = -1;
   for (int v : g.groups[kGemmK]) {
     if (extents[v] == 1) continue;
-    if (k >= 0) return std::nullopt;
+    if (k >= 0) return nullptr;
     k = v;
   }
   const int i = g.groups[kGemmI][0], j = g.groups[kGemmJ][0];
   for (int v : {i, j, k}) {
-    if (v < 0 || extents[v] <= 0 || extents[v] % kWmma != 0) return std::nullopt;
+    if (v < 0 || extents[v] <= 0 || extents[v] % kFragment != 0) return nullptr;
   }
   // Trailing dimensions in the intrinsics' order; leading ones batch iterators or constants.
   auto laid_out = [&](const Buffer& buffer, int row, int col) {
@@ -220,7 +204,7 @@ std::optional<WmmaIntrins> MatchWmma(const Block& block, const GemmMatch& g,
     }
     return true;
   };
-  if (!laid_out(a, i, k) || !laid_out(b, k, j) || !laid_out(c, i, j)) return std::nullopt;
+  if (!laid_out(a, i, k) || !laid_out(b, k, j) || !laid_out(c, i, j)) return nullptr;
   return intrins;
 }
 
@@ -234,34 +218,36 @@ absl::Status TensorizeTile(Schedule* sch, BlockRV block, const std::string& intr
   if (loops.size() < 2) return absl::InvalidArgumentError("copy block has fewer than 2 loops");
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<LoopRV> rows,
-      sch->Split(loops[loops.size() - 2], {InstValue(), InstValue::Int(kWmma)}));
+      sch->Split(loops[loops.size() - 2], {InstValue(), InstValue::Int(kFragment)}));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> cols,
-                           sch->Split(loops.back(), {InstValue(), InstValue::Int(kWmma)}));
+                           sch->Split(loops.back(), {InstValue(), InstValue::Int(kFragment)}));
   TESSERA_RETURN_IF_ERROR(sch->Reorder({rows[0], cols[0], rows[1], cols[1]}));
   TESSERA_ASSIGN_OR_RETURN(BlockRV outer, sch->Blockize(rows[1]));
   return sch->Tensorize(outer, intrin);
 }
 
 // `stages` >= 2: the k step's shared tiles are software-pipelined over that many buffers.
-absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block, const GemmMatch& g,
-                       const WmmaIntrins& intrins, int64_t stages) {
+absl::Status ApplyTensorCore(Schedule* sch, const BlockInfo& main, const Block& block,
+                             const GemmMatch& g, const TensorCoreIntrins& intrins, int64_t stages) {
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   // Per dimension: [blocks, warps, fragments per warp, 16]; k: [steps, fragments, 16].
-  const int64_t frags_i = std::min<int64_t>(Divisor4(loops.extent_i / kWmma), 2);
-  const int64_t warps_i = std::min<int64_t>(Divisor4(loops.extent_i / kWmma / frags_i), 2);
-  const int64_t frags_j = std::min<int64_t>(Divisor4(loops.extent_j / kWmma), 2);
-  const int64_t warps_j = std::min<int64_t>(Divisor4(loops.extent_j / kWmma / frags_j), 2);
-  const int64_t frags_k = std::min<int64_t>(Divisor4(loops.extent_k / kWmma), 2);
+  const int64_t frags_i = std::min<int64_t>(Divisor4(loops.extent_i / kFragment), 2);
+  const int64_t warps_i = std::min<int64_t>(Divisor4(loops.extent_i / kFragment / frags_i), 2);
+  const int64_t frags_j = std::min<int64_t>(Divisor4(loops.extent_j / kFragment), 2);
+  const int64_t warps_j = std::min<int64_t>(Divisor4(loops.extent_j / kFragment / frags_j), 2);
+  const int64_t frags_k = std::min<int64_t>(Divisor4(loops.extent_k / kFragment), 2);
   const int64_t warps = warps_i * warps_j;
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> i,
-                           sch->Split(loops.i, {InstValue(), InstValue::Int(warps_i),
-                                                InstValue::Int(frags_i), InstValue::Int(kWmma)}));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
-                           sch->Split(loops.j, {InstValue(), InstValue::Int(warps_j),
-                                                InstValue::Int(frags_j), InstValue::Int(kWmma)}));
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> i,
+      sch->Split(loops.i, {InstValue(), InstValue::Int(warps_i), InstValue::Int(frags_i),
+                           InstValue::Int(kFragment)}));
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> j,
+      sch->Split(loops.j, {InstValue(), InstValue::Int(warps_j), InstValue::Int(frags_j),
+                           InstValue::Int(kFragment)}));
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<LoopRV> k,
-      sch->Split(loops.k, {InstValue(), InstValue::Int(frags_k), InstValue::Int(kWmma)}));
+      sch->Split(loops.k, {InstValue(), InstValue::Int(frags_k), InstValue::Int(kFragment)}));
   TESSERA_RETURN_IF_ERROR(
       sch->Reorder({i[0], j[0], i[1], j[1], k[0], k[1], i[2], j[2], i[3], j[3], k[2]}));
   TESSERA_ASSIGN_OR_RETURN(BlockRV compute, sch->Blockize(i[3]));
@@ -277,7 +263,8 @@ absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
   // Output: accumulator fragments per warp -> shared C tile per thread block -> global.
   // Both caches are made before either moves (a cache copy starts after the whole nest).
   TESSERA_ASSIGN_OR_RETURN(BlockRV c_shared, sch->CacheWrite(compute, 0, "shared"));
-  TESSERA_ASSIGN_OR_RETURN(BlockRV c_frag, sch->CacheWrite(compute, 0, "wmma.accumulator"));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV c_frag,
+                           sch->CacheWrite(compute, 0, intrins.Scope("accumulator")));
   TESSERA_RETURN_IF_ERROR(InlineEpilogues(sch, c_shared));
   TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(c_frag, ty, /*preserve_unit_loops=*/true));
   TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(c_shared, j[0], /*preserve_unit_loops=*/true));
@@ -286,8 +273,8 @@ absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
   // Inputs: shared tiles at the k step, fragments at the inner k loop.
   std::vector<std::pair<BlockRV, const char*>> loads;
   for (const auto& [read, scope, intrin] :
-       {std::make_tuple(g.a, "wmma.matrix_a", intrins.load_a),
-        std::make_tuple(g.b, "wmma.matrix_b", intrins.load_b)}) {
+       {std::make_tuple(g.a, intrins.Scope("matrix_a"), intrins.load_a),
+        std::make_tuple(g.b, intrins.Scope("matrix_b"), intrins.load_b)}) {
     const size_t ndim = block->reads[read].buffer.ndim();
     TESSERA_ASSIGN_OR_RETURN(BlockRV shared, sch->CacheRead(compute, read, "shared"));
     TESSERA_ASSIGN_OR_RETURN(BlockRV frag, sch->CacheRead(compute, read, scope));
@@ -296,6 +283,8 @@ absl::Status ApplyWmma(Schedule* sch, const BlockInfo& main, const Block& block,
     // 16 bytes a thread where the tile divides: one cp.async each when pipelined.
     const int64_t lanes = 16 / block->reads[read].buffer.dtype().bytes();
     TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, shared, ndim, warps, kWarp, lanes));
+    TESSERA_RETURN_IF_ERROR(sch->StorageAlign(shared, 0, static_cast<int>(ndim) - 2,
+                                              kTensorCoreRowAlign, kTensorCoreRowPad));
     loads.emplace_back(frag, intrin);
   }
   TESSERA_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(compute, k[0]));
@@ -366,12 +355,14 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
   // Pipelined where the target has cp.async; if that schedule is refused, the same unpipelined.
   std::vector<int64_t> stages = {1};
   if (target.compute_capability() >= 80) stages.insert(stages.begin(), kPipelineStages);
-  std::optional<WmmaIntrins> wmma = MatchWmma(*block, *gemm, main->extents);
-  if (im2col.empty() && wmma.has_value() &&
-      target.compute_capability() >= wmma->min_compute_capability) {
+  // Tessera's own fragments (ldmatrix, mma.sync) where the target has them, WMMA's before.
+  const TensorCoreIntrins* intrins = MatchTensorCore(
+      *block, *gemm, main->extents, target.compute_capability() >= 80 ? "mma" : "wmma");
+  if (im2col.empty() && intrins != nullptr &&
+      target.compute_capability() >= intrins->min_compute_capability) {
     for (int64_t s : stages) {
       Schedule tensor_core = sch.Copy();
-      if (!ApplyWmma(&tensor_core, *main, *block, *gemm, *wmma, s).ok()) continue;
+      if (!ApplyTensorCore(&tensor_core, *main, *block, *gemm, *intrins, s).ok()) continue;
       std::optional<Schedule> valid = IfValidOnGpu(std::move(tensor_core), target);
       if (valid.has_value()) return valid;
     }

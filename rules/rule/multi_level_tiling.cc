@@ -1,15 +1,18 @@
 // MultiLevelTiling (docs/reference/metaschedule.md §4.3.4): tiles reduction blocks with data reuse
 // (matmul, convolutions) into the loop structure of the configuration, then adds write and
-// read caches. The sub-rules are shared with MultiLevelTilingTensorCore.
+// read caches and, on cuda sm_80+, a sampled software-pipeline depth for the shared read caches.
+// The sub-rules are shared with MultiLevelTilingTensorCore.
 #include "rules/rule/multi_level_tiling.h"
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "codegen/verify_gpu.h"
+#include "ir/loop_annotations.h"
 #include "rules/analysis.h"
 #include "rules/annotations.h"
 #include "rules/schedule_rule.h"
@@ -186,6 +189,7 @@ TilingConfig DefaultTilingConfig(const Target& target) {
   config.reuse_write = ReuseConfig{ReuseConfig::Req::kMust, {3}, "local"};
   config.warp_size = target.warp_size();
   config.max_threads_per_block = target.max_threads_per_block();
+  config.sample_pipeline_stages = target.is_cuda() && target.compute_capability() >= 80;
   return config;
 }
 
@@ -437,6 +441,20 @@ std::vector<TilingState> AddReadReuse(const TilingConfig& config, TilingState st
   return results;
 }
 
+absl::Status SamplePipelineStages(const TilingConfig& config, TilingState* state) {
+  if (!config.sample_pipeline_stages || state->read_reuse.empty() ||
+      config.reuse_read.scope != "shared") {
+    return absl::OkStatus();
+  }
+  constexpr int64_t kStages[] = {1, 2, 3, 4};
+  Schedule& sch = state->sch;
+  const std::vector<int64_t> stages(std::begin(kStages), std::end(kStages));
+  const std::vector<double> probs(stages.size(), 1.0 / static_cast<double>(stages.size()));
+  TESSERA_ASSIGN_OR_RETURN(ExprRV sampled, sch.SampleCategorical(stages, probs));
+  return sch.Annotate(state->tiles[config.reuse_read.levels[0] - 1].back(), kSoftwarePipelineStages,
+                      InstValue::Of(sampled));
+}
+
 namespace {
 
 class MultiLevelTilingRule final : public ScheduleRule {
@@ -460,6 +478,10 @@ class MultiLevelTilingRule final : public ScheduleRule {
                           [this](TilingState s) { return AddWriteReuse(config_, std::move(s)); });
     states = ApplySubRule(std::move(states),
                           [this](TilingState s) { return AddReadReuse(config_, std::move(s)); });
+    states = ApplySubRule(std::move(states), [this](TilingState s) {
+      return SamplePipelineStages(config_, &s).ok() ? std::vector<TilingState>{std::move(s)}
+                                                    : std::vector<TilingState>{};
+    });
     std::vector<Schedule> result;
     for (TilingState& s : states) result.push_back(std::move(s.sch));
     if (result.empty()) result.push_back(std::move(original));

@@ -45,6 +45,9 @@ struct TilingConfig {
   // From a cuda target (-1 on cpu): enables the thread-extent annotations.
   int64_t warp_size = -1;
   int64_t max_threads_per_block = -1;
+  // cuda sm_80 and later (cp.async): the loop the shared read caches sit at gets a sampled
+  // software-pipeline depth (SamplePipelineStages).
+  bool sample_pipeline_stages = false;
 
   // Slot indices of the 'S' and of the 'R' characters of `structure`.
   std::vector<int> SpatialSlots() const;
@@ -58,7 +61,8 @@ const std::vector<std::string>& TilingConfigKeys();
 // The MultiLevelTiling defaults of `target` (docs/reference/metaschedule.md §4.2): cpu "SSRSRS"
 // with reuse_write {may, [1, 2], global}; cuda "SSSRRSRS" bound to blockIdx.x / vthread.x /
 // threadIdx.x, vector_load_lens [1, 2, 3, 4, 8, 16], reuse_read {must, [4], shared}, reuse_write
-// {must, [3], local}, plus the target's warp size and thread limit.
+// {must, [3], local}, plus the target's warp size and thread limit, and sampled pipeline stages
+// from sm_80.
 TilingConfig DefaultTilingConfig(const Target& target);
 
 // Overrides the fields of `config` whose keys `params` has. kInvalidArgument naming the key
@@ -100,6 +104,12 @@ std::vector<TilingState> AddWriteReuse(const TilingConfig& config, TilingState s
 // not written gets a cache computed under the last loop of the level's slot, its buffer loops
 // fused and annotated for a cooperative fetch with a sampled vector length.
 std::vector<TilingState> AddReadReuse(const TilingConfig& config, TilingState state);
+
+// Where config.sample_pipeline_stages and the state has shared read caches: the number of shared
+// buffers of the loop they sit at, sampled from {1, 2, 3, 4} (1: filled in place; 2 to 4:
+// software-pipelined, filled by cp.async while the previous tiles compute;
+// ir/loop_annotations.h kSoftwarePipelineStages).
+absl::Status SamplePipelineStages(const TilingConfig& config, TilingState* state);
 
 // Samples a vector length from config.vector_load_lens that suits the dtype of the buffer
 // `cache` writes and annotates `cache` meta_schedule.cooperative_fetch with it (nothing when

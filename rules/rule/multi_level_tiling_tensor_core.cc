@@ -1,19 +1,21 @@
-// MultiLevelTilingTensorCore (docs/reference/metaschedule.md §4.3.9), WMMA 16x16x16 groups: float16
-// inputs (float32 or float16 accumulator) on cuda sm_70 and later, bfloat16 inputs (float32
-// accumulator) on sm_80 and later. A block computing
+// MultiLevelTilingTensorCore (docs/reference/metaschedule.md §4.3.9), 16x16x16 tensor-core groups
+// (schedule/tensor_intrin.h): float16 inputs (float32 or float16 accumulator) and bfloat16 inputs
+// (float32 accumulator), with Tessera's own fragments (ldmatrix and mma.sync, sm_80 and later;
+// the default there) or WMMA's (parameter "intrinsics": "wmma"; float16 from sm_70). A block
+// computing
 // C[batch..., m, n] += A[batch..., m, k] * B[batch..., k, n] with m, n, k multiples of 16 is
 // split into 16x16x16 tiles whose inner part is blockized and annotated for RewriteTensorize
 // (compute + init intrinsics); the outer block is tiled like MultiLevelTiling, gets a shared
-// write cache and a wmma.accumulator cache whose 16x16 stores are blockized and annotated, and
-// shared input copies whose wmma.matrix_a / matrix_b loads are blockized and annotated; on
+// write cache and an accumulator fragment cache whose 16x16 stores are blockized and annotated, and
+// shared input copies whose matrix_a / matrix_b fragment loads are blockized and annotated; on
 // sm_80 and later the loop the input copies sit at gets a sampled software-pipeline depth.
 #include <memory>
 #include <optional>
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "ir/loop_annotations.h"
 #include "rules/analysis.h"
 #include "rules/annotations.h"
 #include "rules/rule/multi_level_tiling.h"
@@ -26,33 +28,11 @@ namespace {
 constexpr char kTensorCoreOwner[] = "MultiLevelTilingTensorCore";
 constexpr int64_t kTile = 16;
 
-struct WmmaGroup {
-  DataType in, acc;
-  int min_compute_capability;
-  const char* init;
-  const char* load_a;
-  const char* load_b;
-  const char* compute;
-  const char* store;
-};
-
-const std::vector<WmmaGroup>& WmmaGroups() {
-  static const std::vector<WmmaGroup> groups = {
-      {DataType::Float16(), DataType::Float32(), 70, kWmmaFill, kWmmaLoadA, kWmmaLoadB, kWmmaSync,
-       kWmmaStore},
-      {DataType::Float16(), DataType::Float16(), 70, kWmmaFillF16, kWmmaLoadA, kWmmaLoadB,
-       kWmmaSyncF16, kWmmaStoreF16},
-      {DataType::BFloat16(), DataType::Float32(), 80, kWmmaFill, kWmmaLoadABf16, kWmmaLoadBBf16,
-       kWmmaSyncBf16, kWmmaStore},
-  };
-  return groups;
-}
-
 // Where the matmul roles sit in a block: iterator indices of m, n, k and read indices of A, B.
 struct MatmulMatch {
   int m = -1, n = -1, k = -1;
   int read_a = -1, read_b = -1;
-  const WmmaGroup* group = nullptr;
+  const TensorCoreIntrins* group = nullptr;
 };
 
 // The iterator index of each point index of `region` (-1 where not a bare iterator).
@@ -70,8 +50,9 @@ std::vector<int> IterIndices(const Block& block, const BufferRegion& region) {
   return out;
 }
 
-// `compute_capability`: the target's; groups it lacks do not match.
-std::optional<MatmulMatch> MatchMatmul(const Block& block, int compute_capability) {
+// `compute_capability`: the target's; groups it lacks do not match. `family`: the fragments'.
+std::optional<MatmulMatch> MatchMatmul(const Block& block, int compute_capability,
+                                       const std::string& family) {
   if (block->writes.size() != 1 || block->reads.size() != 3) return std::nullopt;
   const BufferRegion& c = block->writes[0];
   MatmulMatch match;
@@ -82,12 +63,10 @@ std::optional<MatmulMatch> MatchMatmul(const Block& block, int compute_capabilit
   if (inputs.size() != 2) return std::nullopt;
   const DataType in = block->reads[inputs[0]].buffer.dtype();
   if (block->reads[inputs[1]].buffer.dtype() != in) return std::nullopt;
-  for (const WmmaGroup& g : WmmaGroups()) {
-    if (c.buffer.dtype() == g.acc && in == g.in && compute_capability >= g.min_compute_capability) {
-      match.group = &g;
-    }
+  match.group = FindTensorCoreIntrins(in, c.buffer.dtype(), family);
+  if (match.group == nullptr || compute_capability < match.group->min_compute_capability) {
+    return std::nullopt;
   }
-  if (match.group == nullptr) return std::nullopt;
   const std::vector<int> ci = IterIndices(block, c);
   const size_t rank = ci.size();
   if (rank < 2) return std::nullopt;
@@ -163,9 +142,9 @@ absl::Status TransformForTensorization(const MatmulMatch& match, TilingState* st
   outer_order.insert(outer_order.end(), inner.begin(), inner.end());
   TESSERA_RETURN_IF_ERROR(sch.Reorder(outer_order));
   TESSERA_ASSIGN_OR_RETURN(BlockRV outer, sch.Blockize(inner[0]));
-  const WmmaGroup& g = *match.group;
-  TESSERA_RETURN_IF_ERROR(sch.Annotate(outer, attr::kAutoTensorize, InstValue::String(g.compute)));
-  TESSERA_RETURN_IF_ERROR(sch.Annotate(outer, attr::kAutoTensorizeInit, InstValue::String(g.init)));
+  const TensorCoreIntrins& g = *match.group;
+  TESSERA_RETURN_IF_ERROR(sch.Annotate(outer, attr::kAutoTensorize, InstValue::String(g.sync)));
+  TESSERA_RETURN_IF_ERROR(sch.Annotate(outer, attr::kAutoTensorizeInit, InstValue::String(g.fill)));
   TESSERA_RETURN_IF_ERROR(sch.Annotate(outer, attr::kWarpExecution, InstValue::Int(1)));
   state->block = outer;
   return absl::OkStatus();
@@ -183,16 +162,16 @@ absl::Status FuseForCooperativeFetch(const TilingConfig& config, Schedule* sch, 
   return AnnotateCooperativeFetch(config, sch, cache);
 }
 
-// The write path block -> wmma.accumulator -> shared (config.reuse_write) -> output: the
+// The write path block -> accumulator fragments -> shared (config.reuse_write) -> output: the
 // accumulator copy under the threadIdx.y slot with blockized 16x16 stores, the shared copy
 // under the slot of the write level, fused for a cooperative store. Both caches are made
 // before either moves, since a cache copy starts next to the whole loop nest of the block.
-absl::Status AddTensorCoreWrite(const TilingConfig& config, const WmmaGroup& g,
+absl::Status AddTensorCoreWrite(const TilingConfig& config, const TensorCoreIntrins& g,
                                 TilingState* state) {
   Schedule& sch = state->sch;
   TESSERA_ASSIGN_OR_RETURN(BlockRV shared,
                            sch.CacheWrite(state->block, 0, config.reuse_write.scope));
-  TESSERA_ASSIGN_OR_RETURN(BlockRV acc, sch.CacheWrite(state->block, 0, "wmma.accumulator"));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV acc, sch.CacheWrite(state->block, 0, g.Scope("accumulator")));
   TESSERA_RETURN_IF_ERROR(
       sch.ReverseComputeAt(acc, state->tiles[2].back(), /*preserve_unit_loops=*/true));
   TESSERA_RETURN_IF_ERROR(BlockizeTile(&sch, acc, g.store).status());
@@ -204,18 +183,19 @@ absl::Status AddTensorCoreWrite(const TilingConfig& config, const WmmaGroup& g,
   return absl::OkStatus();
 }
 
-// The read path input -> shared (config.reuse_read, first level) -> wmma.matrix_a / matrix_b
+// The read path input -> shared (config.reuse_read, first level) -> matrix_a / matrix_b fragments
 // -> block: the fragment copies under the second reduction slot with blockized 16x16 loads,
-// the shared copies under the slot of the read level, fused for a cooperative fetch.
+// the shared copies under the slot of the read level, fused for a cooperative fetch, their rows
+// padded against ldmatrix's bank conflicts.
 absl::Status AddTensorCoreReads(const TilingConfig& config, const MatmulMatch& match,
                                 TilingState* state) {
   Schedule& sch = state->sch;
   const LoopRV frag_at = state->tiles[config.ReductionSlots()[1]].back();
   const LoopRV shared_at = state->tiles[config.reuse_read.levels[0] - 1].back();
-  const WmmaGroup& g = *match.group;
+  const TensorCoreIntrins& g = *match.group;
   for (const auto& [index, scope, intrin] :
-       {std::make_tuple(match.read_a, "wmma.matrix_a", g.load_a),
-        std::make_tuple(match.read_b, "wmma.matrix_b", g.load_b)}) {
+       {std::make_tuple(match.read_a, g.Scope("matrix_a"), g.load_a),
+        std::make_tuple(match.read_b, g.Scope("matrix_b"), g.load_b)}) {
     TESSERA_ASSIGN_OR_RETURN(
         BlockRV shared,
         sch.CacheRead(state->block, index, config.reuse_read.scope, {state->block}));
@@ -225,31 +205,22 @@ absl::Status AddTensorCoreReads(const TilingConfig& config, const MatmulMatch& m
     TESSERA_RETURN_IF_ERROR(BlockizeTile(&sch, frag, intrin).status());
     TESSERA_RETURN_IF_ERROR(sch.ComputeAt(shared, shared_at, /*preserve_unit_loops=*/true));
     TESSERA_RETURN_IF_ERROR(FuseForCooperativeFetch(config, &sch, shared));
+    TESSERA_ASSIGN_OR_RETURN(Block copy, sch.Get(shared));
+    TESSERA_RETURN_IF_ERROR(sch.StorageAlign(shared, 0, copy->writes[0].buffer.ndim() - 2,
+                                             kTensorCoreRowAlign, kTensorCoreRowPad));
     state->read_reuse.emplace(index, shared);
   }
   return absl::OkStatus();
 }
 
-// sm_80 and later: the number of shared buffers of the loop the input tiles are filled at,
-// sampled from kSampledPipelineStages (1: filled in place; 2 to 4: software-pipelined, filled by
-// cp.async while the previous tiles compute; ir/loop_annotations.h).
-constexpr int64_t kSampledPipelineStages[] = {1, 2, 3, 4};
-
-absl::Status SamplePipelineStages(const TilingConfig& config, TilingState* state) {
-  Schedule& sch = state->sch;
-  const std::vector<int64_t> stages(std::begin(kSampledPipelineStages),
-                                    std::end(kSampledPipelineStages));
-  const std::vector<double> probs(stages.size(), 1.0 / static_cast<double>(stages.size()));
-  TESSERA_ASSIGN_OR_RETURN(ExprRV sampled, sch.SampleCategorical(stages, probs));
-  return sch.Annotate(state->tiles[config.reuse_read.levels[0] - 1].back(), kSoftwarePipelineStages,
-                      InstValue::Of(sampled));
-}
-
 class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
  public:
-  // `compute_capability`: the target's, 0 where it has no tensor cores.
-  MultiLevelTilingTensorCoreRule(TilingConfig config, int compute_capability)
-      : config_(std::move(config)), compute_capability_(compute_capability) {}
+  // `compute_capability`: the target's, 0 where it has no tensor cores. `family`: of the
+  // fragments ("wmma" or "mma").
+  MultiLevelTilingTensorCoreRule(TilingConfig config, int compute_capability, std::string family)
+      : config_(std::move(config)),
+        compute_capability_(compute_capability),
+        family_(std::move(family)) {}
 
   std::string name() const override { return kTensorCoreOwner; }
 
@@ -257,7 +228,7 @@ class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
     std::optional<MatmulMatch> match;
     if (compute_capability_ > 0 && NeedsMultiLevelTiling(*sch, block)) {
       absl::StatusOr<Block> b = sch->Get(block);
-      if (b.ok()) match = MatchMatmul(*b, compute_capability_);
+      if (b.ok()) match = MatchMatmul(*b, compute_capability_, family_);
     }
     if (!match.has_value()) return std::vector<Schedule>{std::move(*sch)};
     TilingState state{sch->Copy(), block, {}, {}, {}, {}};
@@ -271,7 +242,7 @@ class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
     states = ApplySubRule(std::move(states), [&](TilingState s) {
       return AddTensorCoreWrite(config_, *match->group, &s).ok() &&
                      AddTensorCoreReads(config_, *match, &s).ok() &&
-                     (compute_capability_ < 80 || SamplePipelineStages(config_, &s).ok())
+                     SamplePipelineStages(config_, &s).ok()
                  ? std::vector<TilingState>{std::move(s)}
                  : std::vector<TilingState>{};
     });
@@ -284,14 +255,27 @@ class MultiLevelTilingTensorCoreRule final : public ScheduleRule {
  private:
   const TilingConfig config_;
   const int compute_capability_;
+  const std::string family_;
 };
 
 }  // namespace
 
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& target,
                                                               const nlohmann::json& params) {
-  TESSERA_ASSIGN_OR_RETURN(RuleParams parsed,
-                           RuleParams::Parse(kTensorCoreOwner, params, TilingConfigKeys()));
+  std::vector<std::string> keys = TilingConfigKeys();
+  keys.push_back("intrinsics");
+  TESSERA_ASSIGN_OR_RETURN(RuleParams parsed, RuleParams::Parse(kTensorCoreOwner, params, keys));
+  // Tessera's own mma.sync where the target has it (sm_80), WMMA's fragments before.
+  const std::string default_family =
+      target.is_cuda() && target.compute_capability() >= 80 ? "mma" : "wmma";
+  TESSERA_ASSIGN_OR_RETURN(std::string family, parsed.String("intrinsics", default_family));
+  if (family != "mma" && family != "wmma") {
+    return parsed.Error("intrinsics", "must be \"mma\" (sm_80 and later) or \"wmma\"");
+  }
+  if (family == "mma" && target.is_cuda() && target.compute_capability() < 80) {
+    return parsed.Error("intrinsics", absl::StrCat("\"mma\" needs sm_80 or later; the target is ",
+                                                   target.ToString()));
+  }
   TilingConfig config = DefaultTilingConfig(target);
   config.structure = "SSSRRSRS";
   config.tile_binds = {"blockIdx.y", "blockIdx.x", "threadIdx.y"};
@@ -301,7 +285,7 @@ absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& targ
   config.reuse_write = ReuseConfig{ReuseConfig::Req::kMust, {2}, "shared"};
   TESSERA_RETURN_IF_ERROR(ReadTilingConfig(parsed, &config));
   if (config.structure != "SSSRRSRS") {
-    return parsed.Error("structure", "must be \"SSSRRSRS\" (the WMMA tiling)");
+    return parsed.Error("structure", "must be \"SSSRRSRS\" (the tensor-core tiling)");
   }
   for (const char* key : {"reuse_read", "reuse_write"}) {
     const ReuseConfig& reuse =
@@ -315,7 +299,7 @@ absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& targ
   }
   const bool has_tensor_cores = target.is_cuda() && target.compute_capability() >= 70;
   return std::make_shared<const MultiLevelTilingTensorCoreRule>(
-      std::move(config), has_tensor_cores ? target.compute_capability() : 0);
+      std::move(config), has_tensor_cores ? target.compute_capability() : 0, std::move(family));
 }
 
 }  // namespace tessera

@@ -39,9 +39,9 @@ namespace {
 // TVM's storage scopes: a rank (global, shared, local, warp) optionally tagged
 // ("shared.dyn", "global.texture"), or a tensor-core fragment scope.
 bool IsValidScope(const std::string& scope) {
-  static const std::set<std::string> kFragments = {"wmma.matrix_a",    "wmma.matrix_b",
-                                                   "wmma.accumulator", "m16n8k8.matrixA",
-                                                   "m16n8k8.matrixB",  "m16n8k8.matrixC"};
+  static const std::set<std::string> kFragments = {
+      "wmma.matrix_a",   "wmma.matrix_b",   "wmma.accumulator", "mma.matrix_a",   "mma.matrix_b",
+      "mma.accumulator", "m16n8k8.matrixA", "m16n8k8.matrixB",  "m16n8k8.matrixC"};
   if (kFragments.count(scope)) return true;
   size_t dot = scope.find('.');
   std::string rank = scope.substr(0, dot);

@@ -391,8 +391,11 @@ PrimFunc MixedPrecisionMatmul(int64_t n) {
 }
 
 // 64^3 on tensor cores: blocks of 32 x 16 outputs, one warp (threadIdx.y) per 16 x 16 tile,
-// A and B staged through shared memory by all 64 threads, then through wmma fragments.
-Schedule ScheduleWmma() {
+// A and B staged through shared memory by all 64 threads, then through fragments of `family`
+// ("wmma" or "mma"); the shared rows StorageAlign(32, `row_pad`) apart unless `row_pad` is 0.
+Schedule ScheduleFragments(const std::string& family = "wmma", int row_pad = 0) {
+  const TensorCoreIntrins& g =
+      *FindTensorCoreIntrins(DataType::Float16(), DataType::Float32(), family);
   Schedule sch = Schedule::Create(MixedPrecisionMatmul(64), 0);
   BlockRV c = *sch.GetBlock("C");
   std::vector<LoopRV> l = Loops(sch.GetLoops(c));
@@ -408,12 +411,13 @@ Schedule ScheduleWmma() {
   Ok(sch.Bind(i[0], "blockIdx.y"));
   Ok(sch.Bind(j[0], "blockIdx.x"));
   Ok(sch.Bind(i[1], "threadIdx.y"));
-  BlockRV c_frag = *sch.CacheWrite(c, 0, "wmma.accumulator");
+  BlockRV c_frag = *sch.CacheWrite(c, 0, g.Scope("accumulator"));
   Ok(sch.ReverseComputeAt(c_frag, i[1]));
   auto stage = [&](const std::string& buffer, const char* intrin) {
     BlockRV shared = *sch.CacheRead(c, gpu_testing::ReadIndex(sch, c, buffer), "shared");
+    if (row_pad > 0) Ok(sch.StorageAlign(shared, 0, 0, 32, row_pad));
     BlockRV frag = *sch.CacheRead(c, gpu_testing::ReadIndex(sch, c, buffer + "_shared"),
-                                  buffer == "A" ? "wmma.matrix_a" : "wmma.matrix_b");
+                                  g.Scope(buffer == "A" ? "matrix_a" : "matrix_b"));
     Ok(sch.ComputeAt(frag, k[0]));
     Ok(sch.ComputeAt(shared, k[0]));
     std::vector<LoopRV> copy = Loops(sch.GetLoops(shared));
@@ -424,14 +428,14 @@ Schedule ScheduleWmma() {
     std::vector<LoopRV> frag_loops = Loops(sch.GetLoops(frag));
     Ok(sch.Tensorize(frag_loops[frag_loops.size() - 2], intrin));
   };
-  stage("A", kWmmaLoadA);
-  stage("B", kWmmaLoadB);
+  stage("A", g.load_a);
+  stage("B", g.load_b);
   BlockRV init = *sch.DecomposeReduction(c, k[0]);
   std::vector<LoopRV> init_loops = Loops(sch.GetLoops(init));
-  Ok(sch.Tensorize(init_loops[init_loops.size() - 2], kWmmaFill));
-  Ok(sch.Tensorize(i[2], kWmmaSync));
+  Ok(sch.Tensorize(init_loops[init_loops.size() - 2], g.fill));
+  Ok(sch.Tensorize(i[2], g.sync));
   std::vector<LoopRV> store_loops = Loops(sch.GetLoops(c_frag));
-  Ok(sch.Tensorize(store_loops[store_loops.size() - 2], kWmmaStore));
+  Ok(sch.Tensorize(store_loops[store_loops.size() - 2], g.store));
   return sch;
 }
 
@@ -460,7 +464,7 @@ TEST(CodegenCudaTest, Dp4aCompiles) {
 }
 
 TEST(CodegenCudaTest, WmmaMatmulUsesFragments) {
-  Schedule sch = ScheduleWmma();
+  Schedule sch = ScheduleFragments();
   CudaModule module = GenerateAndCompile(sch.func());
   ASSERT_EQ(module.kernels.size(), 1u);
   EXPECT_EQ(module.kernels[0].block[0], 32);
@@ -475,6 +479,46 @@ TEST(CodegenCudaTest, WmmaMatmulUsesFragments) {
   EXPECT_TRUE(Contains(src, "wmma::mma_sync(")) << src;
   EXPECT_TRUE(Contains(src, "wmma::fill_fragment(")) << src;
   EXPECT_TRUE(Contains(src, ", 64, wmma::mem_row_major);")) << src;
+}
+
+// Tessera's own fragments: the same calls in namespace tessera_mma, whose loads are ldmatrix and
+// whose products are mma.sync.m16n8k16 (codegen/cuda_prelude.h); no WMMA header.
+TEST(CodegenCudaTest, MmaMatmulUsesTesserasOwnFragments) {
+  Schedule sch = ScheduleFragments("mma");
+  CudaModule module = GenerateAndCompile(sch.func());
+  ASSERT_EQ(module.kernels.size(), 1u);
+  EXPECT_EQ(module.kernels[0].block[0], 32);
+  const std::string& src = module.source;
+  EXPECT_FALSE(Contains(src, "#include <mma.h>")) << src;
+  EXPECT_FALSE(Contains(src, "wmma::")) << src;
+  EXPECT_TRUE(Contains(src,
+                       "tessera_mma::fragment<tessera_mma::matrix_a, half> "
+                       "A_shared_mma_matrix_a[1];"))
+      << src;
+  EXPECT_TRUE(Contains(src, "tessera_mma::fragment<tessera_mma::accumulator, float>")) << src;
+  for (const char* call :
+       {"tessera_mma::load_matrix_sync(", "tessera_mma::mma_sync(", "tessera_mma::fill_fragment(",
+        ", 64, tessera_mma::mem_row_major);", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "mma.sync.aligned.m16n8k16.row.col.f32."}) {
+    EXPECT_TRUE(Contains(src, call)) << call;
+  }
+}
+
+// ldmatrix reads 16-byte rows at 16-byte aligned addresses: the 16-wide shared tiles padded by 8
+// elements (rows 48 bytes apart) compile, padded by 4 (40 bytes) are refused, saying which buffer
+// and why.
+TEST(CodegenCudaTest, MmaFragmentsNeedSixteenByteRows) {
+  Schedule padded = ScheduleFragments("mma", 8);
+  CudaModule module = GenerateAndCompile(padded.func());
+  EXPECT_TRUE(Contains(module.source, "], 24);")) << module.source;
+  absl::StatusOr<CudaModule> odd = GenerateCuda(ScheduleFragments("mma", 4).func(), Cuda());
+  ASSERT_FALSE(odd.ok());
+  EXPECT_TRUE(Contains(std::string(odd.status().message()),
+                       "tessera_mma::load_matrix_sync of A_shared: ldmatrix needs rows a constant "
+                       "multiple of 16 bytes apart, the leading dimension is 20 elements"))
+      << odd.status();
+  // WMMA's loads take any leading dimension the API allows.
+  EXPECT_TRUE(GenerateCuda(ScheduleFragments("wmma", 8).func(), Cuda()).ok());
 }
 
 }  // namespace

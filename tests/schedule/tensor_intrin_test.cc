@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 
@@ -32,6 +33,39 @@ TEST(TensorIntrinTest, BuiltinsAreRegistered) {
   EXPECT_EQ(sync.desc.params()[2].dtype(), DataType::Float32());
   EXPECT_TRUE(Contains(PrintFunc(sync.impl), "call_extern(int32, \"wmma::mma_sync\""))
       << PrintFunc(sync.impl);
+}
+
+// Each tensor-core product is registered with its family's fragment scopes and calls (WMMA's
+// API or Tessera's own tessera_mma), and the two families compute the same (descs alike but for
+// the scopes).
+TEST(TensorIntrinTest, EveryTensorCoreGroupIsRegisteredWithItsFamilysFragments) {
+  ASSERT_EQ(TensorCoreIntrinGroups().size(), 6u);
+  for (const TensorCoreIntrins& g : TensorCoreIntrinGroups()) {
+    SCOPED_TRACE(g.sync);
+    const std::string ns = g.family == "mma" ? "tessera_mma::" : "wmma::";
+    for (const char* name : {g.fill, g.load_a, g.load_b, g.sync, g.store}) {
+      absl::StatusOr<TensorIntrin> intrin = GetTensorIntrin(name);
+      ASSERT_TRUE(intrin.ok()) << intrin.status();
+      EXPECT_TRUE(Contains(PrintFunc(intrin->impl), "\"" + ns)) << PrintFunc(intrin->impl);
+    }
+    TensorIntrin sync = *GetTensorIntrin(g.sync);
+    EXPECT_EQ(sync.desc.params()[0].scope(), g.Scope("matrix_a"));
+    EXPECT_EQ(sync.desc.params()[1].scope(), g.Scope("matrix_b"));
+    EXPECT_EQ(sync.desc.params()[2].scope(), g.Scope("accumulator"));
+    EXPECT_EQ(sync.desc.params()[0].dtype(), g.in);
+    EXPECT_EQ(sync.desc.params()[2].dtype(), g.acc);
+    EXPECT_EQ(FindTensorCoreIntrins(g.in, g.acc, g.family), &g);
+    EXPECT_EQ(g.min_compute_capability,
+              g.family == "mma" || g.in == DataType::BFloat16() ? 80 : 70);
+    const TensorCoreIntrins* wmma = FindTensorCoreIntrins(g.in, g.acc, "wmma");
+    ASSERT_NE(wmma, nullptr);
+    std::string desc = PrintFunc(sync.desc);
+    for (const char* use : {"matrix_a", "matrix_b", "accumulator"}) {
+      desc = absl::StrReplaceAll(desc, {{g.Scope(use), wmma->Scope(use)}});
+    }
+    EXPECT_EQ(desc, PrintFunc(GetTensorIntrin(wmma->sync)->desc));
+  }
+  EXPECT_EQ(FindTensorCoreIntrins(DataType::BFloat16(), DataType::BFloat16(), "mma"), nullptr);
 }
 
 TEST(TensorIntrinTest, UnknownNameListsKnownOnes) {

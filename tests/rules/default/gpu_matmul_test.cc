@@ -1,7 +1,8 @@
-// The Matmul default rule's tensor-core (WMMA) path (rules/default/gpu_matmul.cc): a float16 GMM
-// (float16 or float32 sums) and a bfloat16 GMM (float32 sums) on sm_80 are tensorized, verified
-// and compile, and compute what the GMM computes; other architectures, dtypes and shapes take the
-// SIMT path. No GPU needed.
+// The Matmul default rule's tensor-core path (rules/default/gpu_matmul.cc): a float16 GMM
+// (float16 or float32 sums) and a bfloat16 GMM (float32 sums) on sm_80 are tensorized with
+// Tessera's own fragments (ldmatrix, mma.sync), verified and compile to those instructions, and
+// compute what the GMM computes; sm_75 takes WMMA's fragments; other architectures, dtypes and
+// shapes take the SIMT path. No GPU needed.
 #include <map>
 #include <set>
 #include <string>
@@ -56,7 +57,6 @@ struct Precision {
   std::multiset<std::string> intrins;  // fill, mma, store, load A, load B
   std::string fragment;                // the CUDA type of the input fragments' elements
   std::string hmma;                    // the tensor-core multiply-add of the sm_80 image
-  bool ldmatrix;                       // whether nvcc loads WMMA's fragments with LDSM
 };
 
 class TensorCorePrecisionTest : public ::testing::TestWithParam<Precision> {};
@@ -74,24 +74,26 @@ TEST_P(TensorCorePrecisionTest, GmmOnSm80IsTensorizedVerifiedAndCompiles) {
   ASSERT_TRUE(verified.ok()) << verified << "\n" << PrintFunc(applied.sch->func());
   absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), target);
   ASSERT_TRUE(module.ok()) << module.status();
-  EXPECT_NE(module->source.find("wmma::mma_sync"), std::string::npos);
-  EXPECT_NE(module->source.find("wmma::matrix_a, 16, 16, 16, " + p.fragment + ","),
+  EXPECT_NE(module->source.find("tessera_mma::mma_sync("), std::string::npos);
+  EXPECT_NE(module->source.find("tessera_mma::fragment<tessera_mma::matrix_a, " + p.fragment + ">"),
             std::string::npos)
       << module->source;
+  EXPECT_EQ(module->source.find("wmma::"), std::string::npos);
   // The k step's tiles in two stages, filled 16 bytes a thread by cp.async ahead of their use.
   EXPECT_NE(module->source.find("tessera_cp_async<16>(&A_shared["), std::string::npos)
       << module->source;
   EXPECT_NE(module->source.find("tessera_cp_async<16>(&B_shared["), std::string::npos);
   EXPECT_NE(module->source.find("tessera_cp_async_wait(0);"), std::string::npos);
-  EXPECT_NE(module->source.find(" A_shared[4096];"), std::string::npos);  // 2 x 64 x 32
+  // 2 stages of 64 x 32, rows 40 apart (padded against bank conflicts): 2 x (63 x 40 + 32).
+  EXPECT_NE(module->source.find(" A_shared[5104];"), std::string::npos);
   for (const CudaKernel& kernel : module->kernels) EXPECT_EQ(kernel.block[0], 32) << kernel.name;
   absl::StatusOr<std::string> cubin = CompileCudaSource(module->source, "sm_80");
   if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
     GTEST_SKIP() << "no NVRTC: " << cubin.status();
   }
   ASSERT_TRUE(cubin.ok()) << cubin.status() << "\n" << module->source;
-  // The compiled image: tensor-core multiply-adds fed by ldmatrix from the stages cp.async
-  // fills, nothing spilled.
+  // The compiled image: tensor-core multiply-adds fed by ldmatrix (A's rows, B's transposed)
+  // from the stages cp.async fills, nothing spilled.
   const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
   if (cuobjdump.empty()) {
     GTEST_SKIP() << "no cuobjdump (scripts/setup.sh puts PyPI's nvidia-cuda-cuobjdump into "
@@ -107,8 +109,8 @@ TEST_P(TensorCorePrecisionTest, GmmOnSm80IsTensorizedVerifiedAndCompiles) {
   EXPECT_EQ(image.stack_bytes, 0);
   EXPECT_EQ(image.opcodes.count(p.hmma), 1u) << p.hmma;
   EXPECT_EQ(image.opcodes.count("LDGSTS.E.BYPASS.128"), 1u);
-  // WMMA's bfloat16 fragments are loaded with LDS, not ldmatrix (nvcc 13).
-  EXPECT_EQ(image.opcodes.count("LDSM.16.M88.4"), p.ldmatrix ? 1u : 0u);
+  EXPECT_EQ(image.opcodes.count("LDSM.16.M88.4"), 1u);
+  EXPECT_EQ(image.opcodes.count("LDSM.16.MT88.4"), 1u);
 }
 
 TEST_P(TensorCorePrecisionTest, TensorizedScheduleComputesWhatTheGmmComputes) {
@@ -129,23 +131,19 @@ INSTANTIATE_TEST_SUITE_P(
     Precisions, TensorCorePrecisionTest,
     ::testing::Values(Precision{"float16",
                                 "",
-                                {kWmmaFillF16, kWmmaSyncF16, kWmmaStoreF16, kWmmaLoadA, kWmmaLoadB},
+                                {kMmaFillF16, kMmaSyncF16, kMmaStoreF16, kMmaLoadA, kMmaLoadB},
                                 "half",
-                                "HMMA.16816.F16",
-                                true},
+                                "HMMA.16816.F16"},
                       Precision{"float16",
                                 "float32",
-                                {kWmmaFill, kWmmaSync, kWmmaStore, kWmmaLoadA, kWmmaLoadB},
+                                {kMmaFill, kMmaSync, kMmaStore, kMmaLoadA, kMmaLoadB},
                                 "half",
-                                "HMMA.16816.F32",
-                                true},
-                      Precision{
-                          "bfloat16",
-                          "float32",
-                          {kWmmaFill, kWmmaSyncBf16, kWmmaStore, kWmmaLoadABf16, kWmmaLoadBBf16},
-                          "__nv_bfloat16",
-                          "HMMA.16816.F32.BF16",
-                          false}),
+                                "HMMA.16816.F32"},
+                      Precision{"bfloat16",
+                                "float32",
+                                {kMmaFill, kMmaSyncBf16, kMmaStore, kMmaLoadABf16, kMmaLoadBBf16},
+                                "__nv_bfloat16",
+                                "HMMA.16816.F32.BF16"}),
     [](const ::testing::TestParamInfo<Precision>& info) {
       return info.param.dtype + (info.param.acc.empty() ? "" : "_to_" + info.param.acc);
     });
@@ -158,8 +156,8 @@ TEST(DefaultScheduleTensorCoreTest, VerificationRejectsFragmentsTheArchitectureL
   ASSERT_FALSE(TensorizedIntrins(*bf16.sch).empty());
   absl::Status on_turing = VerifyGpuCode(bf16.sch->func(), CudaTarget("sm_75"));
   EXPECT_EQ(on_turing.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(on_turing.message().find("bfloat16 tensor-core fragment"), std::string::npos)
-      << on_turing;
+  EXPECT_NE(on_turing.message().find("tensor-core fragment"), std::string::npos) << on_turing;
+  EXPECT_NE(on_turing.message().find("(mma."), std::string::npos) << on_turing;
   EXPECT_NE(on_turing.message().find("needs sm_80 or later; the target is cuda -arch=sm_75"),
             std::string::npos)
       << on_turing;
@@ -170,6 +168,36 @@ TEST(DefaultScheduleTensorCoreTest, VerificationRejectsFragmentsTheArchitectureL
   EXPECT_NE(on_pascal.message().find("needs sm_70 or later"), std::string::npos) << on_pascal;
 }
 
+// What `tessera codegen` of the default float16 GMM 4096^3 summed in float32 shows for sm_80: the
+// products are mma.sync.m16n8k16 on fragments loaded by ldmatrix, from A and B tiles that cp.async
+// fills in two shared stages, whose rows are padded (A's 40, B's 72 elements apart).
+TEST(DefaultScheduleTensorCoreTest, LargeGmmOnSm80IsMmaSyncOnLdmatrixFromTwoCpAsyncStages) {
+  const Target target = CudaTarget("sm_80");
+  Applied applied = ApplyFirst(NarrowGmm(4096, 4096, 4096, "float16", "float32"), target);
+  ASSERT_TRUE(applied.sch.has_value());
+  absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), target);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const std::string& src = module->source;
+  for (const char* text :
+       {"mma.sync.aligned.m16n8k16.row.col.f32.", "ldmatrix.sync.aligned.m8n8.x4",
+        "ldmatrix.sync.aligned.m8n8.x4.trans", "tessera_mma::load_matrix_sync(",
+        "tessera_mma::mma_sync(", "tessera_cp_async<16>(&A_shared[", "tessera_cp_async_commit();",
+        "tessera_cp_async_wait(0);", " A_shared[5104];", "% 2) * 2552)]", "], 40);", "], 72);"}) {
+    EXPECT_NE(src.find(text), std::string::npos) << text;
+  }
+}
+
+// WMMA's fragments before sm_80, which has no mma.sync.m16n8k16.
+TEST(DefaultScheduleTensorCoreTest, Sm75TakesWmmaFragments) {
+  Applied applied = ApplyFirst(NarrowGmm(64, 64, 64, "float16", "float32"), CudaTarget("sm_75"));
+  ASSERT_TRUE(applied.sch.has_value());
+  EXPECT_EQ(TensorizedIntrins(*applied.sch),
+            (std::multiset<std::string>{kWmmaFill, kWmmaSync, kWmmaStore, kWmmaLoadA, kWmmaLoadB}));
+  absl::Status correct = testing::CheckTensorizedScheduleCorrect(
+      *applied.sch, NarrowGmm(64, 64, 64, "float16", "float32"));
+  EXPECT_TRUE(correct.ok()) << correct;
+}
+
 // Before sm_80 there is no cp.async: the default fills its one stage in place.
 TEST(DefaultScheduleTensorCoreTest, BeforeSm80TheTilesAreNotPipelined) {
   Applied applied = ApplyFirst(NarrowGmm(256, 256, 256, "float16", "float32"), CudaTarget("sm_75"));
@@ -178,7 +206,7 @@ TEST(DefaultScheduleTensorCoreTest, BeforeSm80TheTilesAreNotPipelined) {
   absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), CudaTarget("sm_75"));
   ASSERT_TRUE(module.ok()) << module.status();
   EXPECT_EQ(module->source.find("tessera_cp_async<"), std::string::npos);
-  EXPECT_NE(module->source.find(" A_shared[2048];"), std::string::npos) << module->source;
+  EXPECT_NE(module->source.find(" A_shared[2552];"), std::string::npos) << module->source;
 }
 
 TEST(DefaultScheduleTensorCoreTest, OtherArchitecturesDtypesAndShapesTakeTheSimtPath) {

@@ -1,10 +1,12 @@
-// The tensor-core (WMMA) design space end to end: the default cuda space of a float16 GMM
-// (float16 or float32 sums) and of a bfloat16 GMM (float32 sums) on sm_80
-// (MultiLevelTilingTensorCore first) gives candidates (MakeCandidate: replay and the default cuda
-// postprocessors) whose five WMMA steps (fill, load A, load B, mma, store) are tensorized by
-// RewriteTensorize, that pass the GPU checks, that become CUDA which NVRTC compiles (skipped in a
-// build without it), and whose tensorization computes what the unscheduled GMM computes
-// (CheckTensorizedScheduleCorrect) at a small shape.
+// The tensor-core design space end to end: the default cuda space of a float16 GMM (float16 or
+// float32 sums) and of a bfloat16 GMM (float32 sums) on sm_80 (MultiLevelTilingTensorCore first,
+// with Tessera's own ldmatrix / mma.sync fragments) gives candidates (MakeCandidate: replay and
+// the default cuda postprocessors) whose five steps (fill, load A, load B, mma, store) are
+// tensorized by RewriteTensorize, that pass the GPU checks, that become CUDA which NVRTC compiles
+// (skipped in a build without it), and whose tensorization computes what the unscheduled GMM
+// computes (CheckTensorizedScheduleCorrect) at a small shape. Then the float32 SIMT space
+// (MultiLevelTiling) on sm_80: its sampled pipeline depth, cp.async in the compiled images of
+// pipelined candidates, and candidates that compute what the GMM computes.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -54,23 +56,29 @@ std::multiset<std::string> TensorizedIntrins(const PrimFunc& func) {
   return out;
 }
 
-// The design spaces of `func` whose blocks MultiLevelTilingTensorCore annotated.
-std::vector<Schedule> TensorCoreSpaces(const PrimFunc& func, const SpaceConfig& config) {
+// The design spaces of `func` that MultiLevelTilingTensorCore (`tensor_core`) or MultiLevelTiling
+// tiled.
+std::vector<Schedule> TiledSpaces(const PrimFunc& func, const SpaceConfig& config,
+                                  bool tensor_core = true) {
   absl::StatusOr<std::vector<Schedule>> spaces = GenerateDesignSpaces(func, config, /*seed=*/1);
   EXPECT_TRUE(spaces.ok()) << spaces.status();
   std::vector<Schedule> out;
   if (!spaces.ok()) return out;
   for (Schedule& s : *spaces) {
-    if (PrintFunc(s.func()).find(attr::kAutoTensorize) != std::string::npos) out.push_back(s);
+    const std::string printed = PrintFunc(s.func());
+    const bool tensorized = printed.find(attr::kAutoTensorize) != std::string::npos;
+    const bool tiled = printed.find(attr::kTilingStructure) != std::string::npos;
+    if (tensor_core ? tensorized : tiled && !tensorized) out.push_back(s);
   }
   return out;
 }
 
-// `count` candidates of the tensor-core spaces of `func` with fresh decisions.
-std::vector<Schedule> TensorCoreCandidates(const PrimFunc& func, int count) {
+// `count` candidates of the tensor-core space (or the SIMT space) of `func` on sm_80 with fresh
+// decisions.
+std::vector<Schedule> SpaceCandidates(const PrimFunc& func, int count, bool tensor_core = true) {
   absl::StatusOr<SpaceConfig> config = DefaultSpaceConfig(Sm80());
   EXPECT_TRUE(config.ok()) << config.status();
-  std::vector<Schedule> spaces = TensorCoreSpaces(func, *config);
+  std::vector<Schedule> spaces = TiledSpaces(func, *config, tensor_core);
   EXPECT_EQ(spaces.size(), 1u);
   std::vector<Schedule> out;
   if (spaces.empty()) return out;
@@ -101,13 +109,13 @@ class TensorCoreSpacePrecisionTest : public ::testing::TestWithParam<Precision> 
 TEST_P(TensorCoreSpacePrecisionTest, GmmCandidatesAreTensorizedVerifiedAndCompile) {
   const Precision& p = GetParam();
   const PrimFunc func = NarrowGmm(256, p.dtype, p.acc);
-  for (const Schedule& c : TensorCoreCandidates(func, 4)) {
+  for (const Schedule& c : SpaceCandidates(func, 4)) {
     EXPECT_EQ(TensorizedIntrins(c.func()), p.intrins) << PrintFunc(c.func());
     absl::Status verified = VerifyGpuCode(c.func(), Sm80());
     EXPECT_TRUE(verified.ok()) << verified;
     absl::StatusOr<CudaModule> cuda = GenerateCuda(c.func(), Sm80());
     ASSERT_TRUE(cuda.ok()) << cuda.status() << "\n" << PrintFunc(c.func());
-    EXPECT_NE(cuda->source.find("wmma::mma_sync"), std::string::npos);
+    EXPECT_NE(cuda->source.find("tessera_mma::mma_sync("), std::string::npos);
     // The wmma calls are warp-wide: every kernel runs whole warps along threadIdx.x.
     for (const CudaKernel& kernel : cuda->kernels) EXPECT_EQ(kernel.block[0], 32) << kernel.name;
     if (!NvrtcAvailable()) continue;
@@ -119,7 +127,7 @@ TEST_P(TensorCoreSpacePrecisionTest, GmmCandidatesAreTensorizedVerifiedAndCompil
 TEST_P(TensorCoreSpacePrecisionTest, TensorizedCandidatesMatchTheInterpreterAtASmallShape) {
   const Precision& p = GetParam();
   const PrimFunc func = NarrowGmm(32, p.dtype, p.acc);
-  for (const Schedule& c : TensorCoreCandidates(func, 3)) {
+  for (const Schedule& c : SpaceCandidates(func, 3)) {
     EXPECT_EQ(TensorizedIntrins(c.func()), p.intrins) << PrintFunc(c.func());
     absl::Status s = testing::CheckTensorizedScheduleCorrect(c, func);
     EXPECT_TRUE(s.ok()) << s;
@@ -149,12 +157,28 @@ bool HasOpcode(const testing::KernelImage& kernel, const std::string& prefix) {
   return false;
 }
 
+// The kernel images of `source` compiled by NVRTC for `arch`, read by `cuobjdump` in `dir`.
+absl::StatusOr<std::vector<testing::KernelImage>> Images(const std::string& source,
+                                                         const std::string& arch,
+                                                         const std::string& cuobjdump,
+                                                         const std::string& dir) {
+  absl::StatusOr<std::string> cubin = CompileCudaSource(source, arch);
+  if (!cubin.ok()) return cubin.status();
+  return testing::InspectCubin(*cubin, cuobjdump, dir);
+}
+
+// Whether a kernel of `cuda` issues cp.async: pipelined fills where a thread copies 4, 8 or 16
+// bytes (codegen decides).
+bool AsksForCpAsync(const CudaModule& cuda) {
+  return cuda.source.find("tessera_cp_async<", cuda.source.find("extern \"C\"")) !=
+         std::string::npos;
+}
+
 // Sampled candidates of the space (64 for float16 summed in float32) compile for sm_80 with
 // nothing spilled, shared memory within the target's limit, and the instructions they ask for in
-// the compiled image: tensor-core multiply-adds (HMMA), and where the source issues cp.async (a
-// pipelined k step whose threads copy 4, 8 or 16 bytes each), LDGSTS. Whether WMMA's loads become
-// ldmatrix (LDSM) is the compiler's choice (it needs 16-byte rows it can prove aligned): the count
-// is printed, the default's is checked in tests/rules/default/gpu_matmul_test.cc.
+// the compiled image: tensor-core multiply-adds (HMMA) fed by ldmatrix (LDSM), and where the
+// source issues cp.async (a pipelined k step whose threads copy 4, 8 or 16 bytes each), LDGSTS.
+// The first few compile for sm_90a too.
 TEST_P(TensorCoreSpacePrecisionTest, SampledCandidatesCompileToTheInstructionsTheyAskFor) {
   if (!NvrtcAvailable()) GTEST_SKIP() << "no NVRTC in this build";
   const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
@@ -165,20 +189,16 @@ TEST_P(TensorCoreSpacePrecisionTest, SampledCandidatesCompileToTheInstructionsTh
   const Precision& p = GetParam();
   const PrimFunc func = NarrowGmm(256, p.dtype, p.acc);
   testing::ScopedTempDir scratch("tensor_core_images");
-  int pipelined = 0, async = 0, inspected = 0, ldmatrix = 0;
-  for (const Schedule& c : TensorCoreCandidates(func, p.image_samples)) {
+  constexpr int kHopperSamples = 4;
+  int pipelined = 0, async = 0, inspected = 0, hopper = 0;
+  for (const Schedule& c : SpaceCandidates(func, p.image_samples)) {
     absl::StatusOr<CudaModule> cuda = GenerateCuda(c.func(), Sm80());
     ASSERT_TRUE(cuda.ok()) << cuda.status();
-    absl::StatusOr<std::string> cubin = CompileCudaSource(cuda->source, "sm_80");
-    ASSERT_TRUE(cubin.ok()) << cubin.status() << "\n" << cuda->source;
     absl::StatusOr<std::vector<testing::KernelImage>> images =
-        testing::InspectCubin(*cubin, cuobjdump, scratch.path());
-    ASSERT_TRUE(images.ok()) << images.status();
+        Images(cuda->source, "sm_80", cuobjdump, scratch.path());
+    ASSERT_TRUE(images.ok()) << images.status() << "\n" << cuda->source;
     ASSERT_EQ(images->size(), cuda->kernels.size());
-    // Pipelined fills are cp.async where a thread copies 4, 8 or 16 bytes (codegen decides).
-    const bool asks_for_cp_async =
-        cuda->source.find("tessera_cp_async<", cuda->source.find("extern \"C\"")) !=
-        std::string::npos;
+    const bool asks_for_cp_async = AsksForCpAsync(*cuda);
     EXPECT_TRUE(!asks_for_cp_async || PipelinedLoops(c.func()) > 0);
     pipelined += PipelinedLoops(c.func()) > 0;
     async += asks_for_cp_async;
@@ -191,26 +211,38 @@ TEST_P(TensorCoreSpacePrecisionTest, SampledCandidatesCompileToTheInstructionsTh
                 Sm80().max_shared_memory_per_block());
       if (!HasOpcode(image, "HMMA")) continue;  // a kernel without the product
       ++inspected;
-      ldmatrix += HasOpcode(image, "LDSM");
+      EXPECT_TRUE(HasOpcode(image, "LDSM")) << "no ldmatrix";
       EXPECT_EQ(HasOpcode(image, "LDGSTS"), asks_for_cp_async) << cuda->source;
     }
+    // The first few also for Hopper (sm_90a runs the same mma.sync and ldmatrix).
+    if (hopper >= kHopperSamples) continue;
+    ++hopper;
+    absl::StatusOr<std::vector<testing::KernelImage>> sm90_images =
+        Images(cuda->source, "sm_90a", cuobjdump, scratch.path());
+    ASSERT_TRUE(sm90_images.ok()) << sm90_images.status();
+    int products = 0;
+    for (const testing::KernelImage& image : *sm90_images) {
+      EXPECT_EQ(image.local_bytes, 0) << image.name << " spilled on sm_90a";
+      if (!HasOpcode(image, "HMMA")) continue;
+      ++products;
+      EXPECT_TRUE(HasOpcode(image, "LDSM")) << image.name << " on sm_90a";
+    }
+    EXPECT_EQ(products, 1);
   }
   EXPECT_EQ(inspected, p.image_samples);
   EXPECT_GT(async, 0) << "no candidate pipelined with cp.async";
-  std::printf("%d of %d candidates pipelined (%d with cp.async), %d with ldmatrix\n", pipelined,
-              inspected, async, ldmatrix);
+  std::printf("%d of %d candidates pipelined (%d with cp.async), %d also built for sm_90a\n",
+              pipelined, inspected, async, hopper);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Precisions, TensorCoreSpacePrecisionTest,
     ::testing::Values(
-        Precision{
-            "float16", "", {kWmmaFillF16, kWmmaLoadA, kWmmaLoadB, kWmmaSyncF16, kWmmaStoreF16}, 8},
-        Precision{
-            "float16", "float32", {kWmmaFill, kWmmaLoadA, kWmmaLoadB, kWmmaSync, kWmmaStore}, 64},
+        Precision{"float16", "", {kMmaFillF16, kMmaLoadA, kMmaLoadB, kMmaSyncF16, kMmaStoreF16}, 8},
+        Precision{"float16", "float32", {kMmaFill, kMmaLoadA, kMmaLoadB, kMmaSync, kMmaStore}, 64},
         Precision{"bfloat16",
                   "float32",
-                  {kWmmaFill, kWmmaLoadABf16, kWmmaLoadBBf16, kWmmaSyncBf16, kWmmaStore},
+                  {kMmaFill, kMmaLoadABf16, kMmaLoadBBf16, kMmaSyncBf16, kMmaStore},
                   16}),
     [](const ::testing::TestParamInfo<Precision>& info) {
       return info.param.dtype + (info.param.acc.empty() ? "" : "_to_" + info.param.acc);
@@ -221,8 +253,69 @@ TEST(TensorCoreSpaceTest, Bfloat16NeedsSm80) {
       DefaultSpaceConfig(*Target::Parse("cuda -arch=sm_75 -max_threads_per_block=1024 "
                                         "-max_shared_memory_per_block=49152"));
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_TRUE(TensorCoreSpaces(NarrowGmm(64, "bfloat16", "float32"), *config).empty());
-  EXPECT_EQ(TensorCoreSpaces(NarrowGmm(64, "float16", "float32"), *config).size(), 1u);
+  EXPECT_TRUE(TiledSpaces(NarrowGmm(64, "bfloat16", "float32"), *config).empty());
+  EXPECT_EQ(TiledSpaces(NarrowGmm(64, "float16", "float32"), *config).size(), 1u);
+}
+
+// ---- The float32 SIMT space (MultiLevelTiling) on sm_80 ---------------------------------------
+
+// The loop the shared tiles are filled at gets a sampled pipeline depth from sm_80 (cp.async);
+// before, none.
+TEST(SimtSpaceTest, SamplesPipelineStagesFromSm80) {
+  const PrimFunc func = NarrowGmm(256, "float32", "");
+  for (const auto& [target, sampled] :
+       {std::pair{Sm80(), true},
+        std::pair{*Target::Parse("cuda -arch=sm_75 -max_threads_per_block=1024 "
+                                 "-max_shared_memory_per_block=49152"),
+                  false}}) {
+    absl::StatusOr<SpaceConfig> config = DefaultSpaceConfig(target);
+    ASSERT_TRUE(config.ok()) << config.status();
+    std::vector<Schedule> spaces = TiledSpaces(func, *config, /*tensor_core=*/false);
+    ASSERT_EQ(spaces.size(), 1u);
+    EXPECT_EQ(PrintFunc(spaces[0].func()).find(kSoftwarePipelineStages) != std::string::npos,
+              sampled)
+        << target.ToString();
+  }
+}
+
+// Sampled candidates of a float32 GMM's SIMT space on sm_80: pipelined ones fill their shared
+// tiles by cp.async (LDGSTS in the image) where a thread copies 4, 8 or 16 bytes, nothing spills,
+// shared memory stays within the limit, and candidates compute what the GMM computes.
+TEST(SimtSpaceTest, Float32CandidatesPipelineWithCpAsyncCompileAndMatch) {
+  const PrimFunc small = NarrowGmm(64, "float32", "");
+  for (const Schedule& c : SpaceCandidates(small, 4, /*tensor_core=*/false)) {
+    absl::Status s = testing::CheckScheduleCorrect(c, small);
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  if (!NvrtcAvailable()) GTEST_SKIP() << "no NVRTC in this build";
+  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
+  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in build/test-venv";
+  const PrimFunc func = NarrowGmm(256, "float32", "");
+  testing::ScopedTempDir scratch("simt_images");
+  int pipelined = 0, async = 0, samples = 0;
+  for (const Schedule& c : SpaceCandidates(func, 16, /*tensor_core=*/false)) {
+    ++samples;
+    absl::StatusOr<CudaModule> cuda = GenerateCuda(c.func(), Sm80());
+    ASSERT_TRUE(cuda.ok()) << cuda.status();
+    absl::StatusOr<std::vector<testing::KernelImage>> images =
+        Images(cuda->source, "sm_80", cuobjdump, scratch.path());
+    ASSERT_TRUE(images.ok()) << images.status() << "\n" << cuda->source;
+    const bool asks_for_cp_async = AsksForCpAsync(*cuda);
+    EXPECT_TRUE(!asks_for_cp_async || PipelinedLoops(c.func()) > 0);
+    pipelined += PipelinedLoops(c.func()) > 0;
+    async += asks_for_cp_async;
+    bool ldgsts = false;
+    for (size_t k = 0; k < images->size(); ++k) {
+      const testing::KernelImage& image = (*images)[k];
+      EXPECT_EQ(image.local_bytes, 0) << image.name << " spilled";
+      EXPECT_LE(image.shared_bytes + cuda->kernels[k].dynamic_shared_bytes,
+                Sm80().max_shared_memory_per_block());
+      ldgsts = ldgsts || HasOpcode(image, "LDGSTS");
+    }
+    EXPECT_EQ(ldgsts, asks_for_cp_async) << cuda->source;
+  }
+  EXPECT_GT(async, 0) << "no candidate pipelined with cp.async";
+  std::printf("%d of %d candidates pipelined (%d with cp.async)\n", pipelined, samples, async);
 }
 
 }  // namespace

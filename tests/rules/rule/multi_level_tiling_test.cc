@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "frontend/workloads.h"
+#include "ir/loop_annotations.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "rules/analysis.h"
@@ -261,11 +262,13 @@ TEST(MultiLevelTilingTest, CudaGmmBindsCachesAndAnnotates) {
     if (kind == "SampleCategorical") fetch_candidates.push_back(inst.attrs[0].AsIntArray());
   }
   EXPECT_EQ(binds, (std::vector<std::string>{"blockIdx.x", "vthread.x", "threadIdx.x"}));
-  // Two shared copies (A and B), float32: vector lengths up to 4.
-  ASSERT_EQ(fetch_candidates.size(), 2u);
+  // Two shared copies (A and B), float32: vector lengths up to 4; then (sm_80) the pipeline
+  // depth of the loop the copies sit at, 1 to 4 stages.
+  ASSERT_EQ(fetch_candidates.size(), 3u);
   for (const std::vector<int64_t>& c : fetch_candidates) {
     EXPECT_EQ(c, (std::vector<int64_t>{1, 2, 3, 4}));
   }
+  EXPECT_NE(PrintFunc(s.func()).find(kSoftwarePipelineStages), std::string::npos);
   EXPECT_EQ(CountInstructions(s, "SamplePerfectTile"), 3 + 1);  // b, i, j over 5; k over 3
   EXPECT_EQ(CountInstructions(s, "CacheWrite"), 1);
   EXPECT_EQ(CountInstructions(s, "CacheRead"), 2);
@@ -294,11 +297,14 @@ TEST(MultiLevelTilingTest, CudaFloat16FetchLengthsAreEvenUpToEight) {
   PrimFunc func = SmallWorkload("GMM", "float16");
   std::vector<Schedule> spaces = ApplyToAllBlocks(*Mlt(Cuda()), func, 3);
   ASSERT_EQ(spaces.size(), 1u);
+  std::vector<std::vector<int64_t>> sampled;
   for (const Instruction& inst : spaces[0].trace().insts()) {
     if (std::string(inst.kind->name) == "SampleCategorical") {
-      EXPECT_EQ(inst.attrs[0].AsIntArray(), (std::vector<int64_t>{1, 2, 4, 8}));
+      sampled.push_back(inst.attrs[0].AsIntArray());
     }
   }
+  // The fetch lengths of A and B, then the pipeline depth.
+  EXPECT_EQ(sampled, (std::vector<std::vector<int64_t>>{{1, 2, 4, 8}, {1, 2, 4, 8}, {1, 2, 3, 4}}));
 }
 
 }  // namespace
@@ -330,22 +336,33 @@ std::map<std::string, std::string> TensorizeAnnotations(const PrimFunc& func) {
   return out;
 }
 
-TEST(MultiLevelTilingTensorCoreTest, Float16GmmGetsOneAnnotatedSpaceThatIsCorrect) {
+// Both fragment families: Tessera's own (the default on sm_80) and WMMA's.
+class MultiLevelTilingTensorCoreFamilyTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  ScheduleRulePtr Rule() const { return TensorCore(Cuda(), {{"intrinsics", GetParam()}}); }
+  const TensorCoreIntrins& Intrins() const {
+    return *FindTensorCoreIntrins(DataType::Float16(), DataType::Float16(), GetParam());
+  }
+};
+
+TEST_P(MultiLevelTilingTensorCoreFamilyTest, Float16GmmGetsOneAnnotatedSpaceThatIsCorrect) {
   PrimFunc func = HalfGmm(32, 48, 32);
-  ScheduleRulePtr rule = TensorCore(Cuda());
+  ScheduleRulePtr rule = Rule();
   EXPECT_EQ(rule->name(), "MultiLevelTilingTensorCore");
+  const TensorCoreIntrins& g = Intrins();
+  const std::string& f = g.family;
   for (int64_t seed : {1, 5, 9}) {
     std::vector<Schedule> spaces = ApplyToAllBlocks(*rule, func, seed);
     ASSERT_EQ(spaces.size(), 1u);
     const PrimFunc& out = spaces[0].func();
     std::map<std::string, std::string> intrins = TensorizeAnnotations(out);
     EXPECT_EQ(intrins,
-              (std::map<std::string, std::string>{{"A_shared_wmma_matrix_a_o", kWmmaLoadA},
-                                                  {"B_shared_wmma_matrix_b_o", kWmmaLoadB},
-                                                  {"C_o", kWmmaSyncF16},
-                                                  {"C_shared_wmma_accumulator_o", kWmmaStoreF16}}));
+              (std::map<std::string, std::string>{{"A_shared_" + f + "_matrix_a_o", g.load_a},
+                                                  {"B_shared_" + f + "_matrix_b_o", g.load_b},
+                                                  {"C_o", g.sync},
+                                                  {"C_shared_" + f + "_accumulator_o", g.store}}));
     Block c = BlockOf(out, "C_o");
-    EXPECT_EQ(std::get<std::string>(c->annotations.at(attr::kAutoTensorizeInit)), kWmmaFillF16);
+    EXPECT_EQ(std::get<std::string>(c->annotations.at(attr::kAutoTensorizeInit)), g.fill);
     EXPECT_EQ(std::get<int64_t>(c->annotations.at(attr::kWarpExecution)), 1);
     EXPECT_EQ(std::get<std::string>(c->annotations.at(attr::kTilingStructure)), "SSSRRSRS");
     std::vector<std::string> binds;
@@ -358,11 +375,11 @@ TEST(MultiLevelTilingTensorCoreTest, Float16GmmGetsOneAnnotatedSpaceThatIsCorrec
   }
 }
 
-TEST(MultiLevelTilingTensorCoreTest, AnnotatedBlocksTensorize) {
+TEST_P(MultiLevelTilingTensorCoreFamilyTest, AnnotatedBlocksTensorize) {
   // What RewriteTensorize does with the annotations: every annotated block matches its
   // intrinsic (the compute block once its init is decomposed, as RewriteReductionBlock does).
   PrimFunc func = HalfGmm();
-  std::vector<Schedule> spaces = ApplyToAllBlocks(*TensorCore(Cuda()), func, 3);
+  std::vector<Schedule> spaces = ApplyToAllBlocks(*Rule(), func, 3);
   ASSERT_EQ(spaces.size(), 1u);
   Schedule sch = spaces[0];
   BlockRV compute = *sch.GetBlock("C_o");
@@ -375,7 +392,7 @@ TEST(MultiLevelTilingTensorCoreTest, AnnotatedBlocksTensorize) {
   }
   ASSERT_TRUE(init.ok()) << init.status();
   // Blockize keeps the init as a nested block, so the decomposed init matches the fill.
-  absl::Status fill = sch.Tensorize(*init, kWmmaFillF16);
+  absl::Status fill = sch.Tensorize(*init, Intrins().fill);
   EXPECT_TRUE(fill.ok()) << fill << "\n" << PrintFunc(sch.func());
   for (const auto& [name, intrin] : TensorizeAnnotations(sch.func())) {
     absl::Status s = sch.Tensorize(*sch.GetBlock(name), intrin);
@@ -383,6 +400,20 @@ TEST(MultiLevelTilingTensorCoreTest, AnnotatedBlocksTensorize) {
   }
   absl::Status correct = CheckTensorizedScheduleCorrect(sch, func, 3);
   EXPECT_TRUE(correct.ok()) << correct;
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, MultiLevelTilingTensorCoreFamilyTest,
+                         ::testing::Values("mma", "wmma"));
+
+TEST(MultiLevelTilingTensorCoreTest, OwnFragmentsByDefaultFromSm80AndWmmaBefore) {
+  for (const auto& [arch, family] :
+       {std::pair{"sm_80", "mma"}, std::pair{"sm_90a", "mma"}, std::pair{"sm_75", "wmma"}}) {
+    std::vector<Schedule> spaces = ApplyToAllBlocks(*TensorCore(Cuda(arch)), HalfGmm(), 1);
+    ASSERT_EQ(spaces.size(), 1u);
+    EXPECT_EQ(TensorizeAnnotations(spaces[0].func()).at("C_o"),
+              FindTensorCoreIntrins(DataType::Float16(), DataType::Float16(), family)->sync)
+        << arch;
+  }
 }
 
 TEST(MultiLevelTilingTensorCoreTest, LeavesOtherTargetsDtypesAndShapesAlone) {
@@ -417,12 +448,17 @@ TEST(MultiLevelTilingTensorCoreTest, PlainTilingAfterwardsLeavesTheTiledBlockAlo
 TEST(MultiLevelTilingTensorCoreTest, RejectsBadParameters) {
   for (const char* text : {R"({"structure": "SSRSRS"})", R"({"tile_binds": ["threadIdx.x"]})",
                            R"({"reuse_write": {"req": "may", "levels": [2], "scope": "shared"}})",
-                           R"({"intrin_group": "wmma"})"}) {
+                           R"({"intrin_group": "wmma"})", R"({"intrinsics": "mma.sync"})"}) {
     absl::StatusOr<ScheduleRulePtr> rule =
         NewMultiLevelTilingTensorCore(Cuda(), nlohmann::json::parse(text));
     ASSERT_FALSE(rule.ok()) << text;
     EXPECT_EQ(rule.status().code(), absl::StatusCode::kInvalidArgument) << text;
   }
+  // mma.sync.m16n8k16 needs sm_80.
+  absl::StatusOr<ScheduleRulePtr> turing = NewMultiLevelTilingTensorCore(
+      Cuda("sm_75"), nlohmann::json::parse(R"({"intrinsics": "mma"})"));
+  ASSERT_FALSE(turing.ok());
+  EXPECT_NE(turing.status().message().find("needs sm_80"), std::string::npos) << turing.status();
 }
 
 }  // namespace
