@@ -10,7 +10,8 @@
 // bfloat16 summed in float32 (`GMM --dtype float16 --acc float32`, a float32 C) cublasGemmEx
 // with CUBLAS_COMPUTE_32F and a float32 C; float16 summed in float16 (Tessera's plain float16
 // GMM, frontend/workloads_matmul.cc) cublasGemmEx with CUBLAS_COMPUTE_16F, and beside it, for
-// reference, the float32-summing cuBLAS figure with a float16 C.
+// reference, the float32-summing cuBLAS figure with a float16 C; tf32 (`--acc tf32`, asked for by
+// name) cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32.
 //
 // CUDA and fork: the measurer runs every batch in a forked child and its parent must never
 // initialize CUDA (docs/cuda-backend.md, "Processes"), so cuBLAS runs in a forked child too and
@@ -91,11 +92,13 @@ std::optional<Precision> FindPrecision(const std::string& name) {
   const CublasGemm f16_sums_f32 = {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F};
   const CublasGemm f16_to_f32 = {CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
   const CublasGemm bf16_to_f32 = {CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+  const CublasGemm tf32 = {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
   for (const Precision& p :
        {Precision{"float32", "float32", "", f32, std::nullopt},
         Precision{"float16", "float16", "", f16, f16_sums_f32},
         Precision{"float16->float32", "float16", "float32", f16_to_f32, std::nullopt},
-        Precision{"bfloat16->float32", "bfloat16", "float32", bf16_to_f32, std::nullopt}}) {
+        Precision{"bfloat16->float32", "bfloat16", "float32", bf16_to_f32, std::nullopt},
+        Precision{"tf32", "float32", "tf32", tf32, std::nullopt}}) {
     if (p.name == name) return p;
   }
   return std::nullopt;
@@ -352,7 +355,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--dtypes", dtypes_text,
                  "Precisions: float32, float16 (summed in float16), float16->float32, "
-                 "bfloat16->float32 (summed in float32, a float32 C)")
+                 "bfloat16->float32 (summed in float32, a float32 C), tf32 (float32 operands "
+                 "rounded to TF32, against cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32)")
       ->capture_default_str();
   app.add_option("--trials", trials, "Trials of each tuning job")->capture_default_str();
   app.add_option("--rounds", rounds, "Alternating timing rounds (medians)")->capture_default_str();

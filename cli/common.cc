@@ -51,7 +51,8 @@ void FunctionSource::AddOptions(CLI::App* app) {
   app->add_option("--dtype", dtype, "Data type of the workload (default: its first dtype)");
   app->add_option("--acc", acc,
                   "What a float16 or bfloat16 product or convolution sums in: float32 (its "
-                  "result then float32; default: the dtype itself)");
+                  "result then float32; default: the dtype itself); tf32: a float32 product's "
+                  "operands rounded to TF32, as tensor cores multiply them");
 }
 
 absl::StatusOr<PrimFunc> FunctionSource::Load(std::string* label) const {

@@ -345,6 +345,9 @@ std::string CLikePrinter::PrintCall(const CallNode* op) {
         r = "pow" + f + "(" + args[0] + ", " + args[1] + ")";
       }
       break;
+    case CallOp::kRoundTf32:  // a prelude helper on float32
+      r = "tessera_round_tf32((float)" + args[0] + ")";
+      break;
     default:  // one argument, the libm function of the same name
       r = MathFunction(op->op) + f + "(" + args[0] + ")";
       break;

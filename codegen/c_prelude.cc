@@ -104,6 +104,14 @@ static inline uint16_t tessera_f32_to_bf16(float f) {
 static inline float tessera_bf16_round(float f) {
   return tessera_bf16_to_f32(tessera_f32_to_bf16(f));
 }
+// round_tf32 (ir/expr.h RoundToTf32): 10 mantissa bits, to nearest, ties away from zero.
+static inline float tessera_round_tf32(float f) {
+  union { uint32_t u; float f; } x;
+  x.f = f;
+  if ((x.u & 0x7f800000u) == 0x7f800000u) return f;
+  x.u = (x.u + 0x1000u) & 0xffffe000u;
+  return x.f;
+}
 
 // The argument of a float exp: -87 where -inf <= x < -87, x otherwise (NaNs of either sign
 // too). glibc's vector expf computes each lane below about -87 again with the scalar expf: a

@@ -31,6 +31,12 @@ __device__ __forceinline__ float tessera_round_f16(float x) { return __half2floa
 __device__ __forceinline__ float tessera_round_bf16(float x) {
   return __bfloat162float(__float2bfloat16_rn(x));
 }
+// round_tf32 (ir/expr.h RoundToTf32): 10 mantissa bits, to nearest, ties away from zero.
+__device__ __forceinline__ float tessera_round_tf32(float x) {
+  const unsigned bits = __float_as_uint(x);
+  if ((bits & 0x7f800000u) == 0x7f800000u) return x;
+  return __uint_as_float((bits + 0x1000u) & 0xffffe000u);
+}
 // Four int8 values at p (any alignment) packed little-endian into an int, as __dp4a reads them.
 __device__ __forceinline__ int tessera_pack_i8x4(const signed char* p) {
   return (int)((unsigned)(unsigned char)p[0] | ((unsigned)(unsigned char)p[1] << 8) |
@@ -126,7 +132,10 @@ using namespace nvcuda;
 // ldmatrix.x4 gives exactly these when lane l points at row l % 16, column 8 * (l / 16) of the
 // 16x16 tile (matrices 0-3: rows 0-7 | 8-15 of columns 0-7, then of columns 8-15), B's
 // transposed (.trans) since a lane holds two k of one n. Rows must be 16-byte aligned (codegen
-// checks the leading dimension).
+// checks the leading dimension). float32 inputs are TF32 products: per k half s, two
+// mma.sync.m16n8k8.tf32, operands rounded (tessera_round_tf32) as lanes load them one by one:
+//   matrix_a  x[4s..4s+3]: A[g][8s+t], A[g+8][8s+t], A[g][8s+t+4], A[g+8][8s+t+4];
+//   matrix_b  x[4s+2h], x[4s+2h+1]: B[8s+t][8h+g], B[8s+t+4][8h+g].
 const char kCudaMmaPrelude[] = R"CUDA(#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "tessera_mma fragments (mma.sync.m16n8k16, ldmatrix) need sm_80 or later"
 #endif
@@ -138,6 +147,8 @@ enum layout_t { mem_row_major };
 template <typename Use, typename T> struct fragment;
 template <typename T> struct fragment<matrix_a, T> { unsigned x[4]; };
 template <typename T> struct fragment<matrix_b, T> { unsigned x[4]; };
+template <> struct fragment<matrix_a, float> { unsigned x[8]; };
+template <> struct fragment<matrix_b, float> { unsigned x[8]; };
 template <> struct fragment<accumulator, float> { float x[8]; };
 template <> struct fragment<accumulator, half> { unsigned x[4]; };
 
@@ -164,6 +175,31 @@ __device__ __forceinline__ void load_matrix_sync(fragment<matrix_b, T>& f, const
                : "=r"(f.x[0]), "=r"(f.x[1]), "=r"(f.x[2]), "=r"(f.x[3])
                : "r"(tile_row_address(p, ldm)));
 }
+__device__ __forceinline__ unsigned tf32_bits(float v) {
+  return __float_as_uint(tessera_round_tf32(v));
+}
+__device__ __forceinline__ void load_matrix_sync(fragment<matrix_a, float>& f, const float* p,
+                                                 unsigned ldm) {
+  const unsigned lane = lane_id(), g = lane / 4, t = lane % 4;
+  for (int s = 0; s < 2; ++s) {
+    const float* q = p + 8 * s + t;
+    f.x[4 * s] = tf32_bits(q[g * ldm]);
+    f.x[4 * s + 1] = tf32_bits(q[(g + 8) * ldm]);
+    f.x[4 * s + 2] = tf32_bits(q[g * ldm + 4]);
+    f.x[4 * s + 3] = tf32_bits(q[(g + 8) * ldm + 4]);
+  }
+}
+__device__ __forceinline__ void load_matrix_sync(fragment<matrix_b, float>& f, const float* p,
+                                                 unsigned ldm) {
+  const unsigned lane = lane_id(), g = lane / 4, t = lane % 4;
+  for (int s = 0; s < 2; ++s) {
+    for (int h = 0; h < 2; ++h) {
+      const float* q = p + (8 * s + t) * ldm + 8 * h + g;
+      f.x[4 * s + 2 * h] = tf32_bits(q[0]);
+      f.x[4 * s + 2 * h + 1] = tf32_bits(q[4 * ldm]);
+    }
+  }
+}
 __device__ __forceinline__ void fill_fragment(fragment<accumulator, float>& f, float v) {
   for (int i = 0; i < 8; ++i) f.x[i] = v;
 }
@@ -189,6 +225,22 @@ __device__ __forceinline__ void fill_fragment(fragment<accumulator, half>& f, ha
 TESSERA_MMA_SYNC_F32(half, "f16.f16")
 TESSERA_MMA_SYNC_F32(__nv_bfloat16, "bf16.bf16")
 #undef TESSERA_MMA_SYNC_F32
+__device__ __forceinline__ void mma_sync(fragment<accumulator, float>& d,
+                                         const fragment<matrix_a, float>& a,
+                                         const fragment<matrix_b, float>& b,
+                                         const fragment<accumulator, float>& c) {
+  for (int i = 0; i < 8; ++i) d.x[i] = c.x[i];
+  for (int s = 0; s < 2; ++s) {
+    for (int h = 0; h < 2; ++h) {
+      asm volatile(
+          "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+          "{%8, %9}, {%0, %1, %2, %3};\n"
+          : "+f"(d.x[4 * h]), "+f"(d.x[4 * h + 1]), "+f"(d.x[4 * h + 2]), "+f"(d.x[4 * h + 3])
+          : "r"(a.x[4 * s]), "r"(a.x[4 * s + 1]), "r"(a.x[4 * s + 2]), "r"(a.x[4 * s + 3]),
+            "r"(b.x[4 * s + 2 * h]), "r"(b.x[4 * s + 2 * h + 1]));
+    }
+  }
+}
 __device__ __forceinline__ void mma_sync(fragment<accumulator, half>& d,
                                          const fragment<matrix_a, half>& a,
                                          const fragment<matrix_b, half>& b,

@@ -13,12 +13,35 @@
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "frontend/workloads_internal.h"
+#include "ir/functor.h"
 
 namespace tessera {
 namespace {
 
 using workloads_internal::ShapeMap;
 using workloads_internal::WorkloadDef;
+
+// Wraps both factors of every reduction update C = C + x * y in round_tf32.
+class Tf32Rounder : public IRMutator {
+ protected:
+  Stmt VisitStmt_(const BufferStoreNode* op, const Stmt& self) override {
+    const auto* sum = op->value.as<BinaryNode>();
+    const auto* acc = sum != nullptr ? sum->a.as<BufferLoadNode>() : nullptr;
+    const auto* product = sum != nullptr ? sum->b.as<BinaryNode>() : nullptr;
+    if (sum == nullptr || sum->op != BinaryOp::kAdd || acc == nullptr ||
+        !acc->buffer.same_as(op->buffer) || product == nullptr || product->op != BinaryOp::kMul) {
+      return IRMutator::VisitStmt_(op, self);
+    }
+    return BufferStore(
+        op->buffer,
+        sum->a + Call(CallOp::kRoundTf32, {product->a}) * Call(CallOp::kRoundTf32, {product->b}),
+        op->indices);
+  }
+};
+
+PrimFunc RoundProductOperandsToTf32(const PrimFunc& func) {
+  return func.WithBody(Tf32Rounder().VisitStmt(func.body()));
+}
 
 // The paper's operators first, in its order, then the extra ones.
 constexpr const char* kOrder[] = {"GMM",        "C1D",        "C2D",      "C3D",
@@ -107,16 +130,26 @@ absl::StatusOr<PrimFunc> MakeWorkload(const std::string& name,
   }
   TESSERA_ASSIGN_OR_RETURN(DataType parsed, DataType::Parse(dtype_name));
   DataType accumulator = parsed.is_int() ? DataType::Int32() : parsed;
+  const bool listed =
+      std::find(info.accumulators.begin(), info.accumulators.end(), acc) != info.accumulators.end();
+  if (acc == kTf32) {
+    if (!listed || parsed != DataType::Float32()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          info.name, ": cannot multiply ", dtype_name, " at tf32 (",
+          listed ? "tf32 rounds float32 operands" : "only products and convolutions take tf32",
+          ")"));
+    }
+    TESSERA_ASSIGN_OR_RETURN(PrimFunc func, def->build(values, parsed, accumulator));
+    return RoundProductOperandsToTf32(func);
+  }
   if (!acc.empty() && acc != dtype_name) {
     const bool narrow_float = parsed.is_float() && parsed.bits() == 16;
-    if (!narrow_float || std::find(info.accumulators.begin(), info.accumulators.end(), acc) ==
-                             info.accumulators.end()) {
+    if (!narrow_float || !listed) {
       return absl::InvalidArgumentError(
           absl::StrCat(info.name, ": cannot accumulate ", dtype_name, " in '", acc, "' (",
                        info.accumulators.empty() || !narrow_float
                            ? absl::StrCat(dtype_name, " accumulates in its own dtype")
-                           : absl::StrCat("float16 and bfloat16 may accumulate in ",
-                                          absl::StrJoin(info.accumulators, ", ")),
+                           : "float16 and bfloat16 may accumulate in float32",
                        ")"));
     }
     TESSERA_ASSIGN_OR_RETURN(accumulator, DataType::Parse(acc));
@@ -125,6 +158,7 @@ absl::StatusOr<PrimFunc> MakeWorkload(const std::string& name,
 }
 
 std::string PrecisionName(const std::string& dtype, const std::string& acc) {
+  if (acc == kTf32) return kTf32;
   return acc.empty() || acc == dtype ? dtype : absl::StrCat(dtype, "->", acc);
 }
 

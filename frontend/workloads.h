@@ -27,8 +27,8 @@ struct WorkloadInfo {
   std::vector<WorkloadParam> params;
   std::vector<std::string> dtypes;  // supported; the first is the default
   // What its reductions may sum in instead of the dtype, for float16 and bfloat16 (e.g.
-  // "float32": the operands widened before multiplying, the result in float32); empty: the
-  // dtype itself (int32 for int8).
+  // "float32": the operands widened before multiplying, the result in float32), or for float32
+  // "tf32" (kTf32); empty: the dtype itself (int32 for int8).
   std::vector<std::string> accumulators = {};
 };
 
@@ -38,15 +38,20 @@ const std::vector<WorkloadInfo>& ListWorkloads();
 // kNotFound for an unknown name (listing the known ones); kInvalidArgument for an unknown
 // shape parameter, a non-positive or inconsistent value (e.g. a kernel larger than its
 // padded input), a dtype the workload does not support, or an accumulator `acc` (empty: the
-// dtype's own) that is neither the dtype nor one of its accumulators for a 16-bit float
-// dtype. Names are case-insensitive.
+// dtype's own) that is neither the dtype nor one of its accumulators for a 16-bit float dtype
+// (nor "tf32" for a float32 product or convolution). Names are case-insensitive.
 absl::StatusOr<WorkloadInfo> FindWorkload(const std::string& name);
 absl::StatusOr<PrimFunc> MakeWorkload(const std::string& name,
                                       const std::map<std::string, int64_t>& shape = {},
                                       const std::string& dtype = "", const std::string& acc = "");
 
+// The accumulator name of float32 products and convolutions multiplied at TF32 precision: both
+// operands of each product rounded to TF32 (round_tf32, ir/expr.h), summed in float32 (what
+// tensor cores do with float32 inputs; an explicit choice, never made for plain float32).
+inline constexpr char kTf32[] = "tf32";
+
 // How labels and tables name a dtype with its accumulator: "float16->float32" where `acc` is
-// set and differs from `dtype`, else `dtype`.
+// set and differs from `dtype`, "tf32" for float32 multiplied at TF32, else `dtype`.
 std::string PrecisionName(const std::string& dtype, const std::string& acc);
 
 // Parses "M=64,N=32" into a map. kInvalidArgument on malformed text.

@@ -31,9 +31,9 @@ using Builder = absl::StatusOr<PrimFunc> (*)(const ShapeMap& shape, DataType dty
 // accumulator.
 Expr Widened(const Expr& x, DataType acc);
 
-// WorkloadInfo::accumulators of the products and convolutions that may sum 16-bit floats in
-// float32.
-inline const std::vector<std::string> kFloat32Accumulation = {"float32"};
+// WorkloadInfo::accumulators of the products and convolutions: 16-bit floats may sum in float32,
+// float32 may multiply at TF32 precision (MakeWorkload rounds the operands of their products).
+inline const std::vector<std::string> kFloat32Accumulation = {"float32", "tf32"};
 
 struct WorkloadDef {
   WorkloadInfo info;

@@ -1,6 +1,8 @@
 #include "ir/expr.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "base/check.h"
@@ -60,12 +62,19 @@ struct CallOpInfo {
 };
 
 constexpr CallOpInfo kCallOps[] = {
-    {CallOp::kExp, "exp", 1},         {CallOp::kLog, "log", 1},
-    {CallOp::kSqrt, "sqrt", 1},       {CallOp::kRsqrt, "rsqrt", 1},
-    {CallOp::kTanh, "tanh", 1},       {CallOp::kErf, "erf", 1},
-    {CallOp::kPow, "pow", 2},         {CallOp::kAbs, "abs", 1},
-    {CallOp::kSigmoid, "sigmoid", 1}, {CallOp::kFloor, "floor", 1},
-    {CallOp::kCeil, "ceil", 1},       {CallOp::kExtern, "call_extern", -1},
+    {CallOp::kExp, "exp", 1},
+    {CallOp::kLog, "log", 1},
+    {CallOp::kSqrt, "sqrt", 1},
+    {CallOp::kRsqrt, "rsqrt", 1},
+    {CallOp::kTanh, "tanh", 1},
+    {CallOp::kErf, "erf", 1},
+    {CallOp::kPow, "pow", 2},
+    {CallOp::kAbs, "abs", 1},
+    {CallOp::kSigmoid, "sigmoid", 1},
+    {CallOp::kFloor, "floor", 1},
+    {CallOp::kCeil, "ceil", 1},
+    {CallOp::kRoundTf32, "round_tf32", 1},
+    {CallOp::kExtern, "call_extern", -1},
 };
 
 const CallOpInfo& InfoOf(CallOp op) {
@@ -111,6 +120,16 @@ bool ParseCallOp(const std::string& name, CallOp* op) {
     }
   }
   return false;
+}
+
+float RoundToTf32(float x) {
+  if (!std::isfinite(x)) return x;
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x1000u) & 0xFFFFE000u;
+  float rounded;
+  std::memcpy(&rounded, &bits, sizeof rounded);
+  return rounded;
 }
 
 Buffer Buffer::Make(std::string name, DataType dtype, std::vector<Expr> shape,

@@ -233,6 +233,8 @@ enum class CallOp : uint8_t {
   kSigmoid,
   kFloor,
   kCeil,
+  // A float32 rounded to TF32, the tensor cores' 19-bit float32 (RoundToTf32).
+  kRoundTf32,
   // An opaque call of the external function CallNode::name (a tensor intrinsic such as
   // "wmma::mma_sync" or "__dp4a"), any number of arguments, result type CallNode::dtype. A
   // BufferLoad argument stands for the address of that element. Never folded or simplified
@@ -245,6 +247,11 @@ int CallOpArity(CallOp op);
 // Parses a name produced by CallOpName for a math op; false if unknown (and for
 // "call_extern", whose syntax differs).
 bool ParseCallOp(const std::string& name, CallOp* op);
+// `x` with its mantissa rounded to TF32's 10 bits, to nearest with ties away from zero (as PTX's
+// cvt.rna.tf32.f32): the low 13 bits of the float32 cleared after adding half of their range.
+// Infinities and NaNs are returned as they are; a value that rounds past the largest float32
+// becomes infinity.
+float RoundToTf32(float x);
 
 struct CallNode final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kCall;

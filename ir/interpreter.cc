@@ -615,6 +615,8 @@ absl::StatusOr<FloatFn> Compiler::CompileFloatCall(const CallNode* op) {
       return unary([](double x) { return std::floor(x); });
     case CallOp::kCeil:
       return unary([](double x) { return std::ceil(x); });
+    case CallOp::kRoundTf32:
+      return unary([](double x) { return double{RoundToTf32(static_cast<float>(x))}; });
     case CallOp::kPow: {
       TESSERA_ASSIGN_OR_RETURN(FloatOperand b, FloatOp(op->args[1]));
       return FloatFn([a, b](Frame& f) { return std::pow(a.Get(f), b.Get(f)); });

@@ -138,9 +138,11 @@ std::vector<TensorIntrin> BuiltinIntrins() {
       Buffer b = Buf("B_frag", g.in, tile, g.Scope("matrix_b"));
       Buffer c = Buf("C_frag", g.acc, tile, g.Scope("accumulator"));
       Stmt body = GridBlock("update", {16, 16, 16}, "SSR", [&](const std::vector<Expr>& v) {
-        Expr prod = g.acc == g.in
-                        ? a.Load({v[0], v[2]}) * b.Load({v[2], v[1]})
-                        : Cast(g.acc, a.Load({v[0], v[2]})) * Cast(g.acc, b.Load({v[2], v[1]}));
+        Expr prod =
+            g.in == DataType::Float32() ? Call(CallOp::kRoundTf32, {a.Load({v[0], v[2]})}) *
+                                              Call(CallOp::kRoundTf32, {b.Load({v[2], v[1]})})
+            : g.acc == g.in ? a.Load({v[0], v[2]}) * b.Load({v[2], v[1]})
+                            : Cast(g.acc, a.Load({v[0], v[2]})) * Cast(g.acc, b.Load({v[2], v[1]}));
         return BufferStore(c, c.Load({v[0], v[1]}) + prod, {v[0], v[1]});
       });
       Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());
@@ -192,6 +194,7 @@ const std::vector<TensorCoreIntrins>& TensorCoreIntrinGroups() {
       {f16, f32, "mma", 80, kMmaFill, kMmaLoadA, kMmaLoadB, kMmaSync, kMmaStore},
       {f16, f16, "mma", 80, kMmaFillF16, kMmaLoadA, kMmaLoadB, kMmaSyncF16, kMmaStoreF16},
       {bf16, f32, "mma", 80, kMmaFill, kMmaLoadABf16, kMmaLoadBBf16, kMmaSyncBf16, kMmaStore},
+      {f32, f32, "mma", 80, kMmaFill, kMmaLoadATf32, kMmaLoadBTf32, kMmaSyncTf32, kMmaStore},
   };
   return *groups;
 }
@@ -202,6 +205,18 @@ const TensorCoreIntrins* FindTensorCoreIntrins(DataType in, DataType acc,
     if (g.in == in && g.acc == acc && g.family == family) return &g;
   }
   return nullptr;
+}
+
+bool MultipliesAtTf32(const Block& block) {
+  const auto* store = block->body.as<BufferStoreNode>();
+  const auto* sum = store != nullptr ? store->value.as<BinaryNode>() : nullptr;
+  const auto* product = sum != nullptr ? sum->b.as<BinaryNode>() : nullptr;
+  auto rounded = [](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    return call != nullptr && call->op == CallOp::kRoundTf32;
+  };
+  return product != nullptr && product->op == BinaryOp::kMul && rounded(product->a) &&
+         rounded(product->b);
 }
 
 namespace {

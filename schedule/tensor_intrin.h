@@ -64,10 +64,16 @@ inline constexpr char kMmaStoreF16[] = "mma_store_16x16x16_f16";
 inline constexpr char kMmaLoadABf16[] = "mma_load_16x16x16_bf16_a";
 inline constexpr char kMmaLoadBBf16[] = "mma_load_16x16x16_bf16_b";
 inline constexpr char kMmaSyncBf16[] = "mma_sync_16x16x16_bf16bf16f32";
+// float32 inputs multiplied at TF32 precision (round_tf32 of both operands, ir/expr.h), summed in
+// float32: mma.sync.m16n8k8.tf32 (float32 fill and store as above).
+inline constexpr char kMmaLoadATf32[] = "mma_load_16x16x16_tf32_a";
+inline constexpr char kMmaLoadBTf32[] = "mma_load_16x16x16_tf32_b";
+inline constexpr char kMmaSyncTf32[] = "mma_sync_16x16x16_tf32tf32f32";
 inline constexpr char kDp4a[] = "dp4a";
 
 // The five intrinsics of one tensor-core product of 16x16x16 tiles: inputs `in` summed in `acc`,
-// with fragments of `family` ("wmma" or "mma", the prefix of their scopes).
+// with fragments of `family` ("wmma" or "mma", the prefix of their scopes). float32 inputs are
+// TF32 products (MultipliesAtTf32).
 struct TensorCoreIntrins {
   DataType in, acc;
   std::string family;
@@ -81,20 +87,24 @@ struct TensorCoreIntrins {
   std::string Scope(const char* use) const { return family + "." + use; }
 };
 
-// Shared tiles that feed these fragments get their rows padded by 8 16-bit elements
-// (StorageAlign(kTensorCoreRowAlign, kTensorCoreRowPad); compaction keeps the pad): a tile 16k
-// elements wide then has rows an odd number of 16-byte groups apart, so the eight rows of 16 bytes
-// one ldmatrix reads fall on distinct banks.
+// Shared tiles that feed these fragments get their rows padded by 16 bytes
+// (StorageAlign(kTensorCoreRowAlign, TensorCoreRowPad(dtype)); compaction keeps the pad): a tile
+// of 16k 16-bit elements then has rows an odd number of 16-byte groups apart, so the eight rows of
+// 16 bytes one ldmatrix reads fall on distinct banks.
 inline constexpr int kTensorCoreRowAlign = 32;
-inline constexpr int kTensorCoreRowPad = 8;
+inline int TensorCoreRowPad(DataType dtype) { return 16 / dtype.bytes(); }
 
 // The built-in products: float16 summed in float32 or float16, bfloat16 summed in float32, each
-// with WMMA's fragments and with Tessera's own.
+// with WMMA's fragments and with Tessera's own; TF32 products with Tessera's own.
 const std::vector<TensorCoreIntrins>& TensorCoreIntrinGroups();
 
 // The built-in product of `in` summed in `acc` with fragments of `family`; nullptr if none.
 const TensorCoreIntrins* FindTensorCoreIntrins(DataType in, DataType acc,
                                                const std::string& family);
+
+// Whether the update of reduction block `block` multiplies round_tf32 of both its operands
+// (MakeWorkload's "tf32" products), which the float32 tensor-core group requires.
+bool MultipliesAtTf32(const Block& block);
 
 // Adds `intrin`. kInvalidArgument if it breaks the conventions above (naming what),
 // kAlreadyExists if an intrinsic of that name is registered.

@@ -244,6 +244,9 @@ Expr FoldCall(CallOp op, DataType dtype, const std::vector<Expr>& args) {
     case CallOp::kCeil:
       r = std::ceil(x);
       break;
+    case CallOp::kRoundTf32:
+      r = RoundToTf32(static_cast<float>(x));
+      break;
     case CallOp::kExtern:
       return Expr();
   }

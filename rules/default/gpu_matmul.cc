@@ -181,7 +181,9 @@ const TensorCoreIntrins* MatchTensorCore(const Block& block, const GemmMatch& g,
   const Buffer& c = block->writes[0].buffer;
   if (a.dtype() != b.dtype()) return nullptr;
   const TensorCoreIntrins* intrins = FindTensorCoreIntrins(a.dtype(), c.dtype(), family);
-  if (intrins == nullptr) return nullptr;
+  if (intrins == nullptr || (a.dtype() == DataType::Float32() && !MultipliesAtTf32(block))) {
+    return nullptr;
+  }
   if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return nullptr;
   int k = -1;
   for (int v : g.groups[kGemmK]) {
@@ -235,7 +237,9 @@ absl::Status ApplyTensorCore(Schedule* sch, const BlockInfo& main, const Block& 
   const int64_t warps_i = std::min<int64_t>(Divisor4(loops.extent_i / kFragment / frags_i), 2);
   const int64_t frags_j = std::min<int64_t>(Divisor4(loops.extent_j / kFragment), 2);
   const int64_t warps_j = std::min<int64_t>(Divisor4(loops.extent_j / kFragment / frags_j), 2);
-  const int64_t frags_k = std::min<int64_t>(Divisor4(loops.extent_k / kFragment), 2);
+  // k steps of 64 bytes a row: two stages of float32 (TF32) tiles then fit beside the C tile.
+  const int64_t frags_k = std::min<int64_t>(Divisor4(loops.extent_k / kFragment),
+                                            4 / block->reads[g.a].buffer.dtype().bytes());
   const int64_t warps = warps_i * warps_j;
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<LoopRV> i,
@@ -284,7 +288,8 @@ absl::Status ApplyTensorCore(Schedule* sch, const BlockInfo& main, const Block& 
     const int64_t lanes = 16 / block->reads[read].buffer.dtype().bytes();
     TESSERA_RETURN_IF_ERROR(CooperativeFetch(sch, shared, ndim, warps, kWarp, lanes));
     TESSERA_RETURN_IF_ERROR(sch->StorageAlign(shared, 0, static_cast<int>(ndim) - 2,
-                                              kTensorCoreRowAlign, kTensorCoreRowPad));
+                                              kTensorCoreRowAlign,
+                                              TensorCoreRowPad(block->reads[read].buffer.dtype())));
     loads.emplace_back(frag, intrin);
   }
   TESSERA_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(compute, k[0]));

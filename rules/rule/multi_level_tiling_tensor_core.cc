@@ -64,7 +64,8 @@ std::optional<MatmulMatch> MatchMatmul(const Block& block, int compute_capabilit
   const DataType in = block->reads[inputs[0]].buffer.dtype();
   if (block->reads[inputs[1]].buffer.dtype() != in) return std::nullopt;
   match.group = FindTensorCoreIntrins(in, c.buffer.dtype(), family);
-  if (match.group == nullptr || compute_capability < match.group->min_compute_capability) {
+  if (match.group == nullptr || compute_capability < match.group->min_compute_capability ||
+      (in == DataType::Float32() && !MultipliesAtTf32(block))) {
     return std::nullopt;
   }
   const std::vector<int> ci = IterIndices(block, c);
@@ -207,7 +208,8 @@ absl::Status AddTensorCoreReads(const TilingConfig& config, const MatmulMatch& m
     TESSERA_RETURN_IF_ERROR(FuseForCooperativeFetch(config, &sch, shared));
     TESSERA_ASSIGN_OR_RETURN(Block copy, sch.Get(shared));
     TESSERA_RETURN_IF_ERROR(sch.StorageAlign(shared, 0, copy->writes[0].buffer.ndim() - 2,
-                                             kTensorCoreRowAlign, kTensorCoreRowPad));
+                                             kTensorCoreRowAlign,
+                                             TensorCoreRowPad(copy->writes[0].buffer.dtype())));
     state->read_reuse.emplace(index, shared);
   }
   return absl::OkStatus();

@@ -10,6 +10,7 @@
 
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
+#include "ir/functor.h"
 #include "ir/interpreter.h"
 #include "tests/frontend/workloads_testing.h"
 
@@ -83,6 +84,7 @@ TEST(WorkloadsMatmulTest, WiderAccumulatorsGiveFloat32Outputs) {
   int widened = 0;
   for (const WorkloadInfo& w : ListWorkloads()) {
     for (const std::string& acc : w.accumulators) {
+      if (acc == kTf32) continue;  // float32's (below)
       for (const std::string dtype : {"float16", "bfloat16"}) {
         if (std::find(w.dtypes.begin(), w.dtypes.end(), dtype) == w.dtypes.end()) continue;
         absl::StatusOr<PrimFunc> f = MakeWorkload(w.name, {}, dtype, acc);
@@ -95,6 +97,49 @@ TEST(WorkloadsMatmulTest, WiderAccumulatorsGiveFloat32Outputs) {
   }
   // GMM, LINEAR, TBG, GEMV, DENSE_BIAS_RELU, C1D, C2D, C3D, DIL, GRP.
   EXPECT_EQ(widened, 20);
+}
+
+// Every product and dense convolution multiplies float32 at TF32 when asked: both operands of its
+// product rounded (round_tf32), the output float32, labelled "tf32".
+TEST(WorkloadsMatmulTest, Tf32RoundsBothOperandsOfEveryProduct) {
+  int rounded = 0;
+  for (const WorkloadInfo& w : ListWorkloads()) {
+    if (std::find(w.accumulators.begin(), w.accumulators.end(), kTf32) == w.accumulators.end()) {
+      continue;
+    }
+    absl::StatusOr<PrimFunc> f = MakeWorkload(w.name, {}, "float32", kTf32);
+    ASSERT_TRUE(f.ok()) << w.name << ": " << f.status();
+    EXPECT_EQ(f->params().back().dtype(), DataType::Float32()) << w.name;
+    int calls = 0;
+    PostOrderVisitExprs(f->body(), [&](const Expr& e) {
+      const auto* call = e.as<CallNode>();
+      calls += call != nullptr && call->op == CallOp::kRoundTf32;
+    });
+    EXPECT_EQ(calls, 2) << w.name;
+    ++rounded;
+  }
+  EXPECT_EQ(rounded, 10);
+  EXPECT_EQ(PrecisionName("float32", kTf32), "tf32");
+}
+
+// GMM at TF32 against the float32 sums of the rounded operands' products (the interpreter's
+// round_tf32 is ir/expr.h's RoundToTf32).
+TEST(WorkloadsMatmulTest, GmmTf32SumsProductsOfRoundedOperands) {
+  std::vector<NDArray> a = RunWorkload("GMM", {{"M", 4}, {"N", 3}, {"K", 40}}, "float32", kTf32);
+  ASSERT_EQ(a.size(), 3u);
+  auto tf32 = [](double x) { return static_cast<double>(RoundToTf32(static_cast<float>(x))); };
+  ExpectClose(
+      a[2],
+      Expected(
+          a[2],
+          [&](const std::vector<int64_t>& i) {
+            float s = 0;
+            for (int64_t k = 0; k < 40; ++k) {
+              s += static_cast<float>(tf32(At(a[0], {0, i[1], k})) * tf32(At(a[1], {0, k, i[2]})));
+            }
+            return static_cast<double>(s);
+          }),
+      "GMM tf32");
 }
 
 TEST(WorkloadsMatmulTest, AccumulatorsOutsideTheListAreRefused) {
@@ -111,6 +156,10 @@ TEST(WorkloadsMatmulTest, AccumulatorsOutsideTheListAreRefused) {
   EXPECT_EQ(unknown.message(),
             "GMM: cannot accumulate float16 in 'float64' (float16 and bfloat16 may accumulate in "
             "float32)");
+  EXPECT_EQ(MakeWorkload("GMM", {}, "float16", kTf32).status().message(),
+            "GMM: cannot multiply float16 at tf32 (tf32 rounds float32 operands)");
+  EXPECT_EQ(MakeWorkload("DEP", {}, "float32", kTf32).status().message(),
+            "DEP: cannot multiply float32 at tf32 (only products and convolutions take tf32)");
   // The dtype itself is its own accumulator, named or not.
   EXPECT_TRUE(MakeWorkload("GMM", {}, "float16", "float16").ok());
   EXPECT_TRUE(MakeWorkload("SFM", {}, "float32", "float32").ok());

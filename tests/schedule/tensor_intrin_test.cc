@@ -39,7 +39,7 @@ TEST(TensorIntrinTest, BuiltinsAreRegistered) {
 // API or Tessera's own tessera_mma), and the two families compute the same (descs alike but for
 // the scopes).
 TEST(TensorIntrinTest, EveryTensorCoreGroupIsRegisteredWithItsFamilysFragments) {
-  ASSERT_EQ(TensorCoreIntrinGroups().size(), 6u);
+  ASSERT_EQ(TensorCoreIntrinGroups().size(), 7u);
   for (const TensorCoreIntrins& g : TensorCoreIntrinGroups()) {
     SCOPED_TRACE(g.sync);
     const std::string ns = g.family == "mma" ? "tessera_mma::" : "wmma::";
@@ -58,7 +58,7 @@ TEST(TensorIntrinTest, EveryTensorCoreGroupIsRegisteredWithItsFamilysFragments) 
     EXPECT_EQ(g.min_compute_capability,
               g.family == "mma" || g.in == DataType::BFloat16() ? 80 : 70);
     const TensorCoreIntrins* wmma = FindTensorCoreIntrins(g.in, g.acc, "wmma");
-    ASSERT_NE(wmma, nullptr);
+    if (wmma == nullptr) continue;  // TF32: Tessera's fragments only
     std::string desc = PrintFunc(sync.desc);
     for (const char* use : {"matrix_a", "matrix_b", "accumulator"}) {
       desc = absl::StrReplaceAll(desc, {{g.Scope(use), wmma->Scope(use)}});
@@ -66,6 +66,14 @@ TEST(TensorIntrinTest, EveryTensorCoreGroupIsRegisteredWithItsFamilysFragments) 
     EXPECT_EQ(desc, PrintFunc(GetTensorIntrin(wmma->sync)->desc));
   }
   EXPECT_EQ(FindTensorCoreIntrins(DataType::BFloat16(), DataType::BFloat16(), "mma"), nullptr);
+  // float32 products are TF32's: their description rounds both operands.
+  const TensorCoreIntrins* tf32 =
+      FindTensorCoreIntrins(DataType::Float32(), DataType::Float32(), "mma");
+  ASSERT_NE(tf32, nullptr);
+  EXPECT_EQ(tf32->sync, std::string(kMmaSyncTf32));
+  EXPECT_TRUE(Contains(PrintFunc(GetTensorIntrin(kMmaSyncTf32)->desc), "round_tf32("))
+      << PrintFunc(GetTensorIntrin(kMmaSyncTf32)->desc);
+  EXPECT_EQ(FindTensorCoreIntrins(DataType::Float32(), DataType::Float32(), "wmma"), nullptr);
 }
 
 TEST(TensorIntrinTest, UnknownNameListsKnownOnes) {

@@ -187,6 +187,63 @@ TEST(DefaultScheduleTensorCoreTest, LargeGmmOnSm80IsMmaSyncOnLdmatrixFromTwoCpAs
   }
 }
 
+// float32 multiplied at TF32 (`--acc tf32`) on sm_80: mma.sync.m16n8k8.tf32 on operands rounded
+// as they are loaded, from two cp.async stages of 16-wide k steps; the interpreter checks it at
+// small shapes. Before sm_80 the same workload takes the SIMT path (round_tf32 in the code).
+TEST(DefaultScheduleTensorCoreTest, Tf32GmmIsMmaSyncM16n8k8FromTwoCpAsyncStages) {
+  const Target target = CudaTarget("sm_80");
+  for (int64_t n : {32, 64}) {
+    const PrimFunc small = NarrowGmm(n, n, n, "float32", "tf32");
+    Applied applied = ApplyFirst(small, target);
+    ASSERT_TRUE(applied.sch.has_value());
+    EXPECT_EQ(TensorizedIntrins(*applied.sch),
+              (std::multiset<std::string>{kMmaFill, kMmaSyncTf32, kMmaStore, kMmaLoadATf32,
+                                          kMmaLoadBTf32}));
+    absl::Status correct = testing::CheckTensorizedScheduleCorrect(*applied.sch, small);
+    EXPECT_TRUE(correct.ok()) << correct;
+  }
+  Applied applied = ApplyFirst(NarrowGmm(256, 256, 256, "float32", "tf32"), target);
+  ASSERT_TRUE(applied.sch.has_value());
+  absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), target);
+  ASSERT_TRUE(module.ok()) << module.status();
+  for (const char* text : {"tessera_mma::fragment<tessera_mma::matrix_a, float>",
+                           "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+                           "tessera_cp_async<16>(&A_shared[", " A_shared[2552];"}) {
+    EXPECT_NE(module->source.find(text), std::string::npos) << text;
+  }
+  absl::StatusOr<std::string> cubin = CompileCudaSource(module->source, "sm_80");
+  if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
+    GTEST_SKIP() << "no NVRTC: " << cubin.status();
+  }
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
+  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in build/test-venv";
+  testing::ScopedTempDir scratch("tf32_image");
+  absl::StatusOr<std::vector<testing::KernelImage>> images =
+      testing::InspectCubin(*cubin, cuobjdump, scratch.path());
+  ASSERT_TRUE(images.ok()) << images.status();
+  ASSERT_EQ(images->size(), 1u);
+  EXPECT_EQ(images->front().opcodes.count("HMMA.1688.F32.TF32"), 1u);
+  EXPECT_EQ(images->front().opcodes.count("LDGSTS.E.BYPASS.128"), 1u);
+  EXPECT_EQ(images->front().local_bytes, 0);
+}
+
+TEST(DefaultScheduleTensorCoreTest, Tf32BeforeSm80AndPlainFloat32TakeTheSimtPath) {
+  for (const auto& [acc, arch] : {std::pair{"tf32", "sm_75"}, std::pair{"", "sm_80"}}) {
+    const PrimFunc func = NarrowGmm(64, 64, 64, "float32", acc);
+    Applied applied = ApplyFirst(func, CudaTarget(arch));
+    ASSERT_TRUE(applied.sch.has_value());
+    EXPECT_TRUE(TensorizedIntrins(*applied.sch).empty()) << arch;
+    absl::Status correct = testing::CheckScheduleCorrect(*applied.sch, func);
+    EXPECT_TRUE(correct.ok()) << correct;
+    absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), CudaTarget(arch));
+    ASSERT_TRUE(module.ok()) << module.status();
+    EXPECT_EQ(module->source.find("tessera_round_tf32(", module->source.find("extern \"C\"")) !=
+                  std::string::npos,
+              std::string(acc) == "tf32");
+  }
+}
+
 // WMMA's fragments before sm_80, which has no mma.sync.m16n8k16.
 TEST(DefaultScheduleTensorCoreTest, Sm75TakesWmmaFragments) {
   Applied applied = ApplyFirst(NarrowGmm(64, 64, 64, "float16", "float32"), CudaTarget("sm_75"));

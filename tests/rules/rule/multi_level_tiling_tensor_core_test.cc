@@ -102,6 +102,7 @@ struct Precision {
   std::string dtype, acc;
   std::multiset<std::string> intrins;  // fill, load A, load B, mma, store
   int image_samples;  // candidates whose compiled images are inspected (about 2 s each)
+  bool ldmatrix = true;  // 16-bit fragments load with ldmatrix, TF32's one element a lane
 };
 
 class TensorCoreSpacePrecisionTest : public ::testing::TestWithParam<Precision> {};
@@ -211,7 +212,7 @@ TEST_P(TensorCoreSpacePrecisionTest, SampledCandidatesCompileToTheInstructionsTh
                 Sm80().max_shared_memory_per_block());
       if (!HasOpcode(image, "HMMA")) continue;  // a kernel without the product
       ++inspected;
-      EXPECT_TRUE(HasOpcode(image, "LDSM")) << "no ldmatrix";
+      EXPECT_EQ(HasOpcode(image, "LDSM"), p.ldmatrix);
       EXPECT_EQ(HasOpcode(image, "LDGSTS"), asks_for_cp_async) << cuda->source;
     }
     // The first few also for Hopper (sm_90a runs the same mma.sync and ldmatrix).
@@ -225,7 +226,7 @@ TEST_P(TensorCoreSpacePrecisionTest, SampledCandidatesCompileToTheInstructionsTh
       EXPECT_EQ(image.local_bytes, 0) << image.name << " spilled on sm_90a";
       if (!HasOpcode(image, "HMMA")) continue;
       ++products;
-      EXPECT_TRUE(HasOpcode(image, "LDSM")) << image.name << " on sm_90a";
+      EXPECT_EQ(HasOpcode(image, "LDSM"), p.ldmatrix) << image.name << " on sm_90a";
     }
     EXPECT_EQ(products, 1);
   }
@@ -243,7 +244,12 @@ INSTANTIATE_TEST_SUITE_P(
         Precision{"bfloat16",
                   "float32",
                   {kMmaFill, kMmaLoadABf16, kMmaLoadBBf16, kMmaSyncBf16, kMmaStore},
-                  16}),
+                  16},
+        Precision{"float32",
+                  "tf32",
+                  {kMmaFill, kMmaLoadATf32, kMmaLoadBTf32, kMmaSyncTf32, kMmaStore},
+                  16,
+                  false}),
     [](const ::testing::TestParamInfo<Precision>& info) {
       return info.param.dtype + (info.param.acc.empty() ? "" : "_to_" + info.param.acc);
     });
