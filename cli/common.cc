@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
 
@@ -75,7 +76,10 @@ absl::StatusOr<Trace> LoadTrace(const std::string& path) {
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read trace file ", path));
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<Trace> trace = Trace::FromJson(text.str());
+  // What `default`, `schedule`, `best` and `records` print with --json: the trace under "trace".
+  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const bool wrapped = j.is_object() && j.contains("trace");
+  absl::StatusOr<Trace> trace = Trace::FromJson(wrapped ? j["trace"].dump() : text.str());
   if (!trace.ok()) {
     return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
   }

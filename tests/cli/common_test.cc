@@ -118,6 +118,14 @@ TEST(CliCommonTest, ReplayAppliesATraceToTheFunction) {
   absl::StatusOr<Schedule> sch = Replay(func, *trace, path, 0);
   ASSERT_TRUE(sch.ok()) << sch.status();
   EXPECT_EQ(sch->GetLoops(*sch->GetBlock("C"))->size(), 5u);
+  // The same trace as `tessera default --json` prints it, under "trace" beside other keys.
+  const std::string wrapped = WriteFile("default.json", R"({"rule": "Matmul", "trace": [[
+  ["GetBlock", [], ["C", "main"], ["b0"]],
+  ["GetLoops", ["b0"], [], ["l1", "l2", "l3", "l4"]],
+  ["Split", ["l2", "None", 4], [1], ["l5", "l6"]]], []]})");
+  absl::StatusOr<Trace> unwrapped = LoadTrace(wrapped);
+  ASSERT_TRUE(unwrapped.ok()) << unwrapped.status();
+  EXPECT_EQ(unwrapped->ToJson(), trace->ToJson());
 }
 
 }  // namespace
