@@ -207,6 +207,9 @@ const TensorCoreIntrins* FindTensorCoreIntrins(DataType in, DataType acc,
   return nullptr;
 }
 
+namespace {
+
+// Whether the update of reduction block `block` multiplies round_tf32 of both its operands.
 bool MultipliesAtTf32(const Block& block) {
   const auto* store = block->body.as<BufferStoreNode>();
   const auto* sum = store != nullptr ? store->value.as<BinaryNode>() : nullptr;
@@ -217,6 +220,14 @@ bool MultipliesAtTf32(const Block& block) {
   };
   return product != nullptr && product->op == BinaryOp::kMul && rounded(product->a) &&
          rounded(product->b);
+}
+
+}  // namespace
+
+const TensorCoreIntrins* FindTensorCoreIntrins(const Block& block, DataType in, DataType acc,
+                                               const std::string& family) {
+  if (in == DataType::Float32() && !MultipliesAtTf32(block)) return nullptr;
+  return FindTensorCoreIntrins(in, acc, family);
 }
 
 namespace {

@@ -73,7 +73,7 @@ inline constexpr char kDp4a[] = "dp4a";
 
 // The five intrinsics of one tensor-core product of 16x16x16 tiles: inputs `in` summed in `acc`,
 // with fragments of `family` ("wmma" or "mma", the prefix of their scopes). float32 inputs are
-// TF32 products (MultipliesAtTf32).
+// TF32 products.
 struct TensorCoreIntrins {
   DataType in, acc;
   std::string family;
@@ -102,9 +102,11 @@ const std::vector<TensorCoreIntrins>& TensorCoreIntrinGroups();
 const TensorCoreIntrins* FindTensorCoreIntrins(DataType in, DataType acc,
                                                const std::string& family);
 
-// Whether the update of reduction block `block` multiplies round_tf32 of both its operands
-// (MakeWorkload's "tf32" products), which the float32 tensor-core group requires.
-bool MultipliesAtTf32(const Block& block);
+// The built-in product with fragments of `family` for reduction block `block`, whose inputs are
+// `in` and whose result is `acc`; nullptr if none. float32 inputs match only where the block's
+// update multiplies round_tf32 of both operands (MakeWorkload's "tf32" products).
+const TensorCoreIntrins* FindTensorCoreIntrins(const Block& block, DataType in, DataType acc,
+                                               const std::string& family);
 
 // Adds `intrin`. kInvalidArgument if it breaks the conventions above (naming what),
 // kAlreadyExists if an intrinsic of that name is registered.

@@ -180,10 +180,8 @@ const TensorCoreIntrins* MatchTensorCore(const Block& block, const GemmMatch& g,
   const Buffer& b = block->reads[g.b].buffer;
   const Buffer& c = block->writes[0].buffer;
   if (a.dtype() != b.dtype()) return nullptr;
-  const TensorCoreIntrins* intrins = FindTensorCoreIntrins(a.dtype(), c.dtype(), family);
-  if (intrins == nullptr || (a.dtype() == DataType::Float32() && !MultipliesAtTf32(block))) {
-    return nullptr;
-  }
+  const TensorCoreIntrins* intrins = FindTensorCoreIntrins(block, a.dtype(), c.dtype(), family);
+  if (intrins == nullptr) return nullptr;
   if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return nullptr;
   int k = -1;
   for (int v : g.groups[kGemmK]) {

@@ -63,9 +63,8 @@ std::optional<MatmulMatch> MatchMatmul(const Block& block, int compute_capabilit
   if (inputs.size() != 2) return std::nullopt;
   const DataType in = block->reads[inputs[0]].buffer.dtype();
   if (block->reads[inputs[1]].buffer.dtype() != in) return std::nullopt;
-  match.group = FindTensorCoreIntrins(in, c.buffer.dtype(), family);
-  if (match.group == nullptr || compute_capability < match.group->min_compute_capability ||
-      (in == DataType::Float32() && !MultipliesAtTf32(block))) {
+  match.group = FindTensorCoreIntrins(block, in, c.buffer.dtype(), family);
+  if (match.group == nullptr || compute_capability < match.group->min_compute_capability) {
     return std::nullopt;
   }
   const std::vector<int> ci = IterIndices(block, c);

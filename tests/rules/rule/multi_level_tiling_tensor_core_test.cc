@@ -175,6 +175,27 @@ bool AsksForCpAsync(const CudaModule& cuda) {
          std::string::npos;
 }
 
+// The pipelined candidates of a sample and those whose code issues cp.async.
+struct PipelineCounts {
+  int pipelined = 0, async = 0;
+
+  // Counts candidate `c` compiled to `cuda`; whether `cuda` issues cp.async (only pipelined
+  // candidates may).
+  bool Add(const Schedule& c, const CudaModule& cuda) {
+    const bool asks_for_cp_async = AsksForCpAsync(cuda);
+    EXPECT_TRUE(!asks_for_cp_async || PipelinedLoops(c.func()) > 0);
+    pipelined += PipelinedLoops(c.func()) > 0;
+    async += asks_for_cp_async;
+    return asks_for_cp_async;
+  }
+};
+
+// What a kernel compiled for `arch` may hold in shared memory: sm_90a images count 1 KiB the
+// system reserves per block.
+int64_t SharedLimit(const std::string& arch) {
+  return Sm80().max_shared_memory_per_block() + (arch == "sm_90a" ? 1024 : 0);
+}
+
 // Sampled candidates of the space (64 for float16 summed in float32) compile for sm_80 with
 // nothing spilled, shared memory within the target's limit, and the instructions they ask for in
 // the compiled image: tensor-core multiply-adds (HMMA) fed by ldmatrix (LDSM), and where the
@@ -190,14 +211,12 @@ TEST_P(TensorCoreSpacePrecisionTest, SampledCandidatesCompileToTheInstructionsTh
   const Precision& p = GetParam();
   const PrimFunc func = NarrowGmm(256, p.dtype, p.acc);
   testing::ScopedTempDir scratch("tensor_core_images");
-  int pipelined = 0, async = 0, inspected = 0;
+  PipelineCounts counts;
+  int inspected = 0;
   for (const Schedule& c : SpaceCandidates(func, p.image_samples)) {
     absl::StatusOr<CudaModule> cuda = GenerateCuda(c.func(), Sm80());
     ASSERT_TRUE(cuda.ok()) << cuda.status();
-    const bool asks_for_cp_async = AsksForCpAsync(*cuda);
-    EXPECT_TRUE(!asks_for_cp_async || PipelinedLoops(c.func()) > 0);
-    pipelined += PipelinedLoops(c.func()) > 0;
-    async += asks_for_cp_async;
+    const bool asks_for_cp_async = counts.Add(c, *cuda);
     ++inspected;
     // Hopper (sm_90a) runs the same mma.sync, ldmatrix and cp.async.
     for (const char* arch : {"sm_80", "sm_90a"}) {
@@ -211,10 +230,7 @@ TEST_P(TensorCoreSpacePrecisionTest, SampledCandidatesCompileToTheInstructionsTh
         SCOPED_TRACE(image.name + " for " + arch);
         EXPECT_EQ(image.local_bytes, 0) << "spilled";
         EXPECT_EQ(image.stack_bytes, 0) << "spilled";
-        // sm_90a images count 1 KiB of shared memory the system reserves per block.
-        EXPECT_LE(
-            image.shared_bytes + cuda->kernels[k].dynamic_shared_bytes,
-            Sm80().max_shared_memory_per_block() + (std::string(arch) == "sm_90a" ? 1024 : 0));
+        EXPECT_LE(image.shared_bytes + cuda->kernels[k].dynamic_shared_bytes, SharedLimit(arch));
         if (!HasOpcode(image, "HMMA")) continue;  // a kernel without the product
         ++products;
         EXPECT_EQ(HasOpcode(image, "LDSM"), p.ldmatrix);
@@ -224,9 +240,9 @@ TEST_P(TensorCoreSpacePrecisionTest, SampledCandidatesCompileToTheInstructionsTh
     }
   }
   EXPECT_EQ(inspected, p.image_samples);
-  EXPECT_GT(async, 0) << "no candidate pipelined with cp.async";
+  EXPECT_GT(counts.async, 0) << "no candidate pipelined with cp.async";
   std::printf("%d of %d candidates pipelined (%d with cp.async), each built for sm_80 and sm_90a\n",
-              pipelined, inspected, async);
+              counts.pipelined, inspected, counts.async);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -292,15 +308,13 @@ TEST(SimtSpaceTest, Float32CandidatesPipelineWithCpAsyncCompileAndMatch) {
   if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in build/test-venv";
   const PrimFunc func = NarrowGmm(256, "float32", "");
   testing::ScopedTempDir scratch("simt_images");
-  int pipelined = 0, async = 0, samples = 0;
+  PipelineCounts counts;
+  int samples = 0;
   for (const Schedule& c : SpaceCandidates(func, 16, /*tensor_core=*/false)) {
     ++samples;
     absl::StatusOr<CudaModule> cuda = GenerateCuda(c.func(), Sm80());
     ASSERT_TRUE(cuda.ok()) << cuda.status();
-    const bool asks_for_cp_async = AsksForCpAsync(*cuda);
-    EXPECT_TRUE(!asks_for_cp_async || PipelinedLoops(c.func()) > 0);
-    pipelined += PipelinedLoops(c.func()) > 0;
-    async += asks_for_cp_async;
+    const bool asks_for_cp_async = counts.Add(c, *cuda);
     for (const char* arch : {"sm_80", "sm_90a"}) {
       absl::StatusOr<std::vector<testing::KernelImage>> images =
           Images(cuda->source, arch, cuobjdump, scratch.path());
@@ -309,17 +323,15 @@ TEST(SimtSpaceTest, Float32CandidatesPipelineWithCpAsyncCompileAndMatch) {
       for (size_t k = 0; k < images->size(); ++k) {
         const testing::KernelImage& image = (*images)[k];
         EXPECT_EQ(image.local_bytes, 0) << image.name << " spilled for " << arch;
-        EXPECT_LE(
-            image.shared_bytes + cuda->kernels[k].dynamic_shared_bytes,
-            Sm80().max_shared_memory_per_block() + (std::string(arch) == "sm_90a" ? 1024 : 0));
+        EXPECT_LE(image.shared_bytes + cuda->kernels[k].dynamic_shared_bytes, SharedLimit(arch));
         ldgsts = ldgsts || HasOpcode(image, "LDGSTS");
       }
       EXPECT_EQ(ldgsts, asks_for_cp_async) << arch << "\n" << cuda->source;
     }
   }
-  EXPECT_GT(async, 0) << "no candidate pipelined with cp.async";
+  EXPECT_GT(counts.async, 0) << "no candidate pipelined with cp.async";
   std::printf("%d of %d candidates pipelined (%d with cp.async), each built for sm_80 and sm_90a\n",
-              pipelined, samples, async);
+              counts.pipelined, samples, counts.async);
 }
 
 }  // namespace
