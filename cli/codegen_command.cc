@@ -34,6 +34,11 @@ absl::StatusOr<std::string> Generate(const PrimFunc& func, const Target& target)
     absl::StrAppend(&text, "// launch ", k.name, ": grid ", Dims(k.grid), ", block ", Dims(k.block),
                     ", dynamic shared memory ", k.dynamic_shared_bytes, " bytes, params [",
                     absl::StrJoin(k.param_indices, ", "), "]\n");
+    for (const CudaTensorMap& m : k.tensor_maps) {
+      absl::StrAppend(&text, "//   tensor map of param ", m.param, " (", m.dtype, "): dims [",
+                      absl::StrJoin(m.dims, ", "), "], box [", absl::StrJoin(m.box, ", "),
+                      "], innermost first, 128-byte swizzle\n");
+    }
   }
   return absl::StrCat(text, module->source);
 }

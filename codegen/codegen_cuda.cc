@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -43,6 +45,38 @@ struct VectorPlan {
   std::vector<Expr> load_bases;
 };
 
+bool HasTmaTiles(const Stmt& kernel) {
+  bool found = false;
+  PostOrderVisitStmts(kernel, [&](const Stmt& s) {
+    const auto* alloc = s.as<AllocateNode>();
+    found = found || (alloc != nullptr && alloc->buffer.scope() == kTmaSharedScope);
+  });
+  return found;
+}
+
+// The overload of tessera_wgmma::mma_async for an accumulator of `n` columns and inputs of
+// `dtype` ("float16" or "bfloat16"): one wgmma.mma_async.m64nNk16 with A K-major and B N-major
+// (imm-trans-b 1) from their descriptors, accumulating (scale-d 1).
+std::string WgmmaProduct(int64_t n, const std::string& dtype) {
+  const bool bf16 = dtype == "bfloat16";
+  const std::string type = bf16 ? "__nv_bfloat16" : "half";
+  const std::string ptx = bf16 ? "bf16" : "f16";
+  std::vector<std::string> registers, outputs;
+  for (int64_t i = 0; i < n / 2; ++i) {
+    registers.push_back(absl::StrCat("%", i));
+    outputs.push_back(absl::StrCat("\"+f\"(c.x[", i, "])"));
+  }
+  return absl::StrCat(
+      "namespace tessera_wgmma {\n__device__ __forceinline__ void mma_async(accumulator<", n,
+      ">& c, const ", type, "* a, const ", type, "* b, unsigned b_block_bytes) {\n",
+      "  asm volatile(\n      \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %", n / 2 + 2,
+      ", 0;\\n\"\n      \"wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", ptx, ".", ptx, " {",
+      absl::StrJoin(registers, ", "), "}, %", n / 2, ", %", n / 2 + 1,
+      ", p, 1, 1, 0, 1;\\n}\\n\"\n      : ", absl::StrJoin(outputs, ", "),
+      "\n      : \"l\"(descriptor(a, 16)), \"l\"(descriptor(b, b_block_bytes)), \"r\"(1));\n}\n}  "
+      "// namespace tessera_wgmma\n");
+}
+
 class KernelEmitter : public codegen_internal::CLikePrinter {
  public:
   KernelEmitter(const PrimFunc& lowered, const GpuKernelInfo& info, std::string* code)
@@ -62,10 +96,21 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
       params.push_back(
           absl::StrCat(StorageType(p.dtype()), "* __restrict__ ", Define(p.get(), p.name())));
     }
+    TESSERA_RETURN_IF_ERROR(CollectTensorMaps());
+    for (size_t i = 0; i < tensor_maps_.size(); ++i) {
+      params.push_back(absl::StrCat("const __grid_constant__ tessera_tensor_map tessera_map", i));
+    }
     absl::StrAppend(code_, "\nextern \"C\" __global__ void __launch_bounds__(", threads, ") ",
                     info_.name, "(", absl::StrJoin(params, ", "), ") {\n");
     Indent();
-    if (dynamic_shared_) Line("extern __shared__ __align__(128) unsigned char tessera_shared[];");
+    if (tma_tiles_) {
+      // TMA tiles start at 1024-byte boundaries: the base is rounded up within 1 KiB of slack.
+      Line("extern __shared__ __align__(1024) unsigned char tessera_shared_raw[];");
+      Line("unsigned char* const tessera_shared = reinterpret_cast<unsigned char*>(");
+      Line("    (reinterpret_cast<unsigned long long>(tessera_shared_raw) + 1023ull) & ~1023ull);");
+    } else if (dynamic_shared_) {
+      Line("extern __shared__ __align__(128) unsigned char tessera_shared[];");
+    }
     EmitStmt(info_.body);
     absl::StrAppend(code_, "}\n");
     return status();
@@ -167,6 +212,16 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
     std::vector<std::string> args;
     if (name == lower_gpu_internal::kSyncThreads) return "__syncthreads()";
     if (name == kCpAsyncCommit && op->args.empty()) return absl::StrCat(kCpAsyncCommit, "()");
+    if (name == lower_gpu_internal::kTmaLoad) return PrintTmaLoad(op);
+    for (const char* hopper :
+         {lower_gpu_internal::kMbarrierInit, lower_gpu_internal::kMbarrierInitFence,
+          lower_gpu_internal::kMbarrierExpectTx, lower_gpu_internal::kMbarrierWait,
+          lower_gpu_internal::kElectedThread, lower_gpu_internal::kWgmmaFence,
+          lower_gpu_internal::kWgmmaCommitWait}) {
+      if (name != hopper) continue;
+      for (const Expr& a : op->args) args.push_back(Address(a));
+      return absl::StrCat(name, "(", absl::StrJoin(args, ", "), ")");
+    }
     if (name == kCpAsyncWait && op->args.size() == 1) {
       return absl::StrCat(kCpAsyncWait, "(", PrintExpr(op->args[0]), ")");
     }
@@ -188,6 +243,7 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
     }
     if (const std::string operation = FragmentOperation(name); !operation.empty()) {
       const std::string ns = name.substr(0, name.size() - operation.size() - 2);
+      if (ns == kWgmmaNamespace) return PrintWgmmaCall(op, operation);
       (ns == kWmmaNamespace ? uses_wmma_ : uses_mma_) = true;
       for (const Expr& a : op->args) {
         const auto* load = a.as<BufferLoadNode>();
@@ -214,6 +270,116 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
       return absl::StrCat(name, "(", absl::StrJoin(args, ", "), ")");
     }
     return CLikePrinter::PrintExtern(op);
+  }
+
+  // ---- TMA and wgmma ---------------------------------------------------------------------
+
+  // The kTmaLoad calls' tensor maps, in order of first use (one per global buffer and box).
+  absl::Status CollectTensorMaps() {
+    PostOrderVisitExprs(info_.body, [&](const Expr& e) {
+      const auto* call = e.as<CallNode>();
+      if (call == nullptr || call->op != CallOp::kExtern ||
+          call->name != lower_gpu_internal::kTmaLoad)
+        return;
+      absl::StatusOr<CudaTensorMap> map = TensorMapOf(call);
+      if (!map.ok()) {
+        Fail(std::string(map.status().message()));
+        return;
+      }
+      if (std::find(tensor_maps_.begin(), tensor_maps_.end(), *map) == tensor_maps_.end()) {
+        tensor_maps_.push_back(*map);
+      }
+    });
+    return status();
+  }
+
+  absl::StatusOr<CudaTensorMap> TensorMapOf(const CallNode* call) const {
+    const int64_t* rank = call->args.size() > 2 ? AsConstInt(call->args[2]) : nullptr;
+    const auto* global = call->args.size() > 1 ? call->args[1].as<BufferLoadNode>() : nullptr;
+    if (rank == nullptr || global == nullptr || call->args.size() < 3 + 3 * size_t(*rank)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cuda codegen: malformed ", call->name, " in kernel ", info_.name));
+    }
+    CudaTensorMap map;
+    const auto& params = func_.params();
+    auto it = std::find_if(params.begin(), params.end(),
+                           [&](const Buffer& p) { return p.same_as(global->buffer); });
+    if (it == params.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cuda codegen: TMA copies only from function "
+                       "parameters; ",
+                       global->buffer.name(), " is none (kernel ", info_.name, ")"));
+    }
+    map.param = static_cast<int>(it - params.begin());
+    map.dtype = global->buffer.dtype().ToString();
+    for (int64_t d = 0; d < *rank; ++d) {
+      map.box.push_back(*AsConstInt(call->args[3 + d]));
+      map.dims.push_back(*AsConstInt(call->args[3 + *rank + d]));
+    }
+    return map;
+  }
+
+  std::string PrintTmaLoad(const CallNode* op) {
+    absl::StatusOr<CudaTensorMap> map = TensorMapOf(op);
+    const int64_t rank = map.ok() ? static_cast<int64_t>(map->dims.size()) : 0;
+    if (!map.ok() || op->args.size() != 4 + 3 * size_t(rank)) {
+      Fail(absl::StrCat("cuda codegen: the TMA copy into ", Address(op->args[0]), " in kernel ",
+                        info_.name,
+                        " has no mbarrier: TMA tiles must be filled in a software-pipelined loop "
+                        "(software_pipeline_stages)"));
+      return "0";
+    }
+    const size_t index =
+        std::find(tensor_maps_.begin(), tensor_maps_.end(), *map) - tensor_maps_.begin();
+    std::vector<std::string> args = {Address(op->args[0]), absl::StrCat("&tessera_map", index),
+                                     Address(op->args.back())};
+    for (int64_t d = 0; d < rank; ++d) {
+      args.push_back("(int)(" + StripParens(PrintExpr(op->args[3 + 2 * rank + d])) + ")");
+    }
+    return absl::StrCat(lower_gpu_internal::kTmaLoad, "(", absl::StrJoin(args, ", "), ")");
+  }
+
+  // A lowered tessera_wgmma call (lower_gpu.cc): its last argument, N, names the overload.
+  std::string PrintWgmmaCall(const CallNode* op, const std::string& operation) {
+    std::vector<std::string> args;
+    for (size_t i = 0; i + 1 < op->args.size(); ++i) {
+      const auto* load = op->args[i].as<BufferLoadNode>();
+      if (load != nullptr && IsFragmentScope(load->buffer.scope())) {
+        args.push_back(PrintAccess(load->buffer, load->indices));
+      } else if (load != nullptr) {
+        args.push_back(Address(op->args[i]));
+      } else {
+        args.push_back(StripParens(PrintExpr(op->args[i])));
+      }
+    }
+    const int64_t* n = op->args.empty() ? nullptr : AsConstInt(op->args.back());
+    const size_t arity = operation == "mma_async" ? 4 : operation == "store_matrix_sync" ? 3 : 2;
+    if (n == nullptr || args.size() != arity) {
+      Fail(absl::StrCat("cuda codegen: ", op->name, " with ", op->args.size(),
+                        " arguments (lower it with LowerForGpu first)"));
+      return "0";
+    }
+    if (operation == "mma_async") {
+      const auto* a = op->args[1].as<BufferLoadNode>();
+      wgmma_products_.insert({*n, a->buffer.dtype().ToString()});
+    }
+    return absl::StrCat(op->name, "(", absl::StrJoin(args, ", "), ")");
+  }
+
+  // N of the tessera_wgmma calls on accumulator `b` in `body` (0 if none).
+  static int64_t WgmmaColumns(const Stmt& body, const Buffer& b) {
+    int64_t columns = 0;
+    PostOrderVisitExprs(body, [&](const Expr& e) {
+      const auto* call = e.as<CallNode>();
+      if (call == nullptr || call->name.rfind(kWgmmaNamespace, 0) != 0 || call->args.size() < 2)
+        return;
+      for (const Expr& a : call->args) {
+        const auto* load = a.as<BufferLoadNode>();
+        const int64_t* n = AsConstInt(call->args.back());
+        if (load != nullptr && load->buffer.same_as(b) && n != nullptr) columns = *n;
+      }
+    });
+    return columns;
   }
 
   // ---- statements ----------------------------------------------------------------------
@@ -311,9 +477,10 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
     Indent();
     std::string name = Define(b.get(), b.name());
     const std::string& scope = b.scope();
-    if (scope == "shared" && dynamic_shared_) {
+    if (lower_gpu_internal::IsSharedScope(scope) && dynamic_shared_) {
       // Carved from the dynamic buffer in allocation order, as static arrays would be laid out.
-      const int64_t offset = (dynamic_offset_ + 31) / 32 * 32;
+      const int64_t align = scope == kTmaSharedScope ? lower_gpu_internal::kTmaAlignment : 32;
+      const int64_t offset = (dynamic_offset_ + align - 1) / align * align;
       dynamic_offset_ = offset + n * b.dtype().bytes();
       Line(absl::StrCat(StorageType(b.dtype()), "* const ", name, " = reinterpret_cast<",
                         StorageType(b.dtype()), "*>(tessera_shared + ", offset, ");"));
@@ -323,6 +490,14 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
                         "];"));
     } else if (scope == "local") {
       Line(absl::StrCat("__align__(16) ", StorageType(b.dtype()), " ", name, "[", n, "];"));
+    } else if (FragmentNamespace(scope) == kWgmmaNamespace) {
+      const int64_t columns = WgmmaColumns(op->body, b);
+      if (columns <= 0 || b.dtype() != DataType::Float32()) {
+        Fail(absl::StrCat("cuda codegen: warpgroup accumulator ", b.name(),
+                          " must hold float32 and be accessed by tessera_wgmma calls"));
+        return;
+      }
+      Line(absl::StrCat(kWgmmaNamespace, "::accumulator<", columns, "> ", name, "[", n, "];"));
     } else if (const std::string ns = FragmentNamespace(scope); !ns.empty()) {
       (ns == kWmmaNamespace ? uses_wmma_ : uses_mma_) = true;
       std::string elem = StorageType(b.dtype());
@@ -487,8 +662,18 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
  public:
   bool uses_wmma() const { return uses_wmma_; }
   bool uses_mma() const { return uses_mma_; }
-  // The bytes of dynamic shared memory the kernel needs at launch (0: static arrays only).
-  int64_t dynamic_shared_bytes() const { return dynamic_shared_ ? dynamic_offset_ : 0; }
+  bool uses_tma() const { return tma_tiles_ || !tensor_maps_.empty(); }
+  // (N, input dtype) of each wgmma.mma_async the kernel issues.
+  const std::set<std::pair<int64_t, std::string>>& wgmma_products() const {
+    return wgmma_products_;
+  }
+  const std::vector<CudaTensorMap>& tensor_maps() const { return tensor_maps_; }
+  // The bytes of dynamic shared memory the kernel needs at launch (0: static arrays only), with
+  // the slack that aligning TMA tiles' base takes.
+  int64_t dynamic_shared_bytes() const {
+    if (!dynamic_shared_) return 0;
+    return dynamic_offset_ + (tma_tiles_ ? lower_gpu_internal::kTmaAlignment : 0);
+  }
 
  private:
   const PrimFunc& func_;
@@ -502,7 +687,11 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
   // above that a kernel's shared buffers live in dynamic shared memory, which the runner opts
   // into up to the device's limit (worker/cuda_runner.cc).
   static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-  const bool dynamic_shared_ = info_.shared_bytes > kMaxStaticSharedBytes;
+  // TMA tiles always live in dynamic shared memory, whose base the kernel aligns to 1 KiB.
+  const bool tma_tiles_ = HasTmaTiles(info_.body);
+  const bool dynamic_shared_ = info_.shared_bytes > kMaxStaticSharedBytes || tma_tiles_;
+  std::vector<CudaTensorMap> tensor_maps_;
+  std::set<std::pair<int64_t, std::string>> wgmma_products_;
   int64_t dynamic_offset_ = 0;
   std::unordered_map<const VarNode*, int64_t> lane_values_;
   std::unordered_map<const BufferLoadNode*, std::string> vector_loads_;
@@ -521,12 +710,20 @@ absl::StatusOr<CudaModule> GenerateCuda(const PrimFunc& func, const Target& targ
   TESSERA_RETURN_IF_ERROR(VerifyGpuKernels(kernels, target));
   CudaModule module;
   std::string body;
-  bool wmma = false, mma = false;
+  bool wmma = false, mma = false, tma = false;
+  std::set<std::pair<int64_t, std::string>> wgmma;
   for (const GpuKernelInfo& info : kernels) {
     KernelEmitter emitter(lowered, info, &body);
     TESSERA_RETURN_IF_ERROR(emitter.Emit());
     wmma = wmma || emitter.uses_wmma();
     mma = mma || emitter.uses_mma();
+    tma = tma || emitter.uses_tma();
+    wgmma.insert(emitter.wgmma_products().begin(), emitter.wgmma_products().end());
+    if (!emitter.wgmma_products().empty() && info.block[0] != 128) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cuda codegen: wgmma needs threadIdx.x of extent 128 (one warpgroup), kernel ", info.name,
+          " has ", info.block[0]));
+    }
     CudaKernel kernel;
     kernel.name = info.name;
     for (int d = 0; d < 3; ++d) {
@@ -535,10 +732,15 @@ absl::StatusOr<CudaModule> GenerateCuda(const PrimFunc& func, const Target& targ
     }
     kernel.dynamic_shared_bytes = emitter.dynamic_shared_bytes();
     kernel.param_indices = info.param_indices;
+    kernel.tensor_maps = emitter.tensor_maps();
     module.kernels.push_back(std::move(kernel));
   }
+  std::string hopper;
+  if (tma || !wgmma.empty()) hopper = kCudaHopperPrelude;
+  if (!wgmma.empty()) hopper += kCudaWgmmaPrelude;
+  for (const auto& [n, dtype] : wgmma) hopper += WgmmaProduct(n, dtype);
   module.source = std::string(kCudaPrelude) + (wmma ? kCudaWmmaPrelude : "") +
-                  (mma ? kCudaMmaPrelude : "") + body;
+                  (mma ? kCudaMmaPrelude : "") + hopper + body;
   return module;
 }
 

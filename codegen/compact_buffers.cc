@@ -228,7 +228,8 @@ absl::StatusOr<Stmt> CompactBuffers(const Stmt& body, const std::vector<Buffer>&
     for (const ForNode* loop : path) {
       analyzer.Bind(loop->loop_var, Range{Expr(0), loop->extent});
       // Shared memory belongs to the thread block: its region covers every thread.
-      if (b.scope() == "shared" && loop->for_kind == ForKind::kThreadBinding &&
+      if (lower_gpu_internal::IsSharedScope(b.scope()) &&
+          loop->for_kind == ForKind::kThreadBinding &&
           lower_gpu_internal::IsThreadIdxTag(loop->thread_tag)) {
         relax[loop->loop_var] = Range{Expr(0), loop->extent};
       }

@@ -281,6 +281,124 @@ __device__ __forceinline__ void store_matrix_sync(half* p, const fragment<accumu
 }  // namespace tessera_mma
 )CUDA";
 
+const char kCudaHopperPrelude[] = R"CUDA(#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "TMA copies and mbarrier transactions need sm_90 or later"
+#endif
+// A TMA tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned) the runner encodes at launch.
+struct __align__(64) tessera_tensor_map { unsigned long long opaque[16]; };
+__device__ __forceinline__ unsigned tessera_smem(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// The thread that arms the mbarriers and issues the copies.
+__device__ __forceinline__ bool tessera_elected_thread() {
+  return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
+}
+__device__ __forceinline__ void tessera_mbarrier_init(unsigned long long* bar, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tessera_smem(bar)), "r"(arrivals)
+               : "memory");
+}
+// Makes the initialized mbarriers visible to the copy engine.
+__device__ __forceinline__ void tessera_mbarrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// The electing thread's arrival: the phase completes once `bytes` more have landed.
+__device__ __forceinline__ void tessera_mbarrier_expect_tx(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tessera_smem(bar)),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void tessera_mbarrier_wait(unsigned long long* bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nTESSERA_MBARRIER_WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra TESSERA_MBARRIER_WAIT;\n}\n" ::"r"(tessera_smem(bar)),
+      "r"(parity)
+      : "memory");
+}
+// One cp.async.bulk.tensor of the box at coordinates c0 (innermost) .. into dst, its bytes
+// counted by bar.
+template <typename T>
+__device__ __forceinline__ void tessera_tma_load(T* dst, const tessera_tensor_map* map,
+                                                 unsigned long long* bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(tessera_smem(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(tessera_smem(bar))
+      : "memory");
+}
+template <typename T>
+__device__ __forceinline__ void tessera_tma_load(T* dst, const tessera_tensor_map* map,
+                                                 unsigned long long* bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(tessera_smem(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(tessera_smem(bar))
+      : "memory");
+}
+template <typename T>
+__device__ __forceinline__ void tessera_tma_load(T* dst, const tessera_tensor_map* map,
+                                                 unsigned long long* bar, int c0, int c1, int c2,
+                                                 int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(tessera_smem(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(tessera_smem(bar))
+      : "memory");
+}
+template <typename T>
+__device__ __forceinline__ void tessera_tma_load(T* dst, const tessera_tensor_map* map,
+                                                 unsigned long long* bar, int c0, int c1, int c2,
+                                                 int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(tessera_smem(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(tessera_smem(bar))
+      : "memory");
+}
+)CUDA";
+
+const char kCudaWgmmaPrelude[] =
+    R"CUDA(#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "tessera_wgmma (wgmma.mma_async) needs sm_90a"
+#endif
+__device__ __forceinline__ void tessera_wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void tessera_wgmma_commit_and_wait() {
+  asm volatile("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+namespace tessera_wgmma {
+// A warpgroup's 64 x N float accumulator. Thread t (threadIdx.x, blockDim.x == 128) holds, for
+// each 8 columns j, x[4j], x[4j+1] at row 16 (t / 32) + (t % 32) / 4, columns 8j + 2 (t % 4) and
+// the next, and x[4j+2], x[4j+3] 8 rows below (the PTX ISA's wgmma m64nNk16 D layout).
+template <int N> struct accumulator { float x[N / 2]; };
+// The shared-memory matrix descriptor of an operand in 128-byte swizzle: start address,
+// `leading_bytes` between 128-byte column blocks (N-major B; unused for K-major A), 1024 bytes
+// between groups of 8 rows, swizzle mode 1 (128 bytes). Addresses count 16-byte units.
+__device__ __forceinline__ unsigned long long descriptor(const void* p, unsigned leading_bytes) {
+  const unsigned long long address = tessera_smem(p);
+  return ((address & 0x3FFFF) >> 4) | ((unsigned long long)((leading_bytes & 0x3FFFF) >> 4) << 16) |
+         ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
+}
+template <int N> __device__ __forceinline__ void fill_fragment(accumulator<N>& c, float v) {
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) c.x[i] = v;
+}
+template <int N>
+__device__ __forceinline__ void store_matrix_sync(float* p, const accumulator<N>& c, long long ldm) {
+  const int t = threadIdx.x % 128;
+  float* row = p + (long long)(16 * (t / 32) + (t % 32) / 4) * ldm + 2 * (t % 4);
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j) {
+    row[8 * j] = c.x[4 * j];
+    row[8 * j + 1] = c.x[4 * j + 1];
+    row[8 * ldm + 8 * j] = c.x[4 * j + 2];
+    row[8 * ldm + 8 * j + 1] = c.x[4 * j + 3];
+  }
+}
+}  // namespace tessera_wgmma
+)CUDA";
+
 const std::set<std::string>& CudaReservedNames() {
   static const std::set<std::string>* names = new std::set<std::string>{
       // C++ keywords and literals.
@@ -295,8 +413,8 @@ const std::set<std::string>& CudaReservedNames() {
       "xor",
       // CUDA builtins and types generated code names.
       "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "half", "half2", "nv_bfloat16",
-      "float2", "float4", "int2", "int4", "uint2", "uint4", "wmma", "nvcuda", "tessera_mma", "min",
-      "max", "__syncthreads", "__dp4a",
+      "float2", "float4", "int2", "int4", "uint2", "uint4", "wmma", "nvcuda", "tessera_mma",
+      "tessera_wgmma", "min", "max", "__syncthreads", "__dp4a",
       // Math functions.
       "exp", "expf", "log", "logf", "sqrt", "sqrtf", "tanh", "tanhf", "erf", "erff", "pow", "powf",
       "fabs", "fabsf", "floor", "floorf", "ceil", "ceilf", "abs", "llabs", "main"};

@@ -104,15 +104,20 @@ class FragmentRewriter : public IRMutator {
     for (int d = 0; matrix && d + 2 < nd; ++d) matrix = IsConstInt(b.shape()[d], 1);
     const int64_t* rows = matrix ? AsConstInt(b.shape()[nd - 2]) : nullptr;
     const int64_t* cols = matrix ? AsConstInt(b.shape()[nd - 1]) : nullptr;
-    if (rows == nullptr || cols == nullptr || *rows % kWmmaTile || *cols % kWmmaTile) {
+    // A warpgroup's accumulator is one 64 x N tile (N a multiple of 8 up to 256).
+    const bool wgmma = FragmentNamespace(b.scope()) == kWgmmaNamespace;
+    const int64_t tile_rows = wgmma ? kWgmmaM : kWmmaTile;
+    const int64_t tile_cols = wgmma && cols != nullptr ? *cols : kWmmaTile;
+    if (rows == nullptr || cols == nullptr || *rows % tile_rows || *cols % tile_cols ||
+        (wgmma && (*cols % 8 != 0 || *cols > 256))) {
       Fail(absl::StrCat("lower_gpu: fragment ", b.name(), " (", b.scope(),
-                        ") must be 2-D (or have leading extents 1) with constant multiples of 16 "
-                        "as extents"));
+                        ") must be 2-D (or have leading extents 1) with constant multiples of ",
+                        wgmma ? "64 rows and 8 to 256 columns" : "16", " as extents"));
       return self;
     }
     Buffer tiles = Buffer::Make(b.name(), b.dtype(),
-                                {Expr((*rows / kWmmaTile) * (*cols / kWmmaTile))}, b.scope());
-    tiles_[b.get()] = {tiles, *cols / kWmmaTile};
+                                {Expr((*rows / tile_rows) * (*cols / tile_cols))}, b.scope());
+    tiles_[b.get()] = {tiles, *cols / tile_cols, tile_rows, tile_cols};
     return Allocate(tiles, VisitStmt(op->body));
   }
 
@@ -140,6 +145,7 @@ class FragmentRewriter : public IRMutator {
     }
     const std::string& name = op->name;
     const std::string operation = FragmentOperation(name);
+    if (name.rfind(kWgmmaNamespace, 0) == 0) return WgmmaCall(op, operation, self);
     std::vector<Expr> args;
     size_t arity = 0;
     if (operation == "load_matrix_sync" || operation == "store_matrix_sync") {
@@ -199,16 +205,89 @@ class FragmentRewriter : public IRMutator {
  private:
   struct Tiles {
     Buffer buffer;
-    int64_t tiles_per_row;
+    int64_t tiles_per_row, tile_rows, tile_cols;
   };
 
   Expr TileLoad(const BufferLoadNode* load) {
     const Tiles& t = tiles_.at(load->buffer.get());
     const size_t n = load->indices.size();
     if (n < 2) return t.buffer.Load({Expr(0)});
-    Expr row = FloorDiv(IRMutator::VisitExpr(load->indices[n - 2]), Expr(kWmmaTile));
-    Expr col = FloorDiv(IRMutator::VisitExpr(load->indices[n - 1]), Expr(kWmmaTile));
+    Expr row = FloorDiv(IRMutator::VisitExpr(load->indices[n - 2]), Expr(t.tile_rows));
+    Expr col = FloorDiv(IRMutator::VisitExpr(load->indices[n - 1]), Expr(t.tile_cols));
     return t.buffer.Load({row * Expr(t.tiles_per_row) + col});
+  }
+
+  // tessera_wgmma's calls, each with the accumulator tile's N appended:
+  //   fill_fragment(tile, value, N);
+  //   mma_async(tile, A element, B element, B's block stride in bytes, N), the elements of the
+  //     TMA tiles where the 64 x 16 and 16 x N operands start (A K-major, B N-major);
+  //   store_matrix_sync(memory element, tile, leading dimension, N).
+  Expr WgmmaCall(const CallNode* op, const std::string& operation, const Expr& self) {
+    const size_t arity = operation == "mma_async" ? 3 : 2;
+    const size_t frag_arg = operation == "store_matrix_sync" ? 1 : 0;
+    if (op->args.size() != arity || op->args[frag_arg].as<BufferLoadNode>() == nullptr ||
+        !tiles_.count(op->args[frag_arg].as<BufferLoadNode>()->buffer.get())) {
+      Fail(absl::StrCat("lower_gpu: ", op->name, " needs ", arity,
+                        " arguments, the accumulator tile ", frag_arg == 0 ? "first" : "second"));
+      return self;
+    }
+    const auto* frag = op->args[frag_arg].as<BufferLoadNode>();
+    const Tiles& t = tiles_.at(frag->buffer.get());
+    const Expr n(t.tile_cols);
+    if (operation == "fill_fragment") {
+      return CallExtern(op->dtype, op->name, {TileLoad(frag), op->args[1], n});
+    }
+    if (operation == "store_matrix_sync") {
+      const auto* mem = op->args[0].as<BufferLoadNode>();
+      if (mem == nullptr) {
+        Fail(absl::StrCat("lower_gpu: ", op->name, " has no memory operand"));
+        return self;
+      }
+      return CallExtern(
+          op->dtype, op->name,
+          {IRMutator::VisitExpr(op->args[0]), TileLoad(frag), LeadingDimension(mem->buffer), n});
+    }
+    if (operation != "mma_async") {
+      Fail(absl::StrCat("lower_gpu: unknown fragment call ", op->name));
+      return self;
+    }
+    std::vector<Expr> operands;
+    Expr b_block_bytes;
+    for (int i : {1, 2}) {
+      const auto* tile = op->args[i].as<BufferLoadNode>();
+      if (tile == nullptr || tile->buffer.scope() != kTmaSharedScope) {
+        Fail(absl::StrCat("lower_gpu: ", op->name, " reads its operands from ", kTmaSharedScope,
+                          " tiles"));
+        return self;
+      }
+      const Buffer& b = tile->buffer;
+      const int nd = b.ndim();
+      const int64_t* rows = nd >= 2 ? AsConstInt(b.shape()[nd - 2]) : nullptr;
+      if (rows == nullptr) {
+        Fail(absl::StrCat("lower_gpu: TMA tile ", b.name(), " has no constant row count"));
+        return self;
+      }
+      Expr r = IRMutator::VisitExpr(tile->indices[nd - 2]);
+      Expr c = IRMutator::VisitExpr(tile->indices[nd - 1]);
+      // Descriptors address 16-byte units inside 8-row swizzle atoms; B's N spans whole blocks.
+      const int64_t width = lower_gpu_internal::TmaBlockWidth(b.dtype());
+      arith::Analyzer analyzer;
+      const bool aligned =
+          analyzer.CanProve(EQ(FloorMod(r, Expr(8)), Expr(0))) &&
+          analyzer.CanProve(
+              EQ(FloorMod(c, Expr(i == 1 ? 16 / b.dtype().bytes() : width)), Expr(0)));
+      if (!aligned) {
+        Fail(absl::StrCat("lower_gpu: ", op->name, " reads ", b.name(),
+                          " from a row that is no multiple of 8 or a column off its ",
+                          i == 1 ? "16-byte unit" : "128-byte block"));
+        return self;
+      }
+      operands.push_back(
+          lower_gpu_internal::TmaTileElement(b, lower_gpu_internal::TmaTileOffset(b, *rows, r, c)));
+      if (i == 2) b_block_bytes = Expr(*rows * 128);
+    }
+    return CallExtern(op->dtype, op->name,
+                      {TileLoad(frag), operands[0], operands[1], b_block_bytes, n});
   }
 
   Expr LeadingDimension(const Buffer& b) {
@@ -320,12 +399,18 @@ class KernelAnalyzer : public IRVisitor {
   }
 
   void VisitStmt_(const AllocateNode* op) override {
-    if (op->buffer.scope() == "shared") {
+    if (IsSharedScope(op->buffer.scope())) {
       int64_t n = op->buffer.NumElements();
       if (n < 0) {
         Fail(absl::StrCat("verify_gpu: shared buffer ", op->buffer.name(),
                           " has a non-constant size in kernel ", name_));
         return;
+      }
+      // TMA tiles start at 1024-byte boundaries of a base that code generation aligns so.
+      if (op->buffer.scope() == kTmaSharedScope) {
+        if (!tma_tiles_) shared_bytes_ += kTmaAlignment;
+        tma_tiles_ = true;
+        shared_bytes_ = (shared_bytes_ + kTmaAlignment - 1) / kTmaAlignment * kTmaAlignment;
       }
       shared_bytes_ += n * op->buffer.dtype().bytes();
     }
@@ -373,6 +458,7 @@ class KernelAnalyzer : public IRVisitor {
   int serial_depth_ = 0;
   int bound_depth_ = 0;
   int64_t shared_bytes_ = 0;
+  bool tma_tiles_ = false;
   std::map<std::string, int64_t> vthreads_;
   absl::Status status_;
 };
@@ -465,6 +551,7 @@ absl::StatusOr<PrimFunc> LowerForGpu(const PrimFunc& f, const Target& target) {
   // 2. Blocks disappear; 3. virtual threads; 5. flattening.
   TESSERA_ASSIGN_OR_RETURN(body, lower_internal::RemoveBlocks(body));
   body = VthreadUnroller().VisitStmt(body);
+  TESSERA_ASSIGN_OR_RETURN(body, LowerTmaCopies(body));
   std::vector<Buffer> params;
   TESSERA_ASSIGN_OR_RETURN(body, lower_internal::FlattenBuffers(f.params(), body, &params));
 

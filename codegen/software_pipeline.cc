@@ -11,6 +11,7 @@
 #include "codegen/lower_gpu_internal.h"
 #include "ir/functor.h"
 #include "ir/loop_annotations.h"
+#include "ir/tensor_core_fragments.h"
 
 namespace tessera {
 namespace {
@@ -125,6 +126,63 @@ class AsyncCopyMarker : public IRMutator {
   const BufferSet& filled_;
 };
 
+// Whether `s` is made of kTmaLoad calls only (through sequences and loops).
+bool IsTmaFill(const Stmt& s) {
+  if (const auto* seq = s.as<SeqStmtNode>()) {
+    return !seq->seq.empty() && std::all_of(seq->seq.begin(), seq->seq.end(), IsTmaFill);
+  }
+  if (const auto* loop = s.as<ForNode>()) return IsTmaFill(loop->body);
+  const auto* eval = s.as<EvaluateNode>();
+  const auto* call = eval == nullptr ? nullptr : eval->value.as<CallNode>();
+  return call != nullptr && call->op == CallOp::kExtern &&
+         call->name == lower_gpu_internal::kTmaLoad;
+}
+
+// Whether `s` calls `callee` (or a callee whose name starts with it).
+bool Calls(const Stmt& s, const std::string& callee) {
+  bool found = false;
+  PostOrderVisitExprs(s, [&](const Expr& x) {
+    const auto* call = x.as<CallNode>();
+    found = found ||
+            (call != nullptr && call->op == CallOp::kExtern && call->name.rfind(callee, 0) == 0);
+  });
+  return found;
+}
+
+// The bytes the kTmaLoad calls of `fill` copy: their boxes times the tile's element size.
+int64_t TmaBytes(const Stmt& fill) {
+  int64_t bytes = 0;
+  PostOrderVisitStmts(fill, [&](const Stmt& st) {
+    const auto* eval = st.as<EvaluateNode>();
+    const auto* call = eval == nullptr ? nullptr : eval->value.as<CallNode>();
+    if (call == nullptr || call->name != lower_gpu_internal::kTmaLoad) return;
+    const int64_t rank = *AsConstInt(call->args[2]);
+    int64_t box = call->args[0].dtype().bytes();
+    for (int64_t d = 0; d < rank; ++d) box *= *AsConstInt(call->args[3 + d]);
+    bytes += box;
+  });
+  return bytes;
+}
+
+// Appends `barrier` to every kTmaLoad call.
+class BarrierAppender : public IRMutator {
+ public:
+  explicit BarrierAppender(Expr barrier) : barrier_(std::move(barrier)) {}
+  Expr VisitExpr_(const CallNode* op, const Expr& self) override {
+    if (op->name != lower_gpu_internal::kTmaLoad) return IRMutator::VisitExpr_(op, self);
+    std::vector<Expr> args = op->args;
+    args.push_back(barrier_);
+    return CallExtern(op->dtype, op->name, args);
+  }
+
+ private:
+  Expr barrier_;
+};
+
+Stmt Call(const char* callee, std::vector<Expr> args) {
+  return Evaluate(CallExtern(DataType::Int32(), callee, std::move(args)));
+}
+
 class Pipeliner : public IRMutator {
  public:
   explicit Pipeliner(bool async_copies) : async_(async_copies) {}
@@ -159,7 +217,9 @@ class Pipeliner : public IRMutator {
     if (extent == nullptr) return Invalid(loop, "has a non-constant extent");
     if (stages_value == nullptr) return Invalid(loop, "has a stage count that is not an integer");
     const int64_t stages = std::min(*stages_value, *extent);
-    if (stages < 2 || loop->for_kind != ForKind::kSerial) {
+    // TMA copies complete through mbarriers, which the pipeline places even for one stage.
+    const bool tma = Calls(loop->body, lower_gpu_internal::kTmaLoad);
+    if (stages < (tma ? 1 : 2) || loop->for_kind != ForKind::kSerial) {
       return For(loop->loop_var, loop->extent, loop->for_kind, loop->body, loop->thread_tag,
                  annotations);
     }
@@ -168,7 +228,7 @@ class Pipeliner : public IRMutator {
     std::vector<Stmt> items = WithoutLeadingBarriers(loop->body);
     while (items.size() == 1 && items[0].as<AllocateNode>() != nullptr) {
       const auto* alloc = items[0].as<AllocateNode>();
-      if (alloc->buffer.scope() != "shared" || alloc->buffer.ndim() != 1 ||
+      if (!lower_gpu_internal::IsSharedScope(alloc->buffer.scope()) || alloc->buffer.ndim() != 1 ||
           alloc->buffer.NumElements() <= 0) {
         return Invalid(loop,
                        absl::StrCat("allocates ", alloc->buffer.name(), " (", alloc->buffer.scope(),
@@ -186,6 +246,10 @@ class Pipeliner : public IRMutator {
     for (const Stmt& item : items) {
       if (consumers.empty()) {
         if (lower_gpu_internal::IsSyncThreads(item)) continue;
+        if (tma && IsTmaFill(item)) {
+          fills.push_back(item);
+          continue;
+        }
         const Accesses a = AccessesOf(item, filled);
         if (!a.writes.empty() && !a.writes_other && a.reads.empty()) {
           fills.push_back(item);
@@ -196,8 +260,12 @@ class Pipeliner : public IRMutator {
     }
     if (fills.empty()) return Invalid(loop, "does not start by filling its shared buffers");
     if (consumers.empty()) return Invalid(loop, "never reads the buffers it fills");
+    if (tma && !std::all_of(fills.begin(), fills.end(), IsTmaFill)) {
+      return Invalid(loop, "fills its shared buffers both by TMA and by threads");
+    }
     for (const Stmt& item : consumers) {
-      if (!AccessesOf(item, filled).writes.empty()) {
+      if (!AccessesOf(item, filled).writes.empty() ||
+          (tma && Calls(item, lower_gpu_internal::kTmaLoad))) {
         return Invalid(loop, "writes its shared buffers after reading them");
       }
     }
@@ -216,6 +284,7 @@ class Pipeliner : public IRMutator {
       return LoopVarFreshener().VisitStmt(s);
     };
     const Expr ahead = k + Expr(stages - 1);
+    if (tma) return PipelineTma(loop, annotations, allocated, staged, fill, compute, stages);
     std::vector<Stmt> body;
     if (async_)
       body.push_back(Evaluate(CallExtern(DataType::Int32(), kCpAsyncWait, {Expr(stages - 2)})));
@@ -236,6 +305,58 @@ class Pipeliner : public IRMutator {
       out = Allocate(staged[allocated[i].get()].buffer, out);
     }
     return out;
+  }
+
+  // The pipeline of TMA fills: one mbarrier per stage ("<k>_full") that thread (0, 0, 0)
+  // initializes, arms with the stage's bytes and starts the copies on; every thread waits on it
+  // for the phase of the iteration's use of the stage (k / S % 2). A k step's wgmma products
+  // are fenced before and committed and awaited after.
+  Stmt PipelineTma(const ForNode* loop, const Annotations& annotations,
+                   const std::vector<Buffer>& allocated,
+                   std::unordered_map<const BufferNode*, StageRewriter::Staged>& staged,
+                   const Stmt& fill, const Stmt& compute, int64_t stages) {
+    using lower_gpu_internal::kElectedThread;
+    const Var& k = loop->loop_var;
+    const Buffer barriers = Buffer::Make(k.name() + "_full", DataType(DataType::Code::kUInt, 64),
+                                         {Expr(stages)}, "shared");
+    const int64_t bytes = TmaBytes(fill);
+    auto elected = [](Stmt s) {
+      return IfThenElse(CallExtern(DataType::Bool(), kElectedThread, {}), std::move(s));
+    };
+    auto issue = [&](const Expr& iter, const Expr& stage) {
+      Stmt copies = Substitute(fill, VarMap{{k, iter}});
+      copies = StageRewriter(staged, stage).VisitStmt(copies);
+      copies = BarrierAppender(barriers.Load({stage})).VisitStmt(copies);
+      copies = LoopVarFreshener().VisitStmt(copies);
+      return elected(SeqStmt(
+          {Call(lower_gpu_internal::kMbarrierExpectTx, {barriers.Load({stage}), Expr(bytes)}),
+           copies}));
+    };
+    const Expr ahead = k + Expr(stages - 1);
+    const Expr stage = FloorMod(k, Expr(stages));
+    std::vector<Stmt> body = {
+        lower_gpu_internal::SyncThreads(),
+        IfThenElse(LT(ahead, loop->extent), issue(ahead, FloorMod(ahead, Expr(stages)))),
+        Call(lower_gpu_internal::kMbarrierWait,
+             {barriers.Load({stage}), FloorMod(FloorDiv(k, Expr(stages)), Expr(2))})};
+    const bool wgmma = Calls(compute, std::string(kWgmmaNamespace) + "::mma_async");
+    if (wgmma) body.push_back(Call(lower_gpu_internal::kWgmmaFence, {}));
+    body.push_back(StageRewriter(staged, stage).VisitStmt(compute));
+    if (wgmma) body.push_back(Call(lower_gpu_internal::kWgmmaCommitWait, {}));
+    std::vector<Stmt> inits;
+    for (int64_t s = 0; s < stages; ++s) {
+      inits.push_back(Call(lower_gpu_internal::kMbarrierInit, {barriers.Load({Expr(s)}), Expr(1)}));
+    }
+    inits.push_back(Call(lower_gpu_internal::kMbarrierInitFence, {}));
+    std::vector<Stmt> seq = {lower_gpu_internal::SyncThreads(), elected(SeqStmt(inits)),
+                             lower_gpu_internal::SyncThreads()};
+    for (int64_t p = 0; p + 1 < stages; ++p) seq.push_back(issue(Expr(p), Expr(p)));
+    seq.push_back(For(k, loop->extent, ForKind::kSerial, SeqStmt(body), "", annotations));
+    Stmt out = SeqStmt(seq);
+    for (size_t i = allocated.size(); i-- > 0;) {
+      out = Allocate(staged[allocated[i].get()].buffer, out);
+    }
+    return Allocate(barriers, out);
   }
 
   const bool async_;

@@ -22,7 +22,7 @@ bool SelectsOn(const Stmt& body, const VarNode* var) {
 }
 
 // Folds the selects whose condition simplifies to a constant.
-class SelectFolder : public IRMutator {
+class ConstantSelectFolder : public IRMutator {
  protected:
   Expr VisitExpr_(const SelectNode* op, const Expr& self) override {
     const Expr condition = arith::Simplify(op->condition);
@@ -47,7 +47,7 @@ class Expander : public IRMutator {
     std::vector<Stmt> copies;
     for (int64_t i = 0; i < *extent; ++i) {
       VarMap value = {{op->loop_var, Expr(i)}};
-      SelectFolder folder;
+      ConstantSelectFolder folder;
       copies.push_back(folder.VisitStmt(Substitute(body, value)));
     }
     return SeqStmt(std::move(copies));

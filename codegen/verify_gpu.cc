@@ -20,14 +20,27 @@ absl::Status Invalid(const std::string& message) {
 }
 
 // Tensor-core fragments the target's architecture lacks: float16 WMMA ones need sm_70 (Volta),
-// bfloat16 ones and Tessera's own mma.sync fragments sm_80 (Ampere).
+// bfloat16 ones and Tessera's own mma.sync fragments sm_80 (Ampere), wgmma's accumulators
+// sm_90a (Hopper's arch-specific target: later architectures lack wgmma) and TMA tiles sm_90.
 absl::Status CheckFragmentsRunOn(const PrimFunc& func, const Target& target) {
   absl::Status status = absl::OkStatus();
   PostOrderVisitStmts(func.body(), [&](const Stmt& stmt) {
     const auto* realize = stmt.as<BlockRealizeNode>();
     if (realize == nullptr || !status.ok()) return;
     for (const Buffer& b : realize->block->alloc_buffers) {
+      if (b.scope() == kTmaSharedScope && target.compute_capability() < 90) {
+        status = Invalid(absl::StrCat("the TMA tile ", b.name(), " (", b.scope(),
+                                      ") needs sm_90 or later; the target is ", target.ToString()));
+        return;
+      }
       if (!IsFragmentScope(b.scope())) continue;
+      if (FragmentNeedsArchSpecificTarget(b.scope()) &&
+          (!target.arch_specific() || target.compute_capability() != 90)) {
+        status = Invalid(absl::StrCat("the warpgroup accumulator ", b.name(), " (", b.scope(),
+                                      ") needs wgmma, which only sm_90a has; the target is ",
+                                      target.ToString()));
+        return;
+      }
       const int needs = FragmentMinComputeCapability(b.scope(), b.dtype() == DataType::BFloat16());
       if (target.compute_capability() < needs) {
         status = Invalid(absl::StrCat("the ", b.dtype().ToString(), " tensor-core fragment ",

@@ -43,6 +43,7 @@ namespace tessera {
   X(cuModuleGetFunction, nullptr)                              \
   X(cuFuncSetAttribute, nullptr)                               \
   X(cuLaunchKernel, nullptr)                                   \
+  X(cuTensorMapEncodeTiled, nullptr)                           \
   X(cuMemAlloc_v2, nullptr)                                    \
   X(cuMemFree_v2, nullptr)                                     \
   X(cuMemcpyHtoD_v2, nullptr)                                  \

@@ -13,11 +13,54 @@ constexpr int kVersion = 1;
 constexpr char kCubinSuffix[] = ".cubin";
 
 nlohmann::json KernelToJson(const CudaKernel& k) {
-  return {{"name", k.name},
-          {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
-          {"block", {k.block[0], k.block[1], k.block[2]}},
-          {"dynamic_shared_bytes", k.dynamic_shared_bytes},
-          {"param_indices", k.param_indices}};
+  nlohmann::json j = {{"name", k.name},
+                      {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
+                      {"block", {k.block[0], k.block[1], k.block[2]}},
+                      {"dynamic_shared_bytes", k.dynamic_shared_bytes},
+                      {"param_indices", k.param_indices}};
+  if (!k.tensor_maps.empty()) {
+    nlohmann::json maps = nlohmann::json::array();
+    for (const CudaTensorMap& m : k.tensor_maps) {
+      maps.push_back({{"param", m.param}, {"dtype", m.dtype}, {"dims", m.dims}, {"box", m.box}});
+    }
+    j["tensor_maps"] = maps;
+  }
+  return j;
+}
+
+// One tensor map of kernel `kernel`; `where` names the kernel in errors.
+absl::StatusOr<CudaTensorMap> TensorMapFromJson(const nlohmann::json& j, const std::string& where) {
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": tensor map ", j.dump(), ": ", why));
+  };
+  if (!j.is_object()) return bad("not an object");
+  CudaTensorMap m;
+  if (!j.contains("param") || !j["param"].is_number_integer() || j["param"].get<int64_t>() < 0) {
+    return bad("\"param\" must be a non-negative integer");
+  }
+  m.param = j["param"].get<int>();
+  if (!j.contains("dtype") || !j["dtype"].is_string()) return bad("missing \"dtype\"");
+  m.dtype = j["dtype"].get<std::string>();
+  if (m.dtype != "float16" && m.dtype != "bfloat16" && m.dtype != "float32") {
+    return bad("\"dtype\" must be float16, bfloat16 or float32");
+  }
+  for (const char* key : {"dims", "box"}) {
+    if (!j.contains(key) || !j[key].is_array()) return bad(absl::StrCat("missing \"", key, "\""));
+    std::vector<int64_t>& out = std::string(key) == "dims" ? m.dims : m.box;
+    for (const nlohmann::json& v : j[key]) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+        return bad(absl::StrCat("\"", key, "\" must hold positive integers"));
+      }
+      out.push_back(v.get<int64_t>());
+    }
+  }
+  if (m.dims.size() < 2 || m.dims.size() > 5 || m.box.size() != m.dims.size()) {
+    return bad("needs 2 to 5 dimensions, as many in \"box\" as in \"dims\"");
+  }
+  for (size_t d = 0; d < m.dims.size(); ++d) {
+    if (m.box[d] > 256) return bad("a box side exceeds 256");
+  }
+  return m;
 }
 
 // Parses one kernel entry; `where` names it in errors ("<path>: kernel 1").
@@ -62,6 +105,18 @@ absl::StatusOr<CudaKernel> KernelFromJson(const nlohmann::json& j, const std::st
           absl::StrCat(where, " (", k.name, "): \"param_indices\" must be non-negative integers"));
     }
     k.param_indices.push_back(p.get<int>());
+  }
+  if (j.contains("tensor_maps")) {
+    if (!j["tensor_maps"].is_array()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " (", k.name, "): \"tensor_maps\" must be an array"));
+    }
+    for (const nlohmann::json& m : j["tensor_maps"]) {
+      absl::StatusOr<CudaTensorMap> map =
+          TensorMapFromJson(m, absl::StrCat(where, " (", k.name, ")"));
+      if (!map.ok()) return map.status();
+      k.tensor_maps.push_back(*std::move(map));
+    }
   }
   return k;
 }

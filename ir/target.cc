@@ -118,7 +118,7 @@ absl::StatusOr<Target> Target::Parse(const std::string& text) {
         absl::StrCat("unknown target kind '", words[0], "' (expected cpu or cuda)"));
   }
   for (const KeySpec& spec : KeysOf(target.kind_)) target.attrs_[spec.name] = spec.default_value;
-  bool isa_given = false;
+  bool isa_given = false, shared_given = false;
   for (size_t i = 1; i < words.size(); ++i) {
     const std::string& word = words[i];
     size_t eq = word.find('=');
@@ -130,11 +130,20 @@ absl::StatusOr<Target> Target::Parse(const std::string& text) {
     TESSERA_ASSIGN_OR_RETURN(target.attrs_[key],
                              NormalizeValue(target.kind_, key, word.substr(eq + 1)));
     isa_given |= key == "isa";
+    shared_given |= key == "max_shared_memory_per_block";
   }
   if (target.is_cpu() && !isa_given)
     target.attrs_["isa"] = IsaImpliedBy(target.attrs_["vector_bits"]);
+  // Every Hopper part (H100 PCIe and SXM, H200, GH200) lets a block opt in to 227 KiB, which
+  // its tensor-core pipelines need; earlier architectures differ within a family, so they keep
+  // the conservative 48 KiB every CUDA GPU has.
+  if (target.is_cuda() && !shared_given && target.compute_capability() >= 90) {
+    target.attrs_["max_shared_memory_per_block"] = "232448";
+  }
   return target;
 }
+
+bool Target::arch_specific() const { return is_cuda() && !arch().empty() && arch().back() == 'a'; }
 
 int64_t Target::GetInt(const std::string& key) const {
   auto it = attrs_.find(key);

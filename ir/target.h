@@ -54,6 +54,8 @@ class Target {
   const std::string& arch() const { return GetString("arch"); }
   // 90 for "sm_90" / "sm_90a".
   int compute_capability() const;
+  // "sm_90a": code for exactly that architecture, with the features later ones lack (wgmma).
+  bool arch_specific() const;
   int64_t max_threads_per_block() const { return GetInt("max_threads_per_block"); }
   int64_t max_shared_memory_per_block() const { return GetInt("max_shared_memory_per_block"); }
   int64_t warp_size() const { return GetInt("warp_size"); }

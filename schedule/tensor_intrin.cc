@@ -158,6 +158,60 @@ std::vector<TensorIntrin> BuiltinIntrins() {
           Func("wmma_sync_impl", {ia, ib, ic}, mma, ireads, {BufferRegion::Full(ic)})});
     }
   }
+  for (const WgmmaIntrins& g : WgmmaIntrinGroups()) {
+    const std::vector<Expr> acc_tile = {Expr(kWgmmaM), Expr(g.n)};
+    auto call = [&](const char* operation) {
+      return absl::StrCat(kWgmmaNamespace, "::", operation);
+    };
+    const std::string acc_scope = "wgmma.accumulator";
+    if (made.insert(g.store).second) {  // impl: store_matrix_sync(C[0, 0], C_frag[0, 0])
+      Buffer frag = Buf("C_frag", g.acc, acc_tile, acc_scope);
+      Buffer mem = Buf("C", g.acc, acc_tile, "global");
+      Stmt body = GridBlock("copy", {kWgmmaM, g.n}, "SS", [&](const std::vector<Expr>& v) {
+        return BufferStore(mem, frag.Load({v[0], v[1]}), {v[0], v[1]});
+      });
+      Buffer ifrag = frag.WithName(frag.name()), imem = mem.WithName(mem.name());
+      Stmt store = Evaluate(
+          CallExtern(DataType::Int32(), call("store_matrix_sync"), {At00(imem), At00(ifrag)}));
+      out.push_back(TensorIntrin{g.store,
+                                 Func(g.store + "_desc", {frag, mem}, body,
+                                      {BufferRegion::Full(frag)}, {BufferRegion::Full(mem)}),
+                                 Func(g.store + "_impl", {ifrag, imem}, store,
+                                      {BufferRegion::Full(ifrag)}, {BufferRegion::Full(imem)})});
+    }
+    if (made.insert(g.fill).second) {  // impl: fill_fragment(C_frag[0, 0], 0)
+      Buffer c = Buf("C_frag", g.acc, acc_tile, acc_scope);
+      Stmt body = GridBlock("fill", {kWgmmaM, g.n}, "SS", [&](const std::vector<Expr>& v) {
+        return BufferStore(c, FloatImm(g.acc, 0.0), {v[0], v[1]});
+      });
+      Buffer ic = c.WithName(c.name());
+      Stmt fill = Evaluate(
+          CallExtern(DataType::Int32(), call("fill_fragment"), {At00(ic), FloatImm(g.acc, 0.0)}));
+      out.push_back(TensorIntrin{g.fill,
+                                 Func(g.fill + "_desc", {c}, body, {}, {BufferRegion::Full(c)}),
+                                 Func(g.fill + "_impl", {ic}, fill, {}, {BufferRegion::Full(ic)})});
+    }
+    {  // C += A * B, products widened. impl: mma_async(C_frag[0, 0], A[0, 0], B[0, 0]).
+      Buffer a = Buf("A", g.in, {Expr(kWgmmaM), Expr(kWgmmaK)}, kTmaSharedScope);
+      Buffer b = Buf("B", g.in, {Expr(kWgmmaK), Expr(g.n)}, kTmaSharedScope);
+      Buffer c = Buf("C_frag", g.acc, acc_tile, acc_scope);
+      Stmt body =
+          GridBlock("update", {kWgmmaM, g.n, kWgmmaK}, "SSR", [&](const std::vector<Expr>& v) {
+            Expr prod = Cast(g.acc, a.Load({v[0], v[2]})) * Cast(g.acc, b.Load({v[2], v[1]}));
+            return BufferStore(c, c.Load({v[0], v[1]}) + prod, {v[0], v[1]});
+          });
+      Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());
+      Stmt mma = Evaluate(
+          CallExtern(DataType::Int32(), call("mma_async"), {At00(ic), At00(ia), At00(ib)}));
+      std::vector<BufferRegion> reads = {BufferRegion::Full(c), BufferRegion::Full(a),
+                                         BufferRegion::Full(b)};
+      std::vector<BufferRegion> ireads = {BufferRegion::Full(ic), BufferRegion::Full(ia),
+                                          BufferRegion::Full(ib)};
+      out.push_back(TensorIntrin{
+          g.sync, Func(g.sync + "_desc", {a, b, c}, body, reads, {BufferRegion::Full(c)}),
+          Func(g.sync + "_impl", {ia, ib, ic}, mma, ireads, {BufferRegion::Full(ic)})});
+    }
+  }
   {  // C[0] += sum_k int32(A[k]) * int32(B[k]) over 4 int8 lanes.
     // impl: C[0] = __dp4a(A[0], B[0], C[0]) (A and B by address: four packed int8 each).
     const DataType i8 = DataType::Int8(), i32 = DataType::Int32();
@@ -197,6 +251,30 @@ const std::vector<TensorCoreIntrins>& TensorCoreIntrinGroups() {
       {f32, f32, "mma", 80, kMmaFill, kMmaLoadATf32, kMmaLoadBTf32, kMmaSyncTf32, kMmaStore},
   };
   return *groups;
+}
+
+const std::vector<WgmmaIntrins>& WgmmaIntrinGroups() {
+  static const std::vector<WgmmaIntrins>* groups = [] {
+    auto* out = new std::vector<WgmmaIntrins>;
+    for (DataType in : {DataType::Float16(), DataType::BFloat16()}) {
+      const std::string in_name = in == DataType::Float16() ? "f16" : "bf16";
+      for (int64_t n : {64, 128, 192, 256}) {
+        const std::string shape = absl::StrCat("m64n", n);
+        out->push_back({in, DataType::Float32(), n, absl::StrCat("wgmma_fill_", shape, "_f32"),
+                        absl::StrCat("wgmma_sync_", shape, "k16_", in_name, in_name, "f32"),
+                        absl::StrCat("wgmma_store_", shape, "_f32")});
+      }
+    }
+    return out;
+  }();
+  return *groups;
+}
+
+const WgmmaIntrins* FindWgmmaIntrins(DataType in, DataType acc, int64_t n) {
+  for (const WgmmaIntrins& g : WgmmaIntrinGroups()) {
+    if (g.in == in && g.acc == acc && g.n == n) return &g;
+  }
+  return nullptr;
 }
 
 const TensorCoreIntrins* FindTensorCoreIntrins(DataType in, DataType acc,

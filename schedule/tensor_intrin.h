@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/function.h"
+#include "ir/tensor_core_fragments.h"
 
 namespace tessera {
 
@@ -97,6 +98,25 @@ inline int TensorCoreRowPad(DataType dtype) { return 16 / dtype.bytes(); }
 // The built-in products: float16 summed in float32 or float16, bfloat16 summed in float32, each
 // with WMMA's fragments and with Tessera's own; TF32 products with Tessera's own.
 const std::vector<TensorCoreIntrins>& TensorCoreIntrinGroups();
+
+// The three intrinsics of one Hopper warpgroup product (sm_90a, ir/tensor_core_fragments.h):
+// C[64, n] += A[64, 16] x B[16, n], `in` inputs summed in `acc`, by wgmma.mma_async.m64nNk16 with
+// A and B read from 128-byte-swizzled shared tiles that TMA fills (scope kTmaSharedScope; A
+// K-major, B N-major) and C a warpgroup's accumulator ("wgmma.accumulator"). n is a multiple of
+// 64 up to 256: B's tiles are blocks 64 elements (128 bytes) wide.
+struct WgmmaIntrins {
+  DataType in, acc;
+  int64_t n;
+  std::string fill;   // C = 0
+  std::string sync;   // C += A x B
+  std::string store;  // memory = C
+};
+
+// float16 and bfloat16 summed in float32, n = 64, 128, 192, 256.
+const std::vector<WgmmaIntrins>& WgmmaIntrinGroups();
+
+// The built-in warpgroup product of `in` summed in `acc` with n columns; nullptr if none.
+const WgmmaIntrins* FindWgmmaIntrins(DataType in, DataType acc, int64_t n);
 
 // The built-in product of `in` summed in `acc` with fragments of `family`; nullptr if none.
 const TensorCoreIntrins* FindTensorCoreIntrins(DataType in, DataType acc,

@@ -302,6 +302,82 @@ absl::Status ApplyTensorCore(Schedule* sch, const BlockInfo& main, const Block& 
   return absl::OkStatus();
 }
 
+// ---- Hopper path (sm_90a) -----------------------------------------------------------------
+
+// One shape of the Hopper kernel: `warpgroups` x 64 rows by `n` columns per thread block, k
+// steps of 128 bytes of input, `stages` TMA stages in flight.
+struct HopperTile {
+  int64_t warpgroups, n, stages;
+};
+
+constexpr int64_t kWarpgroup = 128;
+
+// The warpgroup product for `block` (float16 or bfloat16 inputs summed in float32, laid out as
+// the tensor-core path's) with `n` columns; nullptr if the GEMM's I, J, K do not divide into
+// 64 x n x (128 bytes of k).
+const WgmmaIntrins* MatchWgmma(const Block& block, const GemmMatch& g,
+                               const std::vector<int64_t>& extents, const HopperTile& tile) {
+  if (MatchTensorCore(block, g, extents, "mma") == nullptr) return nullptr;
+  const DataType in = block->reads[g.a].buffer.dtype();
+  const WgmmaIntrins* intrins = FindWgmmaIntrins(in, block->writes[0].buffer.dtype(), tile.n);
+  if (intrins == nullptr) return nullptr;
+  int64_t k = 1;
+  for (int v : g.groups[kGemmK]) k *= extents[v];
+  const int64_t i = extents[g.groups[kGemmI][0]], j = extents[g.groups[kGemmJ][0]];
+  if (i % (tile.warpgroups * kWgmmaM) != 0 || j % tile.n != 0 || k % (128 / in.bytes()) != 0) {
+    return nullptr;
+  }
+  return intrins;
+}
+
+// Per thread block a (warpgroups x 64) x n tile of C, one 64 x n accumulator per warpgroup
+// (threadIdx.y; threadIdx.x its 128 threads); A and B tiles of k step 128 bytes in TMA tiles
+// (scope shared.tma: filled by cp.async.bulk.tensor, read by wgmma through descriptors),
+// software-pipelined over `stages` mbarrier stages; four wgmma.mma_async.m64nNk16 a k step (for
+// 16-bit inputs); the accumulators stored to a shared C tile, which every thread copies out with
+// the epilogues inlined.
+absl::Status ApplyHopper(Schedule* sch, const BlockInfo& main, const Block& block,
+                         const GemmMatch& g, const WgmmaIntrins& intrins, const HopperTile& tile) {
+  TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
+  const int64_t k_step = 128 / intrins.in.bytes();
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<LoopRV> i,
+      sch->Split(loops.i, {InstValue(), InstValue::Int(tile.warpgroups), InstValue::Int(kWgmmaM)}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
+                           sch->Split(loops.j, {InstValue(), InstValue::Int(tile.n)}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> k,
+                           sch->Split(loops.k, {InstValue(), InstValue::Int(k_step / kWgmmaK),
+                                                InstValue::Int(kWgmmaK)}));
+  TESSERA_RETURN_IF_ERROR(sch->Reorder({i[0], j[0], i[1], k[0], k[1], i[2], j[1], k[2]}));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV compute, sch->Blockize(i[2]));
+  LoopRV by = i[0];
+  if (loops.has_batch) {
+    TESSERA_ASSIGN_OR_RETURN(by, sch->Fuse({loops.batch, i[0]}));
+  }
+  TESSERA_RETURN_IF_ERROR(sch->Bind(by, "blockIdx.y"));
+  TESSERA_RETURN_IF_ERROR(sch->Bind(j[0], "blockIdx.x"));
+  TESSERA_RETURN_IF_ERROR(sch->Bind(i[1], "threadIdx.y"));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV c_shared, sch->CacheWrite(compute, 0, "shared"));
+  TESSERA_ASSIGN_OR_RETURN(BlockRV c_frag, sch->CacheWrite(compute, 0, "wgmma.accumulator"));
+  TESSERA_RETURN_IF_ERROR(InlineEpilogues(sch, c_shared));
+  TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(c_frag, i[1], /*preserve_unit_loops=*/true));
+  TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(c_shared, j[0], /*preserve_unit_loops=*/true));
+  TESSERA_RETURN_IF_ERROR(
+      CooperativeFetch(sch, c_shared, block->writes[0].buffer.ndim(), tile.warpgroups, kWarpgroup));
+  for (int read : {g.a, g.b}) {
+    TESSERA_ASSIGN_OR_RETURN(BlockRV shared, sch->CacheRead(compute, read, kTmaSharedScope));
+    TESSERA_RETURN_IF_ERROR(sch->ComputeAt(shared, k[0], /*preserve_unit_loops=*/true));
+  }
+  TESSERA_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(compute, k[0]));
+  TESSERA_RETURN_IF_ERROR(sch->Tensorize(init, intrins.fill));
+  TESSERA_RETURN_IF_ERROR(sch->Tensorize(compute, intrins.sync));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> store, sch->GetLoops(c_frag));
+  if (store.size() < 2) return absl::InvalidArgumentError("accumulator store has < 2 loops");
+  TESSERA_ASSIGN_OR_RETURN(BlockRV store_tile, sch->Blockize(store[store.size() - 2]));
+  TESSERA_RETURN_IF_ERROR(sch->Tensorize(store_tile, intrins.store));
+  return sch->Annotate(k[0], kSoftwarePipelineStages, InstValue::Int(tile.stages));
+}
+
 // A convolution reads its input through windows (x[h * s + rh - p, ...]), which no GEMM access
 // is. Reindexed (ReIndex: a copy of the input in the reduction's own iteration space, im2col),
 // the convolution is a GEMM of (N, H, W) x CO over (RH, RW, CI); Apply inlines the copy into the
@@ -361,6 +437,18 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
   // Tessera's own fragments (ldmatrix, mma.sync) where the target has them, WMMA's before.
   const TensorCoreIntrins* intrins = MatchTensorCore(
       *block, *gemm, main->extents, target.compute_capability() >= 80 ? "mma" : "wmma");
+  // On sm_90a: wgmma fed by TMA, the largest tile that divides the GEMM and fits the target.
+  if (im2col.empty() && target.arch_specific() && target.compute_capability() == 90) {
+    for (const HopperTile& tile : {HopperTile{2, 128, 4}, HopperTile{2, 128, 2},
+                                   HopperTile{1, 128, 2}, HopperTile{1, 64, 2}}) {
+      const WgmmaIntrins* wgmma = MatchWgmma(*block, *gemm, main->extents, tile);
+      if (wgmma == nullptr) continue;
+      Schedule hopper = sch.Copy();
+      if (!ApplyHopper(&hopper, *main, *block, *gemm, *wgmma, tile).ok()) continue;
+      std::optional<Schedule> valid = IfValidOnGpu(std::move(hopper), target);
+      if (valid.has_value()) return valid;
+    }
+  }
   if (im2col.empty() && intrins != nullptr &&
       target.compute_capability() >= intrins->min_compute_capability) {
     for (int64_t s : stages) {

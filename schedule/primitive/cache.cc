@@ -40,8 +40,9 @@ namespace {
 // ("shared.dyn", "global.texture"), or a tensor-core fragment scope.
 bool IsValidScope(const std::string& scope) {
   static const std::set<std::string> kFragments = {
-      "wmma.matrix_a",   "wmma.matrix_b",   "wmma.accumulator", "mma.matrix_a",   "mma.matrix_b",
-      "mma.accumulator", "m16n8k8.matrixA", "m16n8k8.matrixB",  "m16n8k8.matrixC"};
+      "wmma.matrix_a",   "wmma.matrix_b",    "wmma.accumulator", "mma.matrix_a",
+      "mma.matrix_b",    "mma.accumulator",  "m16n8k8.matrixA",  "m16n8k8.matrixB",
+      "m16n8k8.matrixC", "wgmma.accumulator"};
   if (kFragments.count(scope)) return true;
   size_t dot = scope.find('.');
   std::string rank = scope.substr(0, dot);

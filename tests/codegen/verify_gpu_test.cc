@@ -64,7 +64,7 @@ TEST(VerifyGpuTest, RejectsTooMuchSharedMemory) {
   t.k_tile = 128;  // two 64 x 128 float tiles: 64 KiB
   t.copy_lanes = 32;
   Schedule sch = gpu_testing::ScheduleGmm(t);
-  ExpectRejected(VerifyGpuCode(sch.func(), Cuda()),
+  ExpectRejected(VerifyGpuCode(sch.func(), Cuda("-max_shared_memory_per_block=49152")),
                  "verify_gpu: 65536 bytes of shared memory exceed "
                  "max_shared_memory_per_block=49152 in kernel main_kernel0");
 }

@@ -1,5 +1,5 @@
 // Tests of cuda/module_file.cc, in every build (no CUDA needed): the launch manifest
-// beside a cubin round-trips, a bad manifest is kInvalidArgument naming the field, a missing one
+// beside a cubin round-trips (TMA tensor maps included), a bad manifest is kInvalidArgument naming the field, a missing one
 // kNotFound.
 #include "cuda/module_file.h"
 
@@ -19,7 +19,8 @@ TEST(CudaModuleFileTest, ManifestRoundTripsAndRejectsBadFields) {
   std::string cubin = dir + "/m_0.cubin";
   EXPECT_EQ(CudaManifestPath(cubin), dir + "/m_0.kernels.json");
   CudaKernel a{"first", {4, 2, 1}, {128, 1, 1}, 0, {0, 2}};
-  CudaKernel b{"second", {1, 1, 1}, {32, 4, 1}, 65536, {1}};
+  CudaKernel b{"second", {1, 1, 1}, {32, 4, 1}, 65536, {1},
+               {CudaTensorMap{1, "bfloat16", {4096, 512, 2}, {64, 128, 1}}}};
   ASSERT_TRUE(WriteCudaManifest(cubin, CudaModuleFile{"sm_90", {a, b}}).ok());
   absl::StatusOr<CudaModuleFile> read = ReadCudaManifest(cubin);
   ASSERT_TRUE(read.ok()) << read.status();
@@ -31,6 +32,8 @@ TEST(CudaModuleFileTest, ManifestRoundTripsAndRejectsBadFields) {
   EXPECT_EQ(read->kernels[0].param_indices, (std::vector<int>{0, 2}));
   EXPECT_EQ(read->kernels[1].block[1], 4);
   EXPECT_EQ(read->kernels[1].dynamic_shared_bytes, 65536);
+  EXPECT_TRUE(read->kernels[0].tensor_maps.empty());
+  EXPECT_EQ(read->kernels[1].tensor_maps, b.tensor_maps);
 
   struct Case {
     std::string text, expected;
@@ -48,6 +51,18 @@ TEST(CudaModuleFileTest, ManifestRoundTripsAndRejectsBadFields) {
       {R"({"format": "tessera-cuda-module", "version": 1, "kernels": [{"name": "k",
           "grid": [1, 1, 1], "block": [1, 1, 1], "param_indices": [-1]}]})",
        "non-negative integers"},
+      {R"({"format": "tessera-cuda-module", "version": 1, "kernels": [{"name": "k",
+          "grid": [1, 1, 1], "block": [1, 1, 1], "param_indices": [0], "tensor_maps":
+          [{"param": 0, "dtype": "int8", "dims": [64, 64], "box": [64, 64]}]}]})",
+       "\"dtype\" must be float16, bfloat16 or float32"},
+      {R"({"format": "tessera-cuda-module", "version": 1, "kernels": [{"name": "k",
+          "grid": [1, 1, 1], "block": [1, 1, 1], "param_indices": [0], "tensor_maps":
+          [{"param": 0, "dtype": "float16", "dims": [64], "box": [64]}]}]})",
+       "needs 2 to 5 dimensions"},
+      {R"({"format": "tessera-cuda-module", "version": 1, "kernels": [{"name": "k",
+          "grid": [1, 1, 1], "block": [1, 1, 1], "param_indices": [0], "tensor_maps":
+          [{"param": 0, "dtype": "float16", "dims": [4096, 4096], "box": [64, 512]}]}]})",
+       "a box side exceeds 256"},
   };
   for (const Case& c : cases) {
     std::ofstream(CudaManifestPath(cubin)) << c.text;

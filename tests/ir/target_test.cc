@@ -26,6 +26,22 @@ TEST(TargetTest, ParsesAndCanonicalizes) {
             "cpu -cores=2 -vector_bits=256 -fma_per_cycle=1 -l1d_kb=32 -l2_kb=1024 -isa=avx2+fma");
 }
 
+// Hopper parts all let a block opt in to 227 KiB of shared memory: sm_90 and sm_90a default to
+// it, earlier architectures keep 48 KiB; a given limit always wins. sm_90a is arch-specific.
+TEST(TargetTest, SharedMemoryDefaultsFollowTheArchitecture) {
+  EXPECT_EQ(Target::Parse("cuda -arch=sm_90a")->max_shared_memory_per_block(), 232448);
+  EXPECT_EQ(Target::Parse("cuda -arch=sm_90")->max_shared_memory_per_block(), 232448);
+  EXPECT_EQ(Target::Parse("cuda -arch=sm_80")->max_shared_memory_per_block(), 49152);
+  EXPECT_EQ(Target::Parse("cuda -arch=sm_90a -max_shared_memory_per_block=49152")
+                ->max_shared_memory_per_block(),
+            49152);
+  EXPECT_TRUE(Target::Parse("cuda -arch=sm_90a")->arch_specific());
+  EXPECT_FALSE(Target::Parse("cuda -arch=sm_90")->arch_specific());
+  EXPECT_FALSE(Target::Parse("cpu")->arch_specific());
+  const Target hopper = *Target::Parse("cuda -arch=sm_90a");
+  EXPECT_EQ(*Target::Parse(hopper.ToString()), hopper);
+}
+
 TEST(TargetTest, CpuCoreKeysRoundTripAndAreCanonical) {
   absl::StatusOr<Target> t = Target::Parse(
       "cpu -isa=avx512vnni+avx2+avx512f+fma+avx2 -l2_kb=2048 -fma_per_cycle=2 -cores=8 "

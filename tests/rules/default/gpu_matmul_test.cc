@@ -15,6 +15,7 @@
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
 #include "ir/functor.h"
+#include "ir/loop_annotations.h"
 #include "ir/printer.h"
 #include "rules/annotations.h"
 #include "rules/default/default_rule.h"
@@ -282,6 +283,151 @@ TEST(DefaultScheduleTensorCoreTest, OtherArchitecturesDtypesAndShapesTakeTheSimt
     absl::Status correct = testing::CheckScheduleCorrect(*applied.sch, c.func);
     EXPECT_TRUE(correct.ok()) << correct;
   }
+}
+
+// ---- Hopper (sm_90a) -------------------------------------------------------------------
+
+// sm_90a with the 227 KiB of shared memory every Hopper part lets a block opt in to.
+Target Sm90a() { return *Target::Parse("cuda -arch=sm_90a"); }
+
+// The default float16 / bfloat16 GMMs summed in float32 on sm_90a are wgmma products of
+// 64 x N x 16 from TMA tiles: the interpreter runs them (the intrinsics' descriptions: TMA
+// copies are the tiles' copies, wgmma the 64 x N x 16 product) against the unscheduled GMM, at
+// shapes that take each tile of the default (two warpgroups x 128, one x 128, one x 64) and a
+// batch of 2.
+TEST(DefaultScheduleHopperTest, WgmmaScheduleComputesWhatTheGmmComputes) {
+  for (const std::string dtype : {"float16", "bfloat16"}) {
+    for (const auto& [b, m, n, k, columns] :
+         {std::make_tuple(1, 128, 256, 128, 128), std::make_tuple(1, 64, 128, 64, 128),
+          std::make_tuple(1, 64, 64, 192, 64), std::make_tuple(2, 128, 128, 64, 128)}) {
+      SCOPED_TRACE(absl::StrCat(dtype, " ", b, "x", m, "x", n, "x", k));
+      const PrimFunc func =
+          *MakeWorkload("GMM", {{"B", b}, {"M", m}, {"N", n}, {"K", k}}, dtype, "float32");
+      Applied applied = ApplyFirst(func, Sm90a());
+      ASSERT_EQ(applied.rule, "Matmul");
+      const WgmmaIntrins* intrins =
+          FindWgmmaIntrins(dtype == "float16" ? DataType::Float16() : DataType::BFloat16(),
+                           DataType::Float32(), columns);
+      ASSERT_NE(intrins, nullptr);
+      EXPECT_EQ(TensorizedIntrins(*applied.sch),
+                (std::multiset<std::string>{intrins->fill, intrins->sync, intrins->store}));
+      absl::Status correct = testing::CheckTensorizedScheduleCorrect(*applied.sch, func);
+      EXPECT_TRUE(correct.ok()) << correct;
+      absl::Status verified = VerifyGpuCode(applied.sch->func(), Sm90a());
+      EXPECT_TRUE(verified.ok()) << verified;
+    }
+  }
+}
+
+// What `tessera codegen` of the default float16 GMM 4096^3 summed in float32 shows for sm_90a:
+// wgmma.mma_async.m64n128k16 from descriptors of 128-byte-swizzled tiles that
+// cp.async.bulk.tensor fills through four mbarrier stages; the launch manifest carries the two
+// tensor maps (A's 64 x 128 box, B's 64 x 64, innermost first). The image holds HGMMA, UTMALDG
+// and SYNCS (the mbarriers), nothing spilled, its shared memory within the target's 227 KiB.
+TEST(DefaultScheduleHopperTest, LargeGmmOnSm90aIsWgmmaFromTmaStagesWithMbarriers) {
+  const Target target = Sm90a();
+  Applied applied = ApplyFirst(NarrowGmm(4096, 4096, 4096, "float16", "float32"), target);
+  ASSERT_TRUE(applied.sch.has_value());
+  absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), target);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const std::string& src = module->source;
+  for (const char* text :
+       {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.fence.sync.aligned;",
+        "wgmma.commit_group.sync.aligned;", "cp.async.bulk.tensor.3d.shared::cluster.global",
+        "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.arrive.expect_tx",
+        "tessera_mbarrier_init(&k_0_full[3], 1);", "tessera_mbarrier_wait(&k_0_full[k_0 % 4]",
+        "const __grid_constant__ tessera_tensor_map tessera_map1",
+        "tessera_mbarrier_expect_tx(&k_0_full[(k_0 + 3) % 4], 32768);"}) {
+    EXPECT_NE(src.find(text), std::string::npos) << text;
+  }
+  ASSERT_EQ(module->kernels.size(), 1u);
+  const CudaKernel& kernel = module->kernels[0];
+  EXPECT_EQ(kernel.block[0], 128);
+  EXPECT_EQ(kernel.block[1], 2);
+  EXPECT_EQ(kernel.grid[0], 32);
+  ASSERT_EQ(kernel.tensor_maps.size(), 2u);
+  EXPECT_EQ(kernel.tensor_maps[0], (CudaTensorMap{0, "float16", {4096, 4096, 1}, {64, 128, 1}}));
+  EXPECT_EQ(kernel.tensor_maps[1], (CudaTensorMap{1, "float16", {4096, 4096, 1}, {64, 64, 1}}));
+  // C's 128 x 128 floats, the mbarriers, 4 stages of A and B (16 KiB each), 1 KiB of slack.
+  EXPECT_EQ(kernel.dynamic_shared_bytes, 65536 + 1024 + 4 * 32768 + 1024);
+  absl::StatusOr<std::string> cubin = CompileCudaSource(src, "sm_90a");
+  if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
+    GTEST_SKIP() << "no NVRTC: " << cubin.status();
+  }
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  // wgmma exists on sm_90a only: the same source does not compile for sm_90.
+  EXPECT_FALSE(CompileCudaSource(src, "sm_90").ok());
+  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
+  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in build/test-venv";
+  testing::ScopedTempDir scratch("hopper_image");
+  absl::StatusOr<std::vector<testing::KernelImage>> images =
+      testing::InspectCubin(*cubin, cuobjdump, scratch.path());
+  ASSERT_TRUE(images.ok()) << images.status();
+  ASSERT_EQ(images->size(), 1u);
+  const testing::KernelImage& image = images->front();
+  for (const char* opcode : {"HGMMA.64x128x16.F32", "UTMALDG.3D", "SYNCS.ARRIVE.TRANS64",
+                             "SYNCS.PHASECHK.TRANS64.TRYWAIT", "SYNCS.EXCH.64"}) {
+    EXPECT_EQ(image.opcodes.count(opcode), 1u) << opcode;
+  }
+  EXPECT_EQ(image.opcodes.count("HMMA.16816.F32"), 0u);
+  EXPECT_EQ(image.local_bytes, 0);
+  EXPECT_EQ(image.stack_bytes, 0);
+}
+
+// wgmma exists only on sm_90a (later architectures lack it): verification rejects the Hopper
+// schedule elsewhere, naming the accumulator; sm_90 without the suffix, and sm_90a with the
+// conservative 48 KiB, take the mma.sync path.
+TEST(DefaultScheduleHopperTest, OnlySm90aTakesWgmma) {
+  const PrimFunc func = NarrowGmm(128, 128, 128, "float16", "float32");
+  Applied hopper = ApplyFirst(func, Sm90a());
+  ASSERT_TRUE(hopper.sch.has_value());
+  for (const char* other : {"cuda -arch=sm_90", "cuda -arch=sm_100a", "cuda -arch=sm_80"}) {
+    absl::Status verified = VerifyGpuCode(hopper.sch->func(), *Target::Parse(other));
+    EXPECT_EQ(verified.code(), absl::StatusCode::kInvalidArgument) << other;
+    EXPECT_NE(verified.message().find("(wgmma.accumulator) needs wgmma, which only sm_90a has"),
+              std::string::npos)
+        << verified;
+  }
+  for (const Target& target : {*Target::Parse("cuda -arch=sm_90"), CudaTarget("sm_90a")}) {
+    Applied applied = ApplyFirst(func, target);
+    ASSERT_TRUE(applied.sch.has_value());
+    EXPECT_EQ(TensorizedIntrins(*applied.sch).count(kMmaSync), 1u) << target.ToString();
+  }
+}
+
+// TMA tiles complete through the software pipeline's mbarriers: without the annotation the
+// copies have none, and code generation says so.
+TEST(DefaultScheduleHopperTest, TmaTilesNeedAPipelinedLoop) {
+  Applied applied = ApplyFirst(NarrowGmm(128, 128, 128, "float16", "float32"), Sm90a());
+  ASSERT_TRUE(applied.sch.has_value());
+  Schedule& sch = *applied.sch;
+  for (const Instruction& inst : std::vector<Instruction>(sch.trace().insts())) {
+    if (std::string(inst.kind->name) != "Annotate") continue;
+    ASSERT_TRUE(sch.Unannotate(LoopRV{inst.inputs[0].rv_id()}, kSoftwarePipelineStages).ok());
+  }
+  absl::StatusOr<CudaModule> module = GenerateCuda(sch.func(), Sm90a());
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(module.status().message().find(
+                "has no mbarrier: TMA tiles must be filled in a software-pipelined loop"),
+            std::string::npos)
+      << module.status();
+}
+
+// Only TMA writes and only wgmma reads a TMA tile: a SIMT schedule whose shared A tile is put
+// in that scope is refused, naming the tile.
+TEST(DefaultScheduleHopperTest, TmaTilesAreForTmaAndWgmmaOnly) {
+  Applied applied = ApplyFirst(NarrowGmm(128, 128, 128, "float16", "float16"), CudaTarget("sm_75"));
+  ASSERT_TRUE(applied.sch.has_value());
+  Schedule& sch = *applied.sch;
+  absl::StatusOr<BlockRV> a_shared = sch.GetBlock("A_shared");
+  ASSERT_TRUE(a_shared.ok()) << PrintFunc(sch.func());
+  ASSERT_TRUE(sch.SetScope(*a_shared, 0, kTmaSharedScope).ok());
+  absl::StatusOr<CudaModule> module = GenerateCuda(sch.func(), Sm90a());
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(module.status().message().find("the TMA copy into A_shared needs rows a multiple of "
+                                           "128 bytes long"),
+            std::string::npos)
+      << module.status();
 }
 
 // C2D of batch 1 in NHWC.
