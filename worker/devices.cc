@@ -131,7 +131,8 @@ absl::StatusOr<std::vector<CudaDeviceInfo>> QueryDevices() {
 }  // namespace
 
 std::string CudaDeviceInfo::arch() const {
-  return absl::StrCat("sm_", compute_major, compute_minor);
+  const bool hopper = compute_major == 9 && compute_minor == 0;
+  return absl::StrCat("sm_", compute_major, compute_minor, hopper ? "a" : "");
 }
 
 absl::StatusOr<std::vector<CudaDeviceInfo>> ListCudaDevices() {

@@ -29,7 +29,8 @@ struct CudaDeviceInfo {
   int64_t total_memory_bytes = 0;
   int driver_version = 0;  // cuDriverGetVersion: 13000 for CUDA 13.0
 
-  // "sm_90" for compute capability 9.0.
+  // "sm_86" for compute capability 8.6; "sm_90a" for 9.0, whose code may use the features of
+  // that one architecture (wgmma, which Tessera's Hopper kernels need and later GPUs lack).
   std::string arch() const;
 };
 

@@ -404,6 +404,58 @@ absl::StatusOr<GemmLoops> FuseGemmLoops(Schedule* sch, const BlockInfo& main, co
   return out;
 }
 
+bool IsTensorCoreGemm(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents) {
+  constexpr int64_t kFragment = 16;
+  if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return false;
+  int k = -1;
+  for (int v : g.groups[kGemmK]) {
+    if (extents[v] == 1) continue;
+    if (k >= 0) return false;
+    k = v;
+  }
+  const int i = g.groups[kGemmI][0], j = g.groups[kGemmJ][0];
+  for (int v : {i, j, k}) {
+    if (v < 0 || extents[v] <= 0 || extents[v] % kFragment != 0) return false;
+  }
+  // Trailing dimensions in the intrinsics' order; leading ones batch iterators or constants.
+  auto laid_out = [&](const Buffer& buffer, int row, int col) {
+    std::vector<int> iters = AccessIters(block, buffer);
+    const size_t n = iters.size();
+    if (n < 2 || iters[n - 2] != row || iters[n - 1] != col) return false;
+    for (size_t d = 0; d + 2 < n; ++d) {
+      const std::vector<int>& s = g.groups[kGemmS];
+      if (iters[d] != -1 && std::count(s.begin(), s.end(), iters[d]) == 0) return false;
+    }
+    return true;
+  };
+  return laid_out(block->reads[g.a].buffer, i, k) && laid_out(block->reads[g.b].buffer, k, j) &&
+         laid_out(block->writes[0].buffer, i, j);
+}
+
+absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim, int64_t threads_y,
+                              int64_t threads_x, int64_t lanes) {
+  constexpr int64_t kVector = 4;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(cache));
+  if (loops.size() < ndim) return absl::InvalidArgumentError("unexpected copy loops");
+  std::vector<LoopRV> copy(loops.end() - ndim, loops.end());
+  int64_t elements = 1;
+  for (LoopRV l : copy) elements *= LoopExtent(*sch, l);
+  LoopRV fused = copy[0];
+  if (copy.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(fused, sch->Fuse(copy));
+  }
+  while (lanes > kVector && elements % (threads_y * threads_x * lanes) != 0) lanes /= 2;
+  const bool vector = elements > 0 && elements % (threads_y * threads_x * lanes) == 0;
+  std::vector<InstValue> factors = {InstValue(), InstValue::Int(threads_y),
+                                    InstValue::Int(threads_x)};
+  if (vector) factors.push_back(InstValue::Int(lanes));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch->Split(fused, factors));
+  TESSERA_RETURN_IF_ERROR(sch->Bind(parts[1], "threadIdx.y"));
+  TESSERA_RETURN_IF_ERROR(sch->Bind(parts[2], "threadIdx.x"));
+  if (vector) TESSERA_RETURN_IF_ERROR(sch->Vectorize(parts[3]));
+  return absl::OkStatus();
+}
+
 absl::Status InlineEpilogues(Schedule* sch, BlockRV write_back) {
   bool inlined = true;
   while (inlined) {

@@ -111,7 +111,18 @@ struct GemmMatch {
 // `extents` as in BlockInfo.
 std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t>& extents);
 
+// True if the GEMM `g` of `block` is laid out as tensor cores take it: C[S.., I, J] +=
+// A[S.., I, K] * B[S.., K, J] with one iterator each for I, J and K (unit iterators aside), each
+// a multiple of 16, the leading dimensions batch iterators or constants.
+bool IsTensorCoreGemm(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents);
+
 // ---- Schedule steps shared by several rules ------------------------------------------------
+
+// Moves the last `ndim` loops of the copy block `cache` onto threads_y x threads_x threads:
+// copies them with every thread, in vectors of `lanes` (or fewer, down to 4) where the tile
+// divides evenly.
+absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim, int64_t threads_y,
+                              int64_t threads_x, int64_t lanes = 4);
 
 // Reverse-inlines the consumers of `write_back`'s output into it as long as one can be
 // (elementwise epilogues). Errors from GetConsumers only.

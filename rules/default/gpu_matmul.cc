@@ -27,6 +27,11 @@
 // the outer k loop; loads, fill, mma and store tensorized with the intrinsics of the input and
 // accumulator dtypes: Tessera's own ldmatrix and mma.sync fragments on sm_80 and later, WMMA's
 // before (schedule/tensor_intrin.h). If any step refuses, the SIMT path is taken instead.
+//
+// On sm_90a, float16 and bfloat16 GEMMs summed in float32 try the Hopper path first
+// (rules/default/wgmma_gemm.h: wgmma from TMA tiles through mbarrier stages) with the largest of
+// 128 x 128 over 4 stages, 128 x 128 over 2, 64 x 128 and 64 x 64 over 2 that divides the GEMM
+// and fits the target's shared memory.
 #include <algorithm>
 #include <string>
 #include <tuple>
@@ -38,6 +43,7 @@
 #include "ir/loop_annotations.h"
 #include "rules/default/analysis.h"
 #include "rules/default/rule_factories.h"
+#include "rules/default/wgmma_gemm.h"
 #include "schedule/index_map.h"
 #include "schedule/tensor_intrin.h"
 
@@ -48,32 +54,6 @@ namespace {
 constexpr int64_t kThreadsI = 8, kThreadsJ = 16, kMicro = 4, kStepK = 16, kVector = 4;
 // Shared-tile stages of the k step where cp.async fills them in the background (sm_80+).
 constexpr int64_t kPipelineStages = 2;
-
-// Moves the last `ndim` loops of the copy block `cache` onto threads_y x threads_x threads.
-// Copies the `ndim` innermost loops of `cache` with every thread, in vectors of `lanes` (or
-// fewer, down to kVector) where the tile divides evenly.
-absl::Status CooperativeFetch(Schedule* sch, BlockRV cache, size_t ndim, int64_t threads_y,
-                              int64_t threads_x, int64_t lanes = kVector) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(cache));
-  if (loops.size() < ndim) return absl::InvalidArgumentError("unexpected copy loops");
-  std::vector<LoopRV> copy(loops.end() - ndim, loops.end());
-  int64_t elements = 1;
-  for (LoopRV l : copy) elements *= LoopExtent(*sch, l);
-  LoopRV fused = copy[0];
-  if (copy.size() > 1) {
-    TESSERA_ASSIGN_OR_RETURN(fused, sch->Fuse(copy));
-  }
-  while (lanes > kVector && elements % (threads_y * threads_x * lanes) != 0) lanes /= 2;
-  const bool vector = elements > 0 && elements % (threads_y * threads_x * lanes) == 0;
-  std::vector<InstValue> factors = {InstValue(), InstValue::Int(threads_y),
-                                    InstValue::Int(threads_x)};
-  if (vector) factors.push_back(InstValue::Int(lanes));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch->Split(fused, factors));
-  TESSERA_RETURN_IF_ERROR(sch->Bind(parts[1], "threadIdx.y"));
-  TESSERA_RETURN_IF_ERROR(sch->Bind(parts[2], "threadIdx.x"));
-  if (vector) TESSERA_RETURN_IF_ERROR(sch->Vectorize(parts[3]));
-  return absl::OkStatus();
-}
 
 // The shared copy `cache` of operand `read` of a convolution taken as a GEMM (`g`, with its
 // windowed input reindexed: [I.., K..], the weights [K.., J..]) laid out and iterated with each
@@ -169,43 +149,16 @@ absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, con
 
 constexpr int64_t kFragment = 16, kWarp = 32;
 
-// The tensor-core intrinsics for `block` (float16 inputs and a float16 or float32 accumulator,
-// or bfloat16 inputs and a float32 accumulator) with fragments of `family`, when the GEMM is
-// C[S.., I, J] += A[S.., I, K] * B[S.., K, J] with one iterator per I, J, K, each a multiple of
-// 16; nullptr otherwise.
+// The tensor-core intrinsics for `block` with fragments of `family` where its GEMM is laid out
+// for them (IsTensorCoreGemm); nullptr otherwise.
 const TensorCoreIntrins* MatchTensorCore(const Block& block, const GemmMatch& g,
                                          const std::vector<int64_t>& extents,
                                          const std::string& family) {
   const Buffer& a = block->reads[g.a].buffer;
-  const Buffer& b = block->reads[g.b].buffer;
-  const Buffer& c = block->writes[0].buffer;
-  if (a.dtype() != b.dtype()) return nullptr;
-  const TensorCoreIntrins* intrins = FindTensorCoreIntrins(block, a.dtype(), c.dtype(), family);
-  if (intrins == nullptr) return nullptr;
-  if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return nullptr;
-  int k = -1;
-  for (int v : g.groups[kGemmK]) {
-    if (extents[v] == 1) continue;
-    if (k >= 0) return nullptr;
-    k = v;
+  if (a.dtype() != block->reads[g.b].buffer.dtype() || !IsTensorCoreGemm(block, g, extents)) {
+    return nullptr;
   }
-  const int i = g.groups[kGemmI][0], j = g.groups[kGemmJ][0];
-  for (int v : {i, j, k}) {
-    if (v < 0 || extents[v] <= 0 || extents[v] % kFragment != 0) return nullptr;
-  }
-  // Trailing dimensions in the intrinsics' order; leading ones batch iterators or constants.
-  auto laid_out = [&](const Buffer& buffer, int row, int col) {
-    std::vector<int> iters = AccessIters(block, buffer);
-    const size_t n = iters.size();
-    if (n < 2 || iters[n - 2] != row || iters[n - 1] != col) return false;
-    for (size_t d = 0; d + 2 < n; ++d) {
-      const std::vector<int>& s = g.groups[kGemmS];
-      if (iters[d] != -1 && std::count(s.begin(), s.end(), iters[d]) == 0) return false;
-    }
-    return true;
-  };
-  if (!laid_out(a, i, k) || !laid_out(b, k, j) || !laid_out(c, i, j)) return nullptr;
-  return intrins;
+  return FindTensorCoreIntrins(block, a.dtype(), block->writes[0].buffer.dtype(), family);
 }
 
 // The largest of 4, 2, 1 that divides `n`.
@@ -302,82 +255,6 @@ absl::Status ApplyTensorCore(Schedule* sch, const BlockInfo& main, const Block& 
   return absl::OkStatus();
 }
 
-// ---- Hopper path (sm_90a) -----------------------------------------------------------------
-
-// One shape of the Hopper kernel: `warpgroups` x 64 rows by `n` columns per thread block, k
-// steps of 128 bytes of input, `stages` TMA stages in flight.
-struct HopperTile {
-  int64_t warpgroups, n, stages;
-};
-
-constexpr int64_t kWarpgroup = 128;
-
-// The warpgroup product for `block` (float16 or bfloat16 inputs summed in float32, laid out as
-// the tensor-core path's) with `n` columns; nullptr if the GEMM's I, J, K do not divide into
-// 64 x n x (128 bytes of k).
-const WgmmaIntrins* MatchWgmma(const Block& block, const GemmMatch& g,
-                               const std::vector<int64_t>& extents, const HopperTile& tile) {
-  if (MatchTensorCore(block, g, extents, "mma") == nullptr) return nullptr;
-  const DataType in = block->reads[g.a].buffer.dtype();
-  const WgmmaIntrins* intrins = FindWgmmaIntrins(in, block->writes[0].buffer.dtype(), tile.n);
-  if (intrins == nullptr) return nullptr;
-  int64_t k = 1;
-  for (int v : g.groups[kGemmK]) k *= extents[v];
-  const int64_t i = extents[g.groups[kGemmI][0]], j = extents[g.groups[kGemmJ][0]];
-  if (i % (tile.warpgroups * kWgmmaM) != 0 || j % tile.n != 0 || k % (128 / in.bytes()) != 0) {
-    return nullptr;
-  }
-  return intrins;
-}
-
-// Per thread block a (warpgroups x 64) x n tile of C, one 64 x n accumulator per warpgroup
-// (threadIdx.y; threadIdx.x its 128 threads); A and B tiles of k step 128 bytes in TMA tiles
-// (scope shared.tma: filled by cp.async.bulk.tensor, read by wgmma through descriptors),
-// software-pipelined over `stages` mbarrier stages; four wgmma.mma_async.m64nNk16 a k step (for
-// 16-bit inputs); the accumulators stored to a shared C tile, which every thread copies out with
-// the epilogues inlined.
-absl::Status ApplyHopper(Schedule* sch, const BlockInfo& main, const Block& block,
-                         const GemmMatch& g, const WgmmaIntrins& intrins, const HopperTile& tile) {
-  TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
-  const int64_t k_step = 128 / intrins.in.bytes();
-  TESSERA_ASSIGN_OR_RETURN(
-      std::vector<LoopRV> i,
-      sch->Split(loops.i, {InstValue(), InstValue::Int(tile.warpgroups), InstValue::Int(kWgmmaM)}));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
-                           sch->Split(loops.j, {InstValue(), InstValue::Int(tile.n)}));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> k,
-                           sch->Split(loops.k, {InstValue(), InstValue::Int(k_step / kWgmmaK),
-                                                InstValue::Int(kWgmmaK)}));
-  TESSERA_RETURN_IF_ERROR(sch->Reorder({i[0], j[0], i[1], k[0], k[1], i[2], j[1], k[2]}));
-  TESSERA_ASSIGN_OR_RETURN(BlockRV compute, sch->Blockize(i[2]));
-  LoopRV by = i[0];
-  if (loops.has_batch) {
-    TESSERA_ASSIGN_OR_RETURN(by, sch->Fuse({loops.batch, i[0]}));
-  }
-  TESSERA_RETURN_IF_ERROR(sch->Bind(by, "blockIdx.y"));
-  TESSERA_RETURN_IF_ERROR(sch->Bind(j[0], "blockIdx.x"));
-  TESSERA_RETURN_IF_ERROR(sch->Bind(i[1], "threadIdx.y"));
-  TESSERA_ASSIGN_OR_RETURN(BlockRV c_shared, sch->CacheWrite(compute, 0, "shared"));
-  TESSERA_ASSIGN_OR_RETURN(BlockRV c_frag, sch->CacheWrite(compute, 0, "wgmma.accumulator"));
-  TESSERA_RETURN_IF_ERROR(InlineEpilogues(sch, c_shared));
-  TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(c_frag, i[1], /*preserve_unit_loops=*/true));
-  TESSERA_RETURN_IF_ERROR(sch->ReverseComputeAt(c_shared, j[0], /*preserve_unit_loops=*/true));
-  TESSERA_RETURN_IF_ERROR(
-      CooperativeFetch(sch, c_shared, block->writes[0].buffer.ndim(), tile.warpgroups, kWarpgroup));
-  for (int read : {g.a, g.b}) {
-    TESSERA_ASSIGN_OR_RETURN(BlockRV shared, sch->CacheRead(compute, read, kTmaSharedScope));
-    TESSERA_RETURN_IF_ERROR(sch->ComputeAt(shared, k[0], /*preserve_unit_loops=*/true));
-  }
-  TESSERA_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(compute, k[0]));
-  TESSERA_RETURN_IF_ERROR(sch->Tensorize(init, intrins.fill));
-  TESSERA_RETURN_IF_ERROR(sch->Tensorize(compute, intrins.sync));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> store, sch->GetLoops(c_frag));
-  if (store.size() < 2) return absl::InvalidArgumentError("accumulator store has < 2 loops");
-  TESSERA_ASSIGN_OR_RETURN(BlockRV store_tile, sch->Blockize(store[store.size() - 2]));
-  TESSERA_RETURN_IF_ERROR(sch->Tensorize(store_tile, intrins.store));
-  return sch->Annotate(k[0], kSoftwarePipelineStages, InstValue::Int(tile.stages));
-}
-
 // A convolution reads its input through windows (x[h * s + rh - p, ...]), which no GEMM access
 // is. Reindexed (ReIndex: a copy of the input in the reduction's own iteration space, im2col),
 // the convolution is a GEMM of (N, H, W) x CO over (RH, RW, CI); Apply inlines the copy into the
@@ -439,12 +316,11 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
       *block, *gemm, main->extents, target.compute_capability() >= 80 ? "mma" : "wmma");
   // On sm_90a: wgmma fed by TMA, the largest tile that divides the GEMM and fits the target.
   if (im2col.empty() && target.arch_specific() && target.compute_capability() == 90) {
-    for (const HopperTile& tile : {HopperTile{2, 128, 4}, HopperTile{2, 128, 2},
-                                   HopperTile{1, 128, 2}, HopperTile{1, 64, 2}}) {
-      const WgmmaIntrins* wgmma = MatchWgmma(*block, *gemm, main->extents, tile);
-      if (wgmma == nullptr) continue;
+    for (const auto& [warpgroups, n, stages] : {std::tuple{2, 128, 4}, std::tuple{2, 128, 2},
+                                                std::tuple{1, 128, 2}, std::tuple{1, 64, 2}}) {
+      const WgmmaTile tile{warpgroups, n, InstValue::Int(4), InstValue::Int(stages)};
       Schedule hopper = sch.Copy();
-      if (!ApplyHopper(&hopper, *main, *block, *gemm, *wgmma, tile).ok()) continue;
+      if (!ApplyWgmmaGemm(&hopper, *main, *block, *gemm, tile).ok()) continue;
       std::optional<Schedule> valid = IfValidOnGpu(std::move(hopper), target);
       if (valid.has_value()) return valid;
     }

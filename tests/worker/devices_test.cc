@@ -32,7 +32,7 @@ CudaDeviceInfo H100() {
 
 TEST(CudaDevicesTest, ArchIsSmAndTheComputeCapability) {
   CudaDeviceInfo d = H100();
-  EXPECT_EQ(d.arch(), "sm_90");
+  EXPECT_EQ(d.arch(), "sm_90a") << "Hopper's own features (wgmma) need the arch-specific target";
   d.compute_major = 8;
   d.compute_minor = 6;
   EXPECT_EQ(d.arch(), "sm_86");
@@ -41,7 +41,7 @@ TEST(CudaDevicesTest, ArchIsSmAndTheComputeCapability) {
 TEST(CudaDevicesTest, TargetOfADeviceCarriesItsLimitsWithTheOptInSharedMemory) {
   Target t = CudaTargetOf(H100());
   EXPECT_TRUE(t.is_cuda());
-  EXPECT_EQ(t.arch(), "sm_90");
+  EXPECT_EQ(t.arch(), "sm_90a");
   EXPECT_EQ(t.max_threads_per_block(), 1024);
   EXPECT_EQ(t.max_shared_memory_per_block(), 232448) << "the opt-in limit, not the default 48 KiB";
   EXPECT_EQ(t.warp_size(), 32);
