@@ -32,6 +32,7 @@ const std::vector<RuleEntry>& RuleTable() {
       {"InlineConstantScalars", NewInlineConstantScalars},
       {"MultiLevelTiling", NewMultiLevelTiling},
       {"MultiLevelTilingTensorCore", NewMultiLevelTilingTensorCore},
+      {"MultiLevelTilingWgmma", NewMultiLevelTilingWgmma},
       {"PackedPanelGemm", NewPackedPanelGemm},
       {"ParallelizeVectorizeUnroll", NewParallelizeVectorizeUnroll},
       {"PixelTiledConv", NewPixelTiledConv},
@@ -100,7 +101,8 @@ absl::StatusOr<std::vector<ScheduleRulePtr>> DefaultScheduleRules(
              "ParallelizeVectorizeUnroll",
              "RandomComputeLocation"};
   } else {
-    names = {"MultiLevelTilingTensorCore",
+    names = {"MultiLevelTilingWgmma",
+             "MultiLevelTilingTensorCore",
              "MultiLevelTiling",
              "InlineConstantScalars",
              "AutoInline",

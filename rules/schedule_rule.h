@@ -76,6 +76,13 @@ absl::StatusOr<ScheduleRulePtr> NewPixelTiledConv(const Target& target,
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& target,
                                                               const nlohmann::json& params);
 
+// sm_90a: the Hopper GEMM of the default (rules/default/wgmma_gemm.h: wgmma from TMA tiles
+// through mbarrier stages) with a branch per C tile and its k step and pipeline depth sampled.
+// Keys: warpgroups (list of 1, 2), n (list of 64, 128, 192, 256), stages (list, default 2 to 5).
+// On other targets it never applies.
+absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingWgmma(const Target& target,
+                                                         const nlohmann::json& params);
+
 // GPU: binds a reduction loop to threadIdx.x (a cross-thread reduction). Keys: thread_extents.
 absl::StatusOr<ScheduleRulePtr> NewCrossThreadReduction(const Target& target,
                                                         const nlohmann::json& params);
