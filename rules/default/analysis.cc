@@ -404,6 +404,14 @@ absl::StatusOr<GemmLoops> FuseGemmLoops(Schedule* sch, const BlockInfo& main, co
   return out;
 }
 
+absl::Status BindGemmThreadBlocks(Schedule* sch, const GemmLoops& loops, LoopRV rows, LoopRV cols) {
+  if (loops.has_batch) {
+    TESSERA_ASSIGN_OR_RETURN(rows, sch->Fuse({loops.batch, rows}));
+  }
+  TESSERA_RETURN_IF_ERROR(sch->Bind(rows, "blockIdx.y"));
+  return sch->Bind(cols, "blockIdx.x");
+}
+
 bool IsTensorCoreGemm(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents) {
   constexpr int64_t kFragment = 16;
   if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return false;

@@ -155,6 +155,9 @@ struct GemmLoops {
 };
 // Reorders `main`'s loops to (S, I, J, K) and fuses each group.
 absl::StatusOr<GemmLoops> FuseGemmLoops(Schedule* sch, const BlockInfo& main, const GemmMatch& g);
+// Binds the outermost row tile loop `rows` (fused with the batch loop, if any) to blockIdx.y and
+// the column tile loop `cols` to blockIdx.x.
+absl::Status BindGemmThreadBlocks(Schedule* sch, const GemmLoops& loops, LoopRV rows, LoopRV cols);
 
 // One thread block per row of a reduction `main` (iteration kinds S...S R...R): the spatial loops
 // fused on blockIdx.x, the reduction loops fused and split [None, len_tx] with the inner part on

@@ -109,12 +109,7 @@ absl::Status Apply(Schedule* sch, const BlockInfo& main, const Block& block, con
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> k,
                            sch->Split(loops.k, {InstValue(), InstValue::Int(kStepK)}));
   TESSERA_RETURN_IF_ERROR(sch->Reorder({i[0], j[0], i[1], j[1], k[0], k[1], i[2], j[2]}));
-  LoopRV by = i[0];
-  if (loops.has_batch) {
-    TESSERA_ASSIGN_OR_RETURN(by, sch->Fuse({loops.batch, i[0]}));
-  }
-  TESSERA_RETURN_IF_ERROR(sch->Bind(by, "blockIdx.y"));
-  TESSERA_RETURN_IF_ERROR(sch->Bind(j[0], "blockIdx.x"));
+  TESSERA_RETURN_IF_ERROR(BindGemmThreadBlocks(sch, loops, i[0], j[0]));
   TESSERA_RETURN_IF_ERROR(sch->Bind(i[1], "threadIdx.y"));
   TESSERA_RETURN_IF_ERROR(sch->Bind(j[1], "threadIdx.x"));
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, j[1], "local"));
@@ -206,12 +201,7 @@ absl::Status ApplyTensorCore(Schedule* sch, const BlockInfo& main, const Block& 
   TESSERA_RETURN_IF_ERROR(
       sch->Reorder({i[0], j[0], i[1], j[1], k[0], k[1], i[2], j[2], i[3], j[3], k[2]}));
   TESSERA_ASSIGN_OR_RETURN(BlockRV compute, sch->Blockize(i[3]));
-  LoopRV by = i[0];
-  if (loops.has_batch) {
-    TESSERA_ASSIGN_OR_RETURN(by, sch->Fuse({loops.batch, i[0]}));
-  }
-  TESSERA_RETURN_IF_ERROR(sch->Bind(by, "blockIdx.y"));
-  TESSERA_RETURN_IF_ERROR(sch->Bind(j[0], "blockIdx.x"));
+  TESSERA_RETURN_IF_ERROR(BindGemmThreadBlocks(sch, loops, i[0], j[0]));
   TESSERA_ASSIGN_OR_RETURN(LoopRV ty, sch->Fuse({i[1], j[1]}));
   TESSERA_RETURN_IF_ERROR(sch->Bind(ty, "threadIdx.y"));
 

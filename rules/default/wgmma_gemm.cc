@@ -54,12 +54,7 @@ absl::Status ApplyWgmmaGemm(Schedule* sch, const BlockInfo& main, const Block& b
                                                                        InstValue::Int(kWgmmaK)}));
   TESSERA_RETURN_IF_ERROR(sch->Reorder({i[0], j[0], i[1], k[0], k[1], i[2], j[1], k[2]}));
   TESSERA_ASSIGN_OR_RETURN(BlockRV compute, sch->Blockize(i[2]));
-  LoopRV by = i[0];
-  if (loops.has_batch) {
-    TESSERA_ASSIGN_OR_RETURN(by, sch->Fuse({loops.batch, i[0]}));
-  }
-  TESSERA_RETURN_IF_ERROR(sch->Bind(by, "blockIdx.y"));
-  TESSERA_RETURN_IF_ERROR(sch->Bind(j[0], "blockIdx.x"));
+  TESSERA_RETURN_IF_ERROR(BindGemmThreadBlocks(sch, loops, i[0], j[0]));
   TESSERA_RETURN_IF_ERROR(sch->Bind(i[1], "threadIdx.y"));
   // Both caches are made before either moves (a cache copy starts after the whole nest).
   TESSERA_ASSIGN_OR_RETURN(BlockRV c_shared, sch->CacheWrite(compute, 0, "shared"));
