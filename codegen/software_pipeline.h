@@ -25,6 +25,13 @@
 // cp.async.commit_group and cp.async.wait_group); without, the copies are plain stores that
 // complete before the barrier and there are no commits or waits. S is capped at N; S < 2
 // leaves the loop as written.
+//
+// A loop whose producers are TMA copies (lower_gpu_internal.h kTmaLoad, sm_90) is pipelined even
+// at S = 1: one mbarrier per stage, initialized by thread (0, 0, 0) before the loop; that thread
+// arms a stage's barrier with the bytes of its copies (expect_tx) and issues them, for
+// iterations 0 .. S-2 before the loop and k + S-1 in iteration k after the barrier; every thread
+// then waits on the barrier of stage k % S for phase k / S % 2. Consumers that issue wgmma are
+// fenced before and committed and awaited (wait_group 0) after.
 #ifndef TESSERA_CODEGEN_SOFTWARE_PIPELINE_H_
 #define TESSERA_CODEGEN_SOFTWARE_PIPELINE_H_
 
