@@ -150,5 +150,36 @@ TEST(TensorCoreGpuTest, TensorCoreSpaceCandidatesRunAndMatch) {
   EXPECT_GT(ran, 0) << "no tensorized candidate";
 }
 
+// Candidates of the MultiLevelTilingWgmma design space (sm_90a): every C tile's branch, with its
+// k step and pipeline depth drawn anew, against the reference.
+TEST(TensorCoreGpuTest, WgmmaSpaceCandidatesRunAndMatch) {
+  const std::string reason = NoDeviceReason();
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
+  ASSERT_TRUE(target.ok()) << target.status();
+  if (!target->arch_specific() || target->compute_capability() != 90) {
+    GTEST_SKIP() << "wgmma needs an sm_90a device, this is " << target->arch();
+  }
+  const PrimFunc func =
+      *MakeWorkload("GMM", {{"B", 1}, {"M", 128}, {"N", 256}, {"K", 256}}, "float16", "float32");
+  absl::StatusOr<SpaceConfig> config = DefaultSpaceConfig(*target);
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<std::vector<Schedule>> spaces = GenerateDesignSpaces(func, *config, 1);
+  ASSERT_TRUE(spaces.ok()) << spaces.status();
+  int ran = 0;
+  for (const Schedule& space : *spaces) {
+    if (PrintFunc(space.func()).find("wgmma.accumulator") == std::string::npos) continue;
+    for (int64_t seed = 1; seed <= 4; ++seed) {
+      absl::StatusOr<Schedule> c =
+          MakeCandidate(func, space.trace(), config->postprocs, seed, /*erase_decisions=*/true);
+      if (!c.ok()) continue;  // over the shared-memory limit
+      ExpectRunsAndMatches(c->func(), func, *target);
+      ++ran;
+      break;
+    }
+  }
+  EXPECT_EQ(ran, 6) << "one candidate of each C tile's branch";
+}
+
 }  // namespace
 }  // namespace tessera
