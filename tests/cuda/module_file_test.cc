@@ -18,7 +18,7 @@ TEST(CudaModuleFileTest, ManifestRoundTripsAndRejectsBadFields) {
   std::string dir = tessera::testing::ScratchDirUntilTestEnds("manifest_test");
   std::string cubin = dir + "/m_0.cubin";
   EXPECT_EQ(CudaManifestPath(cubin), dir + "/m_0.kernels.json");
-  CudaKernel a{"first", {4, 2, 1}, {128, 1, 1}, 0, {0, 2}};
+  CudaKernel a{"first", {4, 2, 1}, {128, 1, 1}, 0, {0, 2}, {}};
   CudaKernel b{"second", {1, 1, 1}, {32, 4, 1}, 65536, {1},
                {CudaTensorMap{1, "bfloat16", {4096, 512, 2}, {64, 128, 1}}}};
   ASSERT_TRUE(WriteCudaManifest(cubin, CudaModuleFile{"sm_90", {a, b}}).ok());

@@ -54,7 +54,7 @@ std::string WriteModule(const std::string& name, const std::string& source,
 
 CudaKernel Kernel(const std::string& name, int64_t grid, int64_t block, std::vector<int> params,
                   int64_t smem = 0) {
-  return CudaKernel{name, {grid, 1, 1}, {block, 1, 1}, smem, std::move(params)};
+  return CudaKernel{name, {grid, 1, 1}, {block, 1, 1}, smem, std::move(params), {}};
 }
 
 RunnerConfig Once() {

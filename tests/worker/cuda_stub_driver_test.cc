@@ -42,7 +42,7 @@ TEST_F(CudaStubDriverTest, EveryInputGetsTheSetupFailure) {
       "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }", "sm_80");
   ASSERT_TRUE(cubin.ok()) << cubin.status();
   std::ofstream(path, std::ios::binary) << *cubin;
-  CudaKernel kernel{"k", {1, 1, 1}, {32, 1, 1}, 0, {0}};
+  CudaKernel kernel{"k", {1, 1, 1}, {32, 1, 1}, 0, {0}, {}};
   ASSERT_TRUE(WriteCudaManifest(path, CudaModuleFile{"sm_80", {kernel}}).ok());
   std::vector<ArgInfo> args = {ArgInfo{DataType::Float32(), {32}}};
   RunnerConfig config;
