@@ -149,19 +149,28 @@ bool Calls(const Stmt& s, const std::string& callee) {
   return found;
 }
 
-// The bytes the kTmaLoad calls of `fill` copy: their boxes times the tile's element size.
+// The bytes the kTmaLoad calls of `fill` (IsTmaFill) copy: their boxes times the tile's element
+// size, times the extents of the loops around them; -1 under a loop of non-constant extent.
 int64_t TmaBytes(const Stmt& fill) {
-  int64_t bytes = 0;
-  PostOrderVisitStmts(fill, [&](const Stmt& st) {
-    const auto* eval = st.as<EvaluateNode>();
-    const auto* call = eval == nullptr ? nullptr : eval->value.as<CallNode>();
-    if (call == nullptr || call->name != lower_gpu_internal::kTmaLoad) return;
-    const int64_t rank = *AsConstInt(call->args[2]);
-    int64_t box = call->args[0].dtype().bytes();
-    for (int64_t d = 0; d < rank; ++d) box *= *AsConstInt(call->args[3 + d]);
-    bytes += box;
-  });
-  return bytes;
+  if (const auto* seq = fill.as<SeqStmtNode>()) {
+    int64_t bytes = 0;
+    for (const Stmt& s : seq->seq) {
+      const int64_t b = TmaBytes(s);
+      if (b < 0) return -1;
+      bytes += b;
+    }
+    return bytes;
+  }
+  if (const auto* loop = fill.as<ForNode>()) {
+    const int64_t* extent = AsConstInt(loop->extent);
+    const int64_t body = TmaBytes(loop->body);
+    return extent == nullptr || body < 0 ? -1 : *extent * body;
+  }
+  const auto* call = fill.as<EvaluateNode>()->value.as<CallNode>();
+  const int64_t rank = *AsConstInt(call->args[2]);
+  int64_t box = call->args[0].dtype().bytes();
+  for (int64_t d = 0; d < rank; ++d) box *= *AsConstInt(call->args[3 + d]);
+  return box;
 }
 
 // Appends `barrier` to every kTmaLoad call.
@@ -284,7 +293,10 @@ class Pipeliner : public IRMutator {
       return LoopVarFreshener().VisitStmt(s);
     };
     const Expr ahead = k + Expr(stages - 1);
-    if (tma) return PipelineTma(loop, annotations, allocated, staged, fill, compute, stages);
+    if (tma) {
+      if (TmaBytes(fill) < 0) return Invalid(loop, "copies by TMA under a loop of unknown extent");
+      return PipelineTma(loop, annotations, allocated, staged, fill, compute, stages);
+    }
     std::vector<Stmt> body;
     if (async_)
       body.push_back(Evaluate(CallExtern(DataType::Int32(), kCpAsyncWait, {Expr(stages - 2)})));
