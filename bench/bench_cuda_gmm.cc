@@ -3,7 +3,8 @@
 // float16, which sums in float16) and shape (--shapes MxNxK, default
 // 4096x4096x4096): a tuning job (evolutionary search, --trials, into an in-memory database,
 // the cuda target of GPU 0), then cuBLAS, the tuned best and the default schedule timed in
-// alternating rounds (--rounds), each figure the median of its rounds.
+// alternating rounds (--rounds), each figure the median of its rounds. The last columns say which
+// kind of kernel the tuned best and the default are (wgmma, mma, wmma or simt).
 //
 // The anchor is cuBLAS computing what Tessera's function computes: float32 cublasSgemm in the
 // default math mode (no TF32: Tessera's float32 GMM multiplies in float32); float16 and
@@ -44,12 +45,31 @@
 #include "database/database.h"
 #include "frontend/workloads.h"
 #include "ir/flops.h"
+#include "ir/functor.h"
+#include "ir/tensor_core_fragments.h"
 #include "tuner/best_record.h"
 #include "tuner/tune.h"
 #include "worker/devices.h"
 
 namespace tessera {
 namespace {
+
+// Which kind of kernel a scheduled GMM is, by the scopes it allocates: "wgmma" (Hopper warpgroup
+// accumulators fed by TMA), "mma" (ldmatrix / mma.sync fragments), "wmma", else "simt".
+std::string KernelFamily(const PrimFunc& scheduled) {
+  std::string family = "simt";
+  PostOrderVisitStmts(scheduled.body(), [&](const Stmt& stmt) {
+    const auto* realize = stmt.as<BlockRealizeNode>();
+    if (realize == nullptr) return;
+    for (const Buffer& b : realize->block->alloc_buffers) {
+      const std::string ns = FragmentNamespace(b.scope());
+      if (ns == kWgmmaNamespace) family = "wgmma";
+      if (ns == kMmaNamespace && family != "wgmma") family = "mma";
+      if (ns == kWmmaNamespace && family == "simt") family = "wmma";
+    }
+  });
+  return family;
+}
 
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
@@ -248,8 +268,8 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<Precision>& pr
       "target %s; %d trials per job; medians of %d alternating rounds; ratios are cuBLAS "
       "time / Tessera time (> 1: faster than cuBLAS)\n",
       target->ToString().c_str(), trials, rounds);
-  std::printf("%-17s %-16s %9s %9s %9s %9s %8s %8s %9s\n", "dtype", "shape", "cuBLAS", "tuned",
-              "default", "cuBLAS32", "tuned/cB", "def/cB", "tune s");
+  std::printf("%-17s %-16s %9s %9s %9s %9s %8s %8s %9s  %-8s %-8s\n", "dtype", "shape", "cuBLAS",
+              "tuned", "default", "cuBLAS32", "tuned/cB", "def/cB", "tune s", "tuned is", "def is");
   std::printf("%-17s %-16s %9s %9s %9s %9s %8s %8s %9s\n", "", "", "TFLOP/s", "TFLOP/s", "TFLOP/s",
               "TFLOP/s", "", "", "");
   std::fflush(stdout);  // a run stopped at its time limit still shows what it finished
@@ -331,11 +351,12 @@ int Bench(const std::vector<GemmShape>& shapes, const std::vector<Precision>& pr
       const double cb = Median(cublas), cb32 = Median(cublas32), tu = Median(tuned),
                    de = Median(def_secs);
       if (tu <= 0) ++failures;
-      std::printf("%-17s %-16s %9s %9s %9s %9s %8s %8s %9.1f\n", dtype.c_str(),
+      std::printf("%-17s %-16s %9s %9s %9s %9s %8s %8s %9.1f  %-8s %-8s\n", dtype.c_str(),
                   s.ToString().c_str(), Tflops(flops, cb).c_str(), Tflops(flops, tu).c_str(),
                   Tflops(flops, de).c_str(),
                   precision.reference ? Tflops(flops, cb32).c_str() : "       -",
-                  Ratio(cb, tu).c_str(), Ratio(cb, de).c_str(), summary->times.wall);
+                  Ratio(cb, tu).c_str(), Ratio(cb, de).c_str(), summary->times.wall,
+                  best ? KernelFamily(*best).c_str() : "-", def ? KernelFamily(*def).c_str() : "-");
       std::fflush(stdout);
     }
   }
