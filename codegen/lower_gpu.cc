@@ -95,6 +95,22 @@ class FragmentRewriter : public IRMutator {
   const absl::Status& status() const { return status_; }
 
  protected:
+  // The bindings of the iteration variables of the blocks around (wgmma's operand alignment is
+  // proven on the loop variables).
+  Stmt VisitStmt_(const BlockRealizeNode* op, const Stmt& self) override {
+    for (size_t i = 0; i < op->iter_values.size() && i < op->block->iter_vars.size(); ++i) {
+      bindings_[op->block->iter_vars[i].var] = Substitute(op->iter_values[i], bindings_);
+    }
+    return IRMutator::VisitStmt_(op, self);
+  }
+  Stmt VisitStmt_(const ForNode* op, const Stmt& self) override {
+    if (IsConstInt(op->extent, 1)) bindings_[op->loop_var] = Expr(0);  // a loop run once
+    loops_.emplace_back(op->loop_var, op->extent);
+    Stmt out = IRMutator::VisitStmt_(op, self);
+    loops_.pop_back();
+    return out;
+  }
+
   Stmt VisitStmt_(const AllocateNode* op, const Stmt& self) override {
     const Buffer& b = op->buffer;
     if (!IsFragmentScope(b.scope())) return IRMutator::VisitStmt_(op, self);
@@ -272,6 +288,9 @@ class FragmentRewriter : public IRMutator {
       // Descriptors address 16-byte units inside 8-row swizzle atoms; B's N spans whole blocks.
       const int64_t width = lower_gpu_internal::TmaBlockWidth(b.dtype());
       arith::Analyzer analyzer;
+      for (const auto& [var, extent] : loops_) analyzer.Bind(var, Range{Expr(0), extent});
+      r = analyzer.Simplify(Substitute(r, bindings_));
+      c = analyzer.Simplify(Substitute(c, bindings_));
       const bool aligned =
           analyzer.CanProve(EQ(FloorMod(r, Expr(8)), Expr(0))) &&
           analyzer.CanProve(
@@ -304,6 +323,8 @@ class FragmentRewriter : public IRMutator {
   }
 
   std::unordered_map<const BufferNode*, Tiles> tiles_;
+  VarMap bindings_;
+  std::vector<std::pair<Var, Expr>> loops_;
   absl::Status status_;
 };
 

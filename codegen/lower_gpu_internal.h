@@ -72,7 +72,8 @@ absl::StatusOr<Stmt> LowerCrossThreadReductions(const Stmt& root_body, const Tar
 
 // Step 5a (lowered form, before flattening): every store into a kTmaSharedScope tile must be a
 // whole-tile copy from a global buffer (`for r, c: tile[.., r, c] = g[.., r0 + r, .., c0 + c]`,
-// c along g's contiguous dimension); each becomes one kTmaLoad per 128-byte column block.
+// c along g's contiguous dimension); each becomes one kTmaLoad per 128-byte column block, and a
+// tile whose columns end inside a block gets the storage of whole blocks.
 // Element reads of such tiles are errors (only wgmma's descriptors read them).
 absl::StatusOr<Stmt> LowerTmaCopies(const Stmt& kernel);
 

@@ -2,6 +2,7 @@
 // (lower_gpu_internal.h LowerTmaCopies).
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -108,14 +109,14 @@ class TmaCopyLowerer : public IRMutator {
     const int64_t* rows = nd >= 2 ? AsConstInt(tile.shape()[nd - 2]) : nullptr;
     const int64_t* cols = nd >= 2 ? AsConstInt(tile.shape()[nd - 1]) : nullptr;
     const int64_t width = TmaBlockWidth(tile.dtype());
-    if (rows == nullptr || cols == nullptr || *cols % width != 0 || *rows % 8 != 0 ||
-        *rows > kMaxTmaBox) {
+    if (rows == nullptr || cols == nullptr || *cols * tile.dtype().bytes() % 16 != 0 ||
+        *rows % 8 != 0 || *rows > kMaxTmaBox) {
       std::vector<std::string> shape;
       for (const Expr& e : tile.shape()) shape.push_back(PrintExpr(e));
-      return Invalid(tile, absl::StrCat("needs rows a multiple of 128 bytes long and a multiple of "
-                                        "8 rows up to 256; its tile is [",
-                                        absl::StrJoin(shape, ", "), "] of ",
-                                        tile.dtype().ToString()));
+      return Invalid(tile,
+                     absl::StrCat("needs rows a multiple of 16 bytes long and a multiple of "
+                                  "8 rows up to 256; its tile is [",
+                                  absl::StrJoin(shape, ", "), "] of ", tile.dtype().ToString()));
     }
     for (int d = 0; d + 2 < nd; ++d) {
       if (!IsConstInt(tile.shape()[d], 1) || !analyzer.CanProveEqual(index[d], Expr(0))) {
@@ -188,9 +189,11 @@ class TmaCopyLowerer : public IRMutator {
                                         dims[rank - 1] * global.dtype().bytes(),
                                         " bytes are no multiple of 16 (TMA's stride unit)"));
     }
-    // One copy per 128-byte column block of the tile.
+    // One copy per 128-byte column block of the tile; a last block the tile fills only in part
+    // is copied whole (the columns past the tile are stored and never read; past the buffer,
+    // TMA stores zeros), which its padded storage holds (PadTmaTiles).
     std::vector<Stmt> calls;
-    for (int64_t block = 0; block < *cols / width; ++block) {
+    for (int64_t block = 0; block < (*cols + width - 1) / width; ++block) {
       std::vector<Expr> args = {TmaTileElement(tile, Expr(block * *rows * width)),
                                 global.Load(std::vector<Expr>(rank, Expr(0))), Expr(rank)};
       for (int d = rank; d-- > 0;) args.push_back(Expr(box[d]));
@@ -217,13 +220,43 @@ class TmaCopyLowerer : public IRMutator {
   absl::Status status_;
 };
 
+// Gives every TMA tile whose columns do not fill whole 128-byte blocks the storage of whole
+// blocks: the same buffer with its last extent rounded up. Only the copies and the wgmma
+// operands address it, by TmaTileOffset, which does not depend on that extent.
+class TmaTilePadder : public IRMutator {
+ protected:
+  Stmt VisitStmt_(const AllocateNode* op, const Stmt& self) override {
+    const Buffer& b = op->buffer;
+    const int64_t* cols = b.ndim() >= 2 ? AsConstInt(b.shape().back()) : nullptr;
+    const int64_t width = TmaBlockWidth(b.dtype());
+    if (b.scope() != kTmaSharedScope || cols == nullptr || *cols % width == 0) {
+      return IRMutator::VisitStmt_(op, self);
+    }
+    std::vector<Expr> shape = b.shape();
+    shape.back() = Expr((*cols + width - 1) / width * width);
+    const Buffer padded = b.WithShape(shape);
+    padded_.emplace(b.get(), padded);
+    return Allocate(padded, VisitStmt(op->body));
+  }
+
+  Expr VisitExpr_(const BufferLoadNode* op, const Expr& self) override {
+    Expr visited = IRMutator::VisitExpr_(op, self);
+    const auto* load = visited.as<BufferLoadNode>();
+    auto it = padded_.find(load->buffer.get());
+    return it == padded_.end() ? visited : it->second.Load(load->indices);
+  }
+
+ private:
+  std::unordered_map<const BufferNode*, Buffer> padded_;
+};
+
 }  // namespace
 
 absl::StatusOr<Stmt> LowerTmaCopies(const Stmt& kernel) {
   TmaCopyLowerer lowerer;
   Stmt out = lowerer.VisitStmt(kernel);
   if (!lowerer.status().ok()) return lowerer.status();
-  return out;
+  return TmaTilePadder().VisitStmt(out);
 }
 
 }  // namespace lower_gpu_internal

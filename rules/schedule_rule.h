@@ -78,7 +78,8 @@ absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingTensorCore(const Target& targ
 
 // sm_90a: the Hopper GEMM of the default (rules/default/wgmma_gemm.h: wgmma from TMA tiles
 // through mbarrier stages) with a branch per C tile and its k step and pipeline depth sampled.
-// Keys: warpgroups (list of 1, 2), n (list of 64, 128, 192, 256), stages (list, default 2 to 5).
+// Keys: warpgroups (list of 1, 2), n (list of multiples of 8 up to 256; default every one that
+// divides the GEMM's columns), stages (list, default 2 to 5).
 // On other targets it never applies.
 absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingWgmma(const Target& target,
                                                          const nlohmann::json& params);

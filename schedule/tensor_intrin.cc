@@ -258,7 +258,7 @@ const std::vector<WgmmaIntrins>& WgmmaIntrinGroups() {
     auto* out = new std::vector<WgmmaIntrins>;
     for (DataType in : {DataType::Float16(), DataType::BFloat16()}) {
       const std::string in_name = in == DataType::Float16() ? "f16" : "bf16";
-      for (int64_t n : {64, 128, 192, 256}) {
+      for (int64_t n = 8; n <= 256; n += 8) {
         const std::string shape = absl::StrCat("m64n", n);
         out->push_back({in, DataType::Float32(), n, absl::StrCat("wgmma_fill_", shape, "_f32"),
                         absl::StrCat("wgmma_sync_", shape, "k16_", in_name, in_name, "f32"),

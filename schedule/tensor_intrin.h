@@ -103,7 +103,7 @@ const std::vector<TensorCoreIntrins>& TensorCoreIntrinGroups();
 // C[64, n] += A[64, 16] x B[16, n], `in` inputs summed in `acc`, by wgmma.mma_async.m64nNk16 with
 // A and B read from 128-byte-swizzled shared tiles that TMA fills (scope kTmaSharedScope; A
 // K-major, B N-major) and C a warpgroup's accumulator ("wgmma.accumulator"). n is a multiple of
-// 64 up to 256: B's tiles are blocks 64 elements (128 bytes) wide.
+// 8 up to 256 (B's TMA tiles are stored in whole blocks 128 bytes wide, the last one padded).
 struct WgmmaIntrins {
   DataType in, acc;
   int64_t n;
@@ -112,7 +112,7 @@ struct WgmmaIntrins {
   std::string store;  // memory = C
 };
 
-// float16 and bfloat16 summed in float32, n = 64, 128, 192, 256.
+// float16 and bfloat16 summed in float32, n = 8, 16, ..., 256.
 const std::vector<WgmmaIntrins>& WgmmaIntrinGroups();
 
 // The built-in warpgroup product of `in` summed in `acc` with n columns; nullptr if none.

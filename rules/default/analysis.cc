@@ -412,7 +412,8 @@ absl::Status BindGemmThreadBlocks(Schedule* sch, const GemmLoops& loops, LoopRV 
   return sch->Bind(cols, "blockIdx.x");
 }
 
-bool IsTensorCoreGemm(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents) {
+bool IsTensorCoreGemm(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents,
+                      int64_t column_multiple) {
   constexpr int64_t kFragment = 16;
   if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) return false;
   int k = -1;
@@ -423,7 +424,8 @@ bool IsTensorCoreGemm(const Block& block, const GemmMatch& g, const std::vector<
   }
   const int i = g.groups[kGemmI][0], j = g.groups[kGemmJ][0];
   for (int v : {i, j, k}) {
-    if (v < 0 || extents[v] <= 0 || extents[v] % kFragment != 0) return false;
+    const int64_t multiple = v == j ? column_multiple : kFragment;
+    if (v < 0 || extents[v] <= 0 || extents[v] % multiple != 0) return false;
   }
   // Trailing dimensions in the intrinsics' order; leading ones batch iterators or constants.
   auto laid_out = [&](const Buffer& buffer, int row, int col) {

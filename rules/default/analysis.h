@@ -112,9 +112,11 @@ struct GemmMatch {
 std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t>& extents);
 
 // True if the GEMM `g` of `block` is laid out as tensor cores take it: C[S.., I, J] +=
-// A[S.., I, K] * B[S.., K, J] with one iterator each for I, J and K (unit iterators aside), each
-// a multiple of 16, the leading dimensions batch iterators or constants.
-bool IsTensorCoreGemm(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents);
+// A[S.., I, K] * B[S.., K, J] with one iterator each for I, J and K (unit iterators aside), I and
+// K multiples of 16, J of `column_multiple` (16; wgmma's N steps by 8), the leading dimensions
+// batch iterators or constants.
+bool IsTensorCoreGemm(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents,
+                      int64_t column_multiple = 16);
 
 // ---- Schedule steps shared by several rules ------------------------------------------------
 

@@ -30,8 +30,9 @@
 //
 // On sm_90a, float16 and bfloat16 GEMMs summed in float32 try the Hopper path first
 // (rules/default/wgmma_gemm.h: wgmma from TMA tiles through mbarrier stages) with the largest of
-// 128 x 128 over 4 stages, 128 x 128 over 2, 64 x 128 and 64 x 64 over 2 that divides the GEMM
-// and fits the target's shared memory.
+// 128 x 128 over 4 stages, 128 x 128 over 2, 64 x 128 and 64 x 64 over 2, then 128 and 64 rows by
+// the widest multiple of 8 up to 256 columns, that divides the GEMM and fits the target's shared
+// memory.
 #include <algorithm>
 #include <string>
 #include <tuple>
@@ -306,8 +307,17 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
       *block, *gemm, main->extents, target.compute_capability() >= 80 ? "mma" : "wmma");
   // On sm_90a: wgmma fed by TMA, the largest tile that divides the GEMM and fits the target.
   if (im2col.empty() && target.arch_specific() && target.compute_capability() == 90) {
-    for (const auto& [warpgroups, n, stages] : {std::tuple{2, 128, 4}, std::tuple{2, 128, 2},
-                                                std::tuple{1, 128, 2}, std::tuple{1, 64, 2}}) {
+    // Then the widest columns that divide N (a classifier's 1000: 200).
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> tiles = {
+        {2, 128, 4}, {2, 128, 2}, {1, 128, 2}, {1, 64, 2}};
+    int64_t j = 1;
+    for (int v : gemm->groups[kGemmJ]) j *= main->extents[v];
+    const std::vector<int64_t> columns = WgmmaColumns(j);
+    if (!columns.empty()) {
+      tiles.push_back({2, columns.back(), 2});
+      tiles.push_back({1, columns.back(), 2});
+    }
+    for (const auto& [warpgroups, n, stages] : tiles) {
       const WgmmaTile tile{warpgroups, n, InstValue::Int(4), InstValue::Int(stages)};
       Schedule hopper = sch.Copy();
       if (!ApplyWgmmaGemm(&hopper, *main, *block, *gemm, tile).ok()) continue;

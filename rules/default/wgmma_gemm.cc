@@ -22,11 +22,20 @@ std::vector<int64_t> WgmmaKChunks(int64_t k) {
   return chunks;
 }
 
+std::vector<int64_t> WgmmaColumns(int64_t j) {
+  std::vector<int64_t> columns;
+  for (int64_t n = 8; n <= 256; n += 8) {
+    if (j % n == 0) columns.push_back(n);
+  }
+  return columns;
+}
+
 absl::Status ApplyWgmmaGemm(Schedule* sch, const BlockInfo& main, const Block& block,
                             const GemmMatch& g, const WgmmaTile& tile) {
   const DataType in = block->reads[g.a].buffer.dtype();
   const WgmmaIntrins* intrins = nullptr;
-  if (in == block->reads[g.b].buffer.dtype() && IsTensorCoreGemm(block, g, main.extents)) {
+  if (in == block->reads[g.b].buffer.dtype() &&
+      IsTensorCoreGemm(block, g, main.extents, /*column_multiple=*/8)) {
     intrins = FindWgmmaIntrins(in, block->writes[0].buffer.dtype(), tile.n);
   }
   if (intrins == nullptr) {

@@ -25,7 +25,7 @@ namespace dlight {
 
 struct WgmmaTile {
   int64_t warpgroups = 2;  // 1 or 2: 64 or 128 rows of C per thread block
-  int64_t n = 128;         // columns of C per thread block: 64, 128, 192 or 256
+  int64_t n = 128;         // columns of C per thread block: a multiple of 8 up to 256
   // k per step in chunks of 16 (4: 128 bytes of 16-bit inputs, one TMA column block; 8: two)
   // and pipeline stages: integers, or sampled ExprRVs of the design space.
   InstValue k_chunks = InstValue::Int(4);
@@ -34,6 +34,9 @@ struct WgmmaTile {
 
 // The k_chunks a GEMM of `k` 16-bit reductions takes: 4 and, where k allows, 8.
 std::vector<int64_t> WgmmaKChunks(int64_t k);
+
+// The tile columns (wgmma's N) that divide a GEMM of `j` columns: multiples of 8 up to 256.
+std::vector<int64_t> WgmmaColumns(int64_t j);
 
 // Schedules the GEMM `g` of `block` (`main`: its BlockInfo in `sch`) with `tile`.
 // kInvalidArgument when the GEMM is not float16 or bfloat16 summed in float32 laid out for tensor

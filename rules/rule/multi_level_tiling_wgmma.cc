@@ -2,10 +2,12 @@
 // (rules/default/wgmma_gemm.h, the same function the Matmul default rule calls with fixed tiles).
 // A float16 or bfloat16 GEMM summed in float32 (rules/default/analysis.h MatchGemm, laid out for
 // tensor cores) directly under the root gets a branch per C tile that divides it (warpgroups x 64
-// rows by n columns: the wgmma intrinsic's N is part of the trace's Tensorize, so it is a branch,
-// not a sampled decision), each with its k step (64 or 128 k) and its pipeline depth drawn by
-// SampleCategorical; plus the block untouched, for MultiLevelTilingTensorCore and
-// MultiLevelTiling. Shared memory beyond the target's is left to VerifyGPUCode.
+// rows by n columns, n a multiple of 8 up to 256: the wgmma intrinsic's N is part of the trace's
+// Tensorize, so it is a branch, not a sampled decision), each with its k step (64 or 128 k) and its
+// pipeline depth drawn by SampleCategorical; plus the block untouched, for
+// MultiLevelTilingTensorCore and MultiLevelTiling. Shared memory beyond the target's is left to
+// VerifyGPUCode.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,12 +46,14 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     std::optional<dlight::GemmMatch> gemm;
     if (info.has_value()) gemm = dlight::MatchGemm(node, info->extents);
     if (!gemm.has_value()) return std::vector<Schedule>{std::move(*sch)};
-    int64_t k = 1;
+    int64_t k = 1, j = 1;
     for (int v : gemm->groups[dlight::kGemmK]) k *= info->extents[v];
+    for (int v : gemm->groups[dlight::kGemmJ]) j *= info->extents[v];
     const std::vector<int64_t> chunks = dlight::WgmmaKChunks(k);
     std::vector<Schedule> result;
     for (int64_t warpgroups : warpgroups_) {
-      for (int64_t n : ns_) {
+      for (int64_t n : dlight::WgmmaColumns(j)) {
+        if (!ns_.empty() && std::find(ns_.begin(), ns_.end(), n) == ns_.end()) continue;
         Schedule tiled = sch->Copy();
         absl::StatusOr<ExprRV> k_chunks = tiled.SampleCategorical(chunks, Uniform(chunks.size()));
         absl::StatusOr<ExprRV> stages = tiled.SampleCategorical(stages_, Uniform(stages_.size()));
@@ -76,24 +80,22 @@ absl::StatusOr<ScheduleRulePtr> NewMultiLevelTilingWgmma(const Target& target,
   TESSERA_ASSIGN_OR_RETURN(RuleParams p,
                            RuleParams::Parse(kWgmmaOwner, params, {"warpgroups", "n", "stages"}));
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> warpgroups, p.IntList("warpgroups", {1, 2}));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> ns, p.IntList("n", {64, 128, 192, 256}));
+  // Empty: every multiple of 8 up to 256 that divides the GEMM's columns.
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> ns, p.IntList("n", {}));
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> stages, p.IntList("stages", {2, 3, 4, 5}));
   for (int64_t w : warpgroups) {
     if (w != 1 && w != 2) return p.Error("warpgroups", "must list 1 and/or 2");
   }
   for (int64_t n : ns) {
-    if (n % 64 != 0 || n < 64 || n > 256) {
-      return p.Error("n", "must list multiples of 64 from 64 to 256");
+    if (n % 8 != 0 || n < 8 || n > 256) {
+      return p.Error("n", "must list multiples of 8 from 8 to 256");
     }
   }
   for (int64_t s : stages) {
     if (s < 1 || s > 8) return p.Error("stages", "must list integers from 1 to 8");
   }
-  if (warpgroups.empty() || ns.empty() || stages.empty()) {
-    return p.Error(warpgroups.empty() ? "warpgroups"
-                   : ns.empty()       ? "n"
-                                      : "stages",
-                   "must not be empty");
+  if (warpgroups.empty() || stages.empty()) {
+    return p.Error(warpgroups.empty() ? "warpgroups" : "stages", "must not be empty");
   }
   const bool hopper =
       target.is_cuda() && target.arch_specific() && target.compute_capability() == 90;

@@ -374,6 +374,42 @@ TEST(DefaultScheduleHopperTest, LargeGmmOnSm90aIsWgmmaFromTmaStagesWithMbarriers
   EXPECT_EQ(image.stack_bytes, 0);
 }
 
+// Columns that are no multiple of 64 (a classifier's 1000 is 5 x 200): the default takes the widest
+// multiple of 8 that divides them, wgmma.mma_async.m64n200k16, whose B tiles are stored in whole
+// 128-byte blocks (200 columns in 4 blocks of 64, the last one filled in part by its copy).
+TEST(DefaultScheduleHopperTest, ColumnsBetweenTheBlocksAreWgmmaOfThatWidth) {
+  const PrimFunc func = NarrowGmm(64, 200, 128, "float16", "float32");
+  Applied applied = ApplyFirst(func, Sm90a());
+  ASSERT_TRUE(applied.sch.has_value());
+  const WgmmaIntrins* intrins = FindWgmmaIntrins(DataType::Float16(), DataType::Float32(), 200);
+  ASSERT_NE(intrins, nullptr);
+  EXPECT_EQ(TensorizedIntrins(*applied.sch),
+            (std::multiset<std::string>{intrins->fill, intrins->sync, intrins->store}));
+  absl::Status correct = testing::CheckTensorizedScheduleCorrect(*applied.sch, func);
+  EXPECT_TRUE(correct.ok()) << correct;
+  absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), Sm90a());
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_NE(module->source.find("wgmma.mma_async.sync.aligned.m64n200k16.f32.f16.f16"),
+            std::string::npos);
+  // Four copies of B's 64-column blocks a stage: 4 x 64 x 64 halves, and A's 64 x 64.
+  EXPECT_NE(module->source.find("tessera_mbarrier_expect_tx(&k_0_full[0], 40960);"),
+            std::string::npos)
+      << module->source;
+  absl::StatusOr<std::string> cubin = CompileCudaSource(module->source, "sm_90a");
+  if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
+    GTEST_SKIP() << "no NVRTC: " << cubin.status();
+  }
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
+  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in build/test-venv";
+  testing::ScopedTempDir scratch("hopper_n200_image");
+  absl::StatusOr<std::vector<testing::KernelImage>> images =
+      testing::InspectCubin(*cubin, cuobjdump, scratch.path());
+  ASSERT_TRUE(images.ok()) << images.status();
+  EXPECT_EQ(images->front().opcodes.count("HGMMA.64x200x16.F32"), 1u);
+  EXPECT_EQ(images->front().local_bytes, 0);
+}
+
 // wgmma exists only on sm_90a (later architectures lack it): verification rejects the Hopper
 // schedule elsewhere, naming the accumulator; sm_90 without the suffix, and sm_90a with the
 // conservative 48 KiB, take the mma.sync path.
@@ -424,8 +460,8 @@ TEST(DefaultScheduleHopperTest, TmaTilesAreForTmaAndWgmmaOnly) {
   ASSERT_TRUE(sch.SetScope(*a_shared, 0, kTmaSharedScope).ok());
   absl::StatusOr<CudaModule> module = GenerateCuda(sch.func(), Sm90a());
   ASSERT_FALSE(module.ok());
-  EXPECT_NE(module.status().message().find("the TMA copy into A_shared needs rows a multiple of "
-                                           "128 bytes long"),
+  EXPECT_NE(module.status().message().find("the TMA copy into A_shared must store tile[.., r, c] "
+                                           "over loops of the tile's extents"),
             std::string::npos)
       << module.status();
 }

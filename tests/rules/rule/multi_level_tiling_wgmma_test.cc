@@ -76,11 +76,12 @@ std::vector<Schedule> WgmmaCandidates(const PrimFunc& func, int count) {
   return out;
 }
 
-// A 128 x 256 x 128 GMM: C tiles of 64 and 128 rows by 64, 128 and 256 columns (192 does not
-// divide 256) are six wgmma branches; the untouched block gives MultiLevelTilingTensorCore's.
+// A 128 x 256 x 128 GMM: C tiles of 64 and 128 rows by 8, 16, 32, 64, 128 and 256 columns (the
+// multiples of 8 up to 256 that divide 256) are twelve wgmma branches; the untouched block gives
+// MultiLevelTilingTensorCore's. The parameter n keeps the listed widths only.
 TEST(WgmmaSpaceTest, ABranchPerCTileThatDividesTheGemm) {
   const Spaces spaces = SpacesOf(NarrowGmm(128, 256, 128, "float16"), Sm90a());
-  EXPECT_EQ(spaces.wgmma.size(), 6u);
+  EXPECT_EQ(spaces.wgmma.size(), 12u);
   int mma = 0;
   for (const Schedule& s : spaces.other) mma += Printed(s, "mma.accumulator");
   EXPECT_EQ(mma, 1);
@@ -153,9 +154,10 @@ TEST(WgmmaSpaceTest, OnlySm90aHasTheSpaceAndBadKeysAreRefused) {
   }
   EXPECT_TRUE(SpacesOf(NarrowGmm(128, 128, 128, "float32"), Sm90a()).wgmma.empty());
   for (const auto& [params, message] :
-       {std::pair{R"({"n": [96]})", "multiples of 64 from 64 to 256"},
+       {std::pair{R"({"n": [100]})", "multiples of 8 from 8 to 256"},
         std::pair{R"({"warpgroups": [4]})", "must list 1 and/or 2"},
-        std::pair{R"({"stages": []})", "must not be empty"}}) {
+        std::pair{R"({"stages": []})", "must not be empty"},
+        std::pair{R"({"n": [512]})", "multiples of 8 from 8 to 256"}}) {
     absl::StatusOr<ScheduleRulePtr> rule =
         NewScheduleRule("MultiLevelTilingWgmma", Sm90a(), nlohmann::json::parse(params));
     ASSERT_FALSE(rule.ok()) << params;
