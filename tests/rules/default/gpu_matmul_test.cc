@@ -53,6 +53,27 @@ PrimFunc NarrowGmm(int64_t m, int64_t n, int64_t k, const std::string& dtype,
   return *MakeWorkload("GMM", {{"B", 1}, {"M", m}, {"N", n}, {"K", k}}, dtype, acc);
 }
 
+// The kernel images of `source` compiled by NVRTC for `arch` and read by cuobjdump; `skip` says
+// why not when this build has no NVRTC or the venv no cuobjdump (the caller skips the test).
+absl::StatusOr<std::vector<testing::KernelImage>> CompiledImages(const std::string& source,
+                                                                 const std::string& arch,
+                                                                 std::string* skip) {
+  absl::StatusOr<std::string> cubin = CompileCudaSource(source, arch);
+  if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
+    *skip = absl::StrCat("no NVRTC: ", cubin.status().ToString());
+    return cubin.status();
+  }
+  if (!cubin.ok()) return cubin.status();
+  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
+  if (cuobjdump.empty()) {
+    *skip =
+        "no cuobjdump (scripts/setup.sh puts PyPI's nvidia-cuda-cuobjdump into build/test-venv)";
+    return absl::FailedPreconditionError(*skip);
+  }
+  testing::ScopedTempDir scratch("default_gmm_image");
+  return testing::InspectCubin(*cubin, cuobjdump, scratch.path());
+}
+
 struct Precision {
   std::string dtype, acc;
   std::multiset<std::string> intrins;  // fill, mma, store, load A, load B
@@ -88,22 +109,11 @@ TEST_P(TensorCorePrecisionTest, GmmOnSm80IsTensorizedVerifiedAndCompiles) {
   // 2 stages of 64 x 32, rows 40 apart (padded against bank conflicts): 2 x (63 x 40 + 32).
   EXPECT_NE(module->source.find(" A_shared[5104];"), std::string::npos);
   for (const CudaKernel& kernel : module->kernels) EXPECT_EQ(kernel.block[0], 32) << kernel.name;
-  absl::StatusOr<std::string> cubin = CompileCudaSource(module->source, "sm_80");
-  if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
-    GTEST_SKIP() << "no NVRTC: " << cubin.status();
-  }
-  ASSERT_TRUE(cubin.ok()) << cubin.status() << "\n" << module->source;
-  // The compiled image: tensor-core multiply-adds fed by ldmatrix (A's rows, B's transposed)
-  // from the stages cp.async fills, nothing spilled.
-  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
-  if (cuobjdump.empty()) {
-    GTEST_SKIP() << "no cuobjdump (scripts/setup.sh puts PyPI's nvidia-cuda-cuobjdump into "
-                    "build/test-venv)";
-  }
-  testing::ScopedTempDir scratch("default_gmm_image");
+  std::string skip;
   absl::StatusOr<std::vector<testing::KernelImage>> images =
-      testing::InspectCubin(*cubin, cuobjdump, scratch.path());
-  ASSERT_TRUE(images.ok()) << images.status();
+      CompiledImages(module->source, "sm_80", &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(images.ok()) << images.status() << "\n" << module->source;
   ASSERT_EQ(images->size(), 1u);
   const testing::KernelImage& image = images->front();
   EXPECT_EQ(image.local_bytes, 0);
@@ -212,17 +222,11 @@ TEST(DefaultScheduleTensorCoreTest, Tf32GmmIsMmaSyncM16n8k8FromTwoCpAsyncStages)
                            "tessera_cp_async<16>(&A_shared[", " A_shared[2552];"}) {
     EXPECT_NE(module->source.find(text), std::string::npos) << text;
   }
-  absl::StatusOr<std::string> cubin = CompileCudaSource(module->source, "sm_80");
-  if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
-    GTEST_SKIP() << "no NVRTC: " << cubin.status();
-  }
-  ASSERT_TRUE(cubin.ok()) << cubin.status();
-  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
-  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in build/test-venv";
-  testing::ScopedTempDir scratch("tf32_image");
+  std::string skip;
   absl::StatusOr<std::vector<testing::KernelImage>> images =
-      testing::InspectCubin(*cubin, cuobjdump, scratch.path());
-  ASSERT_TRUE(images.ok()) << images.status();
+      CompiledImages(module->source, "sm_80", &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(images.ok()) << images.status() << "\n" << module->source;
   ASSERT_EQ(images->size(), 1u);
   EXPECT_EQ(images->front().opcodes.count("HMMA.1688.F32.TF32"), 1u);
   EXPECT_EQ(images->front().opcodes.count("LDGSTS.E.BYPASS.128"), 1u);
@@ -350,19 +354,12 @@ TEST(DefaultScheduleHopperTest, LargeGmmOnSm90aIsWgmmaFromTmaStagesWithMbarriers
   EXPECT_EQ(kernel.tensor_maps[1], (CudaTensorMap{1, "float16", {4096, 4096, 1}, {64, 64, 1}}));
   // C's 128 x 128 floats, the mbarriers, 4 stages of A and B (16 KiB each), 1 KiB of slack.
   EXPECT_EQ(kernel.dynamic_shared_bytes, 65536 + 1024 + 4 * 32768 + 1024);
-  absl::StatusOr<std::string> cubin = CompileCudaSource(src, "sm_90a");
-  if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
-    GTEST_SKIP() << "no NVRTC: " << cubin.status();
-  }
-  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  std::string skip;
+  absl::StatusOr<std::vector<testing::KernelImage>> images = CompiledImages(src, "sm_90a", &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(images.ok()) << images.status() << "\n" << src;
   // wgmma exists on sm_90a only: the same source does not compile for sm_90.
   EXPECT_FALSE(CompileCudaSource(src, "sm_90").ok());
-  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
-  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in build/test-venv";
-  testing::ScopedTempDir scratch("hopper_image");
-  absl::StatusOr<std::vector<testing::KernelImage>> images =
-      testing::InspectCubin(*cubin, cuobjdump, scratch.path());
-  ASSERT_TRUE(images.ok()) << images.status();
   ASSERT_EQ(images->size(), 1u);
   const testing::KernelImage& image = images->front();
   for (const char* opcode : {"HGMMA.64x128x16.F32", "UTMALDG.3D", "SYNCS.ARRIVE.TRANS64",
@@ -395,17 +392,11 @@ TEST(DefaultScheduleHopperTest, ColumnsBetweenTheBlocksAreWgmmaOfThatWidth) {
   EXPECT_NE(module->source.find("tessera_mbarrier_expect_tx(&k_0_full[0], 40960);"),
             std::string::npos)
       << module->source;
-  absl::StatusOr<std::string> cubin = CompileCudaSource(module->source, "sm_90a");
-  if (cubin.status().code() == absl::StatusCode::kFailedPrecondition) {
-    GTEST_SKIP() << "no NVRTC: " << cubin.status();
-  }
-  ASSERT_TRUE(cubin.ok()) << cubin.status();
-  const std::string cuobjdump = testing::FindCuobjdump(TESSERA_TEST_VENV_DIR);
-  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in build/test-venv";
-  testing::ScopedTempDir scratch("hopper_n200_image");
+  std::string skip;
   absl::StatusOr<std::vector<testing::KernelImage>> images =
-      testing::InspectCubin(*cubin, cuobjdump, scratch.path());
-  ASSERT_TRUE(images.ok()) << images.status();
+      CompiledImages(module->source, "sm_90a", &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_TRUE(images.ok()) << images.status() << "\n" << module->source;
   EXPECT_EQ(images->front().opcodes.count("HGMMA.64x200x16.F32"), 1u);
   EXPECT_EQ(images->front().local_bytes, 0);
 }
