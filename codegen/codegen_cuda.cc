@@ -367,7 +367,7 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
   }
 
   // N of the tessera_wgmma calls on accumulator `b` in `body` (0 if none).
-  static int64_t WgmmaColumns(const Stmt& body, const Buffer& b) {
+  static int64_t AccumulatorColumns(const Stmt& body, const Buffer& b) {
     int64_t columns = 0;
     PostOrderVisitExprs(body, [&](const Expr& e) {
       const auto* call = e.as<CallNode>();
@@ -491,7 +491,7 @@ class KernelEmitter : public codegen_internal::CLikePrinter {
     } else if (scope == "local") {
       Line(absl::StrCat("__align__(16) ", StorageType(b.dtype()), " ", name, "[", n, "];"));
     } else if (FragmentNamespace(scope) == kWgmmaNamespace) {
-      const int64_t columns = WgmmaColumns(op->body, b);
+      const int64_t columns = AccumulatorColumns(op->body, b);
       if (columns <= 0 || b.dtype() != DataType::Float32()) {
         Fail(absl::StrCat("cuda codegen: warpgroup accumulator ", b.name(),
                           " must hold float32 and be accessed by tessera_wgmma calls"));

@@ -52,7 +52,7 @@ namespace tessera {
 namespace dlight {
 namespace {
 
-constexpr int64_t kThreadsI = 8, kThreadsJ = 16, kMicro = 4, kStepK = 16, kVector = 4;
+constexpr int64_t kThreadsI = 8, kThreadsJ = 16, kMicro = 4, kStepK = 16;
 // Shared-tile stages of the k step where cp.async fills them in the background (sm_80+).
 constexpr int64_t kPipelineStages = 2;
 

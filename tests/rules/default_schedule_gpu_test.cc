@@ -4,6 +4,7 @@
 // float16 GEMMs, from the default Matmul rule and from the MultiLevelTilingTensorCore design
 // space. Skips with "no CUDA device: ..." without a GPU.
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -98,17 +99,29 @@ TEST(TensorCoreGpuTest, DefaultMatmulScheduleRunsAndMatches) {
   }
 }
 
+// GPU 0's target when it is an sm_90a device (wgmma); nullopt with `skip` saying why otherwise.
+std::optional<Target> HopperDevice(std::string* skip) {
+  *skip = NoDeviceReason();
+  if (!skip->empty()) return std::nullopt;
+  absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
+  if (!target.ok()) {
+    *skip = target.status().ToString();
+    return std::nullopt;
+  }
+  if (!target->arch_specific() || target->compute_capability() != 90) {
+    *skip = "wgmma needs an sm_90a device, this is " + target->arch();
+    return std::nullopt;
+  }
+  return *target;
+}
+
 // The default Matmul rule's Hopper schedule on sm_90a (wgmma from TMA tiles through mbarrier
 // stages): float16 and bfloat16 summed in float32 at each of its tiles, against the reference.
 // Only a run on an H100 proves the descriptors, the swizzle and the accumulator layout.
 TEST(TensorCoreGpuTest, HopperDefaultScheduleRunsAndMatches) {
-  const std::string reason = NoDeviceReason();
-  if (!reason.empty()) GTEST_SKIP() << reason;
-  absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
-  ASSERT_TRUE(target.ok()) << target.status();
-  if (!target->arch_specific() || target->compute_capability() != 90) {
-    GTEST_SKIP() << "wgmma needs an sm_90a device, this is " << target->arch();
-  }
+  std::string skip;
+  const std::optional<Target> target = HopperDevice(&skip);
+  if (!target.has_value()) GTEST_SKIP() << skip;
   for (const char* dtype : {"float16", "bfloat16"}) {
     for (const auto& [m, n, k] : {std::make_tuple(64, 64, 64), std::make_tuple(128, 256, 128),
                                   std::make_tuple(256, 384, 512)}) {
@@ -153,13 +166,9 @@ TEST(TensorCoreGpuTest, TensorCoreSpaceCandidatesRunAndMatch) {
 // Candidates of the MultiLevelTilingWgmma design space (sm_90a): every C tile's branch, with its
 // k step and pipeline depth drawn anew, against the reference.
 TEST(TensorCoreGpuTest, WgmmaSpaceCandidatesRunAndMatch) {
-  const std::string reason = NoDeviceReason();
-  if (!reason.empty()) GTEST_SKIP() << reason;
-  absl::StatusOr<Target> target = ResolveCudaTarget("cuda");
-  ASSERT_TRUE(target.ok()) << target.status();
-  if (!target->arch_specific() || target->compute_capability() != 90) {
-    GTEST_SKIP() << "wgmma needs an sm_90a device, this is " << target->arch();
-  }
+  std::string skip;
+  const std::optional<Target> target = HopperDevice(&skip);
+  if (!target.has_value()) GTEST_SKIP() << skip;
   const PrimFunc func =
       *MakeWorkload("GMM", {{"B", 1}, {"M", 128}, {"N", 256}, {"K", 256}}, "float16", "float32");
   absl::StatusOr<SpaceConfig> config = DefaultSpaceConfig(*target);

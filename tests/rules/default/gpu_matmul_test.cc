@@ -74,6 +74,14 @@ absl::StatusOr<std::vector<testing::KernelImage>> CompiledImages(const std::stri
   return testing::InspectCubin(*cubin, cuobjdump, scratch.path());
 }
 
+// The CUDA module of the default schedule of GMM 4096^3 float16 summed in float32 on `target`,
+// what `tessera default ... --json` then `tessera codegen ... --trace` print.
+absl::StatusOr<CudaModule> LargeGmmModule(const Target& target) {
+  Applied applied = ApplyFirst(NarrowGmm(4096, 4096, 4096, "float16", "float32"), target);
+  if (!applied.sch.has_value()) return absl::NotFoundError("no default schedule");
+  return GenerateCuda(applied.sch->func(), target);
+}
+
 struct Precision {
   std::string dtype, acc;
   std::multiset<std::string> intrins;  // fill, mma, store, load A, load B
@@ -183,10 +191,7 @@ TEST(DefaultScheduleTensorCoreTest, VerificationRejectsFragmentsTheArchitectureL
 // products are mma.sync.m16n8k16 on fragments loaded by ldmatrix, from A and B tiles that cp.async
 // fills in two shared stages, whose rows are padded (A's 40, B's 72 elements apart).
 TEST(DefaultScheduleTensorCoreTest, LargeGmmOnSm80IsMmaSyncOnLdmatrixFromTwoCpAsyncStages) {
-  const Target target = CudaTarget("sm_80");
-  Applied applied = ApplyFirst(NarrowGmm(4096, 4096, 4096, "float16", "float32"), target);
-  ASSERT_TRUE(applied.sch.has_value());
-  absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), target);
+  absl::StatusOr<CudaModule> module = LargeGmmModule(CudaTarget("sm_80"));
   ASSERT_TRUE(module.ok()) << module.status();
   const std::string& src = module->source;
   for (const char* text :
@@ -329,10 +334,7 @@ TEST(DefaultScheduleHopperTest, WgmmaScheduleComputesWhatTheGmmComputes) {
 // tensor maps (A's 64 x 128 box, B's 64 x 64, innermost first). The image holds HGMMA, UTMALDG
 // and SYNCS (the mbarriers), nothing spilled, its shared memory within the target's 227 KiB.
 TEST(DefaultScheduleHopperTest, LargeGmmOnSm90aIsWgmmaFromTmaStagesWithMbarriers) {
-  const Target target = Sm90a();
-  Applied applied = ApplyFirst(NarrowGmm(4096, 4096, 4096, "float16", "float32"), target);
-  ASSERT_TRUE(applied.sch.has_value());
-  absl::StatusOr<CudaModule> module = GenerateCuda(applied.sch->func(), target);
+  absl::StatusOr<CudaModule> module = LargeGmmModule(Sm90a());
   ASSERT_TRUE(module.ok()) << module.status();
   const std::string& src = module->source;
   for (const char* text :
