@@ -3,7 +3,7 @@
 # TRIALS trials per task, and onnxruntime (CPU provider) in the same run, as ratios: $ROUNDS
 # (default 5) alternating rounds of the three, 30 runs of onnxruntime and 20 of each plan a round,
 # each figure the median of its rounds (a noisy host moves single rounds by up to 2x; rounds in
-# turn see the same phases).
+# turn see the same phases), and in how many rounds the tuned plan beat its defaults.
 #
 #   bash bench/models/bench_models.sh [TRIALS_PER_TASK (default 16)] [MODELS (default "resnet resnet18 bert unet llama gpt2")]
 #
@@ -19,7 +19,7 @@ models=${2:-"resnet resnet18 bert unet llama gpt2"}
 source bench/models/bench_common.sh
 
 rounds=${ROUNDS:-5}
-printf "%-8s %12s %12s %12s %10s %10s\n" model ort default tuned "ort/def" "ort/tuned"
+printf "%-8s %12s %12s %12s %10s %10s %12s\n" model ort default tuned "ort/def" "ort/tuned" "tuned ahead"
 for m in $models; do
   onnx="$work/$m.onnx"; input="$work/$m.input.npy"
   ntasks=$(task_count "$onnx")
@@ -37,7 +37,11 @@ for m in $models; do
   done
   echo "$m rounds (ms): onnxruntime ${ort[*]}; default ${def[*]}; tuned ${tuned[*]}" >&2
   o=$(median "${ort[@]}") d=$(median "${def[@]}") t=$(median "${tuned[@]}")
+  # "tuned ahead": the rounds in which the tuned plan beat the defaults timed beside it. Medians
+  # a percent apart say little on a host whose rounds move 5-10%; a tuned plan behind its
+  # defaults in every round is slower beyond the noise.
   "$venv/bin/python" -c "
 ort, d, t = $o, $d, $t
-print('%-8s %10.3f ms %10.3f ms %10.3f ms %10.2fx %10.2fx' % ('$m', ort, d, t, ort/d, ort/t))"
+ahead = sum(x < y for x, y in zip([$(IFS=,; echo "${tuned[*]}")], [$(IFS=,; echo "${def[*]}")]))
+print('%-8s %10.3f ms %10.3f ms %10.3f ms %10.2fx %10.2fx %6d of %d' % ('$m', ort, d, t, ort/d, ort/t, ahead, $rounds))"
 done
