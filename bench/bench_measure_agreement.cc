@@ -10,8 +10,6 @@
 //   bench_measure_agreement --model tests/frontend/data/encoder.onnx --trials-per-task 8
 //
 // The table says which CPU and what load it ran under: a figure holds for that machine only.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,13 +22,13 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
+#include "base/cpu_times.h"
 #include "base/median.h"
 #include "base/openmp_env.h"
 #include "database/database.h"
 #include "frontend/fuse_ops.h"
 #include "frontend/onnx_import.h"
 #include "frontend/task_extraction.h"
-#include "model/cpu_share.h"
 #include "tuner/best_record.h"
 #include "tuner/tune.h"
 #include "worker/host.h"
@@ -57,7 +55,7 @@ struct Options {
 
 constexpr int kSkipped = 77;
 
-// The cores the machine's other processes kept busy over `seconds` (model/cpu_share.h: busy
+// The cores the machine's other processes kept busy over `seconds` (base/cpu_times.h: busy
 // ticks, steal included, less this process's own); nullopt where /proc cannot be read.
 std::optional<double> BusyCoresOverSeconds(double seconds) {
   const std::vector<int> cpus = AffinityCpus();
@@ -65,7 +63,7 @@ std::optional<double> BusyCoresOverSeconds(double seconds) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   std::optional<CpuTimes> after = ReadCpuTimes(cpus);
   if (!before.has_value() || !after.has_value()) return std::nullopt;
-  return OthersBusyCores(*before, *after, static_cast<double>(sysconf(_SC_CLK_TCK)));
+  return OthersBusyCores(*before, *after, TicksPerSecond());
 }
 
 int Fail(const std::string& message) {

@@ -1,14 +1,9 @@
 #include "model/cpu_share.h"
 
-#include <sched.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 namespace tessera {
 namespace {
@@ -17,68 +12,7 @@ double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::optional<std::string> ReadFile(const char* path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
-
-std::vector<int> AffinityCpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    }
-  }
-  return cpus;
-}
-
-std::optional<int64_t> BusyTicks(const std::string& proc_stat, const std::vector<int>& cpus) {
-  int64_t busy = 0;
-  for (int cpu : cpus) {
-    const std::string label = "\ncpu" + std::to_string(cpu) + " ";
-    const size_t at = proc_stat.find(label);
-    if (at == std::string::npos) return std::nullopt;
-    const size_t start = at + label.size();
-    const size_t end = proc_stat.find('\n', start);
-    std::istringstream line(proc_stat.substr(start, end == std::string::npos ? end : end - start));
-    // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
-    int64_t field[8];
-    for (int64_t& f : field) {
-      if (!(line >> f)) return std::nullopt;
-    }
-    busy += field[0] + field[1] + field[2] + field[5] + field[6] + field[7];
-  }
-  return busy;
-}
-
-std::optional<int64_t> OwnTicks(const std::string& proc_self_stat) {
-  // "pid (comm) state ..." where comm may hold spaces: fields count from the last ')'.
-  const size_t close = proc_self_stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(proc_self_stat.substr(close + 1));
-  std::string field;
-  // Fields 3.. after the comm; utime and stime are fields 14 and 15.
-  for (int i = 3; i < 14; ++i) {
-    if (!(rest >> field)) return std::nullopt;
-  }
-  int64_t utime = 0, stime = 0;
-  if (!(rest >> utime >> stime)) return std::nullopt;
-  return utime + stime;
-}
-
-double OthersBusyCores(const CpuTimes& before, const CpuTimes& after, double ticks_per_second) {
-  const double seconds = after.wall - before.wall;
-  if (seconds <= 0 || ticks_per_second <= 0) return 0;
-  return static_cast<double>((after.busy - before.busy) - (after.own - before.own)) /
-         ticks_per_second / seconds;
-}
 
 int ThreadsLeft(const CpuTimes& before, const CpuTimes& after, int cores, double ticks_per_second) {
   const double others = OthersBusyCores(before, after, ticks_per_second);
@@ -89,19 +23,9 @@ int ThreadsLeft(const CpuTimes& before, const CpuTimes& after, int cores, double
 CpuShare::CpuShare(int max_threads)
     : cpus_(AffinityCpus()),
       max_threads_(std::max(1, max_threads)),
-      ticks_per_second_(static_cast<double>(sysconf(_SC_CLK_TCK))),
+      ticks_per_second_(TicksPerSecond()),
       threads_(max_threads_) {
   if (max_threads_ > 1) last_ = ReadCpuTimes(cpus_);
-}
-
-std::optional<CpuTimes> ReadCpuTimes(const std::vector<int>& cpus) {
-  std::optional<std::string> stat = ReadFile("/proc/stat");
-  std::optional<std::string> self = ReadFile("/proc/self/stat");
-  if (!stat || !self || cpus.empty()) return std::nullopt;
-  std::optional<int64_t> busy = BusyTicks(*stat, cpus);
-  std::optional<int64_t> own = OwnTicks(*self);
-  if (!busy || !own) return std::nullopt;
-  return CpuTimes{*busy, *own, NowSeconds()};
 }
 
 int CpuShare::Threads() {

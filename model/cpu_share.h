@@ -10,32 +10,12 @@
 #ifndef TESSERA_MODEL_CPU_SHARE_H_
 #define TESSERA_MODEL_CPU_SHARE_H_
 
-#include <cstdint>
 #include <optional>
-#include <string>
 #include <vector>
 
+#include "base/cpu_times.h"
+
 namespace tessera {
-
-// A reading of CPU time, in clock ticks.
-struct CpuTimes {
-  int64_t busy = 0;  // busy ticks of the cores this process may run on (/proc/stat)
-  int64_t own = 0;   // ticks this process used (/proc/self/stat utime + stime)
-  double wall = 0;   // seconds (steady clock) when read
-};
-
-// The busy ticks (all but idle and iowait) of the `cpus` (their numbers) in `proc_stat`, the
-// text of /proc/stat; nullopt when a cpu's line is missing or malformed.
-std::optional<int64_t> BusyTicks(const std::string& proc_stat, const std::vector<int>& cpus);
-// utime + stime of `proc_self_stat`, the text of /proc/self/stat; nullopt when malformed.
-std::optional<int64_t> OwnTicks(const std::string& proc_self_stat);
-
-// A reading of the `cpus`' busy ticks and this process's own, now; nullopt where /proc cannot
-// be read or a cpu's line is missing.
-std::optional<CpuTimes> ReadCpuTimes(const std::vector<int>& cpus);
-// The cores (fractional) the machine's other processes kept busy between `before` and
-// `after`; 0 for an empty interval.
-double OthersBusyCores(const CpuTimes& before, const CpuTimes& after, double ticks_per_second);
 
 // The threads to run on between readings `before` and `after`: `cores` less the cores the other
 // processes kept busy (their ticks over the interval, rounded to whole cores, a core counted
@@ -70,9 +50,6 @@ class CpuShare {
   bool decided_ = false;  // a share was computed from two readings
   int threads_;
 };
-
-// The cores this process may run on (sched_getaffinity); empty when it cannot be read.
-std::vector<int> AffinityCpus();
 
 // The cores this process may run on (sched_getaffinity), at least one; their count capped by
 // OMP_NUM_THREADS when that is set to a positive number.

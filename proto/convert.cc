@@ -88,6 +88,7 @@ void ToProto(const MeasureOutcome& o, v1::CandidateResult* out) {
   out->set_verify_seconds(o.verify_secs);
   for (double m : o.process_medians) out->add_process_median_seconds(m);
   out->set_disturbed(o.disturbed);
+  out->set_others_busy_cores(o.others_busy_cores);
 }
 
 absl::StatusOr<MeasureOutcome> FromProto(const v1::CandidateResult& r) {
@@ -105,6 +106,7 @@ absl::StatusOr<MeasureOutcome> FromProto(const v1::CandidateResult& r) {
   out.verify_secs = r.verify_seconds();
   out.process_medians.assign(r.process_median_seconds().begin(), r.process_median_seconds().end());
   out.disturbed = r.disturbed();
+  out.others_busy_cores = r.others_busy_cores();
   return out;
 }
 

@@ -32,6 +32,7 @@ std::string ReportedOutcomeToJson(const ReportedOutcome& r) {
   j["verify_secs"] = r.outcome.verify_secs;
   j["process_medians"] = RunSecsToJson(r.outcome.process_medians);
   j["disturbed"] = r.outcome.disturbed;
+  j["others_busy_cores"] = r.outcome.others_busy_cores;
   j["provenance"] = ProvenanceToJson(r.provenance);
   j["worker_id"] = r.provenance.worker_id;
   return j.dump();
@@ -54,6 +55,7 @@ absl::StatusOr<ReportedOutcome> ReportedOutcomeFromJson(const std::string& text)
     TESSERA_ASSIGN_OR_RETURN(r.outcome.process_medians, RunSecsFromJson(j["process_medians"]));
   }
   r.outcome.disturbed = j.value("disturbed", false);
+  r.outcome.others_busy_cores = j.value("others_busy_cores", 0.0);
   if (j.contains("provenance")) {
     TESSERA_ASSIGN_OR_RETURN(r.provenance, ProvenanceFromJson(j["provenance"]));
   }

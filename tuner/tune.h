@@ -57,6 +57,9 @@ struct TaskSummary {
   int workers_lost = 0;   // quarantined by the service after killing workers
   // Candidates whose processes still disagreed beyond the noise (MeasureOutcome::disturbed).
   int disturbed = 0;
+  // The most cores other programs kept busy during a batch of a disturbed candidate
+  // (MeasureOutcome::others_busy_cores).
+  double disturbed_others_busy_cores = 0;
   // Mean seconds per run of the task's best record (this run or earlier): a verified one when
   // the job verifies, else the fastest that ran; nullopt while there is none.
   std::optional<double> best_secs;

@@ -229,7 +229,11 @@ class AddToDatabase : public MeasureCallback {
       TESSERA_ASSIGN_OR_RETURN(int64_t id, db_->CommitRecord(record));
       b.record_ids.push_back(id);
       CountError(r.error, &task.summary);
-      if (r.ok() && r.disturbed) ++task.summary.disturbed;
+      if (r.ok() && r.disturbed) {
+        ++task.summary.disturbed;
+        task.summary.disturbed_others_busy_cores =
+            std::max(task.summary.disturbed_others_busy_cores, r.others_busy_cores);
+      }
       if (r.ok()) task.best_this_run_ms = std::min(task.best_this_run_ms, *r.mean_secs() * 1e3);
     }
     return absl::OkStatus();
@@ -493,12 +497,7 @@ class TuningJob::Impl {
         summary.warnings.push_back(
             absl::StrCat(task, "the default schedule failed: ", t.default_error));
       }
-      if (t.disturbed > 0) {
-        summary.warnings.push_back(absl::StrCat(
-            task, t.disturbed, " of ", t.trials,
-            " candidate(s) timed differently in each process beyond the noise: another program "
-            "was likely using the cores, and their times may be off"));
-      }
+      if (t.disturbed > 0) summary.warnings.push_back(task + DisturbedWarning(t));
       if (t.trials == 0) {
         if (finished_) summary.warnings.push_back(absl::StrCat(task, "not measured"));
       } else if (!t.best_secs) {
@@ -553,6 +552,26 @@ class TuningJob::Impl {
           " tasks once: the minimum is ", n, " (one trial per task, its default schedule)"));
       TESSERA_LOG(WARNING) << "tune: " << budget_warnings_.back();
     }
+  }
+
+  // What a task's disturbed candidates (t.disturbed > 0) mean. With other programs busy beside
+  // them, their times may be off; with none, the kernel's time moved with the process it ran
+  // in (on a quiet Zen 4 VM, 19 of 64 RMS norm candidates ran 1.7-2.5x slower in one process
+  // than in the next, every repeat alike), which no re-timing removes.
+  static std::string DisturbedWarning(const TaskSummary& t) {
+    constexpr double kBusyCores = 0.1;  // /proc/stat's 10 ms ticks and daemons stay below it
+    const std::string what = absl::StrCat(t.disturbed, " of ", t.trials,
+                                          " candidate(s) timed differently in each process beyond "
+                                          "the noise");
+    if (t.disturbed_others_busy_cores >= kBusyCores) {
+      return absl::StrFormat(
+          "%s while other programs kept %.1f core(s) busy: their times may be off (each is "
+          "ranked by its fastest process)",
+          what, t.disturbed_others_busy_cores);
+    }
+    return absl::StrCat(what,
+                        " with no other program seen busy: their time moved with the "
+                        "process they ran in (each is ranked by its fastest process)");
   }
 
   // ": 3 build_error, 5 run_error" for the error kinds a task has; empty if none.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/cpu_times.h"
 #include "base/median.h"
 #include "base/version.h"
 #include "ir/analysis.h"
@@ -131,6 +132,10 @@ absl::StatusOr<MeasuredBatch> LocalMeasurer::Measure(const MeasureRequest& reque
   }
   MeasuredBatch batch;
   batch.provenance = provenance_;
+  // Whether other programs shared the cores while the batch ran: the compilers and kernel
+  // processes are this process's children, their time its own once waited for.
+  const std::vector<int> cpus = target_.is_cpu() ? AffinityCpus() : std::vector<int>{};
+  const std::optional<CpuTimes> before = ReadCpuTimes(cpus, OwnCpu::kWithWaitedChildren);
   std::vector<BuildResult> builds;
   if (overlap_builds_) {
     BuildAndRunOverlapped(request, &builds, &batch);
@@ -139,6 +144,11 @@ absl::StatusOr<MeasuredBatch> LocalMeasurer::Measure(const MeasureRequest& reque
   }
   TimeInMoreProcesses(request, builds, &batch);
   if (request.verify) CheckNewBests(request, builds, &batch);
+  const std::optional<CpuTimes> after = ReadCpuTimes(cpus, OwnCpu::kWithWaitedChildren);
+  if (before.has_value() && after.has_value()) {
+    const double others = std::max(0.0, OthersBusyCores(*before, *after, TicksPerSecond()));
+    for (MeasureOutcome& o : batch.outcomes) o.others_busy_cores = others;
+  }
   // Outcomes of a cancelled batch are partial (candidates left out, checks not made): none of
   // them may be stored as a measurement.
   if (request.cancelled()) return absl::CancelledError("measure: cancelled");

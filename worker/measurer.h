@@ -89,6 +89,10 @@ struct MeasureOutcome {
   // Its processes still disagreed by more than MeasureConfig::process_disagreement after the
   // extra ones: another program was likely using the cores. Ranked by its lowest process.
   bool disturbed = false;
+  // The cores (fractional, on average) the machine's other programs kept busy while its batch
+  // was measured (base/cpu_times.h; CPU measurers; 0 where unknown). Tells disturbed timings
+  // that had company from those that moved with the process alone.
+  double others_busy_cores = 0;
   bool verified = false;         // a check ran and passed (never set without a check)
   double build_secs = 0;         // wall time of its code generation and compilation
   double run_wall_secs = 0;      // wall time of its run steps (load, warm-up, repeats)

@@ -1,38 +1,12 @@
-// CpuShare (model/cpu_share.cc): /proc/stat and /proc/self/stat parsed, the threads other
-// processes leave computed from two readings, and a reading of this machine that gives a
-// count between 1 and the cores this process may run on.
+// CpuShare (model/cpu_share.cc): the threads other processes leave computed from two readings
+// (base/cpu_times.h), and a reading of this machine that gives a count between 1 and the cores
+// this process may run on.
 #include "model/cpu_share.h"
-
-#include <string>
 
 #include "gtest/gtest.h"
 
 namespace tessera {
 namespace {
-
-constexpr char kProcStat[] =
-    "cpu  700 0 300 5000 20 0 10 0 0 0\n"
-    "cpu0 400 0 100 2500 10 0 5 0 0 0\n"
-    "cpu1 300 0 200 2500 10 0 5 1 0 0\n"
-    "intr 12345\n";
-
-TEST(CpuShareTest, BusyTicksSumTheChosenCpusWithoutIdleAndIowait) {
-  EXPECT_EQ(BusyTicks(kProcStat, {0}), 505);
-  EXPECT_EQ(BusyTicks(kProcStat, {1}), 506);
-  EXPECT_EQ(BusyTicks(kProcStat, {0, 1}), 1011);
-  EXPECT_FALSE(BusyTicks(kProcStat, {2}).has_value()) << "no cpu2 line";
-  EXPECT_FALSE(BusyTicks("cpu  1 2 3\ncpu0 1 2\n", {0}).has_value()) << "a short line";
-}
-
-TEST(CpuShareTest, OwnTicksAreUtimePlusStimeAfterTheCommand) {
-  // A command with spaces and parentheses: fields count from the last ')'.
-  const std::string stat =
-      "4242 (my (odd) app) S 1 4242 4242 0 -1 4194560 500 0 0 0 70 30 0 0 20 0 3 0 100 "
-      "1000000 200 18446744073709551615";
-  EXPECT_EQ(OwnTicks(stat), 100);
-  EXPECT_FALSE(OwnTicks("4242 (app) S 1 2").has_value());
-  EXPECT_FALSE(OwnTicks("garbage").has_value());
-}
 
 TEST(CpuShareTest, ThreadsLeftSubtractTheCoresOthersKeptBusy) {
   const double hz = 100;

@@ -92,6 +92,7 @@ TEST(ProtoConvertTest, AnOutcomeRoundTripsThroughACandidateResult) {
   o.run_secs = {2e-3, 2.5e-3};
   o.process_medians = {2e-3, 2.1e-3};
   o.disturbed = true;
+  o.others_busy_cores = 0.75;
   o.verified = true;
   o.build_secs = 1.5;
   o.run_wall_secs = 0.75;
@@ -103,6 +104,8 @@ TEST(ProtoConvertTest, AnOutcomeRoundTripsThroughACandidateResult) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->run_secs, o.run_secs);
   EXPECT_EQ(back->process_medians, o.process_medians);
+  EXPECT_TRUE(back->disturbed);
+  EXPECT_DOUBLE_EQ(back->others_busy_cores, 0.75);
   EXPECT_FALSE(back->provenance.has_value()) << "a result carries no provenance";
   v1::CandidateResult again;
   ToProto(*back, &again);

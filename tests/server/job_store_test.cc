@@ -96,6 +96,8 @@ TYPED_TEST(JobStoreTest, PendingBatchKeepsResultsAndRequeuesLeasesOnReopen) {
     ReportedOutcome r;
     r.outcome.run_secs = {0.5, 0.25};
     r.outcome.verified = true;
+    r.outcome.disturbed = true;
+    r.outcome.others_busy_cores = 1.25;
     r.provenance.worker_id = "worker-1";
     r.provenance.device = "test cpu";
     ASSERT_TRUE(store->SetResult(ids[0], CandidateState::kDone, r).ok());
@@ -114,6 +116,8 @@ TYPED_TEST(JobStoreTest, PendingBatchKeepsResultsAndRequeuesLeasesOnReopen) {
   ASSERT_TRUE(batch[0].result.has_value());
   EXPECT_EQ(batch[0].result->outcome.run_secs, (std::vector<double>{0.5, 0.25}));
   EXPECT_TRUE(batch[0].result->outcome.verified);
+  EXPECT_TRUE(batch[0].result->outcome.disturbed);
+  EXPECT_DOUBLE_EQ(batch[0].result->outcome.others_busy_cores, 1.25);
   EXPECT_EQ(batch[0].result->provenance.worker_id, "worker-1");
   EXPECT_EQ(batch[0].result->provenance.device, "test cpu");
   if (store->shared() == nullptr) {

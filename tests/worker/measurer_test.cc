@@ -6,6 +6,10 @@
 // stops a batch after the run in progress.
 #include "worker/measurer.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -320,6 +324,38 @@ TEST(LocalMeasurerTest, EachCandidateIsTimedInSeveralProcessesAndKeepsTheLowest)
     ASSERT_TRUE(o.ok()) << o.error_msg;
     EXPECT_EQ(o.process_medians.size(), 1u);
     EXPECT_FALSE(o.disturbed);
+  }
+}
+
+// Each outcome says how busy the machine's other programs kept its cores while its batch ran.
+// A spinning process that is not the measurer's own (a child nobody waits for until the batch
+// is done) is such a program; the measurer's compilers and kernel processes are not. The child
+// spins for the whole batch, so it holds at least a fair share of a core however loaded the
+// machine is: the bound is far below that.
+TEST(LocalMeasurerTest, OutcomesSayHowBusyOtherProgramsKeptTheCores) {
+  MeasureConfig config;
+  config.runner.repeat = 2;
+  config.runner.min_repeat_ms = 20;
+  std::unique_ptr<LocalMeasurer> m = CpuMeasurer(config);
+  ASSERT_NE(m, nullptr);
+  const PrimFunc good = SmallElementwise();
+  MeasureRequest request = RequestOf(*m, good, {good, good});
+  request.verify = false;
+  const pid_t spinner = fork();
+  ASSERT_GE(spinner, 0);
+  if (spinner == 0) {
+    const auto start = std::chrono::steady_clock::now();
+    volatile uint64_t sink = 0;
+    while (std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) sink = sink + 1;
+    _exit(0);
+  }
+  absl::StatusOr<MeasuredBatch> batch = m->Measure(request);
+  kill(spinner, SIGKILL);
+  waitpid(spinner, nullptr, 0);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  for (const MeasureOutcome& o : batch->outcomes) {
+    ASSERT_TRUE(o.ok()) << o.error_msg;
+    EXPECT_GE(o.others_busy_cores, 0.2) << "a process spun beside the batch";
   }
 }
 
