@@ -244,14 +244,13 @@ grpc::Status WorkerServiceImpl::ReportResults(grpc::ServerContext* context,
     if (kind == MeasureError::kNone && r.run_seconds_size() == 0) {
       return InvalidField(field + ".run_seconds", "empty for a candidate that ran");
     }
-    if (!FiniteNonNegative(r.build_seconds())) {
-      return InvalidField(field + ".build_seconds", "must be finite and >= 0");
-    }
-    if (!FiniteNonNegative(r.run_wall_seconds())) {
-      return InvalidField(field + ".run_wall_seconds", "must be finite and >= 0");
-    }
-    if (!FiniteNonNegative(r.verify_seconds())) {
-      return InvalidField(field + ".verify_seconds", "must be finite and >= 0");
+    for (const auto& [name, value] : {std::pair{"build_seconds", r.build_seconds()},
+                                      std::pair{"run_wall_seconds", r.run_wall_seconds()},
+                                      std::pair{"verify_seconds", r.verify_seconds()},
+                                      std::pair{"others_busy_cores", r.others_busy_cores()}}) {
+      if (!FiniteNonNegative(value)) {
+        return InvalidField(absl::StrCat(field, ".", name), "must be finite and >= 0");
+      }
     }
     if (r.process_median_seconds_size() > kMaxRepeats) {
       return InvalidField(field + ".process_median_seconds",

@@ -290,6 +290,12 @@ int64_t LoopExtent(const Schedule& sch, LoopRV loop) {
   return extent != nullptr ? *extent : -1;
 }
 
+int64_t GroupExtent(const std::vector<int64_t>& extents, const GemmMatch& g, int group) {
+  int64_t extent = 1;
+  for (int v : g.groups[group]) extent *= extents[v];
+  return extent;
+}
+
 int64_t FloorPowerOfTwo(int64_t n, int64_t limit) {
   int64_t p = 1;
   while (p * 2 <= std::min(n, limit)) p *= 2;

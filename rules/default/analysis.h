@@ -110,6 +110,9 @@ struct GemmMatch {
 // one, every index is a single iterator or a constant, and I, J and K have non-unit members.
 // `extents` as in BlockInfo.
 std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t>& extents);
+// The product of the extents of `g`'s iterators of kind `group` (a GemmGroup); `extents` as in
+// BlockInfo.
+int64_t GroupExtent(const std::vector<int64_t>& extents, const GemmMatch& g, int group);
 
 // True if the GEMM `g` of `block` is laid out as tensor cores take it: C[S.., I, J] +=
 // A[S.., I, K] * B[S.., K, J] with one iterator each for I, J and K (unit iterators aside), I and

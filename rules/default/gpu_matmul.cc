@@ -310,9 +310,7 @@ std::optional<Schedule> Matmul(Schedule sch, const Target& target) {
     // Then the widest columns that divide N (a classifier's 1000: 200).
     std::vector<std::tuple<int64_t, int64_t, int64_t>> tiles = {
         {2, 128, 4}, {2, 128, 2}, {1, 128, 2}, {1, 64, 2}};
-    int64_t j = 1;
-    for (int v : gemm->groups[kGemmJ]) j *= main->extents[v];
-    const std::vector<int64_t> columns = WgmmaColumns(j);
+    const std::vector<int64_t> columns = WgmmaColumns(GroupExtent(main->extents, *gemm, kGemmJ));
     if (!columns.empty()) {
       tiles.push_back({2, columns.back(), 2});
       tiles.push_back({1, columns.back(), 2});

@@ -88,12 +88,6 @@ std::vector<InstValue> Factors(const std::vector<ExprRV>& rvs) {
   return factors;
 }
 
-int64_t GroupExtent(const BlockInfo& main, const GemmMatch& g, int group) {
-  int64_t extent = 1;
-  for (int v : g.groups[group]) extent *= main.extents[v];
-  return extent;
-}
-
 // The side of the square tiles the transposing panel copy moves at a time (a 64-byte line of
 // floats).
 constexpr int64_t kCopyTile = 16;
@@ -167,13 +161,13 @@ struct PaddedGemm {
   int64_t multiple_i, multiple_j;  // PadEinsum's padding of the I and J iteration variables
 };
 PaddedGemm PaddedGemmExtents(const BlockInfo& main, const GemmMatch& g, const CpuCore& core) {
-  const int64_t extent_i = GroupExtent(main, g, kGemmI);
-  const int64_t extent_j = GroupExtent(main, g, kGemmJ);
+  const int64_t extent_i = GroupExtent(main.extents, g, kGemmI);
+  const int64_t extent_j = GroupExtent(main.extents, g, kGemmJ);
   if (g.groups[kGemmI].size() != 1 || g.groups[kGemmJ].size() != 1) {
     return {extent_i, extent_j, 1, 1};
   }
-  const DefaultTile tile =
-      DefaultTileFor(extent_i, /*pad_i=*/true, extent_j, GroupExtent(main, g, kGemmK), core);
+  const DefaultTile tile = DefaultTileFor(extent_i, /*pad_i=*/true, extent_j,
+                                          GroupExtent(main.extents, g, kGemmK), core);
   // Rows pad only to whole default tiles: a multiple of fewer rows would keep its guard.
   const int64_t multiple_i = PaddingMultiple(extent_i, tile.rows, tile.rows);
   const int64_t multiple_j = PaddingMultiple(extent_j, tile.columns, core.lanes);
@@ -420,12 +414,13 @@ bool ReadsLayoutFreeB(const PrimFunc& func, const Block& block, const GemmMatch&
 MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, const CpuCore& core,
                                  int64_t cores, bool b_layout_free) {
   const PaddedGemm padded = PaddedGemmExtents(main, g, core);
-  const int64_t batch = GroupExtent(main, g, kGemmS);
+  const int64_t batch = GroupExtent(main.extents, g, kGemmS);
   // Narrower panels (and taller tiles, the same DefaultRows x DefaultColumns accumulators)
   // when a K x DefaultColumns panel would not stay in L2 next to the rows of A.
   const DefaultTile tile = DefaultTileFor(
-      GroupExtent(main, g, kGemmI), g.groups[kGemmI].size() == 1 && g.groups[kGemmJ].size() == 1,
-      GroupExtent(main, g, kGemmJ), GroupExtent(main, g, kGemmK), core);
+      GroupExtent(main.extents, g, kGemmI),
+      g.groups[kGemmI].size() == 1 && g.groups[kGemmJ].size() == 1,
+      GroupExtent(main.extents, g, kGemmJ), GroupExtent(main.extents, g, kGemmK), core);
   MatmulTiling tiling;
   tiling.layout = batch * CeilDiv(padded.j, tile.columns) >= kMinPanels ? MatmulLayout::kPacked
                                                                         : MatmulLayout::kUnpacked;
@@ -440,7 +435,7 @@ MatmulTiling DefaultMatmulTiling(const BlockInfo& main, const GemmMatch& g, cons
   // MaxPanelBytes too: LLaMA's down projection 128 x 2048 x 5632 (a 64-column panel is 1.4 MiB
   // of a 2 MiB L2) ran 9-10% faster in 32-column panels, its weights cold or cached (emitted C,
   // one driver, 3 rounds).
-  const int64_t extent_k = GroupExtent(main, g, kGemmK);
+  const int64_t extent_k = GroupExtent(main.extents, g, kGemmK);
   const int64_t lanes = FloorPowerOfTwo(padded.j, core.lanes);
   // Pre-packed strips need no panel copy, so every layout's tiles read B as well from them.
   const bool prepacked = b_layout_free && lanes == core.lanes && padded.j % core.lanes == 0 &&

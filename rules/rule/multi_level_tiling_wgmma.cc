@@ -46,13 +46,13 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     std::optional<dlight::GemmMatch> gemm;
     if (info.has_value()) gemm = dlight::MatchGemm(node, info->extents);
     if (!gemm.has_value()) return std::vector<Schedule>{std::move(*sch)};
-    int64_t k = 1, j = 1;
-    for (int v : gemm->groups[dlight::kGemmK]) k *= info->extents[v];
-    for (int v : gemm->groups[dlight::kGemmJ]) j *= info->extents[v];
-    const std::vector<int64_t> chunks = dlight::WgmmaKChunks(k);
+    const std::vector<int64_t> chunks =
+        dlight::WgmmaKChunks(dlight::GroupExtent(info->extents, *gemm, dlight::kGemmK));
+    const std::vector<int64_t> columns =
+        dlight::WgmmaColumns(dlight::GroupExtent(info->extents, *gemm, dlight::kGemmJ));
     std::vector<Schedule> result;
     for (int64_t warpgroups : warpgroups_) {
-      for (int64_t n : dlight::WgmmaColumns(j)) {
+      for (int64_t n : columns) {
         if (!ns_.empty() && std::find(ns_.begin(), ns_.end(), n) == ns_.end()) continue;
         Schedule tiled = sch->Copy();
         absl::StatusOr<ExprRV> k_chunks = tiled.SampleCategorical(chunks, Uniform(chunks.size()));

@@ -162,6 +162,9 @@ TEST_F(WorkerServiceTest, ReportsAreValidatedAndForeignLeasesRefused) {
   r->set_build_seconds(std::numeric_limits<double>::quiet_NaN());
   expect_invalid("results[0].build_seconds");
   r->set_build_seconds(0.1);
+  r->set_others_busy_cores(-0.5);
+  expect_invalid("results[0].others_busy_cores");
+  r->set_others_busy_cores(0.25);
 
   // Worker b quoting a's lease, and an unknown worker, are refused.
   report.set_worker_id(b.id());
