@@ -329,10 +329,10 @@ std::string CLikePrinter::PrintCall(const CallNode* op) {
       r = "(" + one + " / sqrt" + f + "(" + args[0] + "))";
       break;
     case CallOp::kExp:
-      r = "exp" + f + "(" + ExpArgument(t, args[0]) + ")";
+      r = Exp(t, args[0]);
       break;
     case CallOp::kSigmoid:
-      r = "(" + one + " / (" + one + " + exp" + f + "(" + ExpArgument(t, "-" + args[0]) + ")))";
+      r = "(" + one + " / (" + one + " + " + Exp(t, "-" + args[0]) + "))";
       break;
     case CallOp::kPow:
       if (int power = SmallIntegerPower(op); power > 0) {

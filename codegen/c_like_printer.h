@@ -114,11 +114,9 @@ class CLikePrinter {
   virtual std::string LoadValue(DataType t, const std::string& access) const = 0;
   // `v` (a value of `from`) rounded to float16 / bfloat16 `to`, as a float.
   virtual std::string RoundToHalf(DataType to, DataType from, const std::string& v) const = 0;
-  // The argument `arg` of an exp of float type `t` as the backend passes it; the default is
-  // `arg` itself.
-  virtual std::string ExpArgument(DataType t, const std::string& arg) const {
-    (void)t;
-    return arg;
+  // exp(`arg`) of float type `t`; the default is the math library's exp / expf.
+  virtual std::string Exp(DataType t, const std::string& arg) const {
+    return (t.bits() == 64 ? "exp(" : "expf(") + arg + ")";
   }
   // An extern call; the default records "unsupported extern call".
   virtual std::string PrintExtern(const CallNode* op);

@@ -113,11 +113,12 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
   // outside a vectorized loop is the scalar helper: one minss/maxss, where the keyed one (made
   // for vector loops) puts an integer round trip on every step of a chain, such as a row max's
   // final reduction across lanes (a third of a softmax's time).
-  // A float exp's argument clamped at -87 (tessera_exp_arg_f32 in the prelude): glibc's vector
-  // expf takes a scalar path for every lane below that (a masked softmax ran 11x slower).
-  std::string ExpArgument(DataType t, const std::string& arg) const override {
-    if (!t.is_float() || t.bits() != 32) return arg;
-    return absl::StrCat("tessera_exp_arg_f32(", arg, ")");
+  // A float exp (float16 and bfloat16 compute in float) is the prelude's inline
+  // tessera_exp_f32, which vectorizes into the loop where glibc's vector expf is a call at twice
+  // its cost.
+  std::string Exp(DataType t, const std::string& arg) const override {
+    if (t.bits() == 64) return CLikePrinter::Exp(t, arg);
+    return absl::StrCat("tessera_exp_f32(", arg, ")");
   }
 
   std::string HelperName(const std::string& helper, DataType t) const override {

@@ -78,16 +78,28 @@ int main(void) {
   }
   if (!isnan(tessera_max_scalar_f32(NAN, 1.0f)) || tessera_max_scalar_f32(1.0f, NAN) != 1.0f)
     return 17;
-  /* exp's argument: -87 from -inf up to below -87, everything else as it is, NaNs included. */
-  const float kept[] = {0.0f, -0.0f, 3.0f, -86.9f, -87.0f, 1e-8f, 88.0f, INFINITY};
-  for (int i = 0; i < 8; ++i) {
-    if (tessera_exp_arg_f32(kept[i]) != kept[i]) return 18;
+  /* exp: within 1.5 ulp of the double exp from -86.9 to 88.72 (every 4097th float), exact at 0,
+     inf above 88.72, 0 from below -86.99 down to -inf, NaN for NaNs of either sign. */
+  for (uint32_t bits = 0; bits < 0x42B17218u; bits += 4097) {
+    float x;
+    memcpy(&x, &bits, sizeof x);
+    for (int sign = 0; sign < 2; ++sign, x = -x) {
+      if (x < -86.9f || x > 88.72f) continue;
+      const double expected = exp((double)x);
+      const double ulp = nextafterf((float)expected, INFINITY) - (float)expected;
+      if (fabs(tessera_exp_f32(x) - expected) > 1.5 * ulp) return 18;
+    }
   }
-  const float clamped[] = {-87.01f, -88.0f, -1e9f, -3.4e38f, -INFINITY};
+  if (tessera_exp_f32(0.0f) != 1.0f || tessera_exp_f32(-0.0f) != 1.0f) return 19;
+  const float overflow[] = {88.73f, 89.0f, 1e9f, 3.4e38f, INFINITY};
   for (int i = 0; i < 5; ++i) {
-    if (tessera_exp_arg_f32(clamped[i]) != -87.0f) return 19;
+    if (tessera_exp_f32(overflow[i]) != INFINITY) return 20;
   }
-  if (!isnan(tessera_exp_arg_f32(NAN)) || !isnan(tessera_exp_arg_f32(-NAN))) return 20;
+  const float underflow[] = {-86.99f, -87.0f, -88.0f, -1e9f, -3.4e38f, -INFINITY};
+  for (int i = 0; i < 6; ++i) {
+    if (tessera_exp_f32(underflow[i]) != 0.0f) return 21;
+  }
+  if (!isnan(tessera_exp_f32(NAN)) || !isnan(tessera_exp_f32(-NAN))) return 22;
   return 0;
 }
 )";
@@ -125,6 +137,36 @@ void relu(float* restrict y, const float* restrict x) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("vpmaxsd"), std::string::npos) << "no vector max in " << assembly;
   EXPECT_EQ(text.find("maxss"), std::string::npos) << "a scalar max in " << assembly;
+}
+
+// A softmax's exp inside a simd loop: the prelude's exp must vectorize into the loop, with no
+// call to a math library (glibc's vector expf cost twice as much).
+TEST(CPreludeTest, ExpInASimdLoopVectorizesWithoutACall) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the check reads x86-64 assembly";
+#endif
+  const std::string dir = ::testing::TempDir();
+  const std::string source = dir + "/c_prelude_simd_exp.c";
+  const std::string assembly = dir + "/c_prelude_simd_exp.s";
+  {
+    std::ofstream out(source);
+    out << kCPrelude << R"(
+void shifted_exp(float* restrict y, const float* restrict x, float max) {
+  #pragma omp simd
+  for (int i = 0; i < 256; ++i) y[i] = tessera_exp_f32(x[i] - max);
+}
+)";
+  }
+  const std::string compile =
+      "cc -O3 -march=x86-64-v3 -fno-tree-loop-if-convert -fsimd-cost-model=dynamic -fopenmp -S "
+      "-o " +
+      assembly + " " + source + " 2>&1";
+  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+  std::ifstream in(assembly);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("call"), std::string::npos) << "a call in " << assembly;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(vfmadd[0-9]+ps\t%ymm)")))
+      << "no 8-lane FMA in " << assembly;
 }
 
 }  // namespace
