@@ -46,15 +46,18 @@ absl::Status WriteFile(const std::string& path, const std::string& bytes) {
   return absl::OkStatus();
 }
 
-// What the runoff in the model decided for one kernel, in words.
-std::string InModelNote(double tuned_secs, double default_secs) {
-  return absl::StrFormat("%.1f us in the model against the default's %.1f us", tuned_secs * 1e6,
-                         default_secs * 1e6);
+// What the runoff in the model measured for kernel `k`, in words.
+std::string InModelNote(const KernelTimesInModel& times, size_t k) {
+  return absl::StrFormat(
+      "%.1f us in the model against the default's %.1f us, faster in %d of %d rounds",
+      times.first_secs[k] * 1e6, times.second_secs[k] * 1e6, times.first_rounds_won[k],
+      times.rounds);
 }
 
 // Times every tuned kernel that is not the default schedule against the default schedule's
-// kernel inside the model (model/kernel_runoff.h) and keeps the faster: a default that wins
-// replaces the tuned kernel, with a note naming the record. A runoff that cannot run leaves the
+// kernel inside the model (model/kernel_runoff.h) and keeps the tuned one only where it won
+// beyond the noise (FirstWinsBeyondNoise): otherwise the default replaces it, with a note naming
+// the record. A runoff that cannot run leaves the
 // tuned kernels and says why in a warning.
 void RunOffInModel(const LoadedModel& model, const Target& target,
                    const IRModule& default_scheduled,
@@ -101,20 +104,21 @@ void RunOffInModel(const LoadedModel& model, const Target& target,
     return;
   }
   for (size_t i : raced) {
-    const double tuned = times->first_secs[i];
-    const double by_default = times->second_secs[i];
-    CompiledKernel& loser = tuned <= by_default ? with_defaults.kernels[i] : compiled.kernels[i];
+    const bool tuned_wins = FirstWinsBeyondNoise(*times, i);
+    CompiledKernel& loser = tuned_wins ? with_defaults.kernels[i] : compiled.kernels[i];
     std::error_code ec;
     std::filesystem::remove(out_dir + "/" + loser.artifact, ec);
     std::filesystem::remove(
         std::filesystem::path(out_dir + "/" + loser.artifact).replace_extension(".c"), ec);
-    if (tuned <= by_default) {
-      compiled.kernels[i].schedule.note = InModelNote(tuned, by_default);
+    if (tuned_wins) {
+      compiled.kernels[i].schedule.note = InModelNote(*times, i);
     } else {
       const int64_t record = compiled.kernels[i].schedule.record;
+      const bool slower = times->first_secs[i] > times->second_secs[i];
       compiled.kernels[i] = with_defaults.kernels[i];
-      compiled.kernels[i].schedule.note =
-          absl::StrCat("tuned record ", record, " ran slower: ", InModelNote(tuned, by_default));
+      compiled.kernels[i].schedule.note = absl::StrCat(
+          "tuned record ", record,
+          slower ? " ran slower: " : " was not faster beyond the noise: ", InModelNote(*times, i));
     }
   }
 }

@@ -65,12 +65,28 @@ absl::StatusOr<KernelTimesInModel> TimeKernelsInModel(const CompiledModel& first
     }
   }
   KernelTimesInModel times;
-  for (const std::vector<double>& secs : pair[0].kernel_secs)
-    times.first_secs.push_back(Median(secs));
-  for (const std::vector<double>& secs : pair[1].kernel_secs) {
-    times.second_secs.push_back(Median(secs));
+  times.rounds = options.rounds;
+  const size_t runs = static_cast<size_t>(options.runs_per_round);
+  for (size_t k = 0; k < pair[0].kernel_secs.size(); ++k) {
+    const std::vector<double>& first_runs = pair[0].kernel_secs[k];
+    const std::vector<double>& second_runs = pair[1].kernel_secs[k];
+    times.first_secs.push_back(Median(first_runs));
+    times.second_secs.push_back(Median(second_runs));
+    int won = 0;
+    for (size_t r = 0; r < static_cast<size_t>(options.rounds); ++r) {
+      auto round_median = [&](const std::vector<double>& all) {
+        return Median(std::vector<double>(all.begin() + r * runs, all.begin() + (r + 1) * runs));
+      };
+      won += round_median(first_runs) < round_median(second_runs);
+    }
+    times.first_rounds_won.push_back(won);
   }
   return times;
+}
+
+bool FirstWinsBeyondNoise(const KernelTimesInModel& times, size_t k) {
+  return times.first_secs[k] <= times.second_secs[k] &&
+         times.first_rounds_won[k] >= times.rounds - 1;
 }
 
 }  // namespace tessera

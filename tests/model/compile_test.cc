@@ -131,7 +131,7 @@ TEST(CompileTest, ATunedKernelSlowerInTheModelGivesWayToTheDefault) {
       EXPECT_EQ(kernel->schedule.kind, "default") << DescribeSchedule(kernel->schedule);
       const std::regex described("default rule \\w+ \\(tuned record " + std::to_string(*id) +
                                  " ran slower: [0-9.]+ us in the model against the default's "
-                                 "[0-9.]+ us\\)");
+                                 "[0-9.]+ us, faster in [0-7] of 7 rounds\\)");
       EXPECT_TRUE(std::regex_match(DescribeSchedule(kernel->schedule), described))
           << DescribeSchedule(kernel->schedule);
       // The losing kernel's files are gone: one artifact per kernel.

@@ -49,10 +49,29 @@ TEST(KernelRunoffTest, TimesEveryKernelOfBothModels) {
   ASSERT_TRUE(times.ok()) << times.status();
   ASSERT_EQ(times->first_secs.size(), c.model.kernels.size());
   ASSERT_EQ(times->second_secs.size(), c.model.kernels.size());
+  ASSERT_EQ(times->first_rounds_won.size(), c.model.kernels.size());
+  EXPECT_EQ(times->rounds, 2);
   for (size_t k = 0; k < c.model.kernels.size(); ++k) {
     EXPECT_GT(times->first_secs[k], 0) << c.model.kernels[k].task;
     EXPECT_GT(times->second_secs[k], 0) << c.model.kernels[k].task;
+    EXPECT_GE(times->first_rounds_won[k], 0) << c.model.kernels[k].task;
+    EXPECT_LE(times->first_rounds_won[k], 2) << c.model.kernels[k].task;
   }
+}
+
+// A kernel wins beyond the noise with its median not above the other's and all rounds but one
+// won; a lower median won in fewer rounds, or a higher one won in all, does not.
+TEST(KernelRunoffTest, WinsBeyondTheNoiseNeedAllRoundsButOne) {
+  KernelTimesInModel times;
+  times.rounds = 7;
+  times.first_secs = {1.0, 1.0, 1.0, 1.0, 1.1};
+  times.second_secs = {1.5, 1.0, 1.01, 1.01, 1.0};
+  times.first_rounds_won = {7, 6, 6, 5, 7};
+  EXPECT_TRUE(FirstWinsBeyondNoise(times, 0));
+  EXPECT_TRUE(FirstWinsBeyondNoise(times, 1));
+  EXPECT_TRUE(FirstWinsBeyondNoise(times, 2));
+  EXPECT_FALSE(FirstWinsBeyondNoise(times, 3));
+  EXPECT_FALSE(FirstWinsBeyondNoise(times, 4));
 }
 
 TEST(KernelRunoffTest, ModelsOfDifferentPlansAreRefused) {
