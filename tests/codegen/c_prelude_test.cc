@@ -109,6 +109,23 @@ int main(void) {
   EXPECT_EQ(std::system(binary.c_str()), 0) << "a helper check failed (the exit code names it)";
 }
 
+// The x86-64 assembly of the prelude followed by `code`, compiled with the builder's
+// vectorization flags (worker/builder.h) for AVX2; "" where the compiler failed (with a test
+// failure).
+std::string AssemblyWithThePrelude(const std::string& name, const std::string& code) {
+  const std::string dir = ::testing::TempDir();
+  const std::string source = dir + "/" + name + ".c";
+  const std::string assembly = dir + "/" + name + ".s";
+  std::ofstream(source) << kCPrelude << code;
+  const std::string compile =
+      "cc -O3 -march=x86-64-v3 -fno-tree-loop-if-convert -fsimd-cost-model=dynamic -fopenmp -S "
+      "-o " +
+      assembly + " " + source + " 2>&1";
+  EXPECT_EQ(std::system(compile.c_str()), 0) << compile;
+  std::ifstream in(assembly);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 // A relu or a row max is a float max inside a simd loop. With the builder's flags (no loop
 // if-conversion) a plain `a > b ? a : b` stays scalar; the prelude's keyed max must become a
 // vector integer max.
@@ -116,27 +133,14 @@ TEST(CPreludeTest, FloatMaxInASimdLoopVectorizesWithTheBuildersFlags) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "the check reads x86-64 assembly";
 #endif
-  const std::string dir = ::testing::TempDir();
-  const std::string source = dir + "/c_prelude_simd_max.c";
-  const std::string assembly = dir + "/c_prelude_simd_max.s";
-  {
-    std::ofstream out(source);
-    out << kCPrelude << R"(
+  const std::string text = AssemblyWithThePrelude("c_prelude_simd_max", R"(
 void relu(float* restrict y, const float* restrict x) {
   #pragma omp simd
   for (int i = 0; i < 256; ++i) y[i] = tessera_max_f32(x[i], 0.0f);
 }
-)";
-  }
-  const std::string compile =
-      "cc -O3 -march=x86-64-v3 -fno-tree-loop-if-convert -fsimd-cost-model=dynamic -fopenmp -S "
-      "-o " +
-      assembly + " " + source + " 2>&1";
-  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
-  std::ifstream in(assembly);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("vpmaxsd"), std::string::npos) << "no vector max in " << assembly;
-  EXPECT_EQ(text.find("maxss"), std::string::npos) << "a scalar max in " << assembly;
+)");
+  EXPECT_NE(text.find("vpmaxsd"), std::string::npos) << "no vector max in " << text;
+  EXPECT_EQ(text.find("maxss"), std::string::npos) << "a scalar max in " << text;
 }
 
 // A softmax's exp inside a simd loop: the prelude's exp must vectorize into the loop, with no
@@ -145,28 +149,15 @@ TEST(CPreludeTest, ExpInASimdLoopVectorizesWithoutACall) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "the check reads x86-64 assembly";
 #endif
-  const std::string dir = ::testing::TempDir();
-  const std::string source = dir + "/c_prelude_simd_exp.c";
-  const std::string assembly = dir + "/c_prelude_simd_exp.s";
-  {
-    std::ofstream out(source);
-    out << kCPrelude << R"(
+  const std::string text = AssemblyWithThePrelude("c_prelude_simd_exp", R"(
 void shifted_exp(float* restrict y, const float* restrict x, float max) {
   #pragma omp simd
   for (int i = 0; i < 256; ++i) y[i] = tessera_exp_f32(x[i] - max);
 }
-)";
-  }
-  const std::string compile =
-      "cc -O3 -march=x86-64-v3 -fno-tree-loop-if-convert -fsimd-cost-model=dynamic -fopenmp -S "
-      "-o " +
-      assembly + " " + source + " 2>&1";
-  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
-  std::ifstream in(assembly);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text.find("call"), std::string::npos) << "a call in " << assembly;
+)");
+  EXPECT_EQ(text.find("call"), std::string::npos) << "a call in " << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(vfmadd[0-9]+ps\t%ymm)")))
-      << "no 8-lane FMA in " << assembly;
+      << "no 8-lane FMA in " << text;
 }
 
 }  // namespace
