@@ -3,7 +3,9 @@
 # TRIALS trials per task, and onnxruntime (CPU provider) in the same run, as ratios: $ROUNDS
 # (default 5) alternating rounds of the three, 30 runs of onnxruntime and 20 of each plan a round,
 # each figure the median of its rounds (a noisy host moves single rounds by up to 2x; rounds in
-# turn see the same phases), and in how many rounds the tuned plan beat its defaults.
+# turn see the same phases), in how many rounds the tuned plan beat its defaults, and how many of
+# its kernels run a tuned schedule (the others are the default ones: a plan with none is the
+# defaults, and the two columns then differ only by the host's noise).
 #
 #   bash bench/models/bench_models.sh [TRIALS_PER_TASK (default 16)] [MODELS (default "resnet resnet18 bert unet llama gpt2")]
 #
@@ -19,7 +21,8 @@ models=${2:-"resnet resnet18 bert unet llama gpt2"}
 source bench/models/bench_common.sh
 
 rounds=${ROUNDS:-5}
-printf "%-8s %12s %12s %12s %10s %10s %12s\n" model ort default tuned "ort/def" "ort/tuned" "tuned ahead"
+printf "%-8s %12s %12s %12s %10s %10s %12s %14s\n" model ort default tuned "ort/def" "ort/tuned" \
+  "tuned ahead" "tuned kernels"
 for m in $models; do
   onnx="$work/$m.onnx"; input="$work/$m.input.npy"
   ntasks=$(task_count "$onnx")
@@ -29,6 +32,10 @@ for m in $models; do
     --trials-per-iter "$trials" > "$work/$m.tune.log" 2>&1
   "$tessera" compile "$onnx" --db "$work/$m.db" -o "$work/$m.tuned" > "$work/$m.tuned.log"
   "$tessera" exec "$work/$m.tuned" --inputs "$input" --repeat 3 --check | tail -1
+  # compile's line per kernel: "... MFLOP  <schedule>"; a tuned schedule that is not the default
+  # reads "tuned record N (" followed by anything but "the default schedule".
+  kernels=$(grep -c "MFLOP  " "$work/$m.tuned.log" || true)
+  tuned_kernels=$(grep "MFLOP  tuned record" "$work/$m.tuned.log" | grep -vc "(the default schedule" || true)
   ort=() def=() tuned=()
   for r in $(seq "$rounds"); do
     ort+=("$(timed "$venv/bin/python" bench/models/ort_latency.py "$onnx" "$input" 30 | ms)")
@@ -43,5 +50,5 @@ for m in $models; do
   "$venv/bin/python" -c "
 ort, d, t = $o, $d, $t
 ahead = sum(x < y for x, y in zip([$(IFS=,; echo "${tuned[*]}")], [$(IFS=,; echo "${def[*]}")]))
-print('%-8s %10.3f ms %10.3f ms %10.3f ms %10.2fx %10.2fx %6d of %d' % ('$m', ort, d, t, ort/d, ort/t, ahead, $rounds))"
+print('%-8s %10.3f ms %10.3f ms %10.3f ms %10.2fx %10.2fx %6d of %d %8d of %d' % ('$m', ort, d, t, ort/d, ort/t, ahead, $rounds, $tuned_kernels, $kernels))"
 done
