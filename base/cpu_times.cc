@@ -3,16 +3,13 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 
 namespace tessera {
 namespace {
-
-double NowSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::optional<std::string> ReadFile(const char* path) {
   std::ifstream in(path);
@@ -79,14 +76,20 @@ std::optional<CpuTimes> ReadCpuTimes(const std::vector<int>& cpus, OwnCpu own) {
   std::optional<int64_t> busy = BusyTicks(*stat, cpus);
   std::optional<int64_t> own_ticks = OwnTicks(*self, own);
   if (!busy || !own_ticks) return std::nullopt;
-  return CpuTimes{*busy, *own_ticks, NowSeconds()};
+  return CpuTimes{*busy, *own_ticks, SteadySeconds()};
 }
 
 double OthersBusyCores(const CpuTimes& before, const CpuTimes& after, double ticks_per_second) {
   const double seconds = after.wall - before.wall;
   if (seconds <= 0 || ticks_per_second <= 0) return 0;
-  return static_cast<double>((after.busy - before.busy) - (after.own - before.own)) /
-         ticks_per_second / seconds;
+  // Waited-for children bring all their ticks at once, some from before `before`, so own time
+  // can outrun the cores' busy time.
+  return std::max(0.0, static_cast<double>((after.busy - before.busy) - (after.own - before.own)) /
+                           ticks_per_second / seconds);
+}
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 double TicksPerSecond() { return static_cast<double>(sysconf(_SC_CLK_TCK)); }

@@ -16,7 +16,7 @@ namespace tessera {
 struct CpuTimes {
   int64_t busy = 0;  // busy ticks of the cores this process may run on (/proc/stat)
   int64_t own = 0;   // ticks this process used (/proc/self/stat; see OwnTicks)
-  double wall = 0;   // seconds (steady clock) when read
+  double wall = 0;   // SteadySeconds() when read
 };
 
 // Whose CPU time counts as this process's own.
@@ -40,10 +40,12 @@ std::optional<int64_t> OwnTicks(const std::string& proc_self_stat, OwnCpu own = 
 // be read or a cpu's line is missing.
 std::optional<CpuTimes> ReadCpuTimes(const std::vector<int>& cpus, OwnCpu own = OwnCpu::kProcess);
 // The cores (fractional) the machine's other processes kept busy between `before` and
-// `after`; 0 for an empty interval.
+// `after`; 0 for an empty interval, never below 0.
 double OthersBusyCores(const CpuTimes& before, const CpuTimes& after, double ticks_per_second);
 // sysconf(_SC_CLK_TCK): the ticks of /proc's times per second.
 double TicksPerSecond();
+// Seconds on the steady clock, the clock of CpuTimes::wall.
+double SteadySeconds();
 
 }  // namespace tessera
 

@@ -57,8 +57,7 @@ std::string InModelNote(const KernelTimesInModel& times, size_t k) {
 // Times every tuned kernel that is not the default schedule against the default schedule's
 // kernel inside the model (model/kernel_runoff.h) and keeps the tuned one only where it won
 // beyond the noise (FirstWinsBeyondNoise): otherwise the default replaces it, with a note naming
-// the record. A runoff that cannot run leaves the
-// tuned kernels and says why in a warning.
+// the record. A runoff that cannot run leaves the tuned kernels and says why in a warning.
 void RunOffInModel(const LoadedModel& model, const Target& target,
                    const IRModule& default_scheduled,
                    const std::vector<DefaultScheduleEntry>& default_rules, Builder* builder,

@@ -1,22 +1,14 @@
 #include "model/cpu_share.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 
 namespace tessera {
-namespace {
-
-double NowSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 int ThreadsLeft(const CpuTimes& before, const CpuTimes& after, int cores, double ticks_per_second) {
   const double others = OthersBusyCores(before, after, ticks_per_second);
-  const int busy_cores = static_cast<int>(std::floor(std::max(0.0, others) + 0.5));
+  const int busy_cores = static_cast<int>(std::floor(others + 0.5));
   return std::max(1, cores - busy_cores);
 }
 
@@ -31,7 +23,7 @@ CpuShare::CpuShare(int max_threads)
 int CpuShare::Threads() {
   if (max_threads_ == 1) return 1;
   if (last_.has_value() &&
-      NowSeconds() - last_->wall < (decided_ ? kResampleSeconds : kFirstSeconds)) {
+      SteadySeconds() - last_->wall < (decided_ ? kResampleSeconds : kFirstSeconds)) {
     return threads_;
   }
   std::optional<CpuTimes> now = ReadCpuTimes(cpus_);

@@ -146,7 +146,7 @@ absl::StatusOr<MeasuredBatch> LocalMeasurer::Measure(const MeasureRequest& reque
   if (request.verify) CheckNewBests(request, builds, &batch);
   const std::optional<CpuTimes> after = ReadCpuTimes(cpus, OwnCpu::kWithWaitedChildren);
   if (before.has_value() && after.has_value()) {
-    const double others = std::max(0.0, OthersBusyCores(*before, *after, TicksPerSecond()));
+    const double others = OthersBusyCores(*before, *after, TicksPerSecond());
     for (MeasureOutcome& o : batch.outcomes) o.others_busy_cores = others;
   }
   // Outcomes of a cancelled batch are partial (candidates left out, checks not made): none of

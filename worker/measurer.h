@@ -87,7 +87,8 @@ struct MeasureOutcome {
   // run, or ran once as a slow candidate.
   std::vector<double> process_medians;
   // Its processes still disagreed by more than MeasureConfig::process_disagreement after the
-  // extra ones: another program was likely using the cores. Ranked by its lowest process.
+  // extra ones: other programs used the cores (others_busy_cores says), or the kernel's time
+  // moved with the process it ran in. Ranked by its lowest process.
   bool disturbed = false;
   // The cores (fractional, on average) the machine's other programs kept busy while its batch
   // was measured (base/cpu_times.h; CPU measurers; 0 where unknown). Tells disturbed timings
