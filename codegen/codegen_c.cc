@@ -16,6 +16,7 @@
 #include "codegen/lower_internal.h"
 #include "codegen/panel_prefetch.h"
 #include "codegen/partition_loops.h"
+#include "codegen/promote_accumulators.h"
 #include "codegen/unroll_selects.h"
 #include "codegen/unrolled_offsets.h"
 #include "codegen/unswitch_borders.h"
@@ -350,10 +351,11 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
 absl::Status EmitFunction(const PrimFunc& f, const std::string& symbol, std::string* out) {
   TESSERA_ASSIGN_OR_RETURN(PrimFunc lowered, LowerForCodegen(f));
   // Padded tilings guard their tails; unguarded full tiles are what the compiler vectorizes.
-  // Interior convolution tiles first get a copy without their padding tests; then the
-  // unrolled copies of an access share one address plus a displacement.
-  lowered =
-      MoveUnrolledTermsLast(PartitionGuardedLoops(UnswitchBorders(ExpandUnrolledSelects(lowered))));
+  // Interior convolution tiles first get a copy without their padding tests; sums kept at a
+  // moving address get an array of their own across their loop; then the unrolled copies of an
+  // access share one address plus a displacement.
+  lowered = MoveUnrolledTermsLast(
+      PromoteAccumulators(PartitionGuardedLoops(UnswitchBorders(ExpandUnrolledSelects(lowered)))));
   *out += "\n";
   FunctionEmitter emitter(symbol);
   return emitter.Emit(lowered, out);

@@ -276,9 +276,8 @@ int64_t MaxTileVectors(const CpuCore& core, int64_t lanes) {
 // write-back (which carries the inlined epilogues, e.g. bias and relu, that must see the whole
 // sum) cannot be computed inside a loop that carries the GEMM's reduction (ReverseComputeAt
 // refuses it), so the accumulators of a row block live across the K blocks in that local
-// buffer. gcc -O3 does not keep a tile of that buffer in registers along K_i (the assembly of
-// a 32x1024x1024 sample loads, multiplies-adds and stores each accumulator vector per k), so
-// this nest pays only where a whole-K panel would not fit in cache.
+// buffer; code generation holds each register tile of it in registers along K_i
+// (codegen/promote_accumulators.h).
 absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Block& unpadded_block,
                          const GemmMatch& g, const MatmulTiling& tiling, const CpuCore& core) {
   BlockInfo main = unpadded_main;

@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <regex>
 #include <set>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/schedule_testing.h"
 
 namespace tessera {
 namespace {
@@ -113,17 +113,10 @@ int main(void) {
 // vectorization flags (worker/builder.h) for AVX2; "" where the compiler failed (with a test
 // failure).
 std::string AssemblyWithThePrelude(const std::string& name, const std::string& code) {
-  const std::string dir = ::testing::TempDir();
-  const std::string source = dir + "/" + name + ".c";
-  const std::string assembly = dir + "/" + name + ".s";
-  std::ofstream(source) << kCPrelude << code;
-  const std::string compile =
-      "cc -O3 -march=x86-64-v3 -fno-tree-loop-if-convert -fsimd-cost-model=dynamic -fopenmp -S "
-      "-o " +
-      assembly + " " + source + " 2>&1";
-  EXPECT_EQ(std::system(compile.c_str()), 0) << compile;
-  std::ifstream in(assembly);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::string> text =
+      testing::CAssembly(::testing::TempDir(), name, kCPrelude + code, "x86-64-v3");
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? *text : "";
 }
 
 // A relu or a row max is a float max inside a simd loop. With the builder's flags (no loop

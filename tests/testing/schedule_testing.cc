@@ -1,5 +1,9 @@
 #include "tests/testing/schedule_testing.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
 #include "base/random.h"
@@ -23,8 +27,7 @@
 namespace tessera {
 namespace testing {
 
-absl::Status CheckSameOutputs(const PrimFunc& reference, const PrimFunc& candidate,
-                              int64_t seed) {
+absl::Status CheckSameOutputs(const PrimFunc& reference, const PrimFunc& candidate, int64_t seed) {
   Random rng(seed);
   std::vector<NDArray> expected, actual;
   for (const Buffer& param : reference.params()) {
@@ -49,8 +52,7 @@ absl::Status CheckSameOutputs(const PrimFunc& reference, const PrimFunc& candida
           "output ", reference.params()[index].name(), " differs: ", cmp->mismatches,
           " mismatches, first at flat index ", cmp->first_mismatch, " (",
           actual[index].GetFlat(cmp->first_mismatch), " vs ",
-          expected[index].GetFlat(cmp->first_mismatch), "), max abs error ",
-          cmp->max_abs_error));
+          expected[index].GetFlat(cmp->first_mismatch), "), max abs error ", cmp->max_abs_error));
     }
   }
   return absl::OkStatus();
@@ -62,14 +64,16 @@ absl::Status CheckReplay(const Schedule& sch, const PrimFunc& original) {
   if (!trace.ok()) return trace.status();
   Schedule replay = Schedule::Create(original, /*seed=*/12345);
   absl::Status s = trace->ApplyTo(&replay, /*remove_postproc=*/false);
-  if (!s.ok()) return absl::InternalError(absl::StrCat("replay failed: ", s.message(), "\ntrace: ", json));
+  if (!s.ok())
+    return absl::InternalError(absl::StrCat("replay failed: ", s.message(), "\ntrace: ", json));
   std::string diff = StructuralDiff(replay.func(), sch.func());
   if (!diff.empty()) {
-    return absl::InternalError(absl::StrCat("replayed function differs: ", diff, "\ntrace: ", json));
+    return absl::InternalError(
+        absl::StrCat("replayed function differs: ", diff, "\ntrace: ", json));
   }
   if (replay.trace().ToJson() != json) {
-    return absl::InternalError(absl::StrCat("replayed trace differs:\n", replay.trace().ToJson(),
-                                            "\nvs\n", json));
+    return absl::InternalError(
+        absl::StrCat("replayed trace differs:\n", replay.trace().ToJson(), "\nvs\n", json));
   }
   return absl::OkStatus();
 }
@@ -128,7 +132,8 @@ absl::Status CheckCBackendMatches(const PrimFunc& original, const PrimFunc& sche
                                   int64_t seed) {
   std::unique_ptr<Builder> builder = NewCBuilder();
   std::vector<BuildResult> built = builder->Build({BuildInput{scheduled, *Target::Parse("cpu")}});
-  if (!built[0].ok()) return absl::InternalError(absl::StrCat("build failed: ", built[0].error_msg));
+  if (!built[0].ok())
+    return absl::InternalError(absl::StrCat("build failed: ", built[0].error_msg));
   Random rng(seed);
   std::vector<NDArray> args, expected;
   for (const ArgInfo& info : ArgInfosOf(scheduled)) {
@@ -143,7 +148,8 @@ absl::Status CheckCBackendMatches(const PrimFunc& original, const PrimFunc& sche
   RunnerConfig once;
   once.warmup = 0;
   once.repeat = 1;
-  absl::StatusOr<RunResult> ran = RunCpuKernel(built[0].artifact_path, built[0].symbol, &args, once);
+  absl::StatusOr<RunResult> ran =
+      RunCpuKernel(built[0].artifact_path, built[0].symbol, &args, once);
   if (!ran.ok()) return ran.status();
   if (!ran->ok()) return absl::InternalError(absl::StrCat("run failed: ", ran->error_msg));
   for (size_t i = 0; i < args.size(); ++i) {
@@ -215,6 +221,22 @@ std::string FirstReductionBlock(const PrimFunc& func) {
     }
   }
   return "";
+}
+
+absl::StatusOr<std::string> CAssembly(const std::string& dir, const std::string& name,
+                                      const std::string& code, const std::string& march) {
+  const std::string source = dir + "/" + name + ".c";
+  const std::string assembly = dir + "/" + name + ".s";
+  std::ofstream(source) << code;
+  const std::string compile =
+      absl::StrCat("cc -O3 -march=", march,
+                   " -fno-tree-loop-if-convert -fsimd-cost-model=dynamic -fopenmp -S -o ", assembly,
+                   " ", source, " 2>&1");
+  if (std::system(compile.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("did not compile: ", compile));
+  }
+  std::ifstream in(assembly);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 }  // namespace testing

@@ -55,6 +55,12 @@ std::string FirstReductionBlock(const PrimFunc& func);
 // `annotate` is false: what TiledMatmul's prepacked layout does, without its tiling.
 PrimFunc LinearWithPackedWeight(const PrimFunc& linear, bool annotate = true);
 
+// The assembly `cc` makes of the C `code` with the builder's vectorization flags
+// (worker/builder.h) for `march` (e.g. "x86-64-v3"; only compiled, never run), through
+// DIR/NAME.c and DIR/NAME.s.
+absl::StatusOr<std::string> CAssembly(const std::string& dir, const std::string& name,
+                                      const std::string& code, const std::string& march);
+
 }  // namespace testing
 }  // namespace tessera
 
