@@ -97,8 +97,9 @@ struct Shape {
   Group group;
 };
 
-// Shapes of BERT-base (seq 128, hidden 768), LLaMA-7B (hidden 4096, MLP 11008; decode GEMVs),
-// ResNet-18 (its stem, a strided projection, the 7x7x512 stage, the batch-1 classifier), ResNet-50
+// Shapes of BERT-base (seq 128, hidden 768), LLaMA-7B (hidden 4096, MLP 11008; decode GEMVs, and
+// a decode projection as the MatMul of one token), ResNet-18 (its stem, a strided projection,
+// the 7x7x512 stage, the batch-1 classifier), ResNet-50
 // and MobileNet convolutions, norms and softmax at model sizes, and odd sizes. A
 // layer's product by its weight is LINEAR (or DENSE_BIAS_RELU): the weight is constant, as the
 // libraries' anchors treat it (MLAS's initializers, oneDNN's reordered inner-product weights),
@@ -145,6 +146,11 @@ std::vector<Shape> AllShapes() {
        "GPT-2 LM head, vocabulary 50257x768",
        "GEMV",
        {{"M", 50257}, {"K", 768}},
+       Group::kGemv},
+      {"llama_decode_q",
+       "LLaMA-7B decode q-proj as its MatMul, one token 1x4096 -> 4096",
+       "LINEAR",
+       {{"M", 1}, {"N", 4096}, {"K", 4096}},
        Group::kGemv},
       {"resnet18_fc",
        "ResNet-18 classifier 1x512 -> 1000 (batch 1)",

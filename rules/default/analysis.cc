@@ -302,7 +302,8 @@ int64_t FloorPowerOfTwo(int64_t n, int64_t limit) {
   return p;
 }
 
-std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t>& extents) {
+std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t>& extents,
+                                   bool one_row) {
   if (block->writes.size() != 1 || !block->init.defined()) return std::nullopt;
   const Buffer& c = block->writes[0].buffer;
   GemmMatch g;
@@ -343,7 +344,7 @@ std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t
   for (int group : {kGemmI, kGemmJ, kGemmK}) {
     bool non_unit = false;
     for (int v : g.groups[group]) non_unit = non_unit || extents[v] != 1;
-    if (!non_unit) return std::nullopt;
+    if (!non_unit && !(one_row && group == kGemmI)) return std::nullopt;
   }
   // J is the group C's innermost dimension uses.
   if (!acc[2].empty() && acc[2].back() >= 0 &&

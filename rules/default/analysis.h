@@ -107,9 +107,11 @@ struct GemmMatch {
   std::vector<int> groups[4];
 };
 // The match, or nullopt unless `block` reads exactly two buffers (besides its output) and writes
-// one, every index is a single iterator or a constant, and I, J and K have non-unit members.
+// one, every index is a single iterator or a constant, and I, J and K have non-unit members
+// (with `one_row`, I may have none: a product of one row, its unit loops in S).
 // `extents` as in BlockInfo.
-std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t>& extents);
+std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t>& extents,
+                                   bool one_row = false);
 // The product of the extents of `g`'s iterators of kind `group` (a GemmGroup); `extents` as in
 // BlockInfo.
 int64_t GroupExtent(const std::vector<int64_t>& extents, const GemmMatch& g, int group);

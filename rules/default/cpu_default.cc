@@ -381,6 +381,13 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
         continue;
       }
     }
+    if (std::optional<GemmMatch> one_row = MatchGemm(*block, info.extents, /*one_row=*/true)) {
+      Schedule trial = sch.Copy();
+      if (OneRowFromStrips(&trial, info, *block, *one_row, core).ok()) {
+        sch = std::move(trial);
+        continue;
+      }
+    }
     if (!ParallelVectorize(&sch, info, *block, core, cores).ok()) return std::nullopt;
   }
   return sch;

@@ -109,6 +109,16 @@ absl::Status PrefetchAhead(Schedule* sch, const LoopRV& loop, const InstValue& d
 // True if the GEMM's B (`block` reads it as `g.b`) is a layout-free parameter of `func`.
 bool ReadsLayoutFreeB(const PrimFunc& func, const Block& block, const GemmMatch& g);
 
+// A product of one row by a layout-free weight [K, N] (`g` from MatchGemm with one_row: a
+// decoder's projection of one token, x[1, K] W[K, N]) from strips packed once, as kPrepacked
+// reads them: each parallel iteration sums kOneRowStrips strips of `lanes` columns along K, one
+// contiguous stream each, into that many vector accumulators. Read in place, W's [K, N] rows
+// give each iteration a 16 KiB-strided walk of 512-byte pieces (LINEAR 1 x 4096 x 4096: 3.7 ms
+// against 1.1 ms from strips, docs/cpu-backend.md). Errors where W is not layout-free, not
+// [K, N] or its columns are no whole number of tiles.
+absl::Status OneRowFromStrips(Schedule* sch, const BlockInfo& main, const Block& block,
+                              const GemmMatch& g, const CpuCore& core);
+
 }  // namespace dlight
 }  // namespace tessera
 

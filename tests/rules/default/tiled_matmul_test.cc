@@ -229,6 +229,29 @@ TEST(DefaultScheduleRuleTest, CpuLinearReadsItsWeightFromPrepackedStrips) {
   ExpectMatchesReference(scheduled, *func);
 }
 
+// A product of one row (a decoder's token) by a layout-free W[K, N] reads W from strips too,
+// four strips (64 columns) a parallel iteration, one vector accumulator per strip; a weight
+// without a layout of its own to choose (WithoutLayoutFree) and N = 1000 (no whole number of
+// 64-column tiles) are read in place. Each computes the product.
+TEST(DefaultScheduleRuleTest, CpuOneRowProductReadsItsWeightFromStrips) {
+  absl::StatusOr<PrimFunc> func = MakeWorkload("LINEAR", {{"M", 1}, {"N", 256}, {"K", 40}});
+  ASSERT_TRUE(func.ok()) << func.status();
+  const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(scheduled), "W_global"), (std::vector<int64_t>{16, 40, 16}))
+      << PrintFunc(scheduled);
+  EXPECT_EQ(ParallelExtent(scheduled), 4) << PrintFunc(scheduled);
+  ExpectMatchesReference(scheduled, *func);
+  const PrimFunc in_place = ApplyToModule(WithoutLayoutFree(*func), Avx512CpuTarget()).second;
+  EXPECT_TRUE(ShapeOfBuffer(ShapeOf(in_place), "W_global").empty()) << PrintFunc(in_place);
+  ExpectMatchesReference(in_place, WithoutLayoutFree(*func));
+  absl::StatusOr<PrimFunc> odd = MakeWorkload("LINEAR", {{"M", 1}, {"N", 1000}, {"K", 24}});
+  ASSERT_TRUE(odd.ok()) << odd.status();
+  const PrimFunc odd_scheduled = ApplyToModule(*odd, Avx512CpuTarget()).second;
+  EXPECT_TRUE(ShapeOfBuffer(ShapeOf(odd_scheduled), "W_global").empty())
+      << PrintFunc(odd_scheduled);
+  ExpectMatchesReference(odd_scheduled, *odd);
+}
+
 // Weights larger than half of L2 (1 MiB of the target's 1 MiB: they come from memory inside a
 // model) are prefetched 64 iterations ahead by the tile's reduction loop (the default's choice of
 // kPrefetchDistances): the emitted C asks L1 for one line per vector of the tile, every k, and the
