@@ -91,6 +91,27 @@ TEST(DefaultScheduleRuleTest, CpuMatmulPacksColumnPanelsOfB) {
   ExpectMatchesReference(scheduled, *func);
 }
 
+// Few rows that whole tiles of 8 would cover badly take the tile rows that cover them best: 17
+// rows (ResNet-18's stage-3 Winograd products) two tiles of 9, 49 seven of 7; 16 keep 8. Each
+// computes the product.
+TEST(DefaultScheduleRuleTest, CpuMatmulOfFewRowsTakesTheTileRowsThatCoverThem) {
+  for (const auto& [m, rows] :
+       std::vector<std::pair<int64_t, int64_t>>{{17, 9}, {49, 7}, {16, 8}}) {
+    SCOPED_TRACE(m);
+    absl::StatusOr<PrimFunc> func = MakeWorkload("GMM", {{"M", m}, {"N", 256}, {"K", 24}});
+    ASSERT_TRUE(func.ok()) << func.status();
+    const PrimFunc scheduled = ApplyToModule(*func, Avx512CpuTarget()).second;
+    std::set<int64_t> unrolled;
+    PostOrderVisitStmts(scheduled->body, [&](const Stmt& s) {
+      const auto* loop = s.as<ForNode>();
+      if (loop == nullptr || loop->for_kind != ForKind::kUnrolled) return;
+      if (const auto* imm = loop->extent.as<IntImmNode>()) unrolled.insert(imm->value);
+    });
+    EXPECT_TRUE(unrolled.count(rows)) << PrintFunc(scheduled);
+    ExpectMatchesReference(scheduled, *func);
+  }
+}
+
 // DENSE reads its weight as W[J, K] (here not declared layout-free): the packed copy is transposed
 // to [K, J] (in 16 x 16 tiles, the inner loop vectorized), so the register tile reads contiguous
 // vectors of columns instead of a gather. Odd M (13) is padded to whole 8-row tiles (16 rows of
