@@ -31,9 +31,10 @@ bool LoopsTo(const Stmt& s, const StmtNode* target, std::vector<const ForNode*>*
   return false;
 }
 
-int CountLoads(const Expr& e, const BufferNode* buffer) {
+// The loads of `buffer` under `s` (its indices' included).
+int CountLoads(const Stmt& s, const BufferNode* buffer) {
   int loads = 0;
-  PostOrderVisitExprs(e, [&](const Expr& x) {
+  PostOrderVisitExprs(s, [&](const Expr& x) {
     const auto* load = x.as<BufferLoadNode>();
     if (load != nullptr && load->buffer.get() == buffer) ++loads;
   });
@@ -75,12 +76,7 @@ std::optional<Accumulator> FindAccumulator(const ForNode* loop,
         ++loads_of_element;
       }
     });
-    int loads = 0;
-    PostOrderVisitExprs(loop->body, [&](const Expr& x) {
-      const auto* load = x.as<BufferLoadNode>();
-      if (load != nullptr && load->buffer.get() == buffer) ++loads;
-    });
-    if (loads != loads_of_element || CountLoads(index, buffer) != 0) continue;
+    if (CountLoads(loop->body, buffer) != loads_of_element) continue;
     const VarNode* own = loop->loop_var.get();
     if (UsesVar(index, [&](const VarNode* v) { return v == own; })) continue;
     std::vector<const ForNode*> path;
