@@ -365,25 +365,23 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
     BlockInfo info = original;
     info.rv = *rv;
     info.loops = *loops;
-    if (std::optional<GemmMatch> gemm = MatchGemm(*block, info.extents)) {
+    if (std::optional<GemmMatch> gemm = MatchGemm(*block, info.extents, /*one_row=*/true)) {
       Schedule trial = sch.Copy();
-      MatmulTiling tiling = DefaultMatmulTiling(info, *gemm, core, cores,
-                                                ReadsLayoutFreeB(sch.func(), *block, *gemm));
-      bool tiled = TiledMatmul(&trial, info, *block, *gemm, tiling, core).ok();
-      if (!tiled && tiling.layout == MatmulLayout::kPrepacked) {
-        trial = sch.Copy();
-        tiled = TiledMatmul(&trial, info, *block, *gemm,
-                            DefaultMatmulTiling(info, *gemm, core, cores), core)
-                    .ok();
+      bool tiled = false;
+      if (gemm->groups[kGemmI].empty()) {
+        tiled = OneRowFromStrips(&trial, info, *block, *gemm, core).ok();
+      } else {
+        MatmulTiling tiling = DefaultMatmulTiling(info, *gemm, core, cores,
+                                                  ReadsLayoutFreeB(sch.func(), *block, *gemm));
+        tiled = TiledMatmul(&trial, info, *block, *gemm, tiling, core).ok();
+        if (!tiled && tiling.layout == MatmulLayout::kPrepacked) {
+          trial = sch.Copy();
+          tiled = TiledMatmul(&trial, info, *block, *gemm,
+                              DefaultMatmulTiling(info, *gemm, core, cores), core)
+                      .ok();
+        }
       }
       if (tiled) {
-        sch = std::move(trial);
-        continue;
-      }
-    }
-    if (std::optional<GemmMatch> one_row = MatchGemm(*block, info.extents, /*one_row=*/true)) {
-      Schedule trial = sch.Copy();
-      if (OneRowFromStrips(&trial, info, *block, *one_row, core).ok()) {
         sch = std::move(trial);
         continue;
       }

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/divisors.h"
@@ -158,15 +159,11 @@ DefaultTile DefaultTileFor(int64_t extent_i, bool pad_i, int64_t extent_j, int64
     const int64_t default_rows = rows;
     const int64_t most = std::min(default_rows + default_rows / 2,
                                   (core.registers - 4) / std::max<int64_t>(1, full / core.lanes));
+    auto worse = [&](int64_t r) {  // rows covered, distance from the default, shorter
+      return std::make_tuple(CeilDiv(extent_i, r) * r, std::abs(r - default_rows), -r);
+    };
     for (int64_t r = default_rows - 2; r <= most; ++r) {
-      const int64_t covered = CeilDiv(extent_i, r) * r;
-      const int64_t best = CeilDiv(extent_i, rows) * rows;
-      const int64_t distance = std::abs(r - default_rows),
-                    best_distance = std::abs(rows - default_rows);
-      if (covered < best || (covered == best && (distance < best_distance ||
-                                                 (distance == best_distance && r > rows)))) {
-        rows = r;
-      }
+      if (worse(r) < worse(rows)) rows = r;
     }
   }
   return {columns, std::max<int64_t>(rows, rows * full / columns)};
