@@ -126,7 +126,8 @@ absl::StatusOr<Measurement> BuildAndMeasure(const PrimFunc& func, const PrimFunc
   std::sort(secs.begin(), secs.end());
   m.latency_seconds = secs.size() % 2 ? secs[secs.size() / 2]
                                       : (secs[secs.size() / 2 - 1] + secs[secs.size() / 2]) / 2;
-  m.flops = EstimateFlops(func);
+  // The workload's operations, not the scheduled function's: a tensorized body is calls.
+  m.flops = EstimateFlops(reference);
   // Like MetaSchedule, count at least one operation so data movement gets a rate too.
   m.gflops_per_second =
       m.latency_seconds > 0 ? std::max(m.flops, 1.0) / m.latency_seconds / 1e9 : 0;

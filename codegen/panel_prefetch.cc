@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/arith/simplify.h"
+#include "ir/cpu_intrinsics.h"
 #include "ir/functor.h"
 #include "ir/loop_annotations.h"
 #include "ir/printer.h"
@@ -225,11 +226,21 @@ class AheadInserter : public IRMutator {
     VarMap next, ahead;
     next[k] = k + IntImm(k.dtype(), 1);
     ahead[k] = k + IntImm(k.dtype(), distance);
+    // The rows the bfloat16 dot product reads (its arguments: a vector of C, a pair of A, a
+    // 64-byte row of B) are vector loads too.
+    std::set<const BufferLoadNode*> call_vectors;
+    PostOrderVisitExprs(loop->body, [&](const Expr& e) {
+      const auto* call = e.as<CallNode>();
+      if (call == nullptr || call->name != kCpuDotBf16Call) return;
+      for (const Expr& arg : call->args) {
+        if (const auto* element = arg.as<BufferLoadNode>()) call_vectors.insert(element);
+      }
+    });
     std::vector<Stmt> seq;
     std::set<std::string> issued;
     PostOrderVisitExprs(loop->body, [&](const Expr& e) {
       const auto* load = e.as<BufferLoadNode>();
-      if (load == nullptr || !ReadsVectors(load, inner)) return;
+      if (load == nullptr || (!ReadsVectors(load, inner) && call_vectors.count(load) == 0)) return;
       std::optional<std::vector<std::vector<Expr>>> addresses = AddressesPerIteration(load, inner);
       std::optional<Expr> offset = FlatOffset(load->buffer, load->indices);
       if (!addresses.has_value() || !offset.has_value()) return;

@@ -1,6 +1,7 @@
 // The tensor-intrinsic registry, the built-in intrinsics (16x16x16 tensor-core fragments of the
-// WMMA API and of Tessera's own mma.sync, after TVM's tir/tensor_intrin/cuda.py, and dp4a), and the
-// matching of a block against a description (after TVM's TensorizeComparator).
+// WMMA API and of Tessera's own mma.sync, after TVM's tir/tensor_intrin/cuda.py, dp4a, and the
+// CPU's bfloat16 pair dot product), and the matching of a block against a description (after TVM's
+// TensorizeComparator).
 #include "schedule/tensor_intrin.h"
 
 #include <functional>
@@ -233,6 +234,28 @@ std::vector<TensorIntrin> BuiltinIntrins() {
     out.push_back(
         TensorIntrin{kDp4a, Func("dp4a_desc", {a, b, c}, body, reads, {BufferRegion::Full(c)}),
                      Func("dp4a_impl", {ia, ib, ic}, call, ireads, {BufferRegion::Full(ic)})});
+  }
+  {  // C[j] += float32(A[k]) * float32(B[j, k]) over 16 columns and a pair of k: AVX-512 BF16's
+    // vdpbf16ps. B holds each column's pair of k side by side ([16, 2], a row of 32 bfloat16s).
+    // impl: tessera_dot_bf16_16x2(C[0], A[0], B[0, 0]) (addresses; codegen/c_prelude.cc).
+    const DataType bf16 = DataType::BFloat16(), f32 = DataType::Float32();
+    Buffer a = Buf("A", bf16, {Expr(2)}, "global");
+    Buffer b = Buf("B", bf16, {Expr(kCpuDotBf16Lanes), Expr(2)}, "global");
+    Buffer c = Buf("C", f32, {Expr(kCpuDotBf16Lanes)}, "global");
+    Stmt body = GridBlock("update", {kCpuDotBf16Lanes, 2}, "SR", [&](const std::vector<Expr>& v) {
+      Expr prod = Cast(f32, a.Load({v[1]})) * Cast(f32, b.Load({v[0], v[1]}));
+      return BufferStore(c, c.Load({v[0]}) + prod, {v[0]});
+    });
+    Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());
+    Stmt call = Evaluate(CallExtern(DataType::Int32(), kCpuDotBf16Call,
+                                    {ic.Load({Expr(0)}), ia.Load({Expr(0)}), At00(ib)}));
+    std::vector<BufferRegion> reads = {BufferRegion::Full(c), BufferRegion::Full(a),
+                                       BufferRegion::Full(b)};
+    std::vector<BufferRegion> ireads = {BufferRegion::Full(ic), BufferRegion::Full(ia),
+                                        BufferRegion::Full(ib)};
+    out.push_back(TensorIntrin{
+        kCpuDotBf16, Func("cpu_dot_bf16_desc", {a, b, c}, body, reads, {BufferRegion::Full(c)}),
+        Func("cpu_dot_bf16_impl", {ia, ib, ic}, call, ireads, {BufferRegion::Full(ic)})});
   }
   return out;
 }

@@ -21,12 +21,14 @@
 #ifndef TESSERA_SCHEDULE_TENSOR_INTRIN_H_
 #define TESSERA_SCHEDULE_TENSOR_INTRIN_H_
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ir/cpu_intrinsics.h"
 #include "ir/function.h"
 #include "ir/tensor_core_fragments.h"
 
@@ -71,6 +73,11 @@ inline constexpr char kMmaLoadATf32[] = "mma_load_16x16x16_tf32_a";
 inline constexpr char kMmaLoadBTf32[] = "mma_load_16x16x16_tf32_b";
 inline constexpr char kMmaSyncTf32[] = "mma_sync_16x16x16_tf32tf32f32";
 inline constexpr char kDp4a[] = "dp4a";
+// CPU (AVX-512 BF16): C[16] += float32(A[2]) x float32(B[16, 2]), each of the 16 columns
+// summing its pair of k, by one vdpbf16ps; the C prelude's `kCpuDotBf16Call` does it (a scalar
+// loop where the compiler targets no AVX-512 BF16; ir/cpu_intrinsics.h). B interleaves the pair:
+// [.., K / 2, N, 2].
+inline constexpr char kCpuDotBf16[] = "cpu_dot_bf16_16x2";
 
 // The five intrinsics of one tensor-core product of 16x16x16 tiles: inputs `in` summed in `acc`,
 // with fragments of `family` ("wmma" or "mma", the prefix of their scopes). float32 inputs are

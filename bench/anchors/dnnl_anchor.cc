@@ -53,25 +53,27 @@ absl::StatusOr<std::vector<int64_t>> ArgSizes(const std::string& workload, const
 }
 
 // A callable that runs the primitive of `pd` on args[0] (source) into args[2] (destination)
-// with the weights args[1], laid out as `user_w_md` and reordered here, once, into the layout
-// the primitive picked (its "any"), as a deployment does.
+// with the weights args[1] (`user_w_md`) reordered once into the layout and type the primitive
+// chose, and the source (`user_src_md`) once into its type where it differs (bfloat16).
 template <typename Primitive>
 std::function<void()> WithWeightsReordered(const dnnl::engine& engine,
                                            const typename Primitive::primitive_desc& pd,
-                                           const dnnl::memory::desc& src_md,
+                                           const dnnl::memory::desc& user_src_md,
                                            const dnnl::memory::desc& user_w_md,
                                            const dnnl::memory::desc& dst_md,
                                            const std::vector<float*>& args) {
   using dnnl::memory;
   dnnl::stream stream(engine);
-  memory user_w(user_w_md, engine, args[1]);
-  memory w_mem = user_w;
-  if (pd.weights_desc() != user_w_md) {
-    w_mem = memory(pd.weights_desc(), engine);
-    dnnl::reorder(user_w, w_mem).execute(stream, user_w, w_mem);
+  auto reordered = [&](memory user, const memory::desc& wanted) {
+    if (wanted == user.get_desc()) return user;
+    memory converted(wanted, engine);
+    dnnl::reorder(user, converted).execute(stream, user, converted);
     stream.wait();
-  }
-  memory src(src_md, engine, args[0]), dst(dst_md, engine, args[2]);
+    return converted;
+  };
+  memory w_mem = reordered(memory(user_w_md, engine, args[1]), pd.weights_desc());
+  memory src = reordered(memory(user_src_md, engine, args[0]), pd.src_desc());
+  memory dst(dst_md, engine, args[2]);
   Primitive primitive(pd);
   return [=]() mutable {
     primitive.execute(stream,
@@ -110,27 +112,36 @@ std::function<void()> PrepareConv(const std::string& workload, const ShapeParams
 
 // LINEAR, Y = X W with a constant W[K, N]: oneDNN's inner product (its layer with a weight),
 // which picks its weight layout ("any") that W is reordered into once. Inner-product weights
-// are [N, K] logically; W[K, N] is that matrix stored as `ba`.
-std::function<void()> PrepareLinear(const ShapeParams& p, const std::vector<float*>& args) {
+// are [N, K] logically; W[K, N] is that matrix stored as `ba`. With `bf16`, X and W in bfloat16
+// (converted once from the float32 arguments, as a bfloat16 model holds them) and Y in float32.
+std::function<void()> PrepareLinear(const ShapeParams& p, const std::vector<float*>& args,
+                                    bool bf16) {
   using dnnl::memory;
   using tag = memory::format_tag;
   const int64_t m = p.at("M"), n = p.at("N"), k = p.at("K");
+  const memory::data_type in = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  memory::desc src_md({m, k}, memory::data_type::f32, tag::ab);
+  memory::desc user_src_md({m, k}, memory::data_type::f32, tag::ab);
+  memory::desc src_md({m, k}, in, tag::ab);
   memory::desc dst_md({m, n}, memory::data_type::f32, tag::ab);
   memory::desc user_w_md({n, k}, memory::data_type::f32, tag::ba);
-  memory::desc any_w_md({n, k}, memory::data_type::f32, tag::any);
+  memory::desc any_w_md({n, k}, in, tag::any);
   dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, any_w_md,
                                          dst_md);
   dnnl::inner_product_forward::primitive_desc pd(desc, engine);
-  return WithWeightsReordered<dnnl::inner_product_forward>(engine, pd, src_md, user_w_md, dst_md,
-                                                           args);
+  return WithWeightsReordered<dnnl::inner_product_forward>(engine, pd, user_src_md, user_w_md,
+                                                           dst_md, args);
 }
 
 // A callable that runs `workload` on `args` (sizes as ArgSizes says). dnnl_sgemm's status is
 // not looked at: its arguments are valid by construction, and the test compares the results.
 absl::StatusOr<std::function<void()>> Prepare(const std::string& workload, const ShapeParams& p,
-                                              const std::vector<float*>& args) {
+                                              const std::vector<float*>& args,
+                                              const std::string& dtype) {
+  if (!DnnlSupports(workload, dtype)) {
+    return absl::UnimplementedError(
+        absl::StrCat("oneDNN anchor: no oneDNN call for ", workload, " in ", dtype));
+  }
   absl::StatusOr<std::vector<int64_t>> sizes = ArgSizes(workload, p);
   if (!sizes.ok()) return sizes.status();
   if (args.size() != sizes->size()) {
@@ -164,7 +175,7 @@ absl::StatusOr<std::function<void()>> Prepare(const std::string& workload, const
     });
   }
   try {
-    if (workload == "LINEAR") return PrepareLinear(p, args);
+    if (workload == "LINEAR") return PrepareLinear(p, args, dtype == "bfloat16");
     return PrepareConv(workload, p, args);
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("oneDNN anchor: ", workload, ": ", e.what()));
@@ -191,14 +202,16 @@ double MedianSecondsPerCall(const std::function<void()>& fn) {
 
 }  // namespace
 
-bool DnnlSupports(const std::string& workload) {
-  return workload == "GMM" || workload == "LINEAR" || workload == "DENSE_BIAS_RELU" ||
-         workload == "GEMV" || workload == "C2D" || workload == "DEP";
+bool DnnlSupports(const std::string& workload, const std::string& dtype) {
+  if (dtype == "bfloat16") return workload == "LINEAR";
+  return dtype == "float32" &&
+         (workload == "GMM" || workload == "LINEAR" || workload == "DENSE_BIAS_RELU" ||
+          workload == "GEMV" || workload == "C2D" || workload == "DEP");
 }
 
 absl::Status DnnlRun(const std::string& workload, const ShapeParams& params,
-                     const std::vector<float*>& args) {
-  absl::StatusOr<std::function<void()>> fn = Prepare(workload, params, args);
+                     const std::vector<float*>& args, const std::string& dtype) {
+  absl::StatusOr<std::function<void()>> fn = Prepare(workload, params, args, dtype);
   if (!fn.ok()) return fn.status();
   try {
     (*fn)();
@@ -209,7 +222,11 @@ absl::Status DnnlRun(const std::string& workload, const ShapeParams& params,
 }
 
 absl::StatusOr<double> DnnlSeconds(const std::string& workload, const ShapeParams& params,
-                                   int threads) {
+                                   int threads, const std::string& dtype) {
+  if (!DnnlSupports(workload, dtype)) {
+    return absl::UnimplementedError(
+        absl::StrCat("oneDNN anchor: no oneDNN call for ", workload, " in ", dtype));
+  }
   absl::StatusOr<std::vector<int64_t>> sizes = ArgSizes(workload, params);
   if (!sizes.ok()) return sizes.status();
   int fds[2];
@@ -228,7 +245,7 @@ absl::StatusOr<double> DnnlSeconds(const std::string& workload, const ShapeParam
     }
     for (std::vector<float>& d : data) args.push_back(d.data());
     double secs = -1;
-    absl::StatusOr<std::function<void()>> fn = Prepare(workload, params, args);
+    absl::StatusOr<std::function<void()>> fn = Prepare(workload, params, args, dtype);
     if (fn.ok()) {
       try {
         secs = MedianSecondsPerCall(*fn);

@@ -373,7 +373,13 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
       } else {
         MatmulTiling tiling = DefaultMatmulTiling(info, *gemm, core, cores,
                                                   ReadsLayoutFreeB(sch.func(), *block, *gemm));
+        tiling.dot_bf16_pairs = CanDotBf16Pairs(*block, *gemm, info.extents, core);
         tiled = TiledMatmul(&trial, info, *block, *gemm, tiling, core).ok();
+        if (!tiled && tiling.dot_bf16_pairs) {  // e.g. padded tiles: widened to float32
+          trial = sch.Copy();
+          tiling.dot_bf16_pairs = false;
+          tiled = TiledMatmul(&trial, info, *block, *gemm, tiling, core).ok();
+        }
         if (!tiled && tiling.layout == MatmulLayout::kPrepacked) {
           trial = sch.Copy();
           tiled = TiledMatmul(&trial, info, *block, *gemm,

@@ -13,6 +13,7 @@
 #include "ir/loop_annotations.h"
 #include "ir/prepack.h"
 #include "schedule/index_map.h"
+#include "schedule/tensor_intrin.h"
 
 namespace tessera {
 namespace dlight {
@@ -60,6 +61,34 @@ absl::StatusOr<IndexMap> ColumnsLastMap(const Block& block, const GemmMatch& g) 
   }
   rest.insert(rest.end(), columns.begin(), columns.end());
   return IndexMap::Make(vars, rest);
+}
+
+// The index map that packs B in pairs of k for kCpuDotBf16 ([.., K, J] or [.., J, K] -> [..,
+// K / 2, J, 2], batch dimensions first): a tile vector's 16 columns at a pair of k are then one
+// row of 32 bfloat16s.
+absl::StatusOr<IndexMap> PairsLastMap(const Block& block, const GemmMatch& g) {
+  std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
+  auto in = [&](int group, int iter) {
+    return iter >= 0 && std::count(g.groups[group].begin(), g.groups[group].end(), iter) > 0;
+  };
+  std::vector<Var> vars;
+  std::vector<Expr> layout;
+  std::optional<Var> j, k;
+  for (size_t d = 0; d < b.size(); ++d) {
+    vars.push_back(Var("d" + std::to_string(d)));
+    if (in(kGemmJ, b[d])) {
+      j = vars.back();
+    } else if (in(kGemmK, b[d])) {
+      k = vars.back();
+    } else {
+      layout.push_back(vars.back());
+    }
+  }
+  if (!j.has_value() || !k.has_value()) {
+    return absl::FailedPreconditionError("bfloat16 pairs: B has no J or K dimension");
+  }
+  layout.insert(layout.end(), {FloorDiv(*k, Expr(2)), *j, FloorMod(*k, Expr(2))});
+  return IndexMap::Make(vars, layout);
 }
 
 // The dimension of B that holds J, when B is [.., K, J] or [.., J, K] (batch dimensions first):
@@ -295,8 +324,9 @@ int64_t MaxTileVectors(const CpuCore& core, int64_t lanes) {
 // refuses it), so the accumulators of a row block live across the K blocks in that local
 // buffer; code generation holds each register tile of it in registers along K_i
 // (codegen/promote_accumulators.h).
-absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Block& unpadded_block,
-                         const GemmMatch& g, const MatmulTiling& tiling, const CpuCore& core) {
+absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main,
+                                    const Block& unpadded_block, const GemmMatch& g,
+                                    const MatmulTiling& tiling, const CpuCore& core) {
   BlockInfo main = unpadded_main;
   Block block = unpadded_block;
   TESSERA_ASSIGN_OR_RETURN(std::optional<BlockRV> padded_b,
@@ -304,6 +334,13 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   const bool k_blocked = tiling.layout == MatmulLayout::kPackedKBlocked;
   const bool prepack = tiling.layout == MatmulLayout::kPrepacked;
   const bool pack = tiling.layout == MatmulLayout::kPacked || k_blocked;
+  const bool pairs = tiling.dot_bf16_pairs;
+  const PaddedGemm padded = PaddedGemmExtents(unpadded_main, g, core);
+  if (pairs && (k_blocked || tiling.layout == MatmulLayout::kUnpacked || padded.multiple_i != 1 ||
+                padded.multiple_j != 1 || !CanDotBf16Pairs(block, g, main.extents, core))) {
+    return absl::FailedPreconditionError(
+        "bfloat16 pairs: not a bfloat16 product of unpadded I and J with B packed or prepacked");
+  }
   if (prepack && !ReadsLayoutFreeB(sch->func(), unpadded_block, g)) {
     return absl::FailedPreconditionError("prepacked gemm: B is not a layout-free parameter");
   }
@@ -323,6 +360,9 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j, sch->Split(j_lanes[0], Factors(column_factors)));
   j.push_back(j_lanes[1]);
   std::vector<LoopRV> k = {loops.k};
+  if (pairs) {
+    TESSERA_ASSIGN_OR_RETURN(k, sch->Split(loops.k, {InstValue(), InstValue::Int(2)}));
+  }
   if (k_blocked) {
     // The sampled innermost factor (at most kMaxKBlocks) is the number of K blocks, the outer
     // loop: every draw keeps blocks of at least K / kMaxKBlocks.
@@ -340,7 +380,8 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
     case MatmulLayout::kPacked:
     case MatmulLayout::kUnpacked:
     case MatmulLayout::kPrepacked:
-      TESSERA_RETURN_IF_ERROR(sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2], j[3]}));
+      TESSERA_RETURN_IF_ERROR(pairs ? sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2], j[3], k[1]})
+                                    : sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2], j[3]}));
       if (!pack) outer.insert(outer.end(), {i[0], j[1]});
       break;
     case MatmulLayout::kPackedKBlocked:
@@ -354,17 +395,30 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   }
   if (pack) {
     TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(main.rv, g.b, "global"));
-    if (BIsReductionContiguous(block, g)) {
+    if (pairs) {
+      TESSERA_ASSIGN_OR_RETURN(IndexMap pairs_last, PairsLastMap(block, g));
+      TESSERA_RETURN_IF_ERROR(sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, pairs_last));
+      // The copy iterates the pairs too, so that its stores are affine for ComputeAt.
+      TESSERA_RETURN_IF_ERROR(sch->TransformBlockLayout(packed, pairs_last));
+    } else if (BIsReductionContiguous(block, g)) {
       TESSERA_ASSIGN_OR_RETURN(IndexMap columns_last, ColumnsLastMap(block, g));
       TESSERA_RETURN_IF_ERROR(
           sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, columns_last));
     }
     TESSERA_RETURN_IF_ERROR(sch->ComputeAt(packed, k_blocked ? k[0] : parallel));
-    if (BIsReductionContiguous(block, g)) TESSERA_RETURN_IF_ERROR(TileTransposingCopy(sch, packed));
+    if (!pairs && BIsReductionContiguous(block, g)) {
+      TESSERA_RETURN_IF_ERROR(TileTransposingCopy(sch, packed));
+    }
   }
   if (prepack) {
     TESSERA_ASSIGN_OR_RETURN(int strip_dim, StripDimension(block, g));
-    TESSERA_RETURN_IF_ERROR(PrepackIntoStrips(sch, main.rv, g.b, strip_dim, lanes).status());
+    int pair_dim = -1;
+    if (pairs) {
+      const std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
+      pair_dim = static_cast<int>(std::find(b.begin(), b.end(), g.groups[kGemmK][0]) - b.begin());
+    }
+    TESSERA_RETURN_IF_ERROR(
+        PrepackIntoStrips(sch, main.rv, g.b, strip_dim, lanes, pair_dim).status());
   }
   const LoopRV write_at = tiling.layout == MatmulLayout::kPacked ? j[1] : parallel;
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, write_at, "local"));
@@ -378,7 +432,13 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
   TESSERA_RETURN_IF_ERROR(sch->Parallel(parallel));
   TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_rows));
   TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_vectors));
-  if (lanes > 1) TESSERA_RETURN_IF_ERROR(sch->Vectorize(tile_lanes));
+  BlockRV product = main.rv;
+  if (pairs) {
+    TESSERA_ASSIGN_OR_RETURN(product, sch->Blockize(tile_lanes));
+    TESSERA_RETURN_IF_ERROR(sch->Tensorize(product, kCpuDotBf16));
+  } else if (lanes > 1) {
+    TESSERA_RETURN_IF_ERROR(sch->Vectorize(tile_lanes));
+  }
   // The lines of B that the tile streams along K (a line per k for each vector of a packed
   // panel or strip), prefetched ahead into L1 (code generation, ir/loop_annotations.h).
   std::vector<int64_t> distances(std::begin(kPrefetchDistances), std::end(kPrefetchDistances));
@@ -386,7 +446,8 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
       ExprRV ahead, sch->SampleCategorical(
                         distances, std::vector<double>(distances.size(), 1.0 / distances.size()),
                         tiling.prefetch_ahead));
-  TESSERA_RETURN_IF_ERROR(sch->Annotate(k.back(), kPrefetchAhead, InstValue::Of(ahead)));
+  TESSERA_RETURN_IF_ERROR(
+      sch->Annotate(pairs ? k[0] : k.back(), kPrefetchAhead, InstValue::Of(ahead)));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
   if (LoopExtent(*sch, wb.back()) > 1 && VectorizeWriteBack(core)) {
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
@@ -405,7 +466,27 @@ absl::Status TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main, const Bl
     const int64_t extent = LoopExtent(*sch, rows);
     if (extent > 1 && extent <= kMaxTileRows) TESSERA_RETURN_IF_ERROR(sch->Unroll(rows));
   }
-  return absl::OkStatus();
+  return product;
+}
+
+bool CanDotBf16Pairs(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents,
+                     const CpuCore& core) {
+  if (!core.dot_bf16 || g.a < 0 || g.b < 0 || block->writes.size() != 1) return false;
+  for (int group : {kGemmI, kGemmJ, kGemmK}) {
+    if (g.groups[group].size() != 1) return false;
+  }
+  const int k = g.groups[kGemmK][0];
+  const Buffer& a = block->reads[g.a].buffer;
+  const Buffer& b = block->reads[g.b].buffer;
+  if (a.dtype() != DataType::BFloat16() || b.dtype() != DataType::BFloat16() ||
+      block->writes[0].buffer.dtype() != DataType::Float32() || extents[k] % 2 != 0) {
+    return false;
+  }
+  const std::vector<int> a_iters = AccessIters(block, a);
+  const std::vector<int> b_iters = AccessIters(block, b);
+  return !a_iters.empty() && a_iters.back() == k &&
+         std::count(b_iters.begin(), b_iters.end(), k) == 1 &&
+         std::count(b_iters.begin(), b_iters.end(), g.groups[kGemmJ][0]) == 1;
 }
 
 absl::Status OneRowFromStrips(Schedule* sch, const BlockInfo& main, const Block& block,

@@ -61,7 +61,20 @@ struct MatmulTiling {
   // SampleCategorical over kPrefetchDistances: how many iterations ahead the tile's reduction
   // loop prefetches the lines of B it streams (kPrefetchAhead; 0: none).
   InstValue prefetch_ahead;
+  // kPacked and kPrepacked, where CanDotBf16Pairs: B packed in pairs of k ([.., K / 2, J, 2])
+  // and each tile vector's sums taken a pair of k at a time by the tensor intrinsic kCpuDotBf16
+  // (schedule/tensor_intrin.h) instead of widening every element to float32. Another nest (a
+  // split and a Tensorize more), so a branch like the layout, not a sampled decision. The tiles
+  // must divide I and J: a padded tile's guard falls inside the intrinsic's block.
+  bool dot_bf16_pairs = false;
 };
+
+// True if the GEMM `g` of `block` (`extents` as in BlockInfo) can take its products in pairs
+// of k on `core`: the core has the bfloat16 dot product (CpuCore::dot_bf16), A and B are
+// bfloat16 and C float32 (float32(A) * float32(B) summed), I, J and K one iterator each, K even
+// and A's last dimension, and B [.., K, J] or [.., J, K].
+bool CanDotBf16Pairs(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents,
+                     const CpuCore& core);
 
 // The prefetch distances the space samples, in iterations of K. The default takes 64 (a 4 KiB
 // page of a packed strip ahead): 32 to 128 ran alike, 16 and 256 slower (docs/cpu-backend.md).
@@ -76,10 +89,13 @@ int64_t MaxTileVectors(const CpuCore& core, int64_t lanes);
 // Schedules the GEMM block `main` (`block`, matched as `g`) as `tiling` says: parallel outer
 // loops, rows unrolled, columns vectorized, epilogues inlined into the write-back. An I or J
 // that no default tile divides is first padded (PadEinsum) to whole tiles, every layout alike,
-// with the copies in and out parallel and the epilogues in the copy out. Errors from the
-// primitives (the caller treats them as "does not apply").
-absl::Status TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& block,
-                         const GemmMatch& g, const MatmulTiling& tiling, const CpuCore& core);
+// with the copies in and out parallel and the epilogues in the copy out. Returns the block that
+// now computes the product (`main`'s, or with dot_bf16_pairs the block holding the intrinsic's
+// calls), for the caller to mark. Errors from the primitives (the caller treats them as "does
+// not apply").
+absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& main, const Block& block,
+                                    const GemmMatch& g, const MatmulTiling& tiling,
+                                    const CpuCore& core);
 
 // The default's point of the space (docs/default-schedules.md "cpu"): kPacked with tiles of 2
 // vectors' columns and 8 rows (32 registers: 8 x 32 floats on AVX-512, or 16 x 16) or 6 rows

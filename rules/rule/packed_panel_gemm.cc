@@ -46,8 +46,20 @@ class PackedPanelGemm : public ScheduleRule {
       Schedule tiled = sch->Copy();
       MatmulTiling tiling;
       tiling.layout = layout;
-      if (!dlight::TiledMatmul(&tiled, *info, node, *gemm, tiling, core_).ok()) continue;
-      if (!tiled.Annotate(block, attr::kScheduleRule, InstValue::String("None")).ok()) continue;
+      // bfloat16 products in pairs of k where the core has the dot product (packed and
+      // prepacked B); widened to float32 where the sampled tiles leave guards.
+      tiling.dot_bf16_pairs =
+          (layout == MatmulLayout::kPacked || layout == MatmulLayout::kPrepacked) &&
+          dlight::CanDotBf16Pairs(node, *gemm, info->extents, core_);
+      absl::StatusOr<BlockRV> product =
+          dlight::TiledMatmul(&tiled, *info, node, *gemm, tiling, core_);
+      if (!product.ok() && tiling.dot_bf16_pairs) {
+        tiled = sch->Copy();
+        tiling.dot_bf16_pairs = false;
+        product = dlight::TiledMatmul(&tiled, *info, node, *gemm, tiling, core_);
+      }
+      if (!product.ok()) continue;
+      if (!tiled.Annotate(*product, attr::kScheduleRule, InstValue::String("None")).ok()) continue;
       result.push_back(std::move(tiled));
     }
     if (keep_untiled_ || result.empty()) result.push_back(std::move(*sch));

@@ -17,9 +17,12 @@ namespace tessera {
 namespace anchors {
 namespace {
 
-// Max |oneDNN - interpreter| over the output of `workload` at `params`.
-double MaxErrorAgainstInterpreter(const std::string& workload, const ShapeParams& params) {
-  absl::StatusOr<PrimFunc> func = MakeWorkload(workload, params, "float32");
+// Max |oneDNN - interpreter| over the output of `workload` at `params` in `dtype` (summed in
+// `acc`). The anchor takes float32 arguments: bfloat16 inputs are passed as the floats they hold.
+double MaxErrorAgainstInterpreter(const std::string& workload, const ShapeParams& params,
+                                  const std::string& dtype = "float32",
+                                  const std::string& acc = "") {
+  absl::StatusOr<PrimFunc> func = MakeWorkload(workload, params, dtype, acc);
   EXPECT_TRUE(func.ok()) << func.status();
   if (!func.ok()) return 1e30;
   std::vector<NDArray> args;
@@ -36,15 +39,20 @@ double MaxErrorAgainstInterpreter(const std::string& workload, const ShapeParams
   for (NDArray& a : expected) expected_ptrs.push_back(&a);
   absl::Status interpreted = Interpret(*func, expected_ptrs);
   EXPECT_TRUE(interpreted.ok()) << interpreted;
+  std::vector<std::vector<float>> floats;
   std::vector<float*> ptrs;
-  for (NDArray& a : args) ptrs.push_back(static_cast<float*>(a.data()));
-  absl::Status ran = DnnlRun(workload, params, ptrs);
+  for (const NDArray& a : args) {
+    floats.emplace_back(a.size());
+    for (int64_t i = 0; i < a.size(); ++i) floats.back()[i] = static_cast<float>(a.GetFlat(i));
+  }
+  for (std::vector<float>& f : floats) ptrs.push_back(f.data());
+  absl::Status ran = DnnlRun(workload, params, ptrs, dtype);
   EXPECT_TRUE(ran.ok()) << ran;
-  const NDArray& got = args.back();
+  const std::vector<float>& got = floats.back();
   const NDArray& want = expected.back();
   double worst = 0;
   for (int64_t i = 0; i < want.size(); ++i) {
-    worst = std::max(worst, std::fabs(got.GetFlat(i) - want.GetFlat(i)));
+    worst = std::max(worst, std::fabs(got[i] - want.GetFlat(i)));
   }
   return worst;
 }
@@ -55,6 +63,15 @@ TEST(DnnlAnchorTest, MatrixProductsMatchTheInterpreter) {
   EXPECT_LT(MaxErrorAgainstInterpreter("GEMV", {{"M", 17}, {"K", 10}}), 1e-4);
   // The inner product with its weight reordered into oneDNN's own layout first.
   EXPECT_LT(MaxErrorAgainstInterpreter("LINEAR", {{"M", 7}, {"N", 40}, {"K", 19}}), 1e-4);
+}
+
+// bfloat16 inputs summed in float32, as bench_shapes times them against Tessera's bfloat16
+// products: the same products, sums in another order.
+TEST(DnnlAnchorTest, Bfloat16LinearMatchesTheInterpreter) {
+  EXPECT_LT(
+      MaxErrorAgainstInterpreter("LINEAR", {{"M", 7}, {"N", 40}, {"K", 19}}, "bfloat16", "float32"),
+      1e-4);
+  EXPECT_FALSE(DnnlSupports("GMM", "bfloat16"));
 }
 
 TEST(DnnlAnchorTest, ConvolutionsMatchTheInterpreter) {

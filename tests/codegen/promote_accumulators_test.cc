@@ -6,8 +6,6 @@
 #include "codegen/promote_accumulators.h"
 
 #include <functional>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -119,33 +117,13 @@ TEST(PromoteAccumulatorsTest, KBlockedTileStaysInRegisters) {
   absl::StatusOr<std::string> text =
       testing::CAssembly(::testing::TempDir(), "promote_accumulators", *code, "x86-64-v4");
   ASSERT_TRUE(text.ok()) << text.status();
-  std::istringstream in(*text);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  // Each backward jump closes a loop from its label; the innermost loops (no label inside)
-  // with FMAs store no vector.
-  const std::regex jump(R"(^\s+j[a-z]+\s+(\.L[0-9]+)$)");
-  const std::regex vector_store(R"(vmov[a-z]*\s+%[xyz]mm[0-9]+, .*\()");
-  int fma_loops = 0;
-  for (size_t end = 0; end < lines.size(); ++end) {
-    std::smatch target;
-    if (!std::regex_match(lines[end], target, jump)) continue;
-    size_t begin = end;
-    while (begin > 0 && lines[begin] != target[1].str() + ":") --begin;
-    if (begin == 0) continue;
-    bool fma = false;
-    bool inner_label = false;
-    std::string stores;
-    for (size_t l = begin + 1; l < end; ++l) {
-      inner_label = inner_label || std::regex_match(lines[l], std::regex(R"(\.L[0-9]+:)"));
-      fma = fma || lines[l].find("vfmadd") != std::string::npos;
-      if (std::regex_search(lines[l], vector_store)) stores += lines[l] + "\n";
-    }
-    if (!fma || inner_label) continue;
-    ++fma_loops;
-    EXPECT_EQ(stores, "") << "vector stores in the loop of FMAs at line " << begin;
+  // The innermost loops with FMAs store no vector.
+  const std::vector<std::string> stores =
+      testing::VectorStoresOfInnermostLoopsWith(*text, "vfmadd");
+  for (const std::string& loop_stores : stores) {
+    EXPECT_EQ(loop_stores, "") << "vector stores in a loop of FMAs";
   }
-  EXPECT_GE(fma_loops, 1) << "no loop of FMAs in\n" << *code;
+  EXPECT_GE(stores.size(), 1u) << "no loop of FMAs in\n" << *code;
 }
 
 // The default tile (its C block the tile itself, at a constant address) is what GCC keeps in

@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
@@ -237,6 +241,47 @@ absl::StatusOr<std::string> CAssembly(const std::string& dir, const std::string&
   }
   std::ifstream in(assembly);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> VectorStoresOfInnermostLoopsWith(const std::string& assembly,
+                                                          const std::string& mnemonic) {
+  std::istringstream in(assembly);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::regex jump(R"(^\s+j[a-z]+\s+(\.L[0-9]+)$)");
+  const std::regex vector_store(R"(vmov[a-z0-9]*\s+%[xyz]mm[0-9]+, .*\()");
+  std::map<std::string, size_t> labels;  // ".L13" -> its line
+  for (size_t l = 0; l < lines.size(); ++l) {
+    if (lines[l].size() > 3 && lines[l].rfind(".L", 0) == 0 && lines[l].back() == ':') {
+      labels[lines[l].substr(0, lines[l].size() - 1)] = l;
+    }
+  }
+  // The loop a backward jump on line `end` closes: the line of its label, or none.
+  auto loop_start = [&](size_t end) -> std::optional<size_t> {
+    std::smatch target;
+    if (!std::regex_match(lines[end], target, jump)) return std::nullopt;
+    auto it = labels.find(target[1].str());
+    if (it == labels.end() || it->second >= end) return std::nullopt;
+    return it->second;
+  };
+  std::vector<std::string> loops;
+  for (size_t end = 0; end < lines.size(); ++end) {
+    const std::optional<size_t> begin = loop_start(end);
+    if (!begin.has_value()) continue;
+    bool has = false;
+    bool nested = false;  // a loop closed inside this one (labels inside are rotated entries)
+    std::string stores;
+    for (size_t l = *begin + 1; l < end; ++l) {
+      const std::optional<size_t> inner = loop_start(l);
+      nested = nested || (inner.has_value() && *inner > *begin);
+      const size_t first = lines[l].find_first_not_of(" \t");
+      has = has ||
+            (first != std::string::npos && lines[l].compare(first, mnemonic.size(), mnemonic) == 0);
+      if (std::regex_search(lines[l], vector_store)) stores += lines[l] + "\n";
+    }
+    if (has && !nested) loops.push_back(stores);
+  }
+  return loops;
 }
 
 }  // namespace testing

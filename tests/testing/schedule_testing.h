@@ -61,6 +61,13 @@ PrimFunc LinearWithPackedWeight(const PrimFunc& linear, bool annotate = true);
 absl::StatusOr<std::string> CAssembly(const std::string& dir, const std::string& name,
                                       const std::string& code, const std::string& march);
 
+// The vector stores (`vmov.. %?mm, (mem)` lines) of each innermost loop of `assembly` (a loop
+// closed by a backward jump to its label, no such loop inside it) whose body has an instruction
+// starting with `mnemonic` (e.g. "vfmadd"): one string per such loop, "" where it stores no
+// vector (its accumulators stay in registers).
+std::vector<std::string> VectorStoresOfInnermostLoopsWith(const std::string& assembly,
+                                                          const std::string& mnemonic);
+
 }  // namespace testing
 }  // namespace tessera
 

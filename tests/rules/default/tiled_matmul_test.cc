@@ -17,11 +17,13 @@
 #include "codegen/codegen_c.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
+#include "ir/cpu_intrinsics.h"
 #include "ir/functor.h"
 #include "ir/loop_annotations.h"
 #include "ir/prepack.h"
 #include "ir/printer.h"
 #include "tests/rules/default_schedule_testing.h"
+#include "tests/testing/schedule_testing.h"
 
 namespace tessera {
 namespace {
@@ -377,6 +379,82 @@ TEST(DefaultScheduleRuleTest, CpuMatmulOnAnAvx2CoreMatchesReference) {
     absl::StatusOr<PrimFunc> func = MakeWorkload(name, {{"M", m}, {"N", n}, {"K", k}});
     ASSERT_TRUE(func.ok()) << func.status();
     ExpectMatchesReference(ApplyToModule(*func, avx2).second, *func);
+  }
+}
+
+// Avx512CpuTarget with AVX-512 BF16's dot product of bfloat16 pairs.
+Target Bf16DotTarget() {
+  absl::StatusOr<Target> target = Avx512CpuTarget().With("isa", "avx2+fma+avx512f+avx512bf16");
+  TESSERA_CHECK(target.ok()) << target.status();
+  return *target;
+}
+
+// How many calls of the bfloat16 pair dot product (ir/cpu_intrinsics.h) `scheduled` makes.
+int DotBf16Calls(const PrimFunc& scheduled) {
+  int calls = 0;
+  PostOrderVisitExprs(scheduled->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    calls += call != nullptr && call->name == kCpuDotBf16Call;
+  });
+  return calls;
+}
+
+// On a core with AVX-512 BF16 a bfloat16 product summed in float32 takes its k in pairs: B is
+// packed with each column's pair side by side (a GMM's panel [.., K / 2, J, 2], a LINEAR's weight
+// in strips [N / 16, K / 2, 16, 2]) and each tile vector adds a pair of products by one call of
+// the dot product; the products match the reference (vdpbf16ps on a host that has it, the
+// prelude's scalar loop elsewhere). Without the dot product in the target, or with an odd K, the
+// tile widens every element to float32 as before.
+TEST(DefaultScheduleRuleTest, CpuBfloat16ProductTakesPairsOfKOnADotProductCore) {
+  absl::StatusOr<PrimFunc> gmm =
+      MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 48}}, "bfloat16", "float32");
+  ASSERT_TRUE(gmm.ok()) << gmm.status();
+  const PrimFunc gmm_paired = ApplyToModule(*gmm, Bf16DotTarget()).second;
+  EXPECT_GT(DotBf16Calls(gmm_paired), 0) << PrintFunc(gmm_paired);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(gmm_paired), "B_global"), (std::vector<int64_t>{1, 24, 256, 2}))
+      << PrintFunc(gmm_paired);
+  ExpectMatchesReference(gmm_paired, *gmm);
+
+  absl::StatusOr<PrimFunc> linear =
+      MakeWorkload("LINEAR", {{"M", 16}, {"N", 64}, {"K", 40}}, "bfloat16", "float32");
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  const PrimFunc linear_paired = ApplyToModule(*linear, Bf16DotTarget()).second;
+  EXPECT_GT(DotBf16Calls(linear_paired), 0) << PrintFunc(linear_paired);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(linear_paired), "W_global"), (std::vector<int64_t>{4, 20, 16, 2}))
+      << PrintFunc(linear_paired);
+  ExpectMatchesReference(linear_paired, *linear);
+
+  const PrimFunc widened = ApplyToModule(*gmm, Avx512CpuTarget()).second;
+  EXPECT_EQ(DotBf16Calls(widened), 0) << PrintFunc(widened);
+  absl::StatusOr<PrimFunc> odd_k =
+      MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 47}}, "bfloat16", "float32");
+  ASSERT_TRUE(odd_k.ok()) << odd_k.status();
+  const PrimFunc odd_widened = ApplyToModule(*odd_k, Bf16DotTarget()).second;
+  EXPECT_EQ(DotBf16Calls(odd_widened), 0) << PrintFunc(odd_widened);
+  ExpectMatchesReference(odd_widened, *odd_k);
+}
+
+// Compiled for a core with AVX-512 BF16 (Cooper Lake; only the assembly is read), the paired
+// tile's loop is vdpbf16ps on broadcast pairs of A and rows of the packed panel, its
+// accumulators in registers: no vector store inside it.
+TEST(DefaultScheduleRuleTest, CpuBfloat16PairedTileIsDotProductsInRegisters) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the check reads x86-64 assembly";
+#endif
+  absl::StatusOr<PrimFunc> gmm =
+      MakeWorkload("GMM", {{"B", 1}, {"M", 64}, {"N", 256}, {"K", 128}}, "bfloat16", "float32");
+  ASSERT_TRUE(gmm.ok()) << gmm.status();
+  const PrimFunc scheduled = ApplyToModule(*gmm, Bf16DotTarget()).second;
+  absl::StatusOr<std::string> code = GenerateC(scheduled, "bf16_pairs");
+  ASSERT_TRUE(code.ok()) << code.status();
+  absl::StatusOr<std::string> text =
+      testing::CAssembly(::testing::TempDir(), "bf16_pairs", *code, "cooperlake");
+  ASSERT_TRUE(text.ok()) << text.status();
+  const std::vector<std::string> stores =
+      testing::VectorStoresOfInnermostLoopsWith(*text, "vdpbf16ps");
+  ASSERT_GE(stores.size(), 1u) << "no loop of vdpbf16ps in\n" << *code;
+  for (const std::string& loop_stores : stores) {
+    EXPECT_EQ(loop_stores, "") << "vector stores in a loop of dot products";
   }
 }
 

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontend/workloads.h"
@@ -105,6 +107,40 @@ TEST(PackedPanelGemmTest, DenseWithEpilogueSpacesMatchTheReference) {
 TEST(PackedPanelGemmTest, LinearSpacesIncludingPrepackedMatchTheReference) {
   EXPECT_EQ(CheckAllSpaces(Workload("LINEAR", {{"M", 32}, {"N", 128}, {"K", 48}}), 2), 8);
   EXPECT_EQ(CheckAllSpaces(Workload("LINEAR", {{"M", 37}, {"N", 67}, {"K", 23}}), 2), 8);
+}
+
+// A core with AVX-512 BF16: bfloat16 products summed in float32 take pairs of k by the tensor
+// intrinsic kCpuDotBf16 in the packed and prepacked spaces (where the sampled tiles divide I and
+// J; widened to float32 where they do not). Every space replays, computes the product in the
+// interpreter (the intrinsic's description bound to the same regions) and built by the C
+// backend (vdpbf16ps on a host that has it, the prelude's scalar loop elsewhere).
+TEST(PackedPanelGemmTest, Bfloat16SpacesTakePairsOfKOnADotProductCore) {
+  const Target target =
+      *Target::Parse("cpu -cores=4 -vector_bits=512 -isa=avx2+fma+avx512f+avx512bf16");
+  int paired = 0;
+  for (const auto& [name, shape] :
+       std::vector<std::pair<std::string, std::map<std::string, int64_t>>>{
+           {"GMM", {{"B", 1}, {"M", 32}, {"N", 128}, {"K", 48}}},
+           {"LINEAR", {{"M", 16}, {"N", 64}, {"K", 40}}}}) {
+    absl::StatusOr<PrimFunc> func = MakeWorkload(name, shape, "bfloat16", "float32");
+    ASSERT_TRUE(func.ok()) << func.status();
+    for (int64_t seed = 0; seed < 3; ++seed) {
+      std::vector<Schedule> spaces = ApplyRule(target, *func, seed);
+      for (size_t s = 0; s + 1 < spaces.size(); ++s) {
+        const Schedule& sch = spaces[s];
+        bool tensorized = false;
+        for (const Instruction& inst : sch.trace().insts()) {
+          tensorized |= std::string(inst.kind->name) == "Tensorize";
+        }
+        paired += tensorized;
+        absl::Status correct = testing::CheckTensorizedScheduleCorrect(sch, *func, seed);
+        EXPECT_TRUE(correct.ok()) << name << " space " << s << " seed " << seed << ": " << correct;
+        absl::Status built = testing::CheckCBackendMatches(*func, sch.func(), seed);
+        EXPECT_TRUE(built.ok()) << name << " space " << s << " seed " << seed << ": " << built;
+      }
+    }
+  }
+  EXPECT_GE(paired, 4) << "spaces that took pairs of k";
 }
 
 TEST(PackedPanelGemmTest, PrimeExtentsSampleNonDividingTiles) {
