@@ -157,7 +157,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
       return absl::StrCat("__builtin_prefetch(&", PrintLoadAccess(load), ", 0, ",
                           locality != nullptr ? *locality : 2, ")");
     }
-    if (op->name == kCpuDotBf16Call && op->args.size() == 3) {
+    if ((op->name == kCpuDotBf16Call || op->name == kCpuDotInt8Call) && op->args.size() == 3) {
       std::vector<std::string> addresses;
       for (const Expr& arg : op->args) {
         const auto* element = arg.as<BufferLoadNode>();
@@ -165,7 +165,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
         addresses.push_back("&" + PrintLoadAccess(element));
       }
       if (addresses.size() == 3) {
-        return absl::StrCat(kCpuDotBf16Call, "(", absl::StrJoin(addresses, ", "), ")");
+        return absl::StrCat(op->name, "(", absl::StrJoin(addresses, ", "), ")");
       }
     }
     return CLikePrinter::PrintExtern(op);

@@ -226,12 +226,14 @@ class AheadInserter : public IRMutator {
     VarMap next, ahead;
     next[k] = k + IntImm(k.dtype(), 1);
     ahead[k] = k + IntImm(k.dtype(), distance);
-    // The rows the bfloat16 dot product reads (its arguments: a vector of C, a pair of A, a
-    // 64-byte row of B) are vector loads too.
+    // The rows the dot products read (their arguments: a vector of C, a group of A, a 64-byte
+    // row of B) are vector loads too.
     std::set<const BufferLoadNode*> call_vectors;
     PostOrderVisitExprs(loop->body, [&](const Expr& e) {
       const auto* call = e.as<CallNode>();
-      if (call == nullptr || call->name != kCpuDotBf16Call) return;
+      if (call == nullptr || (call->name != kCpuDotBf16Call && call->name != kCpuDotInt8Call)) {
+        return;
+      }
       for (const Expr& arg : call->args) {
         if (const auto* element = arg.as<BufferLoadNode>()) call_vectors.insert(element);
       }

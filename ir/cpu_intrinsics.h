@@ -11,7 +11,13 @@ namespace tessera {
 // a[1] b[2j + 1] for the 16 columns j, b holding each column's pair of bfloat16s side by side:
 // one AVX-512 BF16 vdpbf16ps. Its arguments are BufferLoads standing for their addresses.
 inline constexpr char kCpuDotBf16Call[] = "tessera_dot_bf16_16x2";
-inline constexpr int64_t kCpuDotBf16Lanes = 16;
+// tessera_dot_i8_16x4(int32_t* c, const int8_t* a, const int8_t* b): c[j] += a[0] b[4j] + ... +
+// a[3] b[4j + 3], b holding each column's four int8s side by side: AVX-512 VNNI's vpdpbusd
+// (which multiplies unsigned by signed bytes: a is offset by 128 and 128 times b's sums taken
+// off again, exact in int32).
+inline constexpr char kCpuDotInt8Call[] = "tessera_dot_i8_16x4";
+// Both work on 16 lanes of 32 bits (one 512-bit vector).
+inline constexpr int64_t kCpuDotLanes = 16;
 
 }  // namespace tessera
 

@@ -1,7 +1,7 @@
 // The tensor-intrinsic registry, the built-in intrinsics (16x16x16 tensor-core fragments of the
 // WMMA API and of Tessera's own mma.sync, after TVM's tir/tensor_intrin/cuda.py, dp4a, and the
-// CPU's bfloat16 pair dot product), and the matching of a block against a description (after TVM's
-// TensorizeComparator).
+// CPU's bfloat16 and int8 dot products), and the matching of a block against a description (after
+// TVM's TensorizeComparator).
 #include "schedule/tensor_intrin.h"
 
 #include <functional>
@@ -235,27 +235,36 @@ std::vector<TensorIntrin> BuiltinIntrins() {
         TensorIntrin{kDp4a, Func("dp4a_desc", {a, b, c}, body, reads, {BufferRegion::Full(c)}),
                      Func("dp4a_impl", {ia, ib, ic}, call, ireads, {BufferRegion::Full(ic)})});
   }
-  {  // C[j] += float32(A[k]) * float32(B[j, k]) over 16 columns and a pair of k: AVX-512 BF16's
-    // vdpbf16ps. B holds each column's pair of k side by side ([16, 2], a row of 32 bfloat16s).
-    // impl: tessera_dot_bf16_16x2(C[0], A[0], B[0, 0]) (addresses; codegen/c_prelude.cc).
-    const DataType bf16 = DataType::BFloat16(), f32 = DataType::Float32();
-    Buffer a = Buf("A", bf16, {Expr(2)}, "global");
-    Buffer b = Buf("B", bf16, {Expr(kCpuDotBf16Lanes), Expr(2)}, "global");
-    Buffer c = Buf("C", f32, {Expr(kCpuDotBf16Lanes)}, "global");
-    Stmt body = GridBlock("update", {kCpuDotBf16Lanes, 2}, "SR", [&](const std::vector<Expr>& v) {
-      Expr prod = Cast(f32, a.Load({v[1]})) * Cast(f32, b.Load({v[0], v[1]}));
-      return BufferStore(c, c.Load({v[0]}) + prod, {v[0]});
-    });
+  // C[j] += acc(A[k]) * acc(B[j, k]) over 16 columns and a group of k side by side in B: the CPU's
+  // dot products (ir/cpu_intrinsics.h). impl: CALL(C[0], A[0], B[0, 0]) (addresses).
+  struct CpuDot {
+    const char* name;
+    const char* call;
+    DataType in, acc;
+    int64_t group;
+  };
+  for (const CpuDot& dot :
+       {CpuDot{kCpuDotBf16, kCpuDotBf16Call, DataType::BFloat16(), DataType::Float32(), 2},
+        CpuDot{kCpuDotInt8, kCpuDotInt8Call, DataType::Int8(), DataType::Int32(), 4}}) {
+    Buffer a = Buf("A", dot.in, {Expr(dot.group)}, "global");
+    Buffer b = Buf("B", dot.in, {Expr(kCpuDotLanes), Expr(dot.group)}, "global");
+    Buffer c = Buf("C", dot.acc, {Expr(kCpuDotLanes)}, "global");
+    Stmt body =
+        GridBlock("update", {kCpuDotLanes, dot.group}, "SR", [&](const std::vector<Expr>& v) {
+          Expr prod = Cast(dot.acc, a.Load({v[1]})) * Cast(dot.acc, b.Load({v[0], v[1]}));
+          return BufferStore(c, c.Load({v[0]}) + prod, {v[0]});
+        });
     Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());
-    Stmt call = Evaluate(CallExtern(DataType::Int32(), kCpuDotBf16Call,
+    Stmt call = Evaluate(CallExtern(DataType::Int32(), dot.call,
                                     {ic.Load({Expr(0)}), ia.Load({Expr(0)}), At00(ib)}));
     std::vector<BufferRegion> reads = {BufferRegion::Full(c), BufferRegion::Full(a),
                                        BufferRegion::Full(b)};
     std::vector<BufferRegion> ireads = {BufferRegion::Full(ic), BufferRegion::Full(ia),
                                         BufferRegion::Full(ib)};
-    out.push_back(TensorIntrin{
-        kCpuDotBf16, Func("cpu_dot_bf16_desc", {a, b, c}, body, reads, {BufferRegion::Full(c)}),
-        Func("cpu_dot_bf16_impl", {ia, ib, ic}, call, ireads, {BufferRegion::Full(ic)})});
+    const std::string name = dot.name;
+    out.push_back(
+        TensorIntrin{name, Func(name + "_desc", {a, b, c}, body, reads, {BufferRegion::Full(c)}),
+                     Func(name + "_impl", {ia, ib, ic}, call, ireads, {BufferRegion::Full(ic)})});
   }
   return out;
 }

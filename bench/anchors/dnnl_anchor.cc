@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 
@@ -153,6 +154,16 @@ absl::StatusOr<std::function<void()>> Prepare(const std::string& workload, const
       return absl::UnimplementedError("oneDNN anchor: GMM with batch B > 1 is not modelled");
     }
     const int64_t m = p.at("M"), n = p.at("N"), k = p.at("K");
+    if (dtype == "int8") {  // A and B converted once; C's int32s in the output's storage
+      auto a = std::make_shared<std::vector<int8_t>>(args[0], args[0] + m * k);
+      auto b = std::make_shared<std::vector<int8_t>>(args[1], args[1] + k * n);
+      auto* c = reinterpret_cast<int32_t*>(args[2]);
+      const int32_t no_offset = 0;
+      return std::function<void()>([=] {
+        (void)dnnl_gemm_s8s8s32('N', 'N', 'F', m, n, k, 1.0f, a->data(), k, 0, b->data(), n, 0,
+                                0.0f, c, n, &no_offset);
+      });
+    }
     return std::function<void()>([=] {
       (void)dnnl_sgemm('N', 'N', m, n, k, 1.0f, args[0], k, args[1], n, 0.0f, args[2], n);
     });
@@ -204,6 +215,7 @@ double MedianSecondsPerCall(const std::function<void()>& fn) {
 
 bool DnnlSupports(const std::string& workload, const std::string& dtype) {
   if (dtype == "bfloat16") return workload == "LINEAR";
+  if (dtype == "int8") return workload == "GMM";
   return dtype == "float32" &&
          (workload == "GMM" || workload == "LINEAR" || workload == "DENSE_BIAS_RELU" ||
           workload == "GEMV" || workload == "C2D" || workload == "DEP");

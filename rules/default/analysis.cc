@@ -356,32 +356,32 @@ std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t
 }
 
 absl::StatusOr<BlockRV> PrepackIntoStrips(Schedule* sch, BlockRV block, int read, int strip_dim,
-                                          int64_t lanes, int pair_dim) {
+                                          int64_t lanes, int group_dim, int64_t group) {
   TESSERA_ASSIGN_OR_RETURN(Block node, sch->Get(block));
   if (read < 0 || read >= static_cast<int>(node->reads.size())) {
     return absl::FailedPreconditionError("prepack: no such read");
   }
   const Buffer& weight = node->reads[read].buffer;
-  if (strip_dim < 0 || strip_dim >= weight.ndim() || lanes <= 1 || pair_dim == strip_dim ||
-      pair_dim >= weight.ndim()) {
+  if (strip_dim < 0 || strip_dim >= weight.ndim() || lanes <= 1 || group_dim == strip_dim ||
+      group_dim >= weight.ndim() || group < 1) {
     return absl::FailedPreconditionError("prepack: no such strip dimension");
   }
   const auto* extent = weight.shape()[strip_dim].as<IntImmNode>();
   if (extent == nullptr || extent->value % lanes != 0) {
     return absl::FailedPreconditionError("prepack: the lanes do not divide the strip dimension");
   }
-  const auto* pairs = pair_dim >= 0 ? weight.shape()[pair_dim].as<IntImmNode>() : nullptr;
-  if (pair_dim >= 0 && (pairs == nullptr || pairs->value % 2 != 0)) {
-    return absl::FailedPreconditionError("prepack: the pair dimension is odd");
+  const auto* grouped = group_dim >= 0 ? weight.shape()[group_dim].as<IntImmNode>() : nullptr;
+  if (group_dim >= 0 && (grouped == nullptr || grouped->value % group != 0)) {
+    return absl::FailedPreconditionError("prepack: the group does not divide its dimension");
   }
   std::vector<Var> vars;
   for (int d = 0; d < weight.ndim(); ++d) vars.push_back(Var("d" + std::to_string(d)));
   std::vector<Expr> strips = {FloorDiv(vars[strip_dim], Expr(lanes))};
   for (int d = 0; d < weight.ndim(); ++d) {
-    if (d != strip_dim) strips.push_back(d == pair_dim ? FloorDiv(vars[d], Expr(2)) : vars[d]);
+    if (d != strip_dim) strips.push_back(d == group_dim ? FloorDiv(vars[d], Expr(group)) : vars[d]);
   }
   strips.push_back(FloorMod(vars[strip_dim], Expr(lanes)));
-  if (pair_dim >= 0) strips.push_back(FloorMod(vars[pair_dim], Expr(2)));
+  if (group_dim >= 0) strips.push_back(FloorMod(vars[group_dim], Expr(group)));
   TESSERA_ASSIGN_OR_RETURN(IndexMap map, IndexMap::Make(vars, strips));
   TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(block, read, "global"));
   TESSERA_RETURN_IF_ERROR(sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, map));

@@ -149,12 +149,12 @@ absl::StatusOr<BlockRV> WriteBackUnder(Schedule* sch, BlockRV block, LoopRV loop
 // root annotated kLayoutRewritePreproc, which a deployment runs once per weight. A vector of
 // lanes along `strip_dim` then reads its strip contiguously along every other dimension, and the
 // layout does not depend on the tile decisions (a mutated trace keeps reading it well).
-// With `pair_dim` (K's dimension, else -1) K is taken in pairs, the pair last: [K, N] -> [N / 16,
-// K / 2, 16, 2], the layout the bfloat16 pair dot product reads (ir/cpu_intrinsics.h).
-// kFailedPrecondition when `lanes` does not divide the dimension (or 2 the pair dimension); other
-// errors from the primitives. Returns the packing block.
+// With `group_dim` (K's dimension, else -1) K is taken in groups of `group`, the group last:
+// [K, N] -> [N / 16, K / 2, 16, 2] for pairs, the layout the CPU's dot products read
+// (ir/cpu_intrinsics.h). kFailedPrecondition when `lanes` does not divide the strip dimension (or
+// `group` the group dimension); other errors from the primitives. Returns the packing block.
 absl::StatusOr<BlockRV> PrepackIntoStrips(Schedule* sch, BlockRV block, int read, int strip_dim,
-                                          int64_t lanes, int pair_dim = -1);
+                                          int64_t lanes, int group_dim = -1, int64_t group = 1);
 
 // The loops of a GEMM block after FuseGemmLoops.
 struct GemmLoops {

@@ -23,6 +23,9 @@ struct CpuCore {
   // AVX-512 BF16 (-isa=...+avx512bf16) with 16 lanes: bfloat16 products summed in float32 take
   // pairs of k a vdpbf16ps (ir/cpu_intrinsics.h), at twice the float32 FMA's flops on Zen 4.
   bool dot_bf16 = false;
+  // AVX-512 VNNI (+avx512vnni, +avx512bw) with 16 lanes: int8 products summed in int32 take four
+  // k a vpdpbusd, where they were widened to int32 and multiplied one by one.
+  bool dot_int8 = false;
 
   // The core a cpu target describes; a target of another kind gets the default above (the
   // AVX-512 core the rules' constants were first measured on).

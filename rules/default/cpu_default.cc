@@ -373,11 +373,11 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
       } else {
         MatmulTiling tiling = DefaultMatmulTiling(info, *gemm, core, cores,
                                                   ReadsLayoutFreeB(sch.func(), *block, *gemm));
-        tiling.dot_bf16_pairs = CanDotBf16Pairs(*block, *gemm, info.extents, core);
+        tiling.dot_groups = CpuDotFor(*block, *gemm, info.extents, core).has_value();
         tiled = TiledMatmul(&trial, info, *block, *gemm, tiling, core).ok();
-        if (!tiled && tiling.dot_bf16_pairs) {  // e.g. padded tiles: widened to float32
+        if (!tiled && tiling.dot_groups) {  // e.g. padded tiles: widened
           trial = sch.Copy();
-          tiling.dot_bf16_pairs = false;
+          tiling.dot_groups = false;
           tiled = TiledMatmul(&trial, info, *block, *gemm, tiling, core).ok();
         }
         if (!tiled && tiling.layout == MatmulLayout::kPrepacked) {

@@ -63,10 +63,10 @@ absl::StatusOr<IndexMap> ColumnsLastMap(const Block& block, const GemmMatch& g) 
   return IndexMap::Make(vars, rest);
 }
 
-// The index map that packs B in pairs of k for kCpuDotBf16 ([.., K, J] or [.., J, K] -> [..,
-// K / 2, J, 2], batch dimensions first): a tile vector's 16 columns at a pair of k are then one
-// row of 32 bfloat16s.
-absl::StatusOr<IndexMap> PairsLastMap(const Block& block, const GemmMatch& g) {
+// The index map that packs B in groups of `group` k for a dot product ([.., K, J] or [.., J, K] ->
+// [.., K / group, J, group], batch dimensions first): a tile vector's 16 columns at a group of k
+// are then one row of 64 bytes.
+absl::StatusOr<IndexMap> GroupsLastMap(const Block& block, const GemmMatch& g, int64_t group) {
   std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
   auto in = [&](int group, int iter) {
     return iter >= 0 && std::count(g.groups[group].begin(), g.groups[group].end(), iter) > 0;
@@ -85,9 +85,9 @@ absl::StatusOr<IndexMap> PairsLastMap(const Block& block, const GemmMatch& g) {
     }
   }
   if (!j.has_value() || !k.has_value()) {
-    return absl::FailedPreconditionError("bfloat16 pairs: B has no J or K dimension");
+    return absl::FailedPreconditionError("dot product: B has no J or K dimension");
   }
-  layout.insert(layout.end(), {FloorDiv(*k, Expr(2)), *j, FloorMod(*k, Expr(2))});
+  layout.insert(layout.end(), {FloorDiv(*k, Expr(group)), *j, FloorMod(*k, Expr(group))});
   return IndexMap::Make(vars, layout);
 }
 
@@ -334,13 +334,18 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   const bool k_blocked = tiling.layout == MatmulLayout::kPackedKBlocked;
   const bool prepack = tiling.layout == MatmulLayout::kPrepacked;
   const bool pack = tiling.layout == MatmulLayout::kPacked || k_blocked;
-  const bool pairs = tiling.dot_bf16_pairs;
-  const PaddedGemm padded = PaddedGemmExtents(unpadded_main, g, core);
-  if (pairs && (k_blocked || tiling.layout == MatmulLayout::kUnpacked || padded.multiple_i != 1 ||
-                padded.multiple_j != 1 || !CanDotBf16Pairs(block, g, main.extents, core))) {
-    return absl::FailedPreconditionError(
-        "bfloat16 pairs: not a bfloat16 product of unpadded I and J with B packed or prepacked");
+  std::optional<CpuDot> dot;
+  if (tiling.dot_groups) {
+    const PaddedGemm padded = PaddedGemmExtents(unpadded_main, g, core);
+    dot = CpuDotFor(block, g, main.extents, core);
+    if (k_blocked || tiling.layout == MatmulLayout::kUnpacked || padded.multiple_i != 1 ||
+        padded.multiple_j != 1 || !dot.has_value()) {
+      return absl::FailedPreconditionError(
+          "dot product: not a product the core has one for, of unpadded I and J, with B packed "
+          "or prepacked");
+    }
   }
+  const bool groups = dot.has_value();
   if (prepack && !ReadsLayoutFreeB(sch->func(), unpadded_block, g)) {
     return absl::FailedPreconditionError("prepacked gemm: B is not a layout-free parameter");
   }
@@ -360,8 +365,8 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j, sch->Split(j_lanes[0], Factors(column_factors)));
   j.push_back(j_lanes[1]);
   std::vector<LoopRV> k = {loops.k};
-  if (pairs) {
-    TESSERA_ASSIGN_OR_RETURN(k, sch->Split(loops.k, {InstValue(), InstValue::Int(2)}));
+  if (groups) {
+    TESSERA_ASSIGN_OR_RETURN(k, sch->Split(loops.k, {InstValue(), InstValue::Int(dot->group)}));
   }
   if (k_blocked) {
     // The sampled innermost factor (at most kMaxKBlocks) is the number of K blocks, the outer
@@ -380,8 +385,9 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
     case MatmulLayout::kPacked:
     case MatmulLayout::kUnpacked:
     case MatmulLayout::kPrepacked:
-      TESSERA_RETURN_IF_ERROR(pairs ? sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2], j[3], k[1]})
-                                    : sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2], j[3]}));
+      TESSERA_RETURN_IF_ERROR(groups
+                                  ? sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2], j[3], k[1]})
+                                  : sch->Reorder({j[0], i[0], j[1], k[0], i[1], j[2], j[3]}));
       if (!pack) outer.insert(outer.end(), {i[0], j[1]});
       break;
     case MatmulLayout::kPackedKBlocked:
@@ -395,30 +401,32 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   }
   if (pack) {
     TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(main.rv, g.b, "global"));
-    if (pairs) {
-      TESSERA_ASSIGN_OR_RETURN(IndexMap pairs_last, PairsLastMap(block, g));
-      TESSERA_RETURN_IF_ERROR(sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, pairs_last));
-      // The copy iterates the pairs too, so that its stores are affine for ComputeAt.
-      TESSERA_RETURN_IF_ERROR(sch->TransformBlockLayout(packed, pairs_last));
+    if (groups) {
+      TESSERA_ASSIGN_OR_RETURN(IndexMap groups_last, GroupsLastMap(block, g, dot->group));
+      TESSERA_RETURN_IF_ERROR(
+          sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, groups_last));
+      // The copy iterates the groups too, so that its stores are affine for ComputeAt.
+      TESSERA_RETURN_IF_ERROR(sch->TransformBlockLayout(packed, groups_last));
     } else if (BIsReductionContiguous(block, g)) {
       TESSERA_ASSIGN_OR_RETURN(IndexMap columns_last, ColumnsLastMap(block, g));
       TESSERA_RETURN_IF_ERROR(
           sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, columns_last));
     }
     TESSERA_RETURN_IF_ERROR(sch->ComputeAt(packed, k_blocked ? k[0] : parallel));
-    if (!pairs && BIsReductionContiguous(block, g)) {
+    if (!groups && BIsReductionContiguous(block, g)) {
       TESSERA_RETURN_IF_ERROR(TileTransposingCopy(sch, packed));
     }
   }
   if (prepack) {
     TESSERA_ASSIGN_OR_RETURN(int strip_dim, StripDimension(block, g));
-    int pair_dim = -1;
-    if (pairs) {
+    int group_dim = -1;
+    if (groups) {
       const std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
-      pair_dim = static_cast<int>(std::find(b.begin(), b.end(), g.groups[kGemmK][0]) - b.begin());
+      group_dim = static_cast<int>(std::find(b.begin(), b.end(), g.groups[kGemmK][0]) - b.begin());
     }
     TESSERA_RETURN_IF_ERROR(
-        PrepackIntoStrips(sch, main.rv, g.b, strip_dim, lanes, pair_dim).status());
+        PrepackIntoStrips(sch, main.rv, g.b, strip_dim, lanes, group_dim, groups ? dot->group : 1)
+            .status());
   }
   const LoopRV write_at = tiling.layout == MatmulLayout::kPacked ? j[1] : parallel;
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, write_at, "local"));
@@ -433,9 +441,9 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_rows));
   TESSERA_RETURN_IF_ERROR(sch->Unroll(tile_vectors));
   BlockRV product = main.rv;
-  if (pairs) {
+  if (groups) {
     TESSERA_ASSIGN_OR_RETURN(product, sch->Blockize(tile_lanes));
-    TESSERA_RETURN_IF_ERROR(sch->Tensorize(product, kCpuDotBf16));
+    TESSERA_RETURN_IF_ERROR(sch->Tensorize(product, dot->intrin));
   } else if (lanes > 1) {
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(tile_lanes));
   }
@@ -447,7 +455,7 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
                         distances, std::vector<double>(distances.size(), 1.0 / distances.size()),
                         tiling.prefetch_ahead));
   TESSERA_RETURN_IF_ERROR(
-      sch->Annotate(pairs ? k[0] : k.back(), kPrefetchAhead, InstValue::Of(ahead)));
+      sch->Annotate(groups ? k[0] : k.back(), kPrefetchAhead, InstValue::Of(ahead)));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
   if (LoopExtent(*sch, wb.back()) > 1 && VectorizeWriteBack(core)) {
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
@@ -469,24 +477,32 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   return product;
 }
 
-bool CanDotBf16Pairs(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents,
-                     const CpuCore& core) {
-  if (!core.dot_bf16 || g.a < 0 || g.b < 0 || block->writes.size() != 1) return false;
+std::optional<CpuDot> CpuDotFor(const Block& block, const GemmMatch& g,
+                                const std::vector<int64_t>& extents, const CpuCore& core) {
+  if (g.a < 0 || g.b < 0 || block->writes.size() != 1) return std::nullopt;
   for (int group : {kGemmI, kGemmJ, kGemmK}) {
-    if (g.groups[group].size() != 1) return false;
+    if (g.groups[group].size() != 1) return std::nullopt;
   }
-  const int k = g.groups[kGemmK][0];
   const Buffer& a = block->reads[g.a].buffer;
   const Buffer& b = block->reads[g.b].buffer;
-  if (a.dtype() != DataType::BFloat16() || b.dtype() != DataType::BFloat16() ||
-      block->writes[0].buffer.dtype() != DataType::Float32() || extents[k] % 2 != 0) {
-    return false;
+  const DataType in = a.dtype(), acc = block->writes[0].buffer.dtype();
+  CpuDot dot;
+  if (core.dot_bf16 && in == DataType::BFloat16() && acc == DataType::Float32()) {
+    dot = {kCpuDotBf16, 2};
+  } else if (core.dot_int8 && in == DataType::Int8() && acc == DataType::Int32()) {
+    dot = {kCpuDotInt8, 4};
+  } else {
+    return std::nullopt;
   }
+  const int k = g.groups[kGemmK][0];
   const std::vector<int> a_iters = AccessIters(block, a);
   const std::vector<int> b_iters = AccessIters(block, b);
-  return !a_iters.empty() && a_iters.back() == k &&
-         std::count(b_iters.begin(), b_iters.end(), k) == 1 &&
-         std::count(b_iters.begin(), b_iters.end(), g.groups[kGemmJ][0]) == 1;
+  if (b.dtype() != in || extents[k] % dot.group != 0 || a_iters.empty() || a_iters.back() != k ||
+      std::count(b_iters.begin(), b_iters.end(), k) != 1 ||
+      std::count(b_iters.begin(), b_iters.end(), g.groups[kGemmJ][0]) != 1) {
+    return std::nullopt;
+  }
+  return dot;
 }
 
 absl::Status OneRowFromStrips(Schedule* sch, const BlockInfo& main, const Block& block,

@@ -7,6 +7,7 @@
 #define TESSERA_RULES_DEFAULT_TILED_MATMUL_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "rules/default/analysis.h"
@@ -61,20 +62,27 @@ struct MatmulTiling {
   // SampleCategorical over kPrefetchDistances: how many iterations ahead the tile's reduction
   // loop prefetches the lines of B it streams (kPrefetchAhead; 0: none).
   InstValue prefetch_ahead;
-  // kPacked and kPrepacked, where CanDotBf16Pairs: B packed in pairs of k ([.., K / 2, J, 2])
-  // and each tile vector's sums taken a pair of k at a time by the tensor intrinsic kCpuDotBf16
-  // (schedule/tensor_intrin.h) instead of widening every element to float32. Another nest (a
-  // split and a Tensorize more), so a branch like the layout, not a sampled decision. The tiles
-  // must divide I and J: a padded tile's guard falls inside the intrinsic's block.
-  bool dot_bf16_pairs = false;
+  // kPacked and kPrepacked, where CpuDotFor finds a dot product: B packed in groups of its k
+  // ([.., K / g, J, g]) and each tile vector's sums taken g k at a time by that tensor intrinsic
+  // (schedule/tensor_intrin.h) instead of widening every element. Another nest (a split and a
+  // Tensorize more), so a branch like the layout, not a sampled decision. The tiles must divide
+  // I and J: a padded tile's guard falls inside the intrinsic's block.
+  bool dot_groups = false;
 };
 
-// True if the GEMM `g` of `block` (`extents` as in BlockInfo) can take its products in pairs
-// of k on `core`: the core has the bfloat16 dot product (CpuCore::dot_bf16), A and B are
-// bfloat16 and C float32 (float32(A) * float32(B) summed), I, J and K one iterator each, K even
-// and A's last dimension, and B [.., K, J] or [.., J, K].
-bool CanDotBf16Pairs(const Block& block, const GemmMatch& g, const std::vector<int64_t>& extents,
-                     const CpuCore& core);
+// A dot product of the core for a GEMM's element type (ir/cpu_intrinsics.h): the tensor
+// intrinsic, and how many k it sums per column.
+struct CpuDot {
+  const char* intrin = nullptr;
+  int64_t group = 0;
+};
+
+// The dot product `core` has for the GEMM `g` of `block` (`extents` as in BlockInfo), or
+// nullopt: bfloat16 A and B summed in float32 with AVX-512 BF16 (CpuCore::dot_bf16: pairs of k),
+// int8 A and B summed in int32 with AVX-512 VNNI (dot_int8: fours); I, J and K one iterator each,
+// K a multiple of the group and A's last dimension, B [.., K, J] or [.., J, K].
+std::optional<CpuDot> CpuDotFor(const Block& block, const GemmMatch& g,
+                                const std::vector<int64_t>& extents, const CpuCore& core);
 
 // The prefetch distances the space samples, in iterations of K. The default takes 64 (a 4 KiB
 // page of a packed strip ahead): 32 to 128 ran alike, 16 and 256 slower (docs/cpu-backend.md).

@@ -46,16 +46,15 @@ class PackedPanelGemm : public ScheduleRule {
       Schedule tiled = sch->Copy();
       MatmulTiling tiling;
       tiling.layout = layout;
-      // bfloat16 products in pairs of k where the core has the dot product (packed and
-      // prepacked B); widened to float32 where the sampled tiles leave guards.
-      tiling.dot_bf16_pairs =
-          (layout == MatmulLayout::kPacked || layout == MatmulLayout::kPrepacked) &&
-          dlight::CanDotBf16Pairs(node, *gemm, info->extents, core_);
+      // bfloat16 and int8 products a group of k at a time where the core has a dot product for
+      // them (packed and prepacked B); widened where the sampled tiles leave guards.
+      tiling.dot_groups = (layout == MatmulLayout::kPacked || layout == MatmulLayout::kPrepacked) &&
+                          dlight::CpuDotFor(node, *gemm, info->extents, core_).has_value();
       absl::StatusOr<BlockRV> product =
           dlight::TiledMatmul(&tiled, *info, node, *gemm, tiling, core_);
-      if (!product.ok() && tiling.dot_bf16_pairs) {
+      if (!product.ok() && tiling.dot_groups) {
         tiled = sch->Copy();
-        tiling.dot_bf16_pairs = false;
+        tiling.dot_groups = false;
         product = dlight::TiledMatmul(&tiled, *info, node, *gemm, tiling, core_);
       }
       if (!product.ok()) continue;

@@ -382,19 +382,20 @@ TEST(DefaultScheduleRuleTest, CpuMatmulOnAnAvx2CoreMatchesReference) {
   }
 }
 
-// Avx512CpuTarget with AVX-512 BF16's dot product of bfloat16 pairs.
-Target Bf16DotTarget() {
-  absl::StatusOr<Target> target = Avx512CpuTarget().With("isa", "avx2+fma+avx512f+avx512bf16");
+// Avx512CpuTarget with the dot products: AVX-512 BF16's bfloat16 pairs, VNNI's int8 fours.
+Target DotProductTarget() {
+  absl::StatusOr<Target> target =
+      Avx512CpuTarget().With("isa", "avx2+fma+avx512f+avx512bw+avx512vnni+avx512bf16");
   TESSERA_CHECK(target.ok()) << target.status();
   return *target;
 }
 
-// How many calls of the bfloat16 pair dot product (ir/cpu_intrinsics.h) `scheduled` makes.
-int DotBf16Calls(const PrimFunc& scheduled) {
+// How many calls of the dot product `call` (ir/cpu_intrinsics.h) `scheduled` makes.
+int DotCalls(const PrimFunc& scheduled, const std::string& call) {
   int calls = 0;
   PostOrderVisitExprs(scheduled->body, [&](const Expr& e) {
-    const auto* call = e.as<CallNode>();
-    calls += call != nullptr && call->name == kCpuDotBf16Call;
+    const auto* node = e.as<CallNode>();
+    calls += node != nullptr && node->name == call;
   });
   return calls;
 }
@@ -409,8 +410,8 @@ TEST(DefaultScheduleRuleTest, CpuBfloat16ProductTakesPairsOfKOnADotProductCore) 
   absl::StatusOr<PrimFunc> gmm =
       MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 48}}, "bfloat16", "float32");
   ASSERT_TRUE(gmm.ok()) << gmm.status();
-  const PrimFunc gmm_paired = ApplyToModule(*gmm, Bf16DotTarget()).second;
-  EXPECT_GT(DotBf16Calls(gmm_paired), 0) << PrintFunc(gmm_paired);
+  const PrimFunc gmm_paired = ApplyToModule(*gmm, DotProductTarget()).second;
+  EXPECT_GT(DotCalls(gmm_paired, kCpuDotBf16Call), 0) << PrintFunc(gmm_paired);
   EXPECT_EQ(ShapeOfBuffer(ShapeOf(gmm_paired), "B_global"), (std::vector<int64_t>{1, 24, 256, 2}))
       << PrintFunc(gmm_paired);
   ExpectMatchesReference(gmm_paired, *gmm);
@@ -418,43 +419,68 @@ TEST(DefaultScheduleRuleTest, CpuBfloat16ProductTakesPairsOfKOnADotProductCore) 
   absl::StatusOr<PrimFunc> linear =
       MakeWorkload("LINEAR", {{"M", 16}, {"N", 64}, {"K", 40}}, "bfloat16", "float32");
   ASSERT_TRUE(linear.ok()) << linear.status();
-  const PrimFunc linear_paired = ApplyToModule(*linear, Bf16DotTarget()).second;
-  EXPECT_GT(DotBf16Calls(linear_paired), 0) << PrintFunc(linear_paired);
+  const PrimFunc linear_paired = ApplyToModule(*linear, DotProductTarget()).second;
+  EXPECT_GT(DotCalls(linear_paired, kCpuDotBf16Call), 0) << PrintFunc(linear_paired);
   EXPECT_EQ(ShapeOfBuffer(ShapeOf(linear_paired), "W_global"), (std::vector<int64_t>{4, 20, 16, 2}))
       << PrintFunc(linear_paired);
   ExpectMatchesReference(linear_paired, *linear);
 
   const PrimFunc widened = ApplyToModule(*gmm, Avx512CpuTarget()).second;
-  EXPECT_EQ(DotBf16Calls(widened), 0) << PrintFunc(widened);
+  EXPECT_EQ(DotCalls(widened, kCpuDotBf16Call), 0) << PrintFunc(widened);
   absl::StatusOr<PrimFunc> odd_k =
       MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 47}}, "bfloat16", "float32");
   ASSERT_TRUE(odd_k.ok()) << odd_k.status();
-  const PrimFunc odd_widened = ApplyToModule(*odd_k, Bf16DotTarget()).second;
-  EXPECT_EQ(DotBf16Calls(odd_widened), 0) << PrintFunc(odd_widened);
+  const PrimFunc odd_widened = ApplyToModule(*odd_k, DotProductTarget()).second;
+  EXPECT_EQ(DotCalls(odd_widened, kCpuDotBf16Call), 0) << PrintFunc(odd_widened);
   ExpectMatchesReference(odd_widened, *odd_k);
 }
 
-// Compiled for a core with AVX-512 BF16 (Cooper Lake; only the assembly is read), the paired
-// tile's loop is vdpbf16ps on broadcast pairs of A and rows of the packed panel, its
-// accumulators in registers: no vector store inside it.
-TEST(DefaultScheduleRuleTest, CpuBfloat16PairedTileIsDotProductsInRegisters) {
+// With AVX-512 VNNI an int8 product summed in int32 takes its k four at a time ([.., K / 4, J, 4]
+// panels, one vpdpbusd per tile vector) and is exact; a K that 4 does not divide, or a core
+// without VNNI, widens each element to int32.
+TEST(DefaultScheduleRuleTest, CpuInt8ProductTakesFoursOfKOnAVnniCore) {
+  absl::StatusOr<PrimFunc> gmm =
+      MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 48}}, "int8");
+  ASSERT_TRUE(gmm.ok()) << gmm.status();
+  const PrimFunc quads = ApplyToModule(*gmm, DotProductTarget()).second;
+  EXPECT_GT(DotCalls(quads, kCpuDotInt8Call), 0) << PrintFunc(quads);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(quads), "B_global"), (std::vector<int64_t>{1, 12, 256, 4}))
+      << PrintFunc(quads);
+  ExpectMatchesReference(quads, *gmm);
+  EXPECT_EQ(DotCalls(ApplyToModule(*gmm, Avx512CpuTarget()).second, kCpuDotInt8Call), 0);
+  absl::StatusOr<PrimFunc> odd_k =
+      MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 46}}, "int8");
+  ASSERT_TRUE(odd_k.ok()) << odd_k.status();
+  const PrimFunc widened = ApplyToModule(*odd_k, DotProductTarget()).second;
+  EXPECT_EQ(DotCalls(widened, kCpuDotInt8Call), 0) << PrintFunc(widened);
+  ExpectMatchesReference(widened, *odd_k);
+}
+
+// Compiled for a core with both dot products (Cooper Lake; only the assembly is read), the tile's
+// loop is vdpbf16ps (bfloat16) or vpdpbusd (int8) on broadcast groups of A and rows of the packed
+// panel, its accumulators in registers: no vector store inside it.
+TEST(DefaultScheduleRuleTest, CpuDotProductTilesKeepTheirSumsInRegisters) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "the check reads x86-64 assembly";
 #endif
-  absl::StatusOr<PrimFunc> gmm =
-      MakeWorkload("GMM", {{"B", 1}, {"M", 64}, {"N", 256}, {"K", 128}}, "bfloat16", "float32");
-  ASSERT_TRUE(gmm.ok()) << gmm.status();
-  const PrimFunc scheduled = ApplyToModule(*gmm, Bf16DotTarget()).second;
-  absl::StatusOr<std::string> code = GenerateC(scheduled, "bf16_pairs");
-  ASSERT_TRUE(code.ok()) << code.status();
-  absl::StatusOr<std::string> text =
-      testing::CAssembly(::testing::TempDir(), "bf16_pairs", *code, "cooperlake");
-  ASSERT_TRUE(text.ok()) << text.status();
-  const std::vector<std::string> stores =
-      testing::VectorStoresOfInnermostLoopsWith(*text, "vdpbf16ps");
-  ASSERT_GE(stores.size(), 1u) << "no loop of vdpbf16ps in\n" << *code;
-  for (const std::string& loop_stores : stores) {
-    EXPECT_EQ(loop_stores, "") << "vector stores in a loop of dot products";
+  for (const auto& [dtype, acc, instruction] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"bfloat16", "float32", "vdpbf16ps"}, {"int8", "", "vpdpbusd"}}) {
+    absl::StatusOr<PrimFunc> gmm =
+        MakeWorkload("GMM", {{"B", 1}, {"M", 64}, {"N", 256}, {"K", 128}}, dtype, acc);
+    ASSERT_TRUE(gmm.ok()) << gmm.status();
+    const PrimFunc scheduled = ApplyToModule(*gmm, DotProductTarget()).second;
+    absl::StatusOr<std::string> code = GenerateC(scheduled, "dot_" + dtype);
+    ASSERT_TRUE(code.ok()) << code.status();
+    absl::StatusOr<std::string> text =
+        testing::CAssembly(::testing::TempDir(), "dot_" + dtype, *code, "cooperlake");
+    ASSERT_TRUE(text.ok()) << text.status();
+    const std::vector<std::string> stores =
+        testing::VectorStoresOfInnermostLoopsWith(*text, instruction);
+    ASSERT_GE(stores.size(), 1u) << "no loop of " << instruction << " in\n" << *code;
+    for (const std::string& loop_stores : stores) {
+      EXPECT_EQ(loop_stores, "") << dtype << ": vector stores in a loop of dot products";
+    }
   }
 }
 

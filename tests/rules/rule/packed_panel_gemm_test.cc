@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "frontend/workloads.h"
 #include "ir/prepack.h"
 #include "rules/annotations.h"
@@ -109,20 +110,25 @@ TEST(PackedPanelGemmTest, LinearSpacesIncludingPrepackedMatchTheReference) {
   EXPECT_EQ(CheckAllSpaces(Workload("LINEAR", {{"M", 37}, {"N", 67}, {"K", 23}}), 2), 8);
 }
 
-// A core with AVX-512 BF16: bfloat16 products summed in float32 take pairs of k by the tensor
-// intrinsic kCpuDotBf16 in the packed and prepacked spaces (where the sampled tiles divide I and
-// J; widened to float32 where they do not). Every space replays, computes the product in the
-// interpreter (the intrinsic's description bound to the same regions) and built by the C
-// backend (vdpbf16ps on a host that has it, the prelude's scalar loop elsewhere).
-TEST(PackedPanelGemmTest, Bfloat16SpacesTakePairsOfKOnADotProductCore) {
-  const Target target =
-      *Target::Parse("cpu -cores=4 -vector_bits=512 -isa=avx2+fma+avx512f+avx512bf16");
-  int paired = 0;
-  for (const auto& [name, shape] :
-       std::vector<std::pair<std::string, std::map<std::string, int64_t>>>{
-           {"GMM", {{"B", 1}, {"M", 32}, {"N", 128}, {"K", 48}}},
-           {"LINEAR", {{"M", 16}, {"N", 64}, {"K", 40}}}}) {
-    absl::StatusOr<PrimFunc> func = MakeWorkload(name, shape, "bfloat16", "float32");
+// A core with the dot products (AVX-512 BF16, VNNI): bfloat16 products summed in float32 take
+// pairs of k (kCpuDotBf16) and int8 ones fours (kCpuDotInt8) in the packed and prepacked spaces
+// (where the sampled tiles divide I and J; widened where they do not). Every space replays,
+// computes the product in the interpreter (the intrinsic's description bound to the same
+// regions) and built by the C backend (the instructions on a host that has them, the prelude's
+// scalar loops elsewhere).
+TEST(PackedPanelGemmTest, Bfloat16AndInt8SpacesTakeGroupsOfKOnADotProductCore) {
+  const Target target = *Target::Parse(
+      "cpu -cores=4 -vector_bits=512 -isa=avx2+fma+avx512f+avx512bw+avx512vnni+avx512bf16");
+  struct Case {
+    std::string workload, dtype, acc;
+    std::map<std::string, int64_t> shape;
+  };
+  int grouped = 0;
+  for (const Case& c : std::vector<Case>{
+           {"GMM", "bfloat16", "float32", {{"B", 1}, {"M", 32}, {"N", 128}, {"K", 48}}},
+           {"LINEAR", "bfloat16", "float32", {{"M", 16}, {"N", 64}, {"K", 40}}},
+           {"GMM", "int8", "", {{"B", 1}, {"M", 24}, {"N", 96}, {"K", 36}}}}) {
+    absl::StatusOr<PrimFunc> func = MakeWorkload(c.workload, c.shape, c.dtype, c.acc);
     ASSERT_TRUE(func.ok()) << func.status();
     for (int64_t seed = 0; seed < 3; ++seed) {
       std::vector<Schedule> spaces = ApplyRule(target, *func, seed);
@@ -132,15 +138,17 @@ TEST(PackedPanelGemmTest, Bfloat16SpacesTakePairsOfKOnADotProductCore) {
         for (const Instruction& inst : sch.trace().insts()) {
           tensorized |= std::string(inst.kind->name) == "Tensorize";
         }
-        paired += tensorized;
+        grouped += tensorized;
+        const std::string where =
+            absl::StrCat(c.workload, " ", c.dtype, " space ", s, " seed ", seed, ": ");
         absl::Status correct = testing::CheckTensorizedScheduleCorrect(sch, *func, seed);
-        EXPECT_TRUE(correct.ok()) << name << " space " << s << " seed " << seed << ": " << correct;
+        EXPECT_TRUE(correct.ok()) << where << correct;
         absl::Status built = testing::CheckCBackendMatches(*func, sch.func(), seed);
-        EXPECT_TRUE(built.ok()) << name << " space " << s << " seed " << seed << ": " << built;
+        EXPECT_TRUE(built.ok()) << where << built;
       }
     }
   }
-  EXPECT_GE(paired, 4) << "spaces that took pairs of k";
+  EXPECT_GE(grouped, 6) << "spaces that took groups of k";
 }
 
 TEST(PackedPanelGemmTest, PrimeExtentsSampleNonDividingTiles) {
