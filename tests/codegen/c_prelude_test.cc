@@ -109,6 +109,51 @@ int main(void) {
   EXPECT_EQ(std::system(binary.c_str()), 0) << "a helper check failed (the exit code names it)";
 }
 
+// The dot products (ir/cpu_intrinsics.h) add each column's group of k into c: int8 exactly (from
+// -128 to 127, where vpdpbusd's offset of a by 128 and its correction matter), bfloat16 within
+// the rounding of its two sums. Compiled twice: for a generic x86-64 (the scalar loops) and with
+// -march=native (vpdpbusd and vdpbf16ps where the host has them).
+TEST(CPreludeTest, DotProductsAddEachColumnsGroupOfK) {
+  const std::string dir = ::testing::TempDir();
+  const std::string source = dir + "/c_prelude_dot_test.c";
+  {
+    std::ofstream out(source);
+    out << kCPrelude << R"(
+int main(void) {
+  int8_t a8[4] = {-128, 127, -1, 3};
+  int8_t b8[64];
+  int32_t c32[16];
+  for (int i = 0; i < 64; ++i) b8[i] = (int8_t)(i * 37 - 128);
+  for (int j = 0; j < 16; ++j) c32[j] = 1000 * j - 7;
+  tessera_dot_i8_16x4(c32, a8, b8);
+  for (int j = 0; j < 16; ++j) {
+    int32_t want = 1000 * j - 7;
+    for (int k = 0; k < 4; ++k) want += (int32_t)a8[k] * (int32_t)b8[4 * j + k];
+    if (c32[j] != want) return 1;
+  }
+  uint16_t a16[2] = {tessera_f32_to_bf16(1.5f), tessera_f32_to_bf16(-0.375f)};
+  uint16_t b16[32];
+  float c[16];
+  for (int i = 0; i < 32; ++i) b16[i] = tessera_f32_to_bf16((float)(i - 13) * 0.25f);
+  for (int j = 0; j < 16; ++j) c[j] = 0.125f * (float)j;
+  tessera_dot_bf16_16x2(c, a16, b16);
+  for (int j = 0; j < 16; ++j) {
+    const double want = 0.125 * j + 1.5 * ((2 * j - 13) * 0.25) + -0.375 * ((2 * j + 1 - 13) * 0.25);
+    if (fabs(c[j] - want) > 1e-6 * (1 + fabs(want))) return 2;
+  }
+  return 0;
+}
+)";
+  }
+  for (const std::string march : {"", " -march=native"}) {
+    const std::string binary = dir + "/c_prelude_dot_test" + (march.empty() ? "" : "_native");
+    const std::string compile =
+        "cc -std=c11 -O2" + march + " -o " + binary + " " + source + " -lm 2>&1";
+    ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+    EXPECT_EQ(std::system(binary.c_str()), 0) << "dot products" << march << ": 1 int8, 2 bfloat16";
+  }
+}
+
 // The x86-64 assembly of the prelude followed by `code`, compiled with the builder's
 // vectorization flags (worker/builder.h) for AVX2; "" where the compiler failed (with a test
 // failure).
