@@ -73,7 +73,7 @@
 namespace tessera {
 namespace {
 
-enum class Group { kGemm, kGemv, kConv, kMemory, kBf16Gemm, kInt8Gemm };
+enum class Group { kGemm, kGemv, kConv, kMemory, kBf16, kInt8 };
 
 const char* GroupName(Group g) {
   switch (g) {
@@ -85,9 +85,9 @@ const char* GroupName(Group g) {
       return "conv";
     case Group::kMemory:
       return "memory-bound";
-    case Group::kBf16Gemm:
-      return "bfloat16 GEMM";
-    case Group::kInt8Gemm:
+    case Group::kBf16:
+      return "bfloat16 GEMM, conv";
+    case Group::kInt8:
       return "int8 GEMM";
   }
   return "";
@@ -271,14 +271,28 @@ std::vector<Shape> AllShapes() {
        "BERT-base attention output 128x768x768 in bfloat16 (float32 sums)",
        "LINEAR",
        {{"M", 128}, {"N", 768}, {"K", 768}},
-       Group::kBf16Gemm,
+       Group::kBf16,
        "bfloat16",
        "float32"},
       {"llama_prefill_qkv_bf16",
        "LLaMA-7B prefill 32 tokens 32x4096x4096 in bfloat16 (float32 sums)",
        "LINEAR",
        {{"M", 32}, {"N", 4096}, {"K", 4096}},
-       Group::kBf16Gemm,
+       Group::kBf16,
+       "bfloat16",
+       "float32"},
+      {"resnet_c2d_56_bf16",
+       "ResNet-50 stage 1 conv 3x3 56x56x64->64 in bfloat16 (float32 sums)",
+       "C2D",
+       {{"N", 1},
+        {"H", 56},
+        {"W", 56},
+        {"CI", 64},
+        {"CO", 64},
+        {"K", 3},
+        {"stride", 1},
+        {"padding", 1}},
+       Group::kBf16,
        "bfloat16",
        "float32"},
       // int8 summed in int32 (a quantized layer's product of two inputs): with AVX-512 VNNI
@@ -287,7 +301,7 @@ std::vector<Shape> AllShapes() {
        "BERT-base attention output 128x768x768 in int8 (int32 sums)",
        "GMM",
        {{"B", 1}, {"M", 128}, {"N", 768}, {"K", 768}},
-       Group::kInt8Gemm,
+       Group::kInt8,
        "int8"},
   };
 }
@@ -653,7 +667,7 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
                               anchor < 1e30 ? fastest.c_str() : "(no library)");
         if (peak_flops > 0 && shape.group != Group::kGemv) {
           // bfloat16 and int8 against the float32 FMAs' peak: the dot products can pass it.
-          const bool narrow = shape.group == Group::kBf16Gemm || shape.group == Group::kInt8Gemm;
+          const bool narrow = shape.group == Group::kBf16 || shape.group == Group::kInt8;
           std::snprintf(buf + n, sizeof(buf) - n, " = %.2f of %s", flops / secs / peak_flops,
                         narrow ? "the float32 peak" : "peak");
         }
@@ -755,8 +769,8 @@ int Bench(const std::vector<std::string>& names, const std::vector<int>& budgets
                         Goal{Group::kGemv, 0.9, "x the fastest library (goal: >= 0.9x)"},
                         Goal{Group::kConv, 1.0, "x the fastest library (goal: >= 1.0x)"},
                         Goal{Group::kMemory, 0.7, "of bandwidth (goal: >= 0.7)"},
-                        Goal{Group::kBf16Gemm, 1.0, "x the fastest library (goal: >= 1.0x)"},
-                        Goal{Group::kInt8Gemm, 1.0, "x the fastest library (goal: >= 1.0x)"}}) {
+                        Goal{Group::kBf16, 1.0, "x the fastest library (goal: >= 1.0x)"},
+                        Goal{Group::kInt8, 1.0, "x the fastest library (goal: >= 1.0x)"}}) {
     const std::vector<double>& r = worst_tuned_ratio[g.group];
     if (r.empty()) {
       if (g.group == Group::kConv)

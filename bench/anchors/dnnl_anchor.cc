@@ -85,8 +85,9 @@ std::function<void()> WithWeightsReordered(const dnnl::engine& engine,
 
 // A convolution on NHWC activations with Tessera's weights (HWIO, or [K,K,C] depthwise).
 // The primitive picks its weight layout ("any"); the weights are reordered into it here, once.
+// With `bf16`, input and weights in bfloat16 (converted once) and the output in float32.
 std::function<void()> PrepareConv(const std::string& workload, const ShapeParams& p,
-                                  const std::vector<float*>& args) {
+                                  const std::vector<float*>& args, bool bf16) {
   using dnnl::memory;
   using tag = memory::format_tag;
   const bool depthwise = workload == "DEP";
@@ -96,18 +97,20 @@ std::function<void()> PrepareConv(const std::string& workload, const ShapeParams
   const int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
 
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  memory::desc src_md({n, ci, h, w}, memory::data_type::f32, tag::nhwc);
+  const memory::data_type in = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  memory::desc user_src_md({n, ci, h, w}, memory::data_type::f32, tag::nhwc);
+  memory::desc src_md({n, ci, h, w}, in, tag::nhwc);
   memory::desc dst_md({n, co, oh, ow}, memory::data_type::f32, tag::nhwc);
   // Depthwise: groups = C with one input and one output channel each; [K,K,C] is hwigo.
   memory::desc user_w_md = depthwise
                                ? memory::desc({co, 1, 1, k, k}, memory::data_type::f32, tag::hwigo)
                                : memory::desc({co, ci, k, k}, memory::data_type::f32, tag::hwio);
-  memory::desc any_w_md(user_w_md.dims(), memory::data_type::f32, tag::any);
+  memory::desc any_w_md(user_w_md.dims(), in, tag::any);
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                        dnnl::algorithm::convolution_auto, src_md, any_w_md, dst_md,
                                        {stride, stride}, {pad, pad}, {pad, pad});
   dnnl::convolution_forward::primitive_desc pd(desc, engine);
-  return WithWeightsReordered<dnnl::convolution_forward>(engine, pd, src_md, user_w_md, dst_md,
+  return WithWeightsReordered<dnnl::convolution_forward>(engine, pd, user_src_md, user_w_md, dst_md,
                                                          args);
 }
 
@@ -187,7 +190,7 @@ absl::StatusOr<std::function<void()>> Prepare(const std::string& workload, const
   }
   try {
     if (workload == "LINEAR") return PrepareLinear(p, args, dtype == "bfloat16");
-    return PrepareConv(workload, p, args);
+    return PrepareConv(workload, p, args, dtype == "bfloat16");
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("oneDNN anchor: ", workload, ": ", e.what()));
   }
@@ -214,7 +217,7 @@ double MedianSecondsPerCall(const std::function<void()>& fn) {
 }  // namespace
 
 bool DnnlSupports(const std::string& workload, const std::string& dtype) {
-  if (dtype == "bfloat16") return workload == "LINEAR";
+  if (dtype == "bfloat16") return workload == "LINEAR" || workload == "C2D";
   if (dtype == "int8") return workload == "GMM";
   return dtype == "float32" &&
          (workload == "GMM" || workload == "LINEAR" || workload == "DENSE_BIAS_RELU" ||

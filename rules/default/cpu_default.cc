@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "base/divisors.h"
 #include "base/status_macros.h"
@@ -286,10 +287,14 @@ absl::Status ParallelVectorize(Schedule* sch, const BlockInfo& info, const Block
   if (channels_last == ChannelsLastKind::kBroadcast) {
     absl::StatusOr<ConvTiling> tiling = DefaultConvTiling(info, core);
     if (tiling.ok()) {
-      // Layout-free weights read from strips packed once; the plain weights where that fails.
-      tiling->prepack_weights = CanPrepackConvWeights(sch->func(), block, info, core);
-      for (bool prepack : {tiling->prepack_weights, false}) {
-        tiling->prepack_weights = prepack;
+      // Layout-free weights read from strips packed once (in groups of input channels where the
+      // core has a dot product for the types); the plain weights where that fails.
+      const bool prepack = CanPrepackConvWeights(sch->func(), block, info, core);
+      const bool dot = prepack && CpuDotForConv(block, info, core).has_value();
+      for (auto [prepack_weights, dot_groups] :
+           {std::pair{prepack, dot}, {prepack, false}, {false, false}}) {
+        tiling->prepack_weights = prepack_weights;
+        tiling->dot_groups = dot_groups;
         Schedule tiled = sch->Copy();
         if (TiledConvolution(&tiled, info, spatial, reduction, *tiling, core).ok()) {
           *sch = std::move(tiled);

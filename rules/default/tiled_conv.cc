@@ -196,10 +196,48 @@ bool CanPrepackConvWeights(const PrimFunc& func, const Block& block, const Block
          LayoutFreeWeightRead(func, block, channels) >= 0;
 }
 
-absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
-                              const std::vector<LoopRV>& spatial,
-                              const std::vector<LoopRV>& reduction, const ConvTiling& tiling,
-                              const CpuCore& core) {
+std::optional<CpuDot> CpuDotForConv(const Block& block, const BlockInfo& info,
+                                    const CpuCore& core) {
+  const int channels = ChannelIter(info);
+  const int input_channels = static_cast<int>(info.kinds.find_last_of('R'));
+  if (channels < 0 || input_channels < 0 || block->writes.size() != 1) return std::nullopt;
+  const Buffer* input = nullptr;
+  const Buffer* weights = nullptr;
+  for (const BufferRegion& read : block->reads) {
+    const std::vector<int> iters = AccessIters(block, read.buffer);
+    if (read.buffer.same_as(block->writes[0].buffer) || iters.empty()) continue;
+    (iters.back() == channels ? weights : input) = &read.buffer;
+  }
+  if (input == nullptr || weights == nullptr) return std::nullopt;
+  const std::optional<CpuDot> dot =
+      CpuDotOfTypes(input->dtype(), block->writes[0].buffer.dtype(), core);
+  const std::vector<int> weight_iters = AccessIters(block, *weights);
+  bool padded = false;
+  PostOrderVisitExprs(block->body, [&](const Expr& e) { padded |= e.as<SelectNode>() != nullptr; });
+  if (!dot.has_value() || weights->dtype() != input->dtype() || padded ||
+      AccessIters(block, *input).back() != input_channels ||
+      std::count(weight_iters.begin(), weight_iters.end(), input_channels) != 1 ||
+      info.extents[input_channels] % dot->group != 0) {
+    return std::nullopt;
+  }
+  return dot;
+}
+
+absl::StatusOr<BlockRV> TiledConvolution(Schedule* sch, const BlockInfo& info,
+                                         const std::vector<LoopRV>& spatial,
+                                         const std::vector<LoopRV>& reduction,
+                                         const ConvTiling& tiling, const CpuCore& core) {
+  std::optional<CpuDot> dot;
+  if (tiling.dot_groups) {
+    TESSERA_ASSIGN_OR_RETURN(Block block, sch->Get(info.rv));
+    dot = CpuDotForConv(block, info, core);
+    if (!dot.has_value() || !tiling.prepack_weights || reduction.empty() ||
+        LoopExtent(*sch, spatial.back()) % core.lanes != 0) {
+      return absl::FailedPreconditionError(
+          "conv tiling: no dot product for these types, or weights not prepacked in whole "
+          "vectors");
+    }
+  }
   if (tiling.prepack_weights) {
     TESSERA_ASSIGN_OR_RETURN(Block block, sch->Get(info.rv));
     const int weights = LayoutFreeWeightRead(sch->func(), block, ChannelIter(info));
@@ -207,8 +245,26 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
       return absl::FailedPreconditionError("conv tiling: no layout-free weights to prepack");
     }
     const int channels_dim = block->reads[weights].buffer.ndim() - 1;
-    TESSERA_RETURN_IF_ERROR(
-        PrepackIntoStrips(sch, info.rv, weights, channels_dim, core.lanes).status());
+    int group_dim = -1;
+    if (dot.has_value()) {  // the weights' input-channel dimension
+      const std::vector<int> iters = AccessIters(block, block->reads[weights].buffer);
+      const int input_channels = static_cast<int>(info.kinds.find_last_of('R'));
+      group_dim =
+          static_cast<int>(std::find(iters.begin(), iters.end(), input_channels) - iters.begin());
+    }
+    TESSERA_RETURN_IF_ERROR(PrepackIntoStrips(sch, info.rv, weights, channels_dim, core.lanes,
+                                              group_dim, dot.has_value() ? dot->group : 1)
+                                .status());
+  }
+  // With a dot product the input channels (the last reduction loop) are split by its group,
+  // which goes inside the lanes.
+  std::vector<LoopRV> taps = reduction;
+  std::optional<LoopRV> group;
+  if (dot.has_value()) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> split,
+                             sch->Split(taps.back(), {InstValue(), InstValue::Int(dot->group)}));
+    taps.back() = split[0];
+    group = split[1];
   }
   const LoopRV width = spatial[spatial.size() - 2];
   std::vector<InstValue> row_factors = {InstValue(), InstValue::Int(tiling.clipped_rows)};
@@ -243,14 +299,15 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
     outer.insert(outer.begin(), ci[0]);
   }
   std::vector<LoopRV> order = outer;
-  order.insert(order.end(), reduction.begin(), reduction.end());
+  order.insert(order.end(), taps.begin(), taps.end());
   order.push_back(wi[1]);
   order.push_back(ci[1]);
   if (lanes.has_value()) order.push_back(*lanes);
+  if (group.has_value()) order.push_back(*group);
   TESSERA_RETURN_IF_ERROR(sch->Reorder(order));
   TESSERA_ASSIGN_OR_RETURN(LoopRV tile, sch->Fuse(outer));
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, info.rv, tile, "local"));
-  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(info.rv, reduction[0]).status());
+  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(info.rv, taps[0]).status());
   TESSERA_RETURN_IF_ERROR(sch->Parallel(tile));
   TESSERA_RETURN_IF_ERROR(sch->Unroll(wi[1]));
   // With the padding inlined (InlinePaddingIntoConvolutions: tiles of the whole width), a tap's
@@ -267,9 +324,15 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
     }
     TESSERA_RETURN_IF_ERROR(sch->Annotate(tile, kSkipZeroTerms, InstValue::Int(1)));
   }
+  BlockRV product = info.rv;
   if (lanes.has_value()) {
     TESSERA_RETURN_IF_ERROR(sch->Unroll(ci[1]));
-    TESSERA_RETURN_IF_ERROR(sch->Vectorize(*lanes));
+    if (dot.has_value()) {
+      TESSERA_ASSIGN_OR_RETURN(product, sch->Blockize(*lanes));
+      TESSERA_RETURN_IF_ERROR(sch->Tensorize(product, dot->intrin));
+    } else {
+      TESSERA_RETURN_IF_ERROR(sch->Vectorize(*lanes));
+    }
   } else {
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(ci[1]));
   }
@@ -279,14 +342,14 @@ absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
     TESSERA_ASSIGN_OR_RETURN(
         ExprRV prefetch, sch->SampleCategorical({0, 1}, {0.5, 0.5}, tiling.prefetch_next_strip));
     TESSERA_RETURN_IF_ERROR(
-        sch->Annotate(reduction.back(), kPrefetchNextPanel, InstValue::Of(prefetch)));
-    TESSERA_RETURN_IF_ERROR(PrefetchAhead(sch, reduction.back(), tiling.prefetch_ahead));
+        sch->Annotate(taps.back(), kPrefetchNextPanel, InstValue::Of(prefetch)));
+    TESSERA_RETURN_IF_ERROR(PrefetchAhead(sch, taps.back(), tiling.prefetch_ahead));
   }
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> wb, sch->GetLoops(write_back));
   if (LoopExtent(*sch, wb.back()) > 1 && VectorizeWriteBack(core)) {
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(wb.back()));
   }
-  return absl::OkStatus();
+  return product;
 }
 
 absl::Status TiledDepthwise(Schedule* sch, const BlockInfo& info,

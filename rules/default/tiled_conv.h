@@ -5,11 +5,13 @@
 #define TESSERA_RULES_DEFAULT_TILED_CONV_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "rules/default/analysis.h"
 #include "rules/default/cpu_core.h"
+#include "rules/default/tiled_matmul.h"
 #include "schedule/instruction.h"
 #include "schedule/schedule.h"
 
@@ -54,7 +56,17 @@ struct ConvTiling {
   // channels ahead the innermost reduction loop prefetches the strip's lines into L1
   // (kPrefetchAhead; 0: none).
   InstValue prefetch_ahead;
+  // With pre-packed weights, where CpuDotForConv finds a dot product: the strips hold each
+  // output channel's group of input channels side by side ([C / lanes, .., CI / g, lanes, g]) and
+  // each tile vector sums g input channels a call (tiled_matmul.h MatmulTiling::dot_groups).
+  bool dot_groups = false;
 };
+
+// The dot product (tiled_matmul.h CpuDot) `core` has for the convolution `block` (a kBroadcast
+// reduction of `info`), or nullopt: its input and weights of the dot product's type, summed in
+// its type; the input channels the last reduction iterator, the input's last dimension and a
+// multiple of the group; no padding inlined (a select around the input's load).
+std::optional<CpuDot> CpuDotForConv(const Block& block, const BlockInfo& info, const CpuCore& core);
 
 // True when `block` (a kBroadcast reduction of `info`) reads a layout-free parameter of `func`
 // whose last dimension is the output channels, and the core's lanes divide them:
@@ -84,10 +96,12 @@ absl::StatusOr<ConvTiling> DefaultConvTiling(const BlockInfo& info, const CpuCor
 // fused and parallel, a local rows x columns accumulator written back per tile with the
 // epilogues, W_i and C_v unrolled, the lanes vectorized (channels the lanes do not divide:
 // (.. | W_i, C_i), C_i vectorized). `spatial` and `reduction` are `info`'s loops by kind.
-absl::Status TiledConvolution(Schedule* sch, const BlockInfo& info,
-                              const std::vector<LoopRV>& spatial,
-                              const std::vector<LoopRV>& reduction, const ConvTiling& tiling,
-                              const CpuCore& core);
+// Returns the block that computes the convolution (`info`'s, or with dot_groups the block
+// holding the intrinsic's calls), for the caller to mark.
+absl::StatusOr<BlockRV> TiledConvolution(Schedule* sch, const BlockInfo& info,
+                                         const std::vector<LoopRV>& spatial,
+                                         const std::vector<LoopRV>& reduction,
+                                         const ConvTiling& tiling, const CpuCore& core);
 
 // The most output pixels a depthwise tile (TiledDepthwise) accumulates: 8 vectors beside the
 // input and weight vectors (7 and 14 ran slower on MobileNet's 56 x 56 x 128).

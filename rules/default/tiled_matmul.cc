@@ -477,6 +477,16 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   return product;
 }
 
+std::optional<CpuDot> CpuDotOfTypes(DataType in, DataType acc, const CpuCore& core) {
+  if (core.dot_bf16 && in == DataType::BFloat16() && acc == DataType::Float32()) {
+    return CpuDot{kCpuDotBf16, 2};
+  }
+  if (core.dot_int8 && in == DataType::Int8() && acc == DataType::Int32()) {
+    return CpuDot{kCpuDotInt8, 4};
+  }
+  return std::nullopt;
+}
+
 std::optional<CpuDot> CpuDotFor(const Block& block, const GemmMatch& g,
                                 const std::vector<int64_t>& extents, const CpuCore& core) {
   if (g.a < 0 || g.b < 0 || block->writes.size() != 1) return std::nullopt;
@@ -485,20 +495,13 @@ std::optional<CpuDot> CpuDotFor(const Block& block, const GemmMatch& g,
   }
   const Buffer& a = block->reads[g.a].buffer;
   const Buffer& b = block->reads[g.b].buffer;
-  const DataType in = a.dtype(), acc = block->writes[0].buffer.dtype();
-  CpuDot dot;
-  if (core.dot_bf16 && in == DataType::BFloat16() && acc == DataType::Float32()) {
-    dot = {kCpuDotBf16, 2};
-  } else if (core.dot_int8 && in == DataType::Int8() && acc == DataType::Int32()) {
-    dot = {kCpuDotInt8, 4};
-  } else {
-    return std::nullopt;
-  }
+  const std::optional<CpuDot> dot = CpuDotOfTypes(a.dtype(), block->writes[0].buffer.dtype(), core);
+  if (!dot.has_value()) return std::nullopt;
   const int k = g.groups[kGemmK][0];
   const std::vector<int> a_iters = AccessIters(block, a);
   const std::vector<int> b_iters = AccessIters(block, b);
-  if (b.dtype() != in || extents[k] % dot.group != 0 || a_iters.empty() || a_iters.back() != k ||
-      std::count(b_iters.begin(), b_iters.end(), k) != 1 ||
+  if (b.dtype() != a.dtype() || extents[k] % dot->group != 0 || a_iters.empty() ||
+      a_iters.back() != k || std::count(b_iters.begin(), b_iters.end(), k) != 1 ||
       std::count(b_iters.begin(), b_iters.end(), g.groups[kGemmJ][0]) != 1) {
     return std::nullopt;
   }

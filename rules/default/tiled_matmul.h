@@ -77,6 +77,11 @@ struct CpuDot {
   int64_t group = 0;
 };
 
+// The dot product `core` has for products of `in` summed in `acc`, or nullopt: bfloat16 in
+// float32 with AVX-512 BF16 (CpuCore::dot_bf16: pairs of k), int8 in int32 with AVX-512 VNNI
+// (dot_int8: fours).
+std::optional<CpuDot> CpuDotOfTypes(DataType in, DataType acc, const CpuCore& core);
+
 // The dot product `core` has for the GEMM `g` of `block` (`extents` as in BlockInfo), or
 // nullopt: bfloat16 A and B summed in float32 with AVX-512 BF16 (CpuCore::dot_bf16: pairs of k),
 // int8 A and B summed in int32 with AVX-512 VNNI (dot_int8: fours); I, J and K one iterator each,

@@ -49,12 +49,19 @@ class PixelTiledConv : public ScheduleRule {
     std::vector<Schedule> result;
     dlight::ConvTiling tiling;  // rows and columns drawn
     tiling.channels_inner = dlight::ConvChannelsInner(*info);
-    // Layout-free weights are read from strips packed once (as the default does), else plain.
-    for (bool prepack : {dlight::CanPrepackConvWeights(sch->func(), node, *info, core_), false}) {
-      tiling.prepack_weights = prepack;
+    // Layout-free weights are read from strips packed once (as the default does; in groups of
+    // input channels where the core has a dot product for the types), else plain.
+    const bool prepack = dlight::CanPrepackConvWeights(sch->func(), node, *info, core_);
+    const bool dot = prepack && dlight::CpuDotForConv(node, *info, core_).has_value();
+    for (auto [prepack_weights, dot_groups] :
+         {std::pair{prepack, dot}, {prepack, false}, {false, false}}) {
+      tiling.prepack_weights = prepack_weights;
+      tiling.dot_groups = dot_groups;
       Schedule tiled = sch->Copy();
-      if (dlight::TiledConvolution(&tiled, *info, spatial, reduction, tiling, core_).ok() &&
-          tiled.Annotate(block, attr::kScheduleRule, InstValue::String("None")).ok()) {
+      absl::StatusOr<BlockRV> product =
+          dlight::TiledConvolution(&tiled, *info, spatial, reduction, tiling, core_);
+      if (product.ok() &&
+          tiled.Annotate(*product, attr::kScheduleRule, InstValue::String("None")).ok()) {
         result.push_back(std::move(tiled));
         break;
       }

@@ -72,10 +72,21 @@ TEST(DnnlAnchorTest, MatrixProductsMatchTheInterpreter) {
 
 // bfloat16 inputs summed in float32, as bench_shapes times them against Tessera's bfloat16
 // products: the same products, sums in another order.
-TEST(DnnlAnchorTest, Bfloat16LinearMatchesTheInterpreter) {
+TEST(DnnlAnchorTest, Bfloat16LinearAndConvolutionMatchTheInterpreter) {
   EXPECT_LT(
       MaxErrorAgainstInterpreter("LINEAR", {{"M", 7}, {"N", 40}, {"K", 19}}, "bfloat16", "float32"),
       1e-4);
+  EXPECT_LT(MaxErrorAgainstInterpreter("C2D",
+                                       {{"N", 1},
+                                        {"H", 9},
+                                        {"W", 7},
+                                        {"CI", 6},
+                                        {"CO", 5},
+                                        {"K", 3},
+                                        {"stride", 1},
+                                        {"padding", 1}},
+                                       "bfloat16", "float32"),
+            1e-4);
   EXPECT_FALSE(DnnlSupports("GMM", "bfloat16"));
 }
 

@@ -56,6 +56,25 @@ inline Target Avx2CpuTarget() {
   return *target;
 }
 
+// Avx512CpuTarget with the dot products: AVX-512 BF16's bfloat16 pairs, VNNI's int8 fours
+// (ir/cpu_intrinsics.h).
+inline Target DotProductCpuTarget() {
+  absl::StatusOr<Target> target =
+      Avx512CpuTarget().With("isa", "avx2+fma+avx512f+avx512bw+avx512vnni+avx512bf16");
+  TESSERA_CHECK(target.ok()) << target.status();
+  return *target;
+}
+
+// How many extern calls named `name` `scheduled` makes.
+inline int ExternCalls(const PrimFunc& scheduled, const std::string& name) {
+  int calls = 0;
+  PostOrderVisitExprs(scheduled->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    calls += call != nullptr && call->name == name;
+  });
+  return calls;
+}
+
 // The first rule of the target's list that applies, with its schedule.
 struct Applied {
   std::string rule;

@@ -15,6 +15,7 @@
 #include "codegen/codegen_c.h"
 #include "frontend/workloads.h"
 #include "gtest/gtest.h"
+#include "ir/cpu_intrinsics.h"
 #include "ir/functor.h"
 #include "ir/loop_annotations.h"
 #include "ir/prepack.h"
@@ -28,7 +29,9 @@ namespace {
 using default_schedule_testing::ApplyToModule;
 using default_schedule_testing::Avx512CpuTarget;
 using default_schedule_testing::CpuTarget;
+using default_schedule_testing::DotProductCpuTarget;
 using default_schedule_testing::ExpectMatchesReference;
+using default_schedule_testing::ExternCalls;
 using default_schedule_testing::ShapeOf;
 
 std::map<std::string, int64_t> Conv2d(int64_t hw, int64_t ci, int64_t co, int64_t stride) {
@@ -323,6 +326,35 @@ TEST(TiledConvTest, DepthwiseOnOddShapesMatchesReference) {
     ASSERT_TRUE(func.ok()) << func.status();
     ExpectMatchesReference(ApplyToModule(*func, Avx512CpuTarget()).second, *func);
   }
+}
+
+// On a core with AVX-512 BF16 a bfloat16 convolution summed in float32 takes its input channels
+// in pairs: the weights are prepacked [CO / 16, KH, KW, CI / 2, 16, 2] and each tile vector adds
+// a pair of channels' products by one call of the dot product; it matches the reference (vdpbf16ps
+// on a host that has it, the prelude's loop elsewhere). A convolution whose padding is inlined (a
+// tile spanning the width: a select around the input's load) and a core without the dot product
+// widen each element as before.
+TEST(TiledConvTest, Bfloat16ConvolutionTakesPairsOfInputChannelsOnADotProductCore) {
+  std::map<std::string, int64_t> shape = {{"N", 1},   {"H", 6}, {"W", 28},     {"CI", 8},
+                                          {"CO", 32}, {"K", 3}, {"stride", 1}, {"padding", 1}};
+  absl::StatusOr<PrimFunc> conv = MakeWorkload("C2D", shape, "bfloat16", "float32");
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  const PrimFunc paired = ApplyToModule(*conv, DotProductCpuTarget()).second;
+  EXPECT_GT(ExternCalls(paired, kCpuDotBf16Call), 0) << PrintFunc(paired);
+  bool pair_strips = false;
+  for (const Buffer& b : ShapeOf(paired).buffers) {
+    pair_strips |= b.name() == "weight_global" && default_schedule_testing::ConstantShape(b) ==
+                                                      std::vector<int64_t>{2, 3, 3, 4, 16, 2};
+  }
+  EXPECT_TRUE(pair_strips) << PrintFunc(paired);
+  ExpectMatchesReference(paired, *conv);
+  EXPECT_EQ(ExternCalls(ApplyToModule(*conv, Avx512CpuTarget()).second, kCpuDotBf16Call), 0);
+  shape["W"] = 12;  // one tile of 12 pixels: the padding inlined into it
+  absl::StatusOr<PrimFunc> inlined = MakeWorkload("C2D", shape, "bfloat16", "float32");
+  ASSERT_TRUE(inlined.ok()) << inlined.status();
+  const PrimFunc widened = ApplyToModule(*inlined, DotProductCpuTarget()).second;
+  EXPECT_EQ(ExternCalls(widened, kCpuDotBf16Call), 0) << PrintFunc(widened);
+  ExpectMatchesReference(widened, *inlined);
 }
 
 }  // namespace

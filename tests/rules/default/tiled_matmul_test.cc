@@ -31,7 +31,9 @@ namespace {
 using default_schedule_testing::ApplyToModule;
 using default_schedule_testing::Avx512CpuTarget;
 using default_schedule_testing::CpuTarget;
+using default_schedule_testing::DotProductCpuTarget;
 using default_schedule_testing::ExpectMatchesReference;
+using default_schedule_testing::ExternCalls;
 using default_schedule_testing::ScheduleShape;
 using default_schedule_testing::ShapeOf;
 using default_schedule_testing::ShapeOfScope;
@@ -382,24 +384,6 @@ TEST(DefaultScheduleRuleTest, CpuMatmulOnAnAvx2CoreMatchesReference) {
   }
 }
 
-// Avx512CpuTarget with the dot products: AVX-512 BF16's bfloat16 pairs, VNNI's int8 fours.
-Target DotProductTarget() {
-  absl::StatusOr<Target> target =
-      Avx512CpuTarget().With("isa", "avx2+fma+avx512f+avx512bw+avx512vnni+avx512bf16");
-  TESSERA_CHECK(target.ok()) << target.status();
-  return *target;
-}
-
-// How many calls of the dot product `call` (ir/cpu_intrinsics.h) `scheduled` makes.
-int DotCalls(const PrimFunc& scheduled, const std::string& call) {
-  int calls = 0;
-  PostOrderVisitExprs(scheduled->body, [&](const Expr& e) {
-    const auto* node = e.as<CallNode>();
-    calls += node != nullptr && node->name == call;
-  });
-  return calls;
-}
-
 // On a core with AVX-512 BF16 a bfloat16 product summed in float32 takes its k in pairs: B is
 // packed with each column's pair side by side (a GMM's panel [.., K / 2, J, 2], a LINEAR's weight
 // in strips [N / 16, K / 2, 16, 2]) and each tile vector adds a pair of products by one call of
@@ -410,8 +394,8 @@ TEST(DefaultScheduleRuleTest, CpuBfloat16ProductTakesPairsOfKOnADotProductCore) 
   absl::StatusOr<PrimFunc> gmm =
       MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 48}}, "bfloat16", "float32");
   ASSERT_TRUE(gmm.ok()) << gmm.status();
-  const PrimFunc gmm_paired = ApplyToModule(*gmm, DotProductTarget()).second;
-  EXPECT_GT(DotCalls(gmm_paired, kCpuDotBf16Call), 0) << PrintFunc(gmm_paired);
+  const PrimFunc gmm_paired = ApplyToModule(*gmm, DotProductCpuTarget()).second;
+  EXPECT_GT(ExternCalls(gmm_paired, kCpuDotBf16Call), 0) << PrintFunc(gmm_paired);
   EXPECT_EQ(ShapeOfBuffer(ShapeOf(gmm_paired), "B_global"), (std::vector<int64_t>{1, 24, 256, 2}))
       << PrintFunc(gmm_paired);
   ExpectMatchesReference(gmm_paired, *gmm);
@@ -419,19 +403,19 @@ TEST(DefaultScheduleRuleTest, CpuBfloat16ProductTakesPairsOfKOnADotProductCore) 
   absl::StatusOr<PrimFunc> linear =
       MakeWorkload("LINEAR", {{"M", 16}, {"N", 64}, {"K", 40}}, "bfloat16", "float32");
   ASSERT_TRUE(linear.ok()) << linear.status();
-  const PrimFunc linear_paired = ApplyToModule(*linear, DotProductTarget()).second;
-  EXPECT_GT(DotCalls(linear_paired, kCpuDotBf16Call), 0) << PrintFunc(linear_paired);
+  const PrimFunc linear_paired = ApplyToModule(*linear, DotProductCpuTarget()).second;
+  EXPECT_GT(ExternCalls(linear_paired, kCpuDotBf16Call), 0) << PrintFunc(linear_paired);
   EXPECT_EQ(ShapeOfBuffer(ShapeOf(linear_paired), "W_global"), (std::vector<int64_t>{4, 20, 16, 2}))
       << PrintFunc(linear_paired);
   ExpectMatchesReference(linear_paired, *linear);
 
   const PrimFunc widened = ApplyToModule(*gmm, Avx512CpuTarget()).second;
-  EXPECT_EQ(DotCalls(widened, kCpuDotBf16Call), 0) << PrintFunc(widened);
+  EXPECT_EQ(ExternCalls(widened, kCpuDotBf16Call), 0) << PrintFunc(widened);
   absl::StatusOr<PrimFunc> odd_k =
       MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 47}}, "bfloat16", "float32");
   ASSERT_TRUE(odd_k.ok()) << odd_k.status();
-  const PrimFunc odd_widened = ApplyToModule(*odd_k, DotProductTarget()).second;
-  EXPECT_EQ(DotCalls(odd_widened, kCpuDotBf16Call), 0) << PrintFunc(odd_widened);
+  const PrimFunc odd_widened = ApplyToModule(*odd_k, DotProductCpuTarget()).second;
+  EXPECT_EQ(ExternCalls(odd_widened, kCpuDotBf16Call), 0) << PrintFunc(odd_widened);
   ExpectMatchesReference(odd_widened, *odd_k);
 }
 
@@ -442,17 +426,17 @@ TEST(DefaultScheduleRuleTest, CpuInt8ProductTakesFoursOfKOnAVnniCore) {
   absl::StatusOr<PrimFunc> gmm =
       MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 48}}, "int8");
   ASSERT_TRUE(gmm.ok()) << gmm.status();
-  const PrimFunc quads = ApplyToModule(*gmm, DotProductTarget()).second;
-  EXPECT_GT(DotCalls(quads, kCpuDotInt8Call), 0) << PrintFunc(quads);
+  const PrimFunc quads = ApplyToModule(*gmm, DotProductCpuTarget()).second;
+  EXPECT_GT(ExternCalls(quads, kCpuDotInt8Call), 0) << PrintFunc(quads);
   EXPECT_EQ(ShapeOfBuffer(ShapeOf(quads), "B_global"), (std::vector<int64_t>{1, 12, 256, 4}))
       << PrintFunc(quads);
   ExpectMatchesReference(quads, *gmm);
-  EXPECT_EQ(DotCalls(ApplyToModule(*gmm, Avx512CpuTarget()).second, kCpuDotInt8Call), 0);
+  EXPECT_EQ(ExternCalls(ApplyToModule(*gmm, Avx512CpuTarget()).second, kCpuDotInt8Call), 0);
   absl::StatusOr<PrimFunc> odd_k =
       MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 46}}, "int8");
   ASSERT_TRUE(odd_k.ok()) << odd_k.status();
-  const PrimFunc widened = ApplyToModule(*odd_k, DotProductTarget()).second;
-  EXPECT_EQ(DotCalls(widened, kCpuDotInt8Call), 0) << PrintFunc(widened);
+  const PrimFunc widened = ApplyToModule(*odd_k, DotProductCpuTarget()).second;
+  EXPECT_EQ(ExternCalls(widened, kCpuDotInt8Call), 0) << PrintFunc(widened);
   ExpectMatchesReference(widened, *odd_k);
 }
 
@@ -469,7 +453,7 @@ TEST(DefaultScheduleRuleTest, CpuDotProductTilesKeepTheirSumsInRegisters) {
     absl::StatusOr<PrimFunc> gmm =
         MakeWorkload("GMM", {{"B", 1}, {"M", 64}, {"N", 256}, {"K", 128}}, dtype, acc);
     ASSERT_TRUE(gmm.ok()) << gmm.status();
-    const PrimFunc scheduled = ApplyToModule(*gmm, DotProductTarget()).second;
+    const PrimFunc scheduled = ApplyToModule(*gmm, DotProductCpuTarget()).second;
     absl::StatusOr<std::string> code = GenerateC(scheduled, "dot_" + dtype);
     ASSERT_TRUE(code.ok()) << code.status();
     absl::StatusOr<std::string> text =

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/workloads.h"
 #include "rules/annotations.h"
 #include "rules/default/rule_factories.h"
 #include "rules/default/tiled_conv.h"
@@ -86,6 +87,39 @@ void CheckTiledSpace(const PrimFunc& func, int64_t width, int64_t channels, int 
     EXPECT_TRUE(replay.ok()) << replay;
     absl::Status built = testing::CheckCBackendMatches(func, sch.func(), seed);
     EXPECT_TRUE(built.ok()) << built;
+  }
+}
+
+// A bfloat16 convolution summed in float32 on a core with AVX-512 BF16: the space takes pairs
+// of input channels (kCpuDotBf16) and replays, computes the product in the interpreter (the
+// intrinsic's description bound to the same regions) and built by the C backend.
+TEST(PixelTiledConvTest, Bfloat16SpaceTakesPairsOfInputChannelsOnADotProductCore) {
+  const Target target =
+      *Target::Parse("cpu -cores=4 -vector_bits=512 -isa=avx2+fma+avx512f+avx512bf16");
+  absl::StatusOr<PrimFunc> func = MakeWorkload("C2D",
+                                               {{"N", 1},
+                                                {"H", 4},
+                                                {"W", 28},
+                                                {"CI", 8},
+                                                {"CO", 32},
+                                                {"K", 3},
+                                                {"stride", 1},
+                                                {"padding", 1}},
+                                               "bfloat16", "float32");
+  ASSERT_TRUE(func.ok()) << func.status();
+  for (int64_t seed = 0; seed < 3; ++seed) {
+    std::vector<Schedule> spaces = ApplyRule(target, *func, seed);
+    ASSERT_EQ(spaces.size(), 2u) << "the tiled space and the untouched block";
+    const Schedule& sch = spaces[0];
+    bool tensorized = false;
+    for (const Instruction& inst : sch.trace().insts()) {
+      tensorized |= std::string(inst.kind->name) == "Tensorize";
+    }
+    EXPECT_TRUE(tensorized) << "seed " << seed;
+    absl::Status correct = testing::CheckTensorizedScheduleCorrect(sch, *func, seed);
+    EXPECT_TRUE(correct.ok()) << "seed " << seed << ": " << correct;
+    absl::Status built = testing::CheckCBackendMatches(*func, sch.func(), seed);
+    EXPECT_TRUE(built.ok()) << "seed " << seed << ": " << built;
   }
 }
 
