@@ -9,6 +9,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "codegen/c_like_printer.h"
@@ -23,6 +24,7 @@
 #include "codegen/unswitch_borders.h"
 #include "ir/cpu_intrinsics.h"
 #include "ir/functor.h"
+#include "ir/ndarray.h"
 #include "ir/prepack.h"
 
 namespace tessera {
@@ -180,14 +182,36 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
 
   // ---- statements -----------------------------------------------------------------------
 
+  // `value` as the 16 bits of a bfloat16 without going through float, where it is a bfloat16
+  // element, a constant, or a select between two such; nullopt otherwise.
+  std::optional<std::string> Bf16Bits(const Expr& value) {
+    if (const auto* load = value.as<BufferLoadNode>()) {
+      if (load->buffer.dtype().code() != DataType::Code::kBFloat) return std::nullopt;
+      return PrintLoadAccess(load);
+    }
+    if (const auto* constant = value.as<FloatImmNode>()) {
+      return absl::StrFormat("(uint16_t)0x%04x",
+                             FloatToBFloatBits(static_cast<float>(constant->value)));
+    }
+    if (const auto* select = value.as<SelectNode>()) {
+      std::optional<std::string> a = Bf16Bits(select->true_value);
+      std::optional<std::string> b = Bf16Bits(select->false_value);
+      if (!a.has_value() || !b.has_value()) return std::nullopt;
+      return absl::StrCat("(", PrintExpr(select->condition), ") ? ", *a, " : ", *b);
+    }
+    return std::nullopt;
+  }
+
   void EmitStore(const BufferStoreNode* store) override {
     std::string value = StripParens(PrintExpr(store->value));
     DataType t = store->buffer.dtype();
-    const auto* copied = store->value.as<BufferLoadNode>();
-    if (t.code() == DataType::Code::kBFloat && copied != nullptr && copied->buffer.dtype() == t) {
-      // A copy moves the bits: through float it was two conversions an element (the packing of
-      // a bfloat16 panel took a third of its GEMM's time).
-      value = PrintLoadAccess(copied);
+    std::optional<std::string> bits =
+        t.code() == DataType::Code::kBFloat ? Bf16Bits(store->value) : std::nullopt;
+    if (bits.has_value()) {
+      // A copy (or a padding select) moves the bits: through float it was two conversions an
+      // element (the packing of a bfloat16 panel took a third of its GEMM's time, a
+      // convolution's padded copy a sixth).
+      value = *bits;
     } else if (t.code() == DataType::Code::kBFloat) {
       value = "tessera_f32_to_bf16(" + value + ")";
     } else if (t.code() == DataType::Code::kFloat && t.bits() == 16) {

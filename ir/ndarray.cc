@@ -64,14 +64,6 @@ float HalfBitsToFloat(uint16_t h) {
   return f;
 }
 
-uint16_t FloatToBFloatBits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);  // nan
-  uint32_t rounding = 0x7fff + ((x >> 16) & 1);
-  return static_cast<uint16_t>((x + rounding) >> 16);
-}
-
 float BFloatBitsToFloat(uint16_t b) {
   uint32_t x = static_cast<uint32_t>(b) << 16;
   float f;
@@ -80,6 +72,14 @@ float BFloatBitsToFloat(uint16_t b) {
 }
 
 }  // namespace
+
+uint16_t FloatToBFloatBits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((x >> 16) | 0x40);  // nan
+  uint32_t rounding = 0x7fff + ((x >> 16) & 1);
+  return static_cast<uint16_t>((x + rounding) >> 16);
+}
 
 NDArray NDArray::Empty(DataType dtype, std::vector<int64_t> shape) {
   NDArray a;

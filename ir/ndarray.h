@@ -51,6 +51,9 @@ class NDArray {
   void* data_ = nullptr;
 };
 
+// The bfloat16 encoding of `f`: rounded to nearest even, NaNs kept quiet.
+uint16_t FloatToBFloatBits(float f);
+
 // Rounds a value to what the dtype can hold (float16 / bfloat16 / float32 precision).
 double RoundToDType(DataType dtype, double value);
 

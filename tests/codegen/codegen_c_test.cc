@@ -248,6 +248,29 @@ TEST(CodegenCTest, HalfTypesComputeInFloat) {
   EXPECT_TRUE(Contains(*code, "tessera_bf16_round((float)A[i])")) << *code;
 }
 
+// A bfloat16 copy, and a padding select between a bfloat16 element and a constant, move the 16
+// bits (the constant encoded at code generation) instead of converting through float; both still
+// compute what the interpreter computes.
+TEST(CodegenCTest, Bfloat16CopiesAndPaddingMoveBits) {
+  Buffer a = Buffer::Make("A", DataType::BFloat16(), {16});
+  Buffer copy = Buffer::Make("Copy", DataType::BFloat16(), {16});
+  Buffer padded = Buffer::Make("Padded", DataType::BFloat16(), {18});
+  Stmt copy_nest =
+      ElementwiseNest("Copy", copy, {}, [&](const std::vector<Var>& v) { return a.Load({v[0]}); });
+  Stmt pad_nest = ElementwiseNest("Padded", padded, {}, [&](const std::vector<Var>& v) {
+    return Select(And(GE(v[0], Expr(1)), LT(v[0], Expr(17))), a.Load({v[0] - 1}),
+                  FloatImm(DataType::BFloat16(), 1.5));
+  });
+  const PrimFunc func = MakeFunc("bits", {a, copy, padded}, SeqStmt({copy_nest, pad_nest}));
+  absl::StatusOr<std::string> code = GenerateC(func, "bits");
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(Contains(*code, "Copy[i] = A[i];")) << *code;
+  EXPECT_TRUE(Contains(*code, " : (uint16_t)0x3fc0;")) << *code;  // 1.5
+  EXPECT_FALSE(Contains(*code, "= tessera_f32_to_bf16(")) << *code;
+  absl::Status built = testing::CheckCBackendMatches(func, func);
+  EXPECT_TRUE(built.ok()) << built;
+}
+
 TEST(CodegenCTest, SignedFloorDivUsesHelpers) {
   Buffer a = Buffer::Make("A", DataType::Int32(), {16});
   Buffer b = Buffer::Make("B", DataType::Int32(), {16});
