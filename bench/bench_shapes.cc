@@ -88,7 +88,7 @@ const char* GroupName(Group g) {
     case Group::kBf16:
       return "bfloat16 GEMM, conv";
     case Group::kInt8:
-      return "int8 GEMM";
+      return "int8 GEMM, conv";
   }
   return "";
 }
@@ -298,9 +298,28 @@ std::vector<Shape> AllShapes() {
       // int8 summed in int32 (a quantized layer's product of two inputs): with AVX-512 VNNI
       // Tessera takes k four at a time.
       {"bert_attn_out_int8",
-       "BERT-base attention output 128x768x768 in int8 (int32 sums)",
+       "BERT-base attention output 128x768x768 in int8 (int32 sums), a product of two inputs",
        "GMM",
        {{"B", 1}, {"M", 128}, {"N", 768}, {"K", 768}},
+       Group::kInt8,
+       "int8"},
+      {"bert_ffn2_int8",
+       "BERT-base FFN down 128x768x3072 by its int8 weight (int32 sums)",
+       "LINEAR",
+       {{"M", 128}, {"N", 768}, {"K", 3072}},
+       Group::kInt8,
+       "int8"},
+      {"resnet_c2d_56_int8",
+       "ResNet-50 stage 1 conv 3x3 56x56x64->64 in int8 (int32 sums)",
+       "C2D",
+       {{"N", 1},
+        {"H", 56},
+        {"W", 56},
+        {"CI", 64},
+        {"CO", 64},
+        {"K", 3},
+        {"stride", 1},
+        {"padding", 1}},
        Group::kInt8,
        "int8"},
   };

@@ -368,6 +368,9 @@ std::vector<WorkloadDef> ConvWorkloads() {
   // The dense convolutions (one Conv reduction, nothing after it) also take bfloat16 and may
   // sum 16-bit floats in float32.
   const std::vector<std::string> dense_fp = {"float32", "float16", "bfloat16"};
+  // The 2-D one also int8, summed in int32 (a quantized layer's).
+  std::vector<std::string> dense_int8 = dense_fp;
+  dense_int8.push_back("int8");
   return {
       {{"C1D",
         "1-D convolution, NLC layout",
@@ -383,7 +386,7 @@ std::vector<WorkloadDef> ConvWorkloads() {
        BuildC1d},
       {{"C2D", "2-D convolution, NHWC layout (ResNet-18's first layer)",
         With(Conv2dParams(1, 224, 224, 3, 64, 7, 2, 3), WorkloadParam{"dilation", 1, "dilation"}),
-        dense_fp, kFloat32Accumulation},
+        dense_int8, kFloat32Accumulation},
        BuildC2d},
       {{"C3D",
         "3-D convolution, NDHWC layout",

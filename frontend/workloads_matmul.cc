@@ -4,8 +4,8 @@
 // float16 and bfloat16 versions compute and accumulate in their dtype (TOPI's default when
 // out_dtype equals the input dtype) unless the caller asks for float32 accumulation (the
 // operands widened before multiplying and the result in float32, what cuBLAS's
-// CUBLAS_COMPUTE_32F with a float32 C computes); int8 GMM widens to int32 before multiplying and
-// accumulates in int32.
+// CUBLAS_COMPUTE_32F with a float32 C computes); int8 GMM and LINEAR widen to int32 before
+// multiplying and accumulates in int32.
 #include "frontend/compute.h"
 #include "frontend/workloads_internal.h"
 #include "ir/prepack.h"
@@ -132,7 +132,7 @@ std::vector<WorkloadDef> MatmulWorkloads() {
         {{"M", 128, "rows of X and Y (tokens)"},
          {"N", 768, "output features"},
          {"K", 768, "input features (reduction length)"}},
-        {"float32", "float16", "bfloat16"},
+        {"float32", "float16", "bfloat16", "int8"},
         kFloat32Accumulation},
        BuildLinear},
       {{"TBG",

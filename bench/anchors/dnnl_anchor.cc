@@ -83,11 +83,21 @@ std::function<void()> WithWeightsReordered(const dnnl::engine& engine,
   };
 }
 
+// oneDNN's types for a workload's `dtype`: its inputs, and its output (what it sums in).
+dnnl::memory::data_type InputType(const std::string& dtype) {
+  if (dtype == "bfloat16") return dnnl::memory::data_type::bf16;
+  if (dtype == "int8") return dnnl::memory::data_type::s8;
+  return dnnl::memory::data_type::f32;
+}
+dnnl::memory::data_type OutputType(const std::string& dtype) {
+  return dtype == "int8" ? dnnl::memory::data_type::s32 : dnnl::memory::data_type::f32;
+}
+
 // A convolution on NHWC activations with Tessera's weights (HWIO, or [K,K,C] depthwise).
 // The primitive picks its weight layout ("any"); the weights are reordered into it here, once.
-// With `bf16`, input and weights in bfloat16 (converted once) and the output in float32.
+// In bfloat16 or int8 (InputType), input and weights converted once; the output float32 or int32.
 std::function<void()> PrepareConv(const std::string& workload, const ShapeParams& p,
-                                  const std::vector<float*>& args, bool bf16) {
+                                  const std::vector<float*>& args, const std::string& dtype) {
   using dnnl::memory;
   using tag = memory::format_tag;
   const bool depthwise = workload == "DEP";
@@ -97,10 +107,10 @@ std::function<void()> PrepareConv(const std::string& workload, const ShapeParams
   const int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
 
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  const memory::data_type in = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const memory::data_type in = InputType(dtype);
   memory::desc user_src_md({n, ci, h, w}, memory::data_type::f32, tag::nhwc);
   memory::desc src_md({n, ci, h, w}, in, tag::nhwc);
-  memory::desc dst_md({n, co, oh, ow}, memory::data_type::f32, tag::nhwc);
+  memory::desc dst_md({n, co, oh, ow}, OutputType(dtype), tag::nhwc);
   // Depthwise: groups = C with one input and one output channel each; [K,K,C] is hwigo.
   memory::desc user_w_md = depthwise
                                ? memory::desc({co, 1, 1, k, k}, memory::data_type::f32, tag::hwigo)
@@ -116,18 +126,18 @@ std::function<void()> PrepareConv(const std::string& workload, const ShapeParams
 
 // LINEAR, Y = X W with a constant W[K, N]: oneDNN's inner product (its layer with a weight),
 // which picks its weight layout ("any") that W is reordered into once. Inner-product weights
-// are [N, K] logically; W[K, N] is that matrix stored as `ba`. With `bf16`, X and W in bfloat16
-// (converted once from the float32 arguments, as a bfloat16 model holds them) and Y in float32.
+// are [N, K] logically; W[K, N] is that matrix stored as `ba`. In bfloat16 or int8, X and W
+// converted once from the float32 arguments (as such a model holds them), Y float32 or int32.
 std::function<void()> PrepareLinear(const ShapeParams& p, const std::vector<float*>& args,
-                                    bool bf16) {
+                                    const std::string& dtype) {
   using dnnl::memory;
   using tag = memory::format_tag;
   const int64_t m = p.at("M"), n = p.at("N"), k = p.at("K");
-  const memory::data_type in = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const memory::data_type in = InputType(dtype);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   memory::desc user_src_md({m, k}, memory::data_type::f32, tag::ab);
   memory::desc src_md({m, k}, in, tag::ab);
-  memory::desc dst_md({m, n}, memory::data_type::f32, tag::ab);
+  memory::desc dst_md({m, n}, OutputType(dtype), tag::ab);
   memory::desc user_w_md({n, k}, memory::data_type::f32, tag::ba);
   memory::desc any_w_md({n, k}, in, tag::any);
   dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src_md, any_w_md,
@@ -189,8 +199,8 @@ absl::StatusOr<std::function<void()>> Prepare(const std::string& workload, const
     });
   }
   try {
-    if (workload == "LINEAR") return PrepareLinear(p, args, dtype == "bfloat16");
-    return PrepareConv(workload, p, args, dtype == "bfloat16");
+    if (workload == "LINEAR") return PrepareLinear(p, args, dtype);
+    return PrepareConv(workload, p, args, dtype);
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("oneDNN anchor: ", workload, ": ", e.what()));
   }
@@ -218,7 +228,7 @@ double MedianSecondsPerCall(const std::function<void()>& fn) {
 
 bool DnnlSupports(const std::string& workload, const std::string& dtype) {
   if (dtype == "bfloat16") return workload == "LINEAR" || workload == "C2D";
-  if (dtype == "int8") return workload == "GMM";
+  if (dtype == "int8") return workload == "GMM" || workload == "LINEAR" || workload == "C2D";
   return dtype == "float32" &&
          (workload == "GMM" || workload == "LINEAR" || workload == "DENSE_BIAS_RELU" ||
           workload == "GEMV" || workload == "C2D" || workload == "DEP");

@@ -2,9 +2,10 @@
 // through its convolution primitive and LINEAR through its inner product (weights reordered
 // once, outside the timed calls), the other matrix products through dnnl_sgemm, on Tessera's own
 // layouts (frontend/workloads: NHWC activations, HWIO / [K,K,C] conv weights, row-major
-// matrices). LINEAR and C2D also in bfloat16 summed in float32 (`dtype` "bfloat16") and GMM in int8
-// summed in int32 (dnnl_gemm_s8s8s32): the arguments are float32 and converted once, outside the
-// timed calls, and an int8 GMM writes its int32 results into the output's storage. Only
+// matrices). LINEAR and C2D also in bfloat16 summed in float32 (`dtype` "bfloat16"), and GMM
+// (dnnl_gemm_s8s8s32), LINEAR and C2D in int8 summed in int32: the arguments are float32 and
+// converted once, outside the timed calls, and int8 products write their int32 results into the
+// output's storage. Only
 // bench_shapes and its test link it; the column says "not built" without it.
 #ifndef TESSERA_BENCH_ANCHORS_DNNL_ANCHOR_H_
 #define TESSERA_BENCH_ANCHORS_DNNL_ANCHOR_H_
@@ -23,7 +24,8 @@ namespace anchors {
 using ShapeParams = std::map<std::string, int64_t>;
 
 // Whether oneDNN runs `workload` in `dtype` here: in float32 GMM (batch 1), LINEAR,
-// DENSE_BIAS_RELU, GEMV, C2D, DEP; in bfloat16 (summed in float32) LINEAR and C2D; in int8 GMM.
+// DENSE_BIAS_RELU, GEMV, C2D, DEP; in bfloat16 (summed in float32) LINEAR and C2D; in int8 GMM,
+// LINEAR and C2D.
 bool DnnlSupports(const std::string& workload, const std::string& dtype = "float32");
 
 // Runs `workload` once on `args`, given in the order and layouts of MakeWorkload's parameters

@@ -91,10 +91,22 @@ TEST(DnnlAnchorTest, Bfloat16LinearAndConvolutionMatchTheInterpreter) {
 }
 
 // int8 inputs summed in int32: exact.
-TEST(DnnlAnchorTest, Int8MatrixProductMatchesTheInterpreter) {
+TEST(DnnlAnchorTest, Int8ProductsAndConvolutionMatchTheInterpreter) {
   EXPECT_EQ(MaxErrorAgainstInterpreter("GMM", {{"B", 1}, {"M", 7}, {"N", 13}, {"K", 9}}, "int8"),
             0);
-  EXPECT_FALSE(DnnlSupports("LINEAR", "int8"));
+  EXPECT_EQ(MaxErrorAgainstInterpreter("LINEAR", {{"M", 7}, {"N", 40}, {"K", 19}}, "int8"), 0);
+  EXPECT_EQ(MaxErrorAgainstInterpreter("C2D",
+                                       {{"N", 1},
+                                        {"H", 9},
+                                        {"W", 7},
+                                        {"CI", 6},
+                                        {"CO", 5},
+                                        {"K", 3},
+                                        {"stride", 1},
+                                        {"padding", 1}},
+                                       "int8"),
+            0);
+  EXPECT_FALSE(DnnlSupports("GEMV", "int8"));
 }
 
 TEST(DnnlAnchorTest, ConvolutionsMatchTheInterpreter) {

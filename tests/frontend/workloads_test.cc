@@ -92,7 +92,8 @@ TEST(WorkloadsTest, RejectsUnsupportedDtype) {
   absl::StatusOr<PrimFunc> f = MakeWorkload("SFM", {}, "float16");
   EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MessageOf(f.status()), "SFM: dtype 'float16' not supported (supported: float32)");
-  EXPECT_FALSE(MakeWorkload("C2D", {}, "int8").ok());
+  EXPECT_FALSE(MakeWorkload("C3D", {}, "int8").ok());
+  EXPECT_TRUE(MakeWorkload("C2D", {{"H", 8}, {"W", 8}, {"K", 3}}, "int8").ok());
   EXPECT_TRUE(MakeWorkload("GMM", {{"M", 4}}, "int8").ok());
 }
 
