@@ -111,6 +111,11 @@ struct Shape {
 // libraries' anchors treat it (MLAS's initializers, oneDNN's reordered inner-product weights),
 // and Tessera's kernels may read it pre-packed too (docs/cpu-backend.md); odd_gmm stays a GMM of
 // two inputs.
+// ResNet-50's stage 1 3x3 convolution, in float32, bfloat16 and int8 below.
+const std::map<std::string, int64_t> kResNetConv56 = {{"N", 1},      {"H", 56},     {"W", 56},
+                                                      {"CI", 64},    {"CO", 64},    {"K", 3},
+                                                      {"stride", 1}, {"padding", 1}};
+
 std::vector<Shape> AllShapes() {
   return {
       {"bert_attn_out",
@@ -163,17 +168,7 @@ std::vector<Shape> AllShapes() {
        "LINEAR",
        {{"M", 1}, {"N", 1000}, {"K", 512}},
        Group::kGemv},
-      {"resnet_c2d_56",
-       "ResNet-50 stage 1 conv 3x3 56x56x64->64",
-       "C2D",
-       {{"N", 1},
-        {"H", 56},
-        {"W", 56},
-        {"CI", 64},
-        {"CO", 64},
-        {"K", 3},
-        {"stride", 1},
-        {"padding", 1}},
+      {"resnet_c2d_56", "ResNet-50 stage 1 conv 3x3 56x56x64->64", "C2D", kResNetConv56,
        Group::kConv},
       {"resnet_c2d_14",
        "ResNet-50 stage 3 conv 3x3 14x14x256->256",
@@ -281,20 +276,8 @@ std::vector<Shape> AllShapes() {
        Group::kBf16,
        "bfloat16",
        "float32"},
-      {"resnet_c2d_56_bf16",
-       "ResNet-50 stage 1 conv 3x3 56x56x64->64 in bfloat16 (float32 sums)",
-       "C2D",
-       {{"N", 1},
-        {"H", 56},
-        {"W", 56},
-        {"CI", 64},
-        {"CO", 64},
-        {"K", 3},
-        {"stride", 1},
-        {"padding", 1}},
-       Group::kBf16,
-       "bfloat16",
-       "float32"},
+      {"resnet_c2d_56_bf16", "ResNet-50 stage 1 conv 3x3 56x56x64->64 in bfloat16 (float32 sums)",
+       "C2D", kResNetConv56, Group::kBf16, "bfloat16", "float32"},
       // int8 summed in int32 (a quantized layer's product of two inputs): with AVX-512 VNNI
       // Tessera takes k four at a time.
       {"bert_attn_out_int8",
@@ -309,19 +292,8 @@ std::vector<Shape> AllShapes() {
        {{"M", 128}, {"N", 768}, {"K", 3072}},
        Group::kInt8,
        "int8"},
-      {"resnet_c2d_56_int8",
-       "ResNet-50 stage 1 conv 3x3 56x56x64->64 in int8 (int32 sums)",
-       "C2D",
-       {{"N", 1},
-        {"H", 56},
-        {"W", 56},
-        {"CI", 64},
-        {"CO", 64},
-        {"K", 3},
-        {"stride", 1},
-        {"padding", 1}},
-       Group::kInt8,
-       "int8"},
+      {"resnet_c2d_56_int8", "ResNet-50 stage 1 conv 3x3 56x56x64->64 in int8 (int32 sums)", "C2D",
+       kResNetConv56, Group::kInt8, "int8"},
   };
 }
 

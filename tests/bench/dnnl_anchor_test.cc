@@ -70,23 +70,17 @@ TEST(DnnlAnchorTest, MatrixProductsMatchTheInterpreter) {
   EXPECT_LT(MaxErrorAgainstInterpreter("LINEAR", {{"M", 7}, {"N", 40}, {"K", 19}}), 1e-4);
 }
 
+// A 3 x 3 convolution with padding at odd sizes, in the narrower types below.
+const ShapeParams kSmallPaddedConv = {{"N", 1},  {"H", 9}, {"W", 7},      {"CI", 6},
+                                      {"CO", 5}, {"K", 3}, {"stride", 1}, {"padding", 1}};
+
 // bfloat16 inputs summed in float32, as bench_shapes times them against Tessera's bfloat16
 // products: the same products, sums in another order.
 TEST(DnnlAnchorTest, Bfloat16LinearAndConvolutionMatchTheInterpreter) {
   EXPECT_LT(
       MaxErrorAgainstInterpreter("LINEAR", {{"M", 7}, {"N", 40}, {"K", 19}}, "bfloat16", "float32"),
       1e-4);
-  EXPECT_LT(MaxErrorAgainstInterpreter("C2D",
-                                       {{"N", 1},
-                                        {"H", 9},
-                                        {"W", 7},
-                                        {"CI", 6},
-                                        {"CO", 5},
-                                        {"K", 3},
-                                        {"stride", 1},
-                                        {"padding", 1}},
-                                       "bfloat16", "float32"),
-            1e-4);
+  EXPECT_LT(MaxErrorAgainstInterpreter("C2D", kSmallPaddedConv, "bfloat16", "float32"), 1e-4);
   EXPECT_FALSE(DnnlSupports("GMM", "bfloat16"));
 }
 
@@ -95,17 +89,7 @@ TEST(DnnlAnchorTest, Int8ProductsAndConvolutionMatchTheInterpreter) {
   EXPECT_EQ(MaxErrorAgainstInterpreter("GMM", {{"B", 1}, {"M", 7}, {"N", 13}, {"K", 9}}, "int8"),
             0);
   EXPECT_EQ(MaxErrorAgainstInterpreter("LINEAR", {{"M", 7}, {"N", 40}, {"K", 19}}, "int8"), 0);
-  EXPECT_EQ(MaxErrorAgainstInterpreter("C2D",
-                                       {{"N", 1},
-                                        {"H", 9},
-                                        {"W", 7},
-                                        {"CI", 6},
-                                        {"CO", 5},
-                                        {"K", 3},
-                                        {"stride", 1},
-                                        {"padding", 1}},
-                                       "int8"),
-            0);
+  EXPECT_EQ(MaxErrorAgainstInterpreter("C2D", kSmallPaddedConv, "int8"), 0);
   EXPECT_FALSE(DnnlSupports("GEMV", "int8"));
 }
 
