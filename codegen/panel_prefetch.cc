@@ -231,7 +231,8 @@ class AheadInserter : public IRMutator {
     std::set<const BufferLoadNode*> call_vectors;
     PostOrderVisitExprs(loop->body, [&](const Expr& e) {
       const auto* call = e.as<CallNode>();
-      if (call == nullptr || (call->name != kCpuDotBf16Call && call->name != kCpuDotInt8Call)) {
+      if (call == nullptr || (call->name != kCpuDotBf16Call && call->name != kCpuDotInt8Call &&
+                              call->name != kCpuDotInt8x8Call)) {
         return;
       }
       for (const Expr& arg : call->args) {

@@ -16,6 +16,10 @@ inline constexpr char kCpuDotBf16Call[] = "tessera_dot_bf16_16x2";
 // (which multiplies unsigned by signed bytes: a is offset by 128 and 128 times b's sums taken
 // off again, exact in int32).
 inline constexpr char kCpuDotInt8Call[] = "tessera_dot_i8_16x4";
+// tessera_dot_i8_16x8(int32_t* c, const int8_t* a, const int8_t* b): two of the above, b's second
+// group of four k 64 bytes after the first, with one correction for both (a quarter less work per
+// k than two calls of the above).
+inline constexpr char kCpuDotInt8x8Call[] = "tessera_dot_i8_16x8";
 // Both work on 16 lanes of 32 bits (one 512-bit vector).
 inline constexpr int64_t kCpuDotLanes = 16;
 

@@ -236,27 +236,39 @@ std::vector<TensorIntrin> BuiltinIntrins() {
                      Func("dp4a_impl", {ia, ib, ic}, call, ireads, {BufferRegion::Full(ic)})});
   }
   // C[j] += acc(A[k]) * acc(B[j, k]) over 16 columns and a group of k side by side in B: the CPU's
-  // dot products (ir/cpu_intrinsics.h). impl: CALL(C[0], A[0], B[0, 0]) (addresses).
+  // dot products (ir/cpu_intrinsics.h). A lane holds `lane_group` k; a group of more k holds
+  // several lanes' groups one after another, B [group / lane_group, 16, lane_group]. impl:
+  // CALL(C[0], A[0], B[0, ..]) (addresses).
   struct CpuDot {
     const char* name;
     const char* call;
     DataType in, acc;
-    int64_t group;
+    int64_t group, lane_group;
   };
   for (const CpuDot& dot :
-       {CpuDot{kCpuDotBf16, kCpuDotBf16Call, DataType::BFloat16(), DataType::Float32(), 2},
-        CpuDot{kCpuDotInt8, kCpuDotInt8Call, DataType::Int8(), DataType::Int32(), 4}}) {
+       {CpuDot{kCpuDotBf16, kCpuDotBf16Call, DataType::BFloat16(), DataType::Float32(), 2, 2},
+        CpuDot{kCpuDotInt8, kCpuDotInt8Call, DataType::Int8(), DataType::Int32(), 4, 4},
+        CpuDot{kCpuDotInt8x8, kCpuDotInt8x8Call, DataType::Int8(), DataType::Int32(), 8, 4}}) {
+    const bool split = dot.group > dot.lane_group;
     Buffer a = Buf("A", dot.in, {Expr(dot.group)}, "global");
-    Buffer b = Buf("B", dot.in, {Expr(kCpuDotLanes), Expr(dot.group)}, "global");
+    Buffer b = Buf("B", dot.in,
+                   split ? std::vector<Expr>{Expr(dot.group / dot.lane_group), Expr(kCpuDotLanes),
+                                             Expr(dot.lane_group)}
+                         : std::vector<Expr>{Expr(kCpuDotLanes), Expr(dot.group)},
+                   "global");
     Buffer c = Buf("C", dot.acc, {Expr(kCpuDotLanes)}, "global");
     Stmt body =
         GridBlock("update", {kCpuDotLanes, dot.group}, "SR", [&](const std::vector<Expr>& v) {
-          Expr prod = Cast(dot.acc, a.Load({v[1]})) * Cast(dot.acc, b.Load({v[0], v[1]}));
+          Expr b_element = split ? b.Load({FloorDiv(v[1], Expr(dot.lane_group)), v[0],
+                                           FloorMod(v[1], Expr(dot.lane_group))})
+                                 : b.Load({v[0], v[1]});
+          Expr prod = Cast(dot.acc, a.Load({v[1]})) * Cast(dot.acc, b_element);
           return BufferStore(c, c.Load({v[0]}) + prod, {v[0]});
         });
     Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());
-    Stmt call = Evaluate(CallExtern(DataType::Int32(), dot.call,
-                                    {ic.Load({Expr(0)}), ia.Load({Expr(0)}), At00(ib)}));
+    Expr b_first = split ? ib.Load({Expr(0), Expr(0), Expr(0)}) : At00(ib);
+    Stmt call = Evaluate(
+        CallExtern(DataType::Int32(), dot.call, {ic.Load({Expr(0)}), ia.Load({Expr(0)}), b_first}));
     std::vector<BufferRegion> reads = {BufferRegion::Full(c), BufferRegion::Full(a),
                                        BufferRegion::Full(b)};
     std::vector<BufferRegion> ireads = {BufferRegion::Full(ic), BufferRegion::Full(ia),

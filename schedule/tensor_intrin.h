@@ -75,10 +75,12 @@ inline constexpr char kMmaSyncTf32[] = "mma_sync_16x16x16_tf32tf32f32";
 inline constexpr char kDp4a[] = "dp4a";
 // CPU dot products of 16 columns, each summing a group of k side by side in B ([.., K / g, N, g]):
 // C[16] += float32(A[2]) x float32(B[16, 2]) for bfloat16 by one vdpbf16ps (AVX-512 BF16), and
-// C[16] += int32(A[4]) x int32(B[16, 4]) for int8 by vpdpbusd (AVX-512 VNNI); the C prelude's
-// calls of ir/cpu_intrinsics.h do them (a scalar loop where the compiler targets neither).
+// C[16] += int32(A[4]) x int32(B[16, 4]) for int8 by vpdpbusd (AVX-512 VNNI), and eight k as two
+// such groups, B [2, 16, 4]; the C prelude's calls of ir/cpu_intrinsics.h do them (a scalar loop
+// where the compiler targets neither).
 inline constexpr char kCpuDotBf16[] = "cpu_dot_bf16_16x2";
 inline constexpr char kCpuDotInt8[] = "cpu_dot_i8_16x4";
+inline constexpr char kCpuDotInt8x8[] = "cpu_dot_i8_16x8";
 
 // The five intrinsics of one tensor-core product of 16x16x16 tiles: inputs `in` summed in `acc`,
 // with fragments of `family` ("wmma" or "mma", the prefix of their scopes). float32 inputs are

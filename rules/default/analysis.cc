@@ -356,14 +356,16 @@ std::optional<GemmMatch> MatchGemm(const Block& block, const std::vector<int64_t
 }
 
 absl::StatusOr<BlockRV> PrepackIntoStrips(Schedule* sch, BlockRV block, int read, int strip_dim,
-                                          int64_t lanes, int group_dim, int64_t group) {
+                                          int64_t lanes, int group_dim, int64_t group,
+                                          int64_t lane_group) {
   TESSERA_ASSIGN_OR_RETURN(Block node, sch->Get(block));
   if (read < 0 || read >= static_cast<int>(node->reads.size())) {
     return absl::FailedPreconditionError("prepack: no such read");
   }
   const Buffer& weight = node->reads[read].buffer;
   if (strip_dim < 0 || strip_dim >= weight.ndim() || lanes <= 1 || group_dim == strip_dim ||
-      group_dim >= weight.ndim() || group < 1) {
+      group_dim >= weight.ndim() || group < 1 || lane_group < 1 ||
+      (group > lane_group && group % lane_group != 0)) {
     return absl::FailedPreconditionError("prepack: no such strip dimension");
   }
   const auto* extent = weight.shape()[strip_dim].as<IntImmNode>();
@@ -380,8 +382,13 @@ absl::StatusOr<BlockRV> PrepackIntoStrips(Schedule* sch, BlockRV block, int read
   for (int d = 0; d < weight.ndim(); ++d) {
     if (d != strip_dim) strips.push_back(d == group_dim ? FloorDiv(vars[d], Expr(group)) : vars[d]);
   }
+  if (group_dim >= 0 && group > lane_group) {
+    strips.push_back(FloorDiv(FloorMod(vars[group_dim], Expr(group)), Expr(lane_group)));
+  }
   strips.push_back(FloorMod(vars[strip_dim], Expr(lanes)));
-  if (group_dim >= 0) strips.push_back(FloorMod(vars[group_dim], Expr(group)));
+  if (group_dim >= 0) {
+    strips.push_back(FloorMod(vars[group_dim], Expr(std::min(group, lane_group))));
+  }
   TESSERA_ASSIGN_OR_RETURN(IndexMap map, IndexMap::Make(vars, strips));
   TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(block, read, "global"));
   TESSERA_RETURN_IF_ERROR(sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, map));

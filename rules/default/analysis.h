@@ -151,10 +151,13 @@ absl::StatusOr<BlockRV> WriteBackUnder(Schedule* sch, BlockRV block, LoopRV loop
 // layout does not depend on the tile decisions (a mutated trace keeps reading it well).
 // With `group_dim` (K's dimension, else -1) K is taken in groups of `group`, the group last:
 // [K, N] -> [N / 16, K / 2, 16, 2] for pairs, the layout the CPU's dot products read
-// (ir/cpu_intrinsics.h). kFailedPrecondition when `lanes` does not divide the strip dimension (or
-// `group` the group dimension); other errors from the primitives. Returns the packing block.
+// (ir/cpu_intrinsics.h); a group of several lanes' groups of `lane_group` k holds those one after
+// another ([N / 16, K / 8, 2, 16, 4] for int8 eights). kFailedPrecondition when `lanes` does not
+// divide the strip dimension (or `group` the group dimension); other errors from the primitives.
+// Returns the packing block.
 absl::StatusOr<BlockRV> PrepackIntoStrips(Schedule* sch, BlockRV block, int read, int strip_dim,
-                                          int64_t lanes, int group_dim = -1, int64_t group = 1);
+                                          int64_t lanes, int group_dim = -1, int64_t group = 1,
+                                          int64_t lane_group = 1);
 
 // The loops of a GEMM block after FuseGemmLoops.
 struct GemmLoops {

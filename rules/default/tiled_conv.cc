@@ -209,15 +209,14 @@ std::optional<CpuDot> CpuDotForConv(const Block& block, const BlockInfo& info,
     (iters.back() == channels ? weights : input) = &read.buffer;
   }
   if (input == nullptr || weights == nullptr) return std::nullopt;
-  const std::optional<CpuDot> dot =
-      CpuDotOfTypes(input->dtype(), block->writes[0].buffer.dtype(), core);
+  const std::optional<CpuDot> dot = CpuDotOfTypes(input->dtype(), block->writes[0].buffer.dtype(),
+                                                  info.extents[input_channels], core);
   const std::vector<int> weight_iters = AccessIters(block, *weights);
   bool padded = false;
   PostOrderVisitExprs(block->body, [&](const Expr& e) { padded |= e.as<SelectNode>() != nullptr; });
   if (!dot.has_value() || weights->dtype() != input->dtype() || padded ||
       AccessIters(block, *input).back() != input_channels ||
-      std::count(weight_iters.begin(), weight_iters.end(), input_channels) != 1 ||
-      info.extents[input_channels] % dot->group != 0) {
+      std::count(weight_iters.begin(), weight_iters.end(), input_channels) != 1) {
     return std::nullopt;
   }
   return dot;
@@ -253,7 +252,8 @@ absl::StatusOr<BlockRV> TiledConvolution(Schedule* sch, const BlockInfo& info,
           static_cast<int>(std::find(iters.begin(), iters.end(), input_channels) - iters.begin());
     }
     TESSERA_RETURN_IF_ERROR(PrepackIntoStrips(sch, info.rv, weights, channels_dim, core.lanes,
-                                              group_dim, dot.has_value() ? dot->group : 1)
+                                              group_dim, dot.has_value() ? dot->group : 1,
+                                              dot.has_value() ? dot->lane_group : 1)
                                 .status());
   }
   // With a dot product the input channels (the last reduction loop) are split by its group,

@@ -63,10 +63,11 @@ absl::StatusOr<IndexMap> ColumnsLastMap(const Block& block, const GemmMatch& g) 
   return IndexMap::Make(vars, rest);
 }
 
-// The index map that packs B in groups of `group` k for a dot product ([.., K, J] or [.., J, K] ->
+// The index map that packs B in groups of k for the dot product `dot` ([.., K, J] or [.., J, K] ->
 // [.., K / group, J, group], batch dimensions first): a tile vector's 16 columns at a group of k
-// are then one row of 64 bytes.
-absl::StatusOr<IndexMap> GroupsLastMap(const Block& block, const GemmMatch& g, int64_t group) {
+// are then one row of 64 bytes. A group of several lanes' groups is stored as those one after
+// another, in 16-column strips: [.., K / group, J / 16, group / lane_group, 16, lane_group].
+absl::StatusOr<IndexMap> GroupsLastMap(const Block& block, const GemmMatch& g, const CpuDot& dot) {
   std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
   auto in = [&](int group, int iter) {
     return iter >= 0 && std::count(g.groups[group].begin(), g.groups[group].end(), iter) > 0;
@@ -87,7 +88,15 @@ absl::StatusOr<IndexMap> GroupsLastMap(const Block& block, const GemmMatch& g, i
   if (!j.has_value() || !k.has_value()) {
     return absl::FailedPreconditionError("dot product: B has no J or K dimension");
   }
-  layout.insert(layout.end(), {FloorDiv(*k, Expr(group)), *j, FloorMod(*k, Expr(group))});
+  layout.push_back(FloorDiv(*k, Expr(dot.group)));
+  if (dot.group > dot.lane_group) {
+    const Expr lanes(kCpuDotLanes), lane_group(dot.lane_group);
+    layout.insert(layout.end(),
+                  {FloorDiv(*j, lanes), FloorDiv(FloorMod(*k, Expr(dot.group)), lane_group),
+                   FloorMod(*j, lanes), FloorMod(*k, lane_group)});
+  } else {
+    layout.insert(layout.end(), {*j, FloorMod(*k, Expr(dot.group))});
+  }
   return IndexMap::Make(vars, layout);
 }
 
@@ -402,7 +411,7 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   if (pack) {
     TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(main.rv, g.b, "global"));
     if (groups) {
-      TESSERA_ASSIGN_OR_RETURN(IndexMap groups_last, GroupsLastMap(block, g, dot->group));
+      TESSERA_ASSIGN_OR_RETURN(IndexMap groups_last, GroupsLastMap(block, g, *dot));
       TESSERA_RETURN_IF_ERROR(
           sch->TransformLayout(packed, 0, /*buffer_index_type=*/1, groups_last));
       // The copy iterates the groups too, so that its stores are affine for ComputeAt.
@@ -424,9 +433,9 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
       const std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
       group_dim = static_cast<int>(std::find(b.begin(), b.end(), g.groups[kGemmK][0]) - b.begin());
     }
-    TESSERA_RETURN_IF_ERROR(
-        PrepackIntoStrips(sch, main.rv, g.b, strip_dim, lanes, group_dim, groups ? dot->group : 1)
-            .status());
+    TESSERA_RETURN_IF_ERROR(PrepackIntoStrips(sch, main.rv, g.b, strip_dim, lanes, group_dim,
+                                              groups ? dot->group : 1, groups ? dot->lane_group : 1)
+                                .status());
   }
   const LoopRV write_at = tiling.layout == MatmulLayout::kPacked ? j[1] : parallel;
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, write_at, "local"));
@@ -477,12 +486,12 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   return product;
 }
 
-std::optional<CpuDot> CpuDotOfTypes(DataType in, DataType acc, const CpuCore& core) {
-  if (core.dot_bf16 && in == DataType::BFloat16() && acc == DataType::Float32()) {
-    return CpuDot{kCpuDotBf16, 2};
+std::optional<CpuDot> CpuDotOfTypes(DataType in, DataType acc, int64_t k, const CpuCore& core) {
+  if (core.dot_bf16 && in == DataType::BFloat16() && acc == DataType::Float32() && k % 2 == 0) {
+    return CpuDot{kCpuDotBf16, 2, 2};
   }
-  if (core.dot_int8 && in == DataType::Int8() && acc == DataType::Int32()) {
-    return CpuDot{kCpuDotInt8, 4};
+  if (core.dot_int8 && in == DataType::Int8() && acc == DataType::Int32() && k % 4 == 0) {
+    return k % 8 == 0 ? CpuDot{kCpuDotInt8x8, 8, 4} : CpuDot{kCpuDotInt8, 4, 4};
   }
   return std::nullopt;
 }
@@ -495,13 +504,14 @@ std::optional<CpuDot> CpuDotFor(const Block& block, const GemmMatch& g,
   }
   const Buffer& a = block->reads[g.a].buffer;
   const Buffer& b = block->reads[g.b].buffer;
-  const std::optional<CpuDot> dot = CpuDotOfTypes(a.dtype(), block->writes[0].buffer.dtype(), core);
-  if (!dot.has_value()) return std::nullopt;
   const int k = g.groups[kGemmK][0];
+  const std::optional<CpuDot> dot =
+      CpuDotOfTypes(a.dtype(), block->writes[0].buffer.dtype(), extents[k], core);
+  if (!dot.has_value()) return std::nullopt;
   const std::vector<int> a_iters = AccessIters(block, a);
   const std::vector<int> b_iters = AccessIters(block, b);
-  if (b.dtype() != a.dtype() || extents[k] % dot->group != 0 || a_iters.empty() ||
-      a_iters.back() != k || std::count(b_iters.begin(), b_iters.end(), k) != 1 ||
+  if (b.dtype() != a.dtype() || a_iters.empty() || a_iters.back() != k ||
+      std::count(b_iters.begin(), b_iters.end(), k) != 1 ||
       std::count(b_iters.begin(), b_iters.end(), g.groups[kGemmJ][0]) != 1) {
     return std::nullopt;
   }

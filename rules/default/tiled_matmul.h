@@ -72,15 +72,19 @@ struct MatmulTiling {
 
 // A dot product of the core for a GEMM's element type (ir/cpu_intrinsics.h): the tensor
 // intrinsic, and how many k it sums per column.
+// A group of more k than a lane takes is stored as lanes' groups one after another
+// (lane_group k each).
 struct CpuDot {
   const char* intrin = nullptr;
   int64_t group = 0;
+  int64_t lane_group = 0;
 };
 
-// The dot product `core` has for products of `in` summed in `acc`, or nullopt: bfloat16 in
-// float32 with AVX-512 BF16 (CpuCore::dot_bf16: pairs of k), int8 in int32 with AVX-512 VNNI
-// (dot_int8: fours).
-std::optional<CpuDot> CpuDotOfTypes(DataType in, DataType acc, const CpuCore& core);
+// The dot product `core` has for products of `in` summed in `acc` over `k` (the reduction's
+// extent, a multiple of the group), or nullopt: bfloat16 in float32 with AVX-512 BF16
+// (CpuCore::dot_bf16: pairs of k), int8 in int32 with AVX-512 VNNI (dot_int8: eights, or fours
+// where 8 does not divide k).
+std::optional<CpuDot> CpuDotOfTypes(DataType in, DataType acc, int64_t k, const CpuCore& core);
 
 // The dot product `core` has for the GEMM `g` of `block` (`extents` as in BlockInfo), or
 // nullopt: bfloat16 A and B summed in float32 with AVX-512 BF16 (CpuCore::dot_bf16: pairs of k),

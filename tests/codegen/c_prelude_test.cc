@@ -131,6 +131,17 @@ int main(void) {
     for (int k = 0; k < 4; ++k) want += (int32_t)a8[k] * (int32_t)b8[4 * j + k];
     if (c32[j] != want) return 1;
   }
+  /* Eight k: b's second group of four 64 bytes on. */
+  int8_t a88[8] = {-128, 127, -1, 3, 5, -77, 0, 127};
+  int8_t b88[128];
+  for (int i = 0; i < 128; ++i) b88[i] = (int8_t)(i * 53 + 11);
+  for (int j = 0; j < 16; ++j) c32[j] = -3 * j;
+  tessera_dot_i8_16x8(c32, a88, b88);
+  for (int j = 0; j < 16; ++j) {
+    int32_t want = -3 * j;
+    for (int k = 0; k < 8; ++k) want += (int32_t)a88[k] * (int32_t)b88[64 * (k / 4) + 4 * j + k % 4];
+    if (c32[j] != want) return 3;
+  }
   uint16_t a16[2] = {tessera_f32_to_bf16(1.5f), tessera_f32_to_bf16(-0.375f)};
   uint16_t b16[32];
   float c[16];
@@ -150,7 +161,8 @@ int main(void) {
     const std::string compile =
         "cc -std=c11 -O2" + march + " -o " + binary + " " + source + " -lm 2>&1";
     ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
-    EXPECT_EQ(std::system(binary.c_str()), 0) << "dot products" << march << ": 1 int8, 2 bfloat16";
+    EXPECT_EQ(std::system(binary.c_str()), 0)
+        << "dot products" << march << ": 1 int8 fours, 2 bfloat16, 3 int8 eights";
   }
 }
 

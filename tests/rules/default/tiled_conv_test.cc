@@ -331,7 +331,7 @@ TEST(TiledConvTest, DepthwiseOnOddShapesMatchesReference) {
 // On a core with AVX-512 BF16 a bfloat16 convolution summed in float32 takes its input channels
 // in pairs: the weights are prepacked [CO / 16, KH, KW, CI / 2, 16, 2] and each tile vector adds
 // a pair of channels' products by one call of the dot product; it matches the reference (vdpbf16ps
-// on a host that has it, the prelude's loop elsewhere). An int8 one takes fours (VNNI). A
+// on a host that has it, the prelude's loop elsewhere). An int8 one takes eights (VNNI). A
 // convolution whose padding is inlined (a tile spanning the width: a select around the input's
 // load) and a core without the dot product widen each element as before.
 TEST(TiledConvTest, Bfloat16AndInt8ConvolutionsTakeGroupsOfInputChannelsOnADotProductCore) {
@@ -349,11 +349,18 @@ TEST(TiledConvTest, Bfloat16AndInt8ConvolutionsTakeGroupsOfInputChannelsOnADotPr
   EXPECT_TRUE(pair_strips) << PrintFunc(paired);
   ExpectMatchesReference(paired, *conv);
   EXPECT_EQ(ExternCalls(ApplyToModule(*conv, Avx512CpuTarget()).second, kCpuDotBf16Call), 0);
-  // int8 summed in int32 with VNNI: fours of input channels, exact.
+  // int8 summed in int32 with VNNI: eights of input channels, weights [2, 3, 3, 1, 2, 16, 4],
+  // exact.
   absl::StatusOr<PrimFunc> int8_conv = MakeWorkload("C2D", shape, "int8");
   ASSERT_TRUE(int8_conv.ok()) << int8_conv.status();
   const PrimFunc quads = ApplyToModule(*int8_conv, DotProductCpuTarget()).second;
-  EXPECT_GT(ExternCalls(quads, kCpuDotInt8Call), 0) << PrintFunc(quads);
+  EXPECT_GT(ExternCalls(quads, kCpuDotInt8x8Call), 0) << PrintFunc(quads);
+  bool eight_strips = false;
+  for (const Buffer& b : ShapeOf(quads).buffers) {
+    eight_strips |= b.name() == "weight_global" && default_schedule_testing::ConstantShape(b) ==
+                                                       std::vector<int64_t>{2, 3, 3, 1, 2, 16, 4};
+  }
+  EXPECT_TRUE(eight_strips) << PrintFunc(quads);
   ExpectMatchesReference(quads, *int8_conv);
   shape["W"] = 12;  // one tile of 12 pixels: the padding inlined into it
   absl::StatusOr<PrimFunc> inlined = MakeWorkload("C2D", shape, "bfloat16", "float32");
