@@ -155,6 +155,14 @@ inline std::vector<int64_t> ShapeOfScope(const ScheduleShape& shape, const std::
   return {};
 }
 
+// The shape of the buffer named `name` in the scheduled function, or {} when there is none.
+inline std::vector<int64_t> ShapeOfBuffer(const ScheduleShape& shape, const std::string& name) {
+  for (const Buffer& b : shape.buffers) {
+    if (b.name() == name) return ConstantShape(b);
+  }
+  return {};
+}
+
 // Builds `scheduled` with the C backend and checks it against `func` on random inputs.
 inline void ExpectMatchesReference(const PrimFunc& scheduled, const PrimFunc& func) {
   absl::StatusOr<CheckOutcome> check =

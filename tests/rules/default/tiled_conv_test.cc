@@ -33,6 +33,7 @@ using default_schedule_testing::DotProductCpuTarget;
 using default_schedule_testing::ExpectMatchesReference;
 using default_schedule_testing::ExternCalls;
 using default_schedule_testing::ShapeOf;
+using default_schedule_testing::ShapeOfBuffer;
 
 std::map<std::string, int64_t> Conv2d(int64_t hw, int64_t ci, int64_t co, int64_t stride) {
   return {{"N", 1},   {"H", hw}, {"W", hw},          {"CI", ci},
@@ -341,12 +342,9 @@ TEST(TiledConvTest, Bfloat16AndInt8ConvolutionsTakeGroupsOfInputChannelsOnADotPr
   ASSERT_TRUE(conv.ok()) << conv.status();
   const PrimFunc paired = ApplyToModule(*conv, DotProductCpuTarget()).second;
   EXPECT_GT(ExternCalls(paired, kCpuDotBf16Call), 0) << PrintFunc(paired);
-  bool pair_strips = false;
-  for (const Buffer& b : ShapeOf(paired).buffers) {
-    pair_strips |= b.name() == "weight_global" && default_schedule_testing::ConstantShape(b) ==
-                                                      std::vector<int64_t>{2, 3, 3, 4, 16, 2};
-  }
-  EXPECT_TRUE(pair_strips) << PrintFunc(paired);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(paired), "weight_global"),
+            (std::vector<int64_t>{2, 3, 3, 4, 16, 2}))
+      << PrintFunc(paired);
   ExpectMatchesReference(paired, *conv);
   EXPECT_EQ(ExternCalls(ApplyToModule(*conv, Avx512CpuTarget()).second, kCpuDotBf16Call), 0);
   // int8 summed in int32 with VNNI: eights of input channels, weights [2, 3, 3, 1, 2, 16, 4],
@@ -355,12 +353,9 @@ TEST(TiledConvTest, Bfloat16AndInt8ConvolutionsTakeGroupsOfInputChannelsOnADotPr
   ASSERT_TRUE(int8_conv.ok()) << int8_conv.status();
   const PrimFunc quads = ApplyToModule(*int8_conv, DotProductCpuTarget()).second;
   EXPECT_GT(ExternCalls(quads, kCpuDotInt8x8Call), 0) << PrintFunc(quads);
-  bool eight_strips = false;
-  for (const Buffer& b : ShapeOf(quads).buffers) {
-    eight_strips |= b.name() == "weight_global" && default_schedule_testing::ConstantShape(b) ==
-                                                       std::vector<int64_t>{2, 3, 3, 1, 2, 16, 4};
-  }
-  EXPECT_TRUE(eight_strips) << PrintFunc(quads);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(quads), "weight_global"),
+            (std::vector<int64_t>{2, 3, 3, 1, 2, 16, 4}))
+      << PrintFunc(quads);
   ExpectMatchesReference(quads, *int8_conv);
   shape["W"] = 12;  // one tile of 12 pixels: the padding inlined into it
   absl::StatusOr<PrimFunc> inlined = MakeWorkload("C2D", shape, "bfloat16", "float32");

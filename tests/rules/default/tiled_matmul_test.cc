@@ -36,15 +36,8 @@ using default_schedule_testing::ExpectMatchesReference;
 using default_schedule_testing::ExternCalls;
 using default_schedule_testing::ScheduleShape;
 using default_schedule_testing::ShapeOf;
+using default_schedule_testing::ShapeOfBuffer;
 using default_schedule_testing::ShapeOfScope;
-
-// The shape of the buffer named `name` in the scheduled function, or {} when there is none.
-std::vector<int64_t> ShapeOfBuffer(const ScheduleShape& shape, const std::string& name) {
-  for (const Buffer& b : shape.buffers) {
-    if (b.name() == name) return default_schedule_testing::ConstantShape(b);
-  }
-  return {};
-}
 
 // `func` without its layout-free parameters: its GEMM packs B per call (the non-weight case).
 PrimFunc WithoutLayoutFree(const PrimFunc& func) {
