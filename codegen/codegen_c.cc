@@ -159,9 +159,7 @@ class FunctionEmitter : public codegen_internal::CLikePrinter {
       return absl::StrCat("__builtin_prefetch(&", PrintLoadAccess(load), ", 0, ",
                           locality != nullptr ? *locality : 2, ")");
     }
-    if ((op->name == kCpuDotBf16Call || op->name == kCpuDotInt8Call ||
-         op->name == kCpuDotInt8x8Call) &&
-        op->args.size() == 3) {
+    if (IsCpuDotCall(op->name) && op->args.size() == 3) {
       std::vector<std::string> addresses;
       for (const Expr& arg : op->args) {
         const auto* element = arg.as<BufferLoadNode>();

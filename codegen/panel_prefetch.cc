@@ -231,10 +231,7 @@ class AheadInserter : public IRMutator {
     std::set<const BufferLoadNode*> call_vectors;
     PostOrderVisitExprs(loop->body, [&](const Expr& e) {
       const auto* call = e.as<CallNode>();
-      if (call == nullptr || (call->name != kCpuDotBf16Call && call->name != kCpuDotInt8Call &&
-                              call->name != kCpuDotInt8x8Call)) {
-        return;
-      }
+      if (call == nullptr || !IsCpuDotCall(call->name)) return;
       for (const Expr& arg : call->args) {
         if (const auto* element = arg.as<BufferLoadNode>()) call_vectors.insert(element);
       }

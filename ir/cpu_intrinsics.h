@@ -4,6 +4,7 @@
 #define TESSERA_IR_CPU_INTRINSICS_H_
 
 #include <cstdint>
+#include <string_view>
 
 namespace tessera {
 
@@ -20,8 +21,14 @@ inline constexpr char kCpuDotInt8Call[] = "tessera_dot_i8_16x4";
 // group of four k 64 bytes after the first, with one correction for both (a quarter less work per
 // k than two calls of the above).
 inline constexpr char kCpuDotInt8x8Call[] = "tessera_dot_i8_16x8";
-// Both work on 16 lanes of 32 bits (one 512-bit vector).
+// All work on 16 lanes of 32 bits (one 512-bit vector).
 inline constexpr int64_t kCpuDotLanes = 16;
+
+// Whether `name` is one of the dot products above: arguments three addresses, the last a 64-byte
+// row (or two) of B.
+inline bool IsCpuDotCall(std::string_view name) {
+  return name == kCpuDotBf16Call || name == kCpuDotInt8Call || name == kCpuDotInt8x8Call;
+}
 
 }  // namespace tessera
 
