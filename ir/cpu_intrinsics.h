@@ -21,13 +21,20 @@ inline constexpr char kCpuDotInt8Call[] = "tessera_dot_i8_16x4";
 // group of four k 64 bytes after the first, with one correction for both (a quarter less work per
 // k than two calls of the above).
 inline constexpr char kCpuDotInt8x8Call[] = "tessera_dot_i8_16x8";
+// tessera_dot_i8_shifted_16x4 and _16x8 (same arguments): c[j] += (a[0] + 128) b[4j] + ... +
+// (a[3] + 128) b[4j + 3], and the same over eight k: vpdpbusd alone, a's bytes flipped into the
+// unsigned range. The product they tensorize starts its sums from -128 times the column sums of
+// b (schedule.h ShiftInt8Product), so there is nothing to correct per call.
+inline constexpr char kCpuDotInt8ShiftedCall[] = "tessera_dot_i8_shifted_16x4";
+inline constexpr char kCpuDotInt8x8ShiftedCall[] = "tessera_dot_i8_shifted_16x8";
 // All work on 16 lanes of 32 bits (one 512-bit vector).
 inline constexpr int64_t kCpuDotLanes = 16;
 
 // Whether `name` is one of the dot products above: arguments three addresses, the last a 64-byte
 // row (or two) of B.
 inline bool IsCpuDotCall(std::string_view name) {
-  return name == kCpuDotBf16Call || name == kCpuDotInt8Call || name == kCpuDotInt8x8Call;
+  return name == kCpuDotBf16Call || name == kCpuDotInt8Call || name == kCpuDotInt8x8Call ||
+         name == kCpuDotInt8ShiftedCall || name == kCpuDotInt8x8ShiftedCall;
 }
 
 }  // namespace tessera

@@ -4,12 +4,12 @@
 // A function may name parameters whose contents are constant between calls (a model's weights)
 // in its attribute kLayoutFreeBuffers. A schedule may then copy such a weight into another
 // layout in a block annotated kLayoutRewritePreproc: a loop nest directly under the root that
-// reads only layout-free parameters (or what earlier such nests wrote) and writes buffers the
-// root allocates. SplitPrepack cuts the function in two: the packing, which a deployment runs
-// once per weight, and the kernel on the packed weights, which is what a call costs. As with
-// MLAS's pre-packed initializers, oneDNN's weight reorder and MetaSchedule's RewriteLayout,
-// measurements time the second part only; the whole function is still their composition, so
-// checks and callers that pass the plain weights get the same outputs.
+// reads only layout-free parameters (or what earlier such nests wrote, or what it writes itself,
+// a sum over a weight) and writes buffers the root allocates. SplitPrepack cuts the function in
+// two: the packing, which a deployment runs once per weight, and the kernel on the packed weights,
+// which is what a call costs. As with MLAS's pre-packed initializers, oneDNN's weight reorder and
+// MetaSchedule's RewriteLayout, measurements time the second part only; the whole function is still
+// their composition, so checks and callers that pass the plain weights get the same outputs.
 #ifndef TESSERA_IR_PREPACK_H_
 #define TESSERA_IR_PREPACK_H_
 

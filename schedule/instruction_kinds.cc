@@ -220,7 +220,7 @@ const std::vector<const InstructionKind*>& AllInstructionKinds() {
     for (const auto* group :
          {&LoopTransformInstructionKinds(), &ComputeLocationInstructionKinds(),
           &CacheInstructionKinds(), &ReductionInstructionKinds(), &LayoutInstructionKinds(),
-          &BlockizeTensorizeInstructionKinds()}) {
+          &BlockizeTensorizeInstructionKinds(), &ShiftInt8ProductInstructionKinds()}) {
       all.insert(all.end(), group->begin(), group->end());
     }
     return all;

@@ -36,6 +36,7 @@ const std::vector<const InstructionKind*>& CacheInstructionKinds();
 const std::vector<const InstructionKind*>& ReductionInstructionKinds();
 const std::vector<const InstructionKind*>& LayoutInstructionKinds();
 const std::vector<const InstructionKind*>& BlockizeTensorizeInstructionKinds();
+const std::vector<const InstructionKind*>& ShiftInt8ProductInstructionKinds();
 
 }  // namespace tessera
 

@@ -195,6 +195,13 @@ class Schedule {
   // Pads the iteration space of an einsum-like block to multiples of `padding`.
   absl::Status PadEinsum(BlockRV block, const std::vector<int64_t>& padding);
 
+  // ---- int8 products (primitive/shift_int8_product.cc) ------------------------------------
+  // Rewrites `block`, C = C + int32(A) * int32(B) over int8 A and B (B its read `summed_read`),
+  // whose init stores 0, into C = C + (int32(A) + 128) * int32(B) with init C = S, and returns
+  // the new block before it that computes S, -128 times the sum of B over the reduction (one
+  // value per spatial index of B): the unsigned-by-signed product x86's dot products multiply.
+  absl::StatusOr<BlockRV> ShiftInt8Product(BlockRV block, int summed_read);
+
   // ---- Blockize and tensorize (primitive/blockize_tensorize.cc) --------------------------
   // Turns the subtree under `loop` into an outer block whose body is the inner block.
   absl::StatusOr<BlockRV> Blockize(LoopRV loop, bool preserve_unit_iters = true);

@@ -244,11 +244,15 @@ std::vector<TensorIntrin> BuiltinIntrins() {
     const char* call;
     DataType in, acc;
     int64_t group, lane_group;
+    bool shifted = false;  // A[k] + 128 (ShiftInt8Product's form)
   };
+  const DataType i8 = DataType::Int8(), i32 = DataType::Int32();
   for (const CpuDot& dot :
        {CpuDot{kCpuDotBf16, kCpuDotBf16Call, DataType::BFloat16(), DataType::Float32(), 2, 2},
-        CpuDot{kCpuDotInt8, kCpuDotInt8Call, DataType::Int8(), DataType::Int32(), 4, 4},
-        CpuDot{kCpuDotInt8x8, kCpuDotInt8x8Call, DataType::Int8(), DataType::Int32(), 8, 4}}) {
+        CpuDot{kCpuDotInt8, kCpuDotInt8Call, i8, i32, 4, 4},
+        CpuDot{kCpuDotInt8x8, kCpuDotInt8x8Call, i8, i32, 8, 4},
+        CpuDot{kCpuDotInt8Shifted, kCpuDotInt8ShiftedCall, i8, i32, 4, 4, true},
+        CpuDot{kCpuDotInt8x8Shifted, kCpuDotInt8x8ShiftedCall, i8, i32, 8, 4, true}}) {
     const bool split = dot.group > dot.lane_group;
     Buffer a = Buf("A", dot.in, {Expr(dot.group)}, "global");
     Buffer b = Buf("B", dot.in,
@@ -262,7 +266,9 @@ std::vector<TensorIntrin> BuiltinIntrins() {
           Expr b_element = split ? b.Load({FloorDiv(v[1], Expr(dot.lane_group)), v[0],
                                            FloorMod(v[1], Expr(dot.lane_group))})
                                  : b.Load({v[0], v[1]});
-          Expr prod = Cast(dot.acc, a.Load({v[1]})) * Cast(dot.acc, b_element);
+          Expr a_element = Cast(dot.acc, a.Load({v[1]}));
+          if (dot.shifted) a_element = a_element + MakeConst(dot.acc, 128);
+          Expr prod = a_element * Cast(dot.acc, b_element);
           return BufferStore(c, c.Load({v[0]}) + prod, {v[0]});
         });
     Buffer ia = a.WithName(a.name()), ib = b.WithName(b.name()), ic = c.WithName(c.name());

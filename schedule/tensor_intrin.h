@@ -81,6 +81,10 @@ inline constexpr char kDp4a[] = "dp4a";
 inline constexpr char kCpuDotBf16[] = "cpu_dot_bf16_16x2";
 inline constexpr char kCpuDotInt8[] = "cpu_dot_i8_16x4";
 inline constexpr char kCpuDotInt8x8[] = "cpu_dot_i8_16x8";
+// The same int8 products with A shifted by 128 (C[16] += (int32(A[k]) + 128) x int32(B[16, k])),
+// for the products ShiftInt8Product rewrote: vpdpbusd with no correction per call.
+inline constexpr char kCpuDotInt8Shifted[] = "cpu_dot_i8_shifted_16x4";
+inline constexpr char kCpuDotInt8x8Shifted[] = "cpu_dot_i8_shifted_16x8";
 
 // The five intrinsics of one tensor-core product of 16x16x16 tiles: inputs `in` summed in `acc`,
 // with fragments of `family` ("wmma" or "mma", the prefix of their scopes). float32 inputs are

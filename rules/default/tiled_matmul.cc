@@ -313,6 +313,24 @@ absl::StatusOr<std::optional<BlockRV>> PadToTiles(Schedule* sch, const GemmMatch
 
 }  // namespace
 
+absl::Status SumsUnder(Schedule* sch, BlockRV sums, LoopRV at) {
+  TESSERA_RETURN_IF_ERROR(sch->ComputeAt(sums, at));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(sums));
+  TESSERA_ASSIGN_OR_RETURN(const ForNode* at_loop, sch->Get(at));
+  size_t under = loops.size();
+  for (size_t d = 0; d < loops.size(); ++d) {
+    TESSERA_ASSIGN_OR_RETURN(const ForNode* loop, sch->Get(loops[d]));
+    if (loop == at_loop) under = d + 1;
+  }
+  if (under + 2 > loops.size()) return absl::OkStatus();  // one loop: nothing to vectorize along
+  TESSERA_ASSIGN_OR_RETURN(BlockRV init, sch->DecomposeReduction(sums, loops[under]));
+  for (BlockRV b : {init, sums}) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> own, sch->GetLoops(b));
+    TESSERA_RETURN_IF_ERROR(sch->Vectorize(own.back()));
+  }
+  return absl::OkStatus();
+}
+
 int64_t MaxTileRows(const CpuCore& core) { return core.registers >= 32 ? kMaxTileRows : 12; }
 
 int64_t MaxTileVectors(const CpuCore& core, int64_t lanes) {
@@ -357,6 +375,10 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   const bool groups = dot.has_value();
   if (prepack && !ReadsLayoutFreeB(sch->func(), unpadded_block, g)) {
     return absl::FailedPreconditionError("prepacked gemm: B is not a layout-free parameter");
+  }
+  std::optional<BlockRV> shift_sums;
+  if (groups && dot->shifted) {
+    TESSERA_ASSIGN_OR_RETURN(shift_sums, sch->ShiftInt8Product(main.rv, g.b));
   }
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   TESSERA_ASSIGN_OR_RETURN(
@@ -409,7 +431,13 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
     TESSERA_ASSIGN_OR_RETURN(parallel, sch->Fuse(outer));
   }
   if (pack) {
-    TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(main.rv, g.b, "global"));
+    // The shift's sums read B itself, each panel's in the panel's iteration.
+    std::vector<BlockRV> b_readers;
+    if (shift_sums.has_value()) {
+      b_readers = {main.rv};
+      TESSERA_RETURN_IF_ERROR(SumsUnder(sch, *shift_sums, parallel));
+    }
+    TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(main.rv, g.b, "global", b_readers));
     if (groups) {
       TESSERA_ASSIGN_OR_RETURN(IndexMap groups_last, GroupsLastMap(block, g, *dot));
       TESSERA_RETURN_IF_ERROR(
@@ -436,6 +464,10 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
     TESSERA_RETURN_IF_ERROR(PrepackIntoStrips(sch, main.rv, g.b, strip_dim, lanes, group_dim,
                                               groups ? dot->group : 1, groups ? dot->lane_group : 1)
                                 .status());
+    // A weight's sums are computed with its packing, once.
+    if (shift_sums.has_value()) {
+      TESSERA_RETURN_IF_ERROR(sch->Annotate(*shift_sums, kLayoutRewritePreproc, InstValue::Int(1)));
+    }
   }
   const LoopRV write_at = tiling.layout == MatmulLayout::kPacked ? j[1] : parallel;
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, write_at, "local"));
@@ -491,7 +523,8 @@ std::optional<CpuDot> CpuDotOfTypes(DataType in, DataType acc, int64_t k, const 
     return CpuDot{kCpuDotBf16, 2, 2};
   }
   if (core.dot_int8 && in == DataType::Int8() && acc == DataType::Int32() && k % 4 == 0) {
-    return k % 8 == 0 ? CpuDot{kCpuDotInt8x8, 8, 4} : CpuDot{kCpuDotInt8, 4, 4};
+    return k % 8 == 0 ? CpuDot{kCpuDotInt8x8Shifted, 8, 4, true}
+                      : CpuDot{kCpuDotInt8Shifted, 4, 4, true};
   }
   return std::nullopt;
 }

@@ -78,12 +78,19 @@ struct CpuDot {
   const char* intrin = nullptr;
   int64_t group = 0;
   int64_t lane_group = 0;
+  // The intrinsic multiplies A + 128 (int8): the product is first rewritten by ShiftInt8Product.
+  bool shifted = false;
 };
+
+// Computes ShiftInt8Product's `sums` under `at` (the loop of the panel or tile they serve): the
+// reduction's loops outside, the sums' last dimension inside and vectorized, so each step adds a
+// row of B.
+absl::Status SumsUnder(Schedule* sch, BlockRV sums, LoopRV at);
 
 // The dot product `core` has for products of `in` summed in `acc` over `k` (the reduction's
 // extent, a multiple of the group), or nullopt: bfloat16 in float32 with AVX-512 BF16
 // (CpuCore::dot_bf16: pairs of k), int8 in int32 with AVX-512 VNNI (dot_int8: eights, or fours
-// where 8 does not divide k).
+// where 8 does not divide k, in the shifted form).
 std::optional<CpuDot> CpuDotOfTypes(DataType in, DataType acc, int64_t k, const CpuCore& core);
 
 // The dot product `core` has for the GEMM `g` of `block` (`extents` as in BlockInfo), or

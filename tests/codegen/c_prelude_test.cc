@@ -111,8 +111,9 @@ int main(void) {
 
 // The dot products (ir/cpu_intrinsics.h) add each column's group of k into c: int8 exactly (from
 // -128 to 127, where vpdpbusd's offset of a by 128 and its correction matter), bfloat16 within
-// the rounding of its two sums. Compiled twice: for a generic x86-64 (the scalar loops) and with
-// -march=native (vpdpbusd and vdpbf16ps where the host has them).
+// the rounding of its two sums; the shifted int8 forms add (a + 128) b. Compiled twice: for a
+// generic x86-64 (the scalar loops) and with -march=native (vpdpbusd and vdpbf16ps where the host
+// has them).
 TEST(CPreludeTest, DotProductsAddEachColumnsGroupOfK) {
   const std::string dir = ::testing::TempDir();
   const std::string source = dir + "/c_prelude_dot_test.c";
@@ -142,6 +143,23 @@ int main(void) {
     for (int k = 0; k < 8; ++k) want += (int32_t)a88[k] * (int32_t)b88[64 * (k / 4) + 4 * j + k % 4];
     if (c32[j] != want) return 3;
   }
+  /* The shifted forms: (a + 128) b, no correction. */
+  for (int j = 0; j < 16; ++j) c32[j] = 5 * j + 1;
+  tessera_dot_i8_shifted_16x4(c32, a8, b8);
+  for (int j = 0; j < 16; ++j) {
+    int32_t want = 5 * j + 1;
+    for (int k = 0; k < 4; ++k) want += ((int32_t)a8[k] + 128) * (int32_t)b8[4 * j + k];
+    if (c32[j] != want) return 4;
+  }
+  for (int j = 0; j < 16; ++j) c32[j] = -9 * j;
+  tessera_dot_i8_shifted_16x8(c32, a88, b88);
+  for (int j = 0; j < 16; ++j) {
+    int32_t want = -9 * j;
+    for (int k = 0; k < 8; ++k) {
+      want += ((int32_t)a88[k] + 128) * (int32_t)b88[64 * (k / 4) + 4 * j + k % 4];
+    }
+    if (c32[j] != want) return 5;
+  }
   uint16_t a16[2] = {tessera_f32_to_bf16(1.5f), tessera_f32_to_bf16(-0.375f)};
   uint16_t b16[32];
   float c[16];
@@ -162,7 +180,8 @@ int main(void) {
         "cc -std=c11 -O2" + march + " -o " + binary + " " + source + " -lm 2>&1";
     ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
     EXPECT_EQ(std::system(binary.c_str()), 0)
-        << "dot products" << march << ": 1 int8 fours, 2 bfloat16, 3 int8 eights";
+        << "dot products" << march
+        << ": 1 int8 fours, 2 bfloat16, 3 int8 eights, 4 and 5 the shifted fours and eights";
   }
 }
 

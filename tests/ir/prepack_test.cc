@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "ir/analysis.h"
 #include "ir/interpreter.h"
+#include "schedule/schedule.h"
 #include "tests/testing/schedule_testing.h"
 
 namespace tessera {
@@ -93,6 +94,34 @@ TEST(PrepackTest, PackingThenTheKernelComputesWhatTheWholeFunctionDoes) {
   for (int64_t i = 0; i < kM * kN; ++i) EXPECT_EQ(y.GetFlat(i), expected.GetFlat(i)) << i;
   // The strips hold W[k, j] at [j / 16, k, j % 16].
   EXPECT_EQ(packed.GetFlat((1 * kK + 3) * 16 + 5), w.GetFlat(3 * kN + 16 + 5));
+}
+
+// A packing nest may read what it writes: a sum over the weight (ShiftInt8Product's sums of an
+// int8 LINEAR's W, computed once with the packing and read by the kernel as a packed buffer).
+TEST(PrepackTest, APackingNestMaySumIntoItsOwnBuffer) {
+  absl::StatusOr<PrimFunc> linear =
+      MakeWorkload("LINEAR", {{"M", kM}, {"N", kN}, {"K", kK}}, "int8");
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  Schedule sch = Schedule::Create(*linear, 1);
+  absl::StatusOr<BlockRV> sums = sch.ShiftInt8Product(*sch.GetBlock("Y"), /*summed_read=*/2);
+  ASSERT_TRUE(sums.ok()) << sums.status();
+  ASSERT_TRUE(sch.Annotate(*sums, kLayoutRewritePreproc, InstValue::Int(1)).ok());
+  absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(sch.func());
+  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_TRUE(split->has_value());
+  const PrepackSplit& s = **split;
+  EXPECT_EQ(Names(s.packed), std::vector<std::string>{"Y_shift"});
+  // The kernel still reads W itself: the packed buffer comes after the parameters.
+  EXPECT_EQ(Names(s.prepacked.params()), (std::vector<std::string>{"X", "W", "Y", "Y_shift"}));
+  std::vector<ArgInfo> args = ArgInfosOf(*linear);
+  NDArray x = RandomArray(args[0], 1), w = RandomArray(args[1], 2);
+  NDArray expected = NDArray::Empty(args[2].dtype, args[2].shape);
+  ASSERT_TRUE(Interpret(*linear, {&x, &w, &expected}).ok());
+  NDArray shift = NDArray::Empty(DataType::Int32(), {kN});
+  ASSERT_TRUE(Interpret(s.prepack, {&w, &shift}).ok());
+  NDArray y = NDArray::Empty(args[2].dtype, args[2].shape);
+  ASSERT_TRUE(Interpret(s.prepacked, {&x, &w, &y, &shift}).ok());
+  for (int64_t i = 0; i < kM * kN; ++i) EXPECT_EQ(y.GetFlat(i), expected.GetFlat(i)) << i;
 }
 
 TEST(PrepackTest, PackingAnInputThatIsNotAWeightIsAnError) {

@@ -347,14 +347,16 @@ TEST(TiledConvTest, Bfloat16AndInt8ConvolutionsTakeGroupsOfInputChannelsOnADotPr
       << PrintFunc(paired);
   ExpectMatchesReference(paired, *conv);
   EXPECT_EQ(ExternCalls(ApplyToModule(*conv, Avx512CpuTarget()).second, kCpuDotBf16Call), 0);
-  // int8 summed in int32 with VNNI: eights of input channels, weights [2, 3, 3, 1, 2, 16, 4],
-  // exact.
+  // int8 summed in int32 with VNNI: eights of input channels, weights [2, 3, 3, 1, 2, 16, 4], the
+  // shifted product (its sums start from the weights' per output channel), exact.
   absl::StatusOr<PrimFunc> int8_conv = MakeWorkload("C2D", shape, "int8");
   ASSERT_TRUE(int8_conv.ok()) << int8_conv.status();
   const PrimFunc quads = ApplyToModule(*int8_conv, DotProductCpuTarget()).second;
-  EXPECT_GT(ExternCalls(quads, kCpuDotInt8x8Call), 0) << PrintFunc(quads);
+  EXPECT_GT(ExternCalls(quads, kCpuDotInt8x8ShiftedCall), 0) << PrintFunc(quads);
   EXPECT_EQ(ShapeOfBuffer(ShapeOf(quads), "weight_global"),
             (std::vector<int64_t>{2, 3, 3, 1, 2, 16, 4}))
+      << PrintFunc(quads);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(quads), "conv2d_nhwc_shift"), (std::vector<int64_t>{32}))
       << PrintFunc(quads);
   ExpectMatchesReference(quads, *int8_conv);
   shape["W"] = 12;  // one tile of 12 pixels: the padding inlined into it

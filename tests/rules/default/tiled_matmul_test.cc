@@ -413,31 +413,50 @@ TEST(DefaultScheduleRuleTest, CpuBfloat16ProductTakesPairsOfKOnADotProductCore) 
 }
 
 // With AVX-512 VNNI an int8 product summed in int32 takes its k eight at a time (panels [.., K / 8,
-// J / 16, 2, 16, 4], two vpdpbusd per call) where 8 divides K, else four ([.., K / 4, J, 4]), and
-// is exact; a K that 4 does not divide, or a core without VNNI, widens each element to int32.
+// J / 16, 2, 16, 4], two vpdpbusd per call) where 8 divides K, else four ([.., K / 4, J, 4]), in
+// the shifted form (ShiftInt8Product: each panel's column sums of B, C_shift, start the tiles'
+// sums), and is exact; a K that 4 does not divide, or a core without VNNI, widens each element to
+// int32.
 TEST(DefaultScheduleRuleTest, CpuInt8ProductTakesEightsOrFoursOfKOnAVnniCore) {
   absl::StatusOr<PrimFunc> gmm =
       MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 48}}, "int8");
   ASSERT_TRUE(gmm.ok()) << gmm.status();
   const PrimFunc eights = ApplyToModule(*gmm, DotProductCpuTarget()).second;
-  EXPECT_GT(ExternCalls(eights, kCpuDotInt8x8Call), 0) << PrintFunc(eights);
+  EXPECT_GT(ExternCalls(eights, kCpuDotInt8x8ShiftedCall), 0) << PrintFunc(eights);
   EXPECT_EQ(ShapeOfBuffer(ShapeOf(eights), "B_global"), (std::vector<int64_t>{1, 6, 16, 2, 16, 4}))
       << PrintFunc(eights);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(eights), "C_shift"), (std::vector<int64_t>{1, 256}))
+      << PrintFunc(eights);
   ExpectMatchesReference(eights, *gmm);
-  EXPECT_EQ(ExternCalls(ApplyToModule(*gmm, Avx512CpuTarget()).second, kCpuDotInt8x8Call), 0);
+  EXPECT_EQ(ExternCalls(ApplyToModule(*gmm, Avx512CpuTarget()).second, kCpuDotInt8x8ShiftedCall),
+            0);
   absl::StatusOr<PrimFunc> fours_k =
       MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 44}}, "int8");
   ASSERT_TRUE(fours_k.ok()) << fours_k.status();
   const PrimFunc quads = ApplyToModule(*fours_k, DotProductCpuTarget()).second;
-  EXPECT_GT(ExternCalls(quads, kCpuDotInt8Call), 0) << PrintFunc(quads);
+  EXPECT_GT(ExternCalls(quads, kCpuDotInt8ShiftedCall), 0) << PrintFunc(quads);
   EXPECT_EQ(ShapeOfBuffer(ShapeOf(quads), "B_global"), (std::vector<int64_t>{1, 11, 256, 4}))
       << PrintFunc(quads);
   ExpectMatchesReference(quads, *fours_k);
+  // A weight's column sums are computed with its packing, once (ir/prepack.h).
+  absl::StatusOr<PrimFunc> linear =
+      MakeWorkload("LINEAR", {{"M", 32}, {"N", 64}, {"K", 48}}, "int8");
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  const PrimFunc prepacked = ApplyToModule(*linear, DotProductCpuTarget()).second;
+  EXPECT_GT(ExternCalls(prepacked, kCpuDotInt8x8ShiftedCall), 0) << PrintFunc(prepacked);
+  absl::StatusOr<std::optional<PrepackSplit>> split = SplitPrepack(prepacked);
+  ASSERT_TRUE(split.ok() && split->has_value()) << split.status() << PrintFunc(prepacked);
+  std::vector<std::string> packed;
+  for (const Buffer& b : (*split)->packed) packed.push_back(b.name());
+  EXPECT_EQ(packed, (std::vector<std::string>{"Y_shift", "W_global"})) << PrintFunc(prepacked);
+  ExpectMatchesReference(prepacked, *linear);
   absl::StatusOr<PrimFunc> odd_k =
       MakeWorkload("GMM", {{"B", 1}, {"M", 32}, {"N", 256}, {"K", 46}}, "int8");
   ASSERT_TRUE(odd_k.ok()) << odd_k.status();
   const PrimFunc widened = ApplyToModule(*odd_k, DotProductCpuTarget()).second;
-  EXPECT_EQ(ExternCalls(widened, kCpuDotInt8Call) + ExternCalls(widened, kCpuDotInt8x8Call), 0)
+  EXPECT_EQ(
+      ExternCalls(widened, kCpuDotInt8ShiftedCall) + ExternCalls(widened, kCpuDotInt8x8ShiftedCall),
+      0)
       << PrintFunc(widened);
   ExpectMatchesReference(widened, *odd_k);
 }

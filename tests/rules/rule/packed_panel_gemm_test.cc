@@ -111,8 +111,9 @@ TEST(PackedPanelGemmTest, LinearSpacesIncludingPrepackedMatchTheReference) {
 }
 
 // A core with the dot products (AVX-512 BF16, VNNI): bfloat16 products summed in float32 take
-// pairs of k (kCpuDotBf16) and int8 ones fours or eights (kCpuDotInt8, kCpuDotInt8x8: a K of 36,
-// of 40) in the packed and prepacked spaces
+// pairs of k (kCpuDotBf16) and int8 ones fours or eights (kCpuDotInt8Shifted and
+// kCpuDotInt8x8Shifted, after ShiftInt8Product: a K of 36, of 40) in the packed and prepacked
+// spaces
 // (where the sampled tiles divide I and J; widened where they do not). Every space replays,
 // computes the product in the interpreter (the intrinsic's description bound to the same
 // regions) and built by the C backend (the instructions on a host that has them, the prelude's
