@@ -115,6 +115,10 @@ struct Shape {
 const std::map<std::string, int64_t> kResNetConv56 = {{"N", 1},      {"H", 56},     {"W", 56},
                                                       {"CI", 64},    {"CO", 64},    {"K", 3},
                                                       {"stride", 1}, {"padding", 1}};
+// Its stage 3 3x3 convolution (the tile spans the width), likewise.
+const std::map<std::string, int64_t> kResNetConv14 = {{"N", 1},      {"H", 14},     {"W", 14},
+                                                      {"CI", 256},   {"CO", 256},   {"K", 3},
+                                                      {"stride", 1}, {"padding", 1}};
 
 std::vector<Shape> AllShapes() {
   return {
@@ -170,17 +174,7 @@ std::vector<Shape> AllShapes() {
        Group::kGemv},
       {"resnet_c2d_56", "ResNet-50 stage 1 conv 3x3 56x56x64->64", "C2D", kResNetConv56,
        Group::kConv},
-      {"resnet_c2d_14",
-       "ResNet-50 stage 3 conv 3x3 14x14x256->256",
-       "C2D",
-       {{"N", 1},
-        {"H", 14},
-        {"W", 14},
-        {"CI", 256},
-        {"CO", 256},
-        {"K", 3},
-        {"stride", 1},
-        {"padding", 1}},
+      {"resnet_c2d_14", "ResNet-50 stage 3 conv 3x3 14x14x256->256", "C2D", kResNetConv14,
        Group::kConv},
       {"resnet18_stem",
        "ResNet-18 stem conv 7x7 stride 2 224x224x3->64",
@@ -278,6 +272,8 @@ std::vector<Shape> AllShapes() {
        "float32"},
       {"resnet_c2d_56_bf16", "ResNet-50 stage 1 conv 3x3 56x56x64->64 in bfloat16 (float32 sums)",
        "C2D", kResNetConv56, Group::kBf16, "bfloat16", "float32"},
+      {"resnet_c2d_14_bf16", "ResNet-50 stage 3 conv 3x3 14x14x256->256 in bfloat16 (float32 sums)",
+       "C2D", kResNetConv14, Group::kBf16, "bfloat16", "float32"},
       // int8 summed in int32 (a quantized layer's product of two inputs): with AVX-512 VNNI
       // Tessera takes k four at a time.
       {"bert_attn_out_int8",
@@ -294,6 +290,8 @@ std::vector<Shape> AllShapes() {
        "int8"},
       {"resnet_c2d_56_int8", "ResNet-50 stage 1 conv 3x3 56x56x64->64 in int8 (int32 sums)", "C2D",
        kResNetConv56, Group::kInt8, "int8"},
+      {"resnet_c2d_14_int8", "ResNet-50 stage 3 conv 3x3 14x14x256->256 in int8 (int32 sums)",
+       "C2D", kResNetConv14, Group::kInt8, "int8"},
   };
 }
 

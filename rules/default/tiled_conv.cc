@@ -417,7 +417,9 @@ std::optional<std::vector<BlockInfo>> InlinePaddingIntoConvolutions(
     // A dense convolution only where its default tile spans the output width: in a tile at a
     // runtime offset the bounds tests stay tests inside the innermost loop (ResNet 56x56x64,
     // tiles of 14 pixels: 1.02 -> 1.43 ms).
-    if (kind == ChannelsLastKind::kBroadcast) {
+    // Nor where the core has a dot product for its types: the intrinsic reads the padded copy's
+    // plain load, not a select (int8 ResNet 14x14x256: 7.79 ms widened with the padding inlined).
+    if (kind == ChannelsLastKind::kBroadcast && !CpuDotForConv(*block, info, core).has_value()) {
       absl::StatusOr<ConvTiling> tiling = DefaultConvTiling(info, core);
       if (tiling.ok() && tiling->clipped_rows == 0 && tiling->rows.AsIntArray().front() == 1) {
         convolutions.insert(info.name);
