@@ -272,6 +272,14 @@ std::vector<Shape> AllShapes() {
        "float32"},
       {"resnet_c2d_56_bf16", "ResNet-50 stage 1 conv 3x3 56x56x64->64 in bfloat16 (float32 sums)",
        "C2D", kResNetConv56, Group::kBf16, "bfloat16", "float32"},
+      {"bert_seq100_bf16",
+       "BERT-base attention output for 100 tokens 100x768x768 in bfloat16 (rows padded to the "
+       "tiles)",
+       "LINEAR",
+       {{"M", 100}, {"N", 768}, {"K", 768}},
+       Group::kBf16,
+       "bfloat16",
+       "float32"},
       {"resnet_c2d_14_bf16", "ResNet-50 stage 3 conv 3x3 14x14x256->256 in bfloat16 (float32 sums)",
        "C2D", kResNetConv14, Group::kBf16, "bfloat16", "float32"},
       // int8 summed in int32 (a quantized layer's product of two inputs): with AVX-512 VNNI
@@ -290,6 +298,12 @@ std::vector<Shape> AllShapes() {
        "int8"},
       {"resnet_c2d_56_int8", "ResNet-50 stage 1 conv 3x3 56x56x64->64 in int8 (int32 sums)", "C2D",
        kResNetConv56, Group::kInt8, "int8"},
+      {"bert_seq100_int8",
+       "BERT-base attention output for 100 tokens 100x768x768 in int8 (rows padded to the tiles)",
+       "LINEAR",
+       {{"M", 100}, {"N", 768}, {"K", 768}},
+       Group::kInt8,
+       "int8"},
       {"resnet_c2d_14_int8", "ResNet-50 stage 3 conv 3x3 14x14x256->256 in int8 (int32 sums)",
        "C2D", kResNetConv14, Group::kInt8, "int8"},
   };

@@ -269,9 +269,12 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 // the output under a predicate on the padded rows and columns. Computed per panel into a padded
 // block instead, 127x257x509 ran 152-158 against 139-148 us (4 alternating rounds of 100 runs;
 // 2026-12-06, Emerald Rapids).
+//
+// With `plain_a` (a tile of dot products, whose intrinsic reads A's groups as plain loads) A's
+// padded copy stays a parallel copy too.
 absl::StatusOr<std::optional<BlockRV>> PadToTiles(Schedule* sch, const GemmMatch& g,
-                                                  const CpuCore& core, BlockInfo* main,
-                                                  Block* block) {
+                                                  const CpuCore& core, bool plain_a,
+                                                  BlockInfo* main, Block* block) {
   std::optional<BlockRV> b_copy;
   const PaddedGemm padded = PaddedGemmExtents(*main, g, core);
   if (padded.multiple_i == 1 && padded.multiple_j == 1) return b_copy;
@@ -296,8 +299,8 @@ absl::StatusOr<std::optional<BlockRV>> PadToTiles(Schedule* sch, const GemmMatch
       // the 6-row tile pads 128 rows to 132 and still beats the 8 x 1 tiles that divide them
       // (Zen 3, 2 threads, twice: LINEAR 128x768x3072 3.36-3.50 ms against 4.52-4.55, LLaMA's
       // 32x4096x4096 7.26-7.63 against 8.79-8.87, DENSE 128x3072x768 3.48-3.64 against 3.78).
-      TESSERA_RETURN_IF_ERROR(core.registers >= 32 ? sch->ComputeInline(producer)
-                                                   : ParallelCopy(sch, producer));
+      TESSERA_RETURN_IF_ERROR(core.registers >= 32 && !plain_a ? sch->ComputeInline(producer)
+                                                               : ParallelCopy(sch, producer));
     }
   }
   for (BlockRV consumer : consumers) {
@@ -354,24 +357,21 @@ int64_t MaxTileVectors(const CpuCore& core, int64_t lanes) {
 absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_main,
                                     const Block& unpadded_block, const GemmMatch& g,
                                     const MatmulTiling& tiling, const CpuCore& core) {
-  BlockInfo main = unpadded_main;
-  Block block = unpadded_block;
-  TESSERA_ASSIGN_OR_RETURN(std::optional<BlockRV> padded_b,
-                           PadToTiles(sch, g, core, &main, &block));
   const bool k_blocked = tiling.layout == MatmulLayout::kPackedKBlocked;
   const bool prepack = tiling.layout == MatmulLayout::kPrepacked;
   const bool pack = tiling.layout == MatmulLayout::kPacked || k_blocked;
   std::optional<CpuDot> dot;
   if (tiling.dot_groups) {
-    const PaddedGemm padded = PaddedGemmExtents(unpadded_main, g, core);
-    dot = CpuDotFor(block, g, main.extents, core);
-    if (k_blocked || tiling.layout == MatmulLayout::kUnpacked || padded.multiple_i != 1 ||
-        padded.multiple_j != 1 || !dot.has_value()) {
+    dot = CpuDotFor(unpadded_block, g, unpadded_main.extents, core);
+    if (k_blocked || tiling.layout == MatmulLayout::kUnpacked || !dot.has_value()) {
       return absl::FailedPreconditionError(
-          "dot product: not a product the core has one for, of unpadded I and J, with B packed "
-          "or prepacked");
+          "dot product: not a product the core has one for, with B packed or prepacked");
     }
   }
+  BlockInfo main = unpadded_main;
+  Block block = unpadded_block;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<BlockRV> padded_b,
+                           PadToTiles(sch, g, core, dot.has_value(), &main, &block));
   const bool groups = dot.has_value();
   if (prepack && !ReadsLayoutFreeB(sch->func(), unpadded_block, g)) {
     return absl::FailedPreconditionError("prepacked gemm: B is not a layout-free parameter");

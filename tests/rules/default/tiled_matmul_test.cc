@@ -461,6 +461,26 @@ TEST(DefaultScheduleRuleTest, CpuInt8ProductTakesEightsOrFoursOfKOnAVnniCore) {
   ExpectMatchesReference(widened, *odd_k);
 }
 
+// Rows and columns that the tiles do not divide are padded (PadEinsum) and still take the dot
+// products: A's padded copy stays a copy of its own (the intrinsic reads plain loads), B's is
+// inlined into its packing. Exact (int8) or within bfloat16's rounding (bfloat16).
+TEST(DefaultScheduleRuleTest, CpuDotProductsCoverPaddedTiles) {
+  absl::StatusOr<PrimFunc> gmm =
+      MakeWorkload("GMM", {{"B", 1}, {"M", 30}, {"N", 250}, {"K", 48}}, "int8");
+  ASSERT_TRUE(gmm.ok()) << gmm.status();
+  const PrimFunc int8_padded = ApplyToModule(*gmm, DotProductCpuTarget()).second;
+  EXPECT_GT(ExternCalls(int8_padded, kCpuDotInt8x8ShiftedCall), 0) << PrintFunc(int8_padded);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(int8_padded), "A_pad"), (std::vector<int64_t>{1, 32, 48}))
+      << PrintFunc(int8_padded);
+  ExpectMatchesReference(int8_padded, *gmm);
+  absl::StatusOr<PrimFunc> linear =
+      MakeWorkload("LINEAR", {{"M", 30}, {"N", 250}, {"K", 32}}, "bfloat16", "float32");
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  const PrimFunc bf16_padded = ApplyToModule(*linear, DotProductCpuTarget()).second;
+  EXPECT_GT(ExternCalls(bf16_padded, kCpuDotBf16Call), 0) << PrintFunc(bf16_padded);
+  ExpectMatchesReference(bf16_padded, *linear);
+}
+
 // Compiled for a core with both dot products (Cooper Lake; only the assembly is read), the tile's
 // loop is vdpbf16ps (bfloat16) or vpdpbusd (int8) on broadcast groups of A and rows of the packed
 // panel, its accumulators in registers: no vector store inside it.
