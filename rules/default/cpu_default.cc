@@ -374,7 +374,12 @@ std::optional<Schedule> CpuDefault(Schedule sch, const Target& target) {
       Schedule trial = sch.Copy();
       bool tiled = false;
       if (gemm->groups[kGemmI].empty()) {
-        tiled = OneRowFromStrips(&trial, info, *block, *gemm, core).ok();
+        // The core's dot product for the types where it has one, else widened.
+        tiled = OneRowFromStrips(&trial, info, *block, *gemm, core, /*dot_groups=*/true).ok();
+        if (!tiled) {
+          trial = sch.Copy();
+          tiled = OneRowFromStrips(&trial, info, *block, *gemm, core).ok();
+        }
       } else {
         MatmulTiling tiling = DefaultMatmulTiling(info, *gemm, core, cores,
                                                   ReadsLayoutFreeB(sch.func(), *block, *gemm));

@@ -552,7 +552,7 @@ std::optional<CpuDot> CpuDotFor(const Block& block, const GemmMatch& g,
 }
 
 absl::Status OneRowFromStrips(Schedule* sch, const BlockInfo& main, const Block& block,
-                              const GemmMatch& g, const CpuCore& core) {
+                              const GemmMatch& g, const CpuCore& core, bool dot_groups) {
   // Four strips: 1, 2 and 4 ran alike, 8 (eight streams) 19% slower (1 x 4096 x 4096, the
   // emitted C alternated in one driver, Zen 4).
   constexpr int64_t kOneRowStrips = 4;
@@ -568,12 +568,38 @@ absl::Status OneRowFromStrips(Schedule* sch, const BlockInfo& main, const Block&
   if (extent_j % (kOneRowStrips * core.lanes) != 0) {
     return absl::FailedPreconditionError("one-row product: N is no whole number of tiles");
   }
-  TESSERA_RETURN_IF_ERROR(PrepackIntoStrips(sch, main.rv, g.b, strip_dim, core.lanes).status());
+  std::optional<CpuDot> dot;
+  if (dot_groups) {
+    const DataType in = block->reads[g.a].buffer.dtype();
+    if (block->reads[g.b].buffer.dtype() == in) {
+      dot = CpuDotOfTypes(in, block->writes[0].buffer.dtype(), GroupExtent(main.extents, g, kGemmK),
+                          core);
+    }
+    if (!dot.has_value() || core.lanes != kCpuDotLanes) {
+      return absl::FailedPreconditionError("one-row product: no dot product for these types");
+    }
+  }
+  std::optional<BlockRV> shift_sums;
+  if (dot.has_value() && dot->shifted) {
+    TESSERA_ASSIGN_OR_RETURN(shift_sums, sch->ShiftInt8Product(main.rv, g.b));
+  }
+  TESSERA_RETURN_IF_ERROR(
+      PrepackIntoStrips(sch, main.rv, g.b, strip_dim, core.lanes, dot.has_value() ? 0 : -1,
+                        dot.has_value() ? dot->group : 1, dot.has_value() ? dot->lane_group : 1)
+          .status());
+  if (shift_sums.has_value()) {
+    TESSERA_RETURN_IF_ERROR(sch->Annotate(*shift_sums, kLayoutRewritePreproc, InstValue::Int(1)));
+  }
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
                            sch->Split(loops.j, {InstValue(), InstValue::Int(kOneRowStrips),
                                                 InstValue::Int(core.lanes)}));
-  std::vector<LoopRV> order = {j[0], loops.k, j[1], j[2]};
+  std::vector<LoopRV> k = {loops.k};
+  if (dot.has_value()) {
+    TESSERA_ASSIGN_OR_RETURN(k, sch->Split(loops.k, {InstValue(), InstValue::Int(dot->group)}));
+  }
+  std::vector<LoopRV> order = {j[0], k[0], j[1], j[2]};
+  if (dot.has_value()) order.push_back(k[1]);
   if (loops.has_batch) order.insert(order.begin(), loops.batch);
   TESSERA_RETURN_IF_ERROR(sch->Reorder(order));
   LoopRV parallel = j[0];
@@ -581,10 +607,12 @@ absl::Status OneRowFromStrips(Schedule* sch, const BlockInfo& main, const Block&
     TESSERA_ASSIGN_OR_RETURN(parallel, sch->Fuse({loops.batch, j[0]}));
   }
   TESSERA_RETURN_IF_ERROR(WriteBackUnder(sch, main.rv, parallel, "local").status());
-  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, loops.k).status());
+  TESSERA_RETURN_IF_ERROR(sch->DecomposeReduction(main.rv, k[0]).status());
   TESSERA_RETURN_IF_ERROR(sch->Parallel(parallel));
   TESSERA_RETURN_IF_ERROR(sch->Unroll(j[1]));
-  return sch->Vectorize(j[2]);
+  if (!dot.has_value()) return sch->Vectorize(j[2]);
+  TESSERA_ASSIGN_OR_RETURN(BlockRV product, sch->Blockize(j[2]));
+  return sch->Tensorize(product, dot->intrin);
 }
 
 InstValue DefaultPrefetchAhead(int64_t weight_bytes, const CpuCore& core) {

@@ -154,10 +154,12 @@ bool ReadsLayoutFreeB(const PrimFunc& func, const Block& block, const GemmMatch&
 // reads them: each parallel iteration sums kOneRowStrips strips of `lanes` columns along K, one
 // contiguous stream each, into that many vector accumulators. Read in place, W's [K, N] rows
 // give each iteration a 16 KiB-strided walk of 512-byte pieces (LINEAR 1 x 4096 x 4096: 3.7 ms
-// against 1.1 ms from strips, docs/cpu-backend.md). Errors where W is not layout-free, not
-// [K, N] or its columns are no whole number of tiles.
+// against 1.1 ms from strips, docs/cpu-backend.md). With `dot_groups` the core's dot product
+// for the types sums k in groups (the strips [N / 16, K / g, 16, g], int8 shifted as in
+// TiledMatmul). Errors where W is not layout-free, not [K, N], its columns are no whole number of
+// tiles, or (with `dot_groups`) there is no dot product for its types and K.
 absl::Status OneRowFromStrips(Schedule* sch, const BlockInfo& main, const Block& block,
-                              const GemmMatch& g, const CpuCore& core);
+                              const GemmMatch& g, const CpuCore& core, bool dot_groups = false);
 
 }  // namespace dlight
 }  // namespace tessera

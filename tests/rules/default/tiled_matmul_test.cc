@@ -270,6 +270,31 @@ TEST(DefaultScheduleRuleTest, CpuOneRowProductReadsItsWeightFromStrips) {
   ExpectMatchesReference(odd_scheduled, *odd);
 }
 
+// On a core with the dot products a one-row product in bfloat16 or int8 sums its k in groups
+// from strips packed in groups ([N / 16, K / g, 16, g]), int8 shifted with its weight's sums in the
+// prepack: int8 LINEAR 1 x 4096 x 4096 0.82 -> 0.10 ms (Zen 4).
+TEST(DefaultScheduleRuleTest, CpuOneRowProductTakesTheDotProducts) {
+  absl::StatusOr<PrimFunc> int8_row =
+      MakeWorkload("LINEAR", {{"M", 1}, {"N", 128}, {"K", 48}}, "int8");
+  ASSERT_TRUE(int8_row.ok()) << int8_row.status();
+  const PrimFunc eights = ApplyToModule(*int8_row, DotProductCpuTarget()).second;
+  EXPECT_GT(ExternCalls(eights, kCpuDotInt8x8ShiftedCall), 0) << PrintFunc(eights);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(eights), "W_global"), (std::vector<int64_t>{8, 6, 2, 16, 4}))
+      << PrintFunc(eights);
+  ExpectMatchesReference(eights, *int8_row);
+  absl::StatusOr<PrimFunc> bf16_row =
+      MakeWorkload("LINEAR", {{"M", 1}, {"N", 128}, {"K", 48}}, "bfloat16", "float32");
+  ASSERT_TRUE(bf16_row.ok()) << bf16_row.status();
+  const PrimFunc pairs = ApplyToModule(*bf16_row, DotProductCpuTarget()).second;
+  EXPECT_GT(ExternCalls(pairs, kCpuDotBf16Call), 0) << PrintFunc(pairs);
+  ExpectMatchesReference(pairs, *bf16_row);
+  // Without the dot product: the widened strips.
+  const PrimFunc widened = ApplyToModule(*int8_row, Avx512CpuTarget()).second;
+  EXPECT_EQ(ExternCalls(widened, kCpuDotInt8x8ShiftedCall), 0) << PrintFunc(widened);
+  EXPECT_EQ(ShapeOfBuffer(ShapeOf(widened), "W_global"), (std::vector<int64_t>{8, 48, 16}));
+  ExpectMatchesReference(widened, *int8_row);
+}
+
 // Weights larger than half of L2 (1 MiB of the target's 1 MiB: they come from memory inside a
 // model) are prefetched 64 iterations ahead by the tile's reduction loop (the default's choice of
 // kPrefetchDistances): the emitted C asks L1 for one line per vector of the tile, every k, and the
