@@ -19,6 +19,7 @@
 #include "ir/arith/analyzer.h"
 #include "ir/arith/int_set.h"
 #include "ir/functor.h"
+#include "ir/prepack.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "schedule/instruction_kinds.h"
@@ -581,6 +582,10 @@ absl::StatusOr<BlockRV> Schedule::DecomposeReduction(BlockRV block_rv, LoopRV lo
   VarMap iter_map;
   CopySpatialIterVars(*block.get(), realize->iter_values, loop_map, &init, &values, &iter_map);
   init.body = Substitute(block->init, iter_map);
+  // The init of a block that packs weights (ir/prepack.h: ShiftInt8Product's sums of a weight)
+  // runs once with it, in the packing, not in every call of the kernel.
+  auto preproc = block->annotations.find(kLayoutRewritePreproc);
+  if (preproc != block->annotations.end()) init.annotations.insert(*preproc);
   Stmt init_nest = BlockRealize(std::move(values), Conjoin(kept), WithAccessRegions(init));
   for (size_t q = replicated.size(); q-- > 0;) {
     init_nest = WrapInLoop(init_nest, *replicated[q].as<ForNode>(), replicated_copies[q]);

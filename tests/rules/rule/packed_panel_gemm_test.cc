@@ -125,6 +125,8 @@ TEST(PackedPanelGemmTest, Bfloat16AndInt8SpacesTakeGroupsOfKOnADotProductCore) {
     std::string workload, dtype, acc;
     std::map<std::string, int64_t> shape;
   };
+  absl::StatusOr<std::vector<PostprocPtr>> postprocs = DefaultPostprocs(target);
+  ASSERT_TRUE(postprocs.ok()) << postprocs.status();
   int grouped = 0;
   for (const Case& c : std::vector<Case>{
            {"GMM", "bfloat16", "float32", {{"B", 1}, {"M", 32}, {"N", 128}, {"K", 48}}},
@@ -136,7 +138,7 @@ TEST(PackedPanelGemmTest, Bfloat16AndInt8SpacesTakeGroupsOfKOnADotProductCore) {
     for (int64_t seed = 0; seed < 3; ++seed) {
       std::vector<Schedule> spaces = ApplyRule(target, *func, seed);
       for (size_t s = 0; s + 1 < spaces.size(); ++s) {
-        const Schedule& sch = spaces[s];
+        Schedule& sch = spaces[s];
         bool tensorized = false;
         for (const Instruction& inst : sch.trace().insts()) {
           tensorized |= std::string(inst.kind->name) == "Tensorize";
@@ -148,6 +150,16 @@ TEST(PackedPanelGemmTest, Bfloat16AndInt8SpacesTakeGroupsOfKOnADotProductCore) {
         EXPECT_TRUE(correct.ok()) << where << correct;
         absl::Status built = testing::CheckCBackendMatches(*func, sch.func(), seed);
         EXPECT_TRUE(built.ok()) << where << built;
+        // As the tuner builds it: after the postprocessors, which decompose what the space
+        // left whole (an int8 weight's sums, whose init must stay in the packing).
+        Schedule post = sch.Copy();
+        post.EnterPostproc();
+        for (const PostprocPtr& postproc : *postprocs) {
+          absl::Status applied = postproc->Apply(&post);
+          ASSERT_TRUE(applied.ok()) << where << postproc->name() << ": " << applied;
+        }
+        absl::Status post_built = testing::CheckCBackendMatches(*func, post.func(), seed);
+        EXPECT_TRUE(post_built.ok()) << where << "after the postprocessors: " << post_built;
       }
     }
   }
