@@ -137,6 +137,23 @@ absl::StatusOr<PrimFunc> ComputeInlineImpl(const PrimFunc& func, const std::stri
     return Invalid(kPrimitive, absl::StrCat("block ", block_name, " writes buffer ", buffer.name(),
                                             ", an output of its scope"));
   }
+  // A tensor intrinsic's call takes its operands' addresses: an element of the buffer cannot
+  // become an expression there (RandomComputeLocation inlined a convolution's padded copy into
+  // its dot products, which then did not build).
+  bool call_operand = false;
+  PostOrderVisitExprs(scope->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    if (call == nullptr || call->op != CallOp::kExtern) return;
+    for (const Expr& arg : call->args) {
+      const auto* load = arg.as<BufferLoadNode>();
+      call_operand = call_operand || (load != nullptr && load->buffer.same_as(buffer));
+    }
+  });
+  if (call_operand) {
+    return Invalid(kPrimitive, absl::StrCat("buffer ", buffer.name(), " of block ", block_name,
+                                            " is an operand of an extern call (a tensor "
+                                            "intrinsic), which reads it in memory"));
+  }
   // Its inputs must not change before the consumers run: no later block writes them, and it
   // is the only writer of its buffer.
   bool after = false;

@@ -367,6 +367,16 @@ TEST(TiledConvTest, Bfloat16AndInt8ConvolutionsTakeGroupsOfInputChannelsOnADotPr
   EXPECT_GT(ExternCalls(padded_copy, kCpuDotBf16Call), 0) << PrintFunc(padded_copy);
   EXPECT_FALSE(ShapeOfBuffer(ShapeOf(padded_copy), "PadInput").empty()) << PrintFunc(padded_copy);
   ExpectMatchesReference(padded_copy, *whole_width);
+  // The padded copy is the intrinsic's operand in memory: it cannot be inlined into the calls
+  // (a sampled compute location tried, and the candidate did not build).
+  Schedule inline_padding = Schedule::Create(padded_copy, 1);
+  absl::StatusOr<BlockRV> pad = inline_padding.GetBlock("PadInput");
+  ASSERT_TRUE(pad.ok()) << pad.status();
+  absl::Status inlined = inline_padding.ComputeInline(*pad);
+  EXPECT_EQ(inlined.code(), absl::StatusCode::kInvalidArgument) << inlined;
+  EXPECT_NE(std::string(inlined.message()).find("is an operand of an extern call"),
+            std::string::npos)
+      << inlined;
   absl::StatusOr<PrimFunc> float_conv = MakeWorkload("C2D", shape);
   ASSERT_TRUE(float_conv.ok()) << float_conv.status();
   EXPECT_TRUE(
