@@ -251,18 +251,8 @@ absl::StatusOr<BlockRV> TiledConvolution(Schedule* sch, const BlockInfo& info,
       group_dim =
           static_cast<int>(std::find(iters.begin(), iters.end(), input_channels) - iters.begin());
     }
-    // int8: the weights' sums of the shifted product (ShiftInt8Product), with their packing.
-    std::optional<BlockRV> shift_sums;
-    if (dot.has_value() && dot->shifted) {
-      TESSERA_ASSIGN_OR_RETURN(shift_sums, sch->ShiftInt8Product(info.rv, weights));
-    }
-    TESSERA_RETURN_IF_ERROR(PrepackIntoStrips(sch, info.rv, weights, channels_dim, core.lanes,
-                                              group_dim, dot.has_value() ? dot->group : 1,
-                                              dot.has_value() ? dot->lane_group : 1)
-                                .status());
-    if (shift_sums.has_value()) {
-      TESSERA_RETURN_IF_ERROR(sch->Annotate(*shift_sums, kLayoutRewritePreproc, InstValue::Int(1)));
-    }
+    TESSERA_RETURN_IF_ERROR(
+        PrepackInGroups(sch, info.rv, weights, channels_dim, core.lanes, group_dim, dot));
   }
   // With a dot product the input channels (the last reduction loop) are split by its group,
   // which goes inside the lanes.

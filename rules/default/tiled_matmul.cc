@@ -314,8 +314,9 @@ absl::StatusOr<std::optional<BlockRV>> PadToTiles(Schedule* sch, const GemmMatch
   return b_copy;
 }
 
-}  // namespace
-
+// Computes ShiftInt8Product's `sums` under `at` (the loop of the panel they serve): the
+// reduction's loops outside, the sums' last dimension inside and vectorized, so each step adds a
+// row of B.
 absl::Status SumsUnder(Schedule* sch, BlockRV sums, LoopRV at) {
   TESSERA_RETURN_IF_ERROR(sch->ComputeAt(sums, at));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch->GetLoops(sums));
@@ -332,6 +333,23 @@ absl::Status SumsUnder(Schedule* sch, BlockRV sums, LoopRV at) {
     TESSERA_RETURN_IF_ERROR(sch->Vectorize(own.back()));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PrepackInGroups(Schedule* sch, BlockRV block, int read, int strip_dim, int64_t lanes,
+                             int group_dim, const std::optional<CpuDot>& dot) {
+  std::optional<BlockRV> sums;
+  if (dot.has_value() && dot->shifted) {
+    TESSERA_ASSIGN_OR_RETURN(sums, sch->ShiftInt8Product(block, read));
+  }
+  TESSERA_RETURN_IF_ERROR(
+      PrepackIntoStrips(sch, block, read, strip_dim, lanes, dot.has_value() ? group_dim : -1,
+                        dot.has_value() ? dot->group : 1, dot.has_value() ? dot->lane_group : 1)
+          .status());
+  // A weight's sums are computed with its packing, once.
+  if (!sums.has_value()) return absl::OkStatus();
+  return sch->Annotate(*sums, kLayoutRewritePreproc, InstValue::Int(1));
 }
 
 int64_t MaxTileRows(const CpuCore& core) { return core.registers >= 32 ? kMaxTileRows : 12; }
@@ -375,10 +393,6 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
   const bool groups = dot.has_value();
   if (prepack && !ReadsLayoutFreeB(sch->func(), unpadded_block, g)) {
     return absl::FailedPreconditionError("prepacked gemm: B is not a layout-free parameter");
-  }
-  std::optional<BlockRV> shift_sums;
-  if (groups && dot->shifted) {
-    TESSERA_ASSIGN_OR_RETURN(shift_sums, sch->ShiftInt8Product(main.rv, g.b));
   }
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   TESSERA_ASSIGN_OR_RETURN(
@@ -431,11 +445,13 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
     TESSERA_ASSIGN_OR_RETURN(parallel, sch->Fuse(outer));
   }
   if (pack) {
-    // The shift's sums read B itself, each panel's in the panel's iteration.
+    // An int8 product is shifted (ShiftInt8Product); the sums read B itself, each panel's in
+    // the panel's iteration.
     std::vector<BlockRV> b_readers;
-    if (shift_sums.has_value()) {
+    if (groups && dot->shifted) {
       b_readers = {main.rv};
-      TESSERA_RETURN_IF_ERROR(SumsUnder(sch, *shift_sums, parallel));
+      TESSERA_ASSIGN_OR_RETURN(BlockRV sums, sch->ShiftInt8Product(main.rv, g.b));
+      TESSERA_RETURN_IF_ERROR(SumsUnder(sch, sums, parallel));
     }
     TESSERA_ASSIGN_OR_RETURN(BlockRV packed, sch->CacheRead(main.rv, g.b, "global", b_readers));
     if (groups) {
@@ -461,13 +477,7 @@ absl::StatusOr<BlockRV> TiledMatmul(Schedule* sch, const BlockInfo& unpadded_mai
       const std::vector<int> b = AccessIters(block, block->reads[g.b].buffer);
       group_dim = static_cast<int>(std::find(b.begin(), b.end(), g.groups[kGemmK][0]) - b.begin());
     }
-    TESSERA_RETURN_IF_ERROR(PrepackIntoStrips(sch, main.rv, g.b, strip_dim, lanes, group_dim,
-                                              groups ? dot->group : 1, groups ? dot->lane_group : 1)
-                                .status());
-    // A weight's sums are computed with its packing, once.
-    if (shift_sums.has_value()) {
-      TESSERA_RETURN_IF_ERROR(sch->Annotate(*shift_sums, kLayoutRewritePreproc, InstValue::Int(1)));
-    }
+    TESSERA_RETURN_IF_ERROR(PrepackInGroups(sch, main.rv, g.b, strip_dim, lanes, group_dim, dot));
   }
   const LoopRV write_at = tiling.layout == MatmulLayout::kPacked ? j[1] : parallel;
   TESSERA_ASSIGN_OR_RETURN(BlockRV write_back, WriteBackUnder(sch, main.rv, write_at, "local"));
@@ -579,17 +589,8 @@ absl::Status OneRowFromStrips(Schedule* sch, const BlockInfo& main, const Block&
       return absl::FailedPreconditionError("one-row product: no dot product for these types");
     }
   }
-  std::optional<BlockRV> shift_sums;
-  if (dot.has_value() && dot->shifted) {
-    TESSERA_ASSIGN_OR_RETURN(shift_sums, sch->ShiftInt8Product(main.rv, g.b));
-  }
-  TESSERA_RETURN_IF_ERROR(
-      PrepackIntoStrips(sch, main.rv, g.b, strip_dim, core.lanes, dot.has_value() ? 0 : -1,
-                        dot.has_value() ? dot->group : 1, dot.has_value() ? dot->lane_group : 1)
-          .status());
-  if (shift_sums.has_value()) {
-    TESSERA_RETURN_IF_ERROR(sch->Annotate(*shift_sums, kLayoutRewritePreproc, InstValue::Int(1)));
-  }
+  TESSERA_RETURN_IF_ERROR(PrepackInGroups(sch, main.rv, g.b, strip_dim, core.lanes,
+                                          /*group_dim=*/0, dot));
   TESSERA_ASSIGN_OR_RETURN(GemmLoops loops, FuseGemmLoops(sch, main, g));
   TESSERA_ASSIGN_OR_RETURN(std::vector<LoopRV> j,
                            sch->Split(loops.j, {InstValue(), InstValue::Int(kOneRowStrips),

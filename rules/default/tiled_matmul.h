@@ -82,10 +82,11 @@ struct CpuDot {
   bool shifted = false;
 };
 
-// Computes ShiftInt8Product's `sums` under `at` (the loop of the panel or tile they serve): the
-// reduction's loops outside, the sums' last dimension inside and vectorized, so each step adds a
-// row of B.
-absl::Status SumsUnder(Schedule* sch, BlockRV sums, LoopRV at);
+// PrepackIntoStrips of `block`'s layout-free read `read` in the groups of k the dot product `dot`
+// takes (K's dimension `group_dim`; plain strips without `dot`). An int8 product is first
+// shifted (ShiftInt8Product), and its weight's sums are computed with the packing, once.
+absl::Status PrepackInGroups(Schedule* sch, BlockRV block, int read, int strip_dim, int64_t lanes,
+                             int group_dim, const std::optional<CpuDot>& dot);
 
 // The dot product `core` has for products of `in` summed in `acc` over `k` (the reduction's
 // extent, a multiple of the group), or nullopt: bfloat16 in float32 with AVX-512 BF16
